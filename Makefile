@@ -1,0 +1,61 @@
+# bloomindex: everything a fresh machine needs is fetched by these rules on first use.
+#   make test    every Scala and Python test
+#   make demo    the main job on a local Spark session
+#   make bench-sbbf   JVM filter benchmark against parquet-java
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SBT_VERSION := $(shell sed -n 's/^sbt.version=//p' project/build.properties)
+SBT_JAR := .tools/sbt-launch-$(SBT_VERSION).jar
+JAR := python/bloomindex/jars/bloomindex.jar
+JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt
+# The sbt JVM itself loads the compiled Vector API classes (zinc reads their API), hence the flag.
+SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))')" \
+	java -Xmx3g -Xss4m --add-modules jdk.incubator.vector \
+	-Dsbt.repository.config=project/repositories -Dsbt.override.build.repos=true \
+	-Dsbt.log.noformat=true -Dsbt.server.forcestart=false -Dsbt.supershell=false \
+	-jar $(SBT_JAR)
+PYTEST_ARGS ?=
+
+.PHONY: all jar test test-scala test-python demo bench-sbbf bench-python clean
+
+all: jar
+
+# Python environment: the package (editable) with its pinned PySpark and the test tools.
+$(VENV)/.installed: python/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e 'python[test]'
+	touch $@
+
+# The sbt launcher, from Maven Central through Maven, cached in .tools/.
+$(SBT_JAR):
+	mkdir -p .tools
+	mvn -q dependency:copy -Dartifact=org.scala-sbt:sbt-launch:$(SBT_VERSION) -DoutputDirectory=.tools
+
+$(JAR): $(VENV)/.installed $(SBT_JAR) $(JVM_SOURCES)
+	$(SBT) stageJars
+
+jar: $(JAR)
+
+test: $(VENV)/.installed $(SBT_JAR)
+	$(SBT) stageJars test
+	$(PY) -m pytest tests $(PYTEST_ARGS)
+
+test-scala: $(VENV)/.installed $(SBT_JAR)
+	$(SBT) test
+
+test-python: $(JAR)
+	$(PY) -m pytest tests $(PYTEST_ARGS)
+
+demo: $(JAR)
+	$(PY) bench/demo.py
+
+bench-sbbf: $(VENV)/.installed $(SBT_JAR)
+	$(SBT) "Test/runMain bloomindex.bench.SbbfBench"
+	$(PY) bench/python_sbbf.py
+
+clean:
+	rm -rf target project/target python/bloomindex/jars spark-warehouse

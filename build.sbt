@@ -1,0 +1,88 @@
+// bloomindex: the JVM part (Scala 2.13, Java for the SIMD kernels).
+//
+// Spark is not a managed dependency: we compile and test against the jars of the
+// PySpark wheel that the Python package pins (python/pyproject.toml is the one place
+// the Spark version is written). Why: the jar must load into exactly that Spark at run
+// time, the wheel already carries every Spark jar, and resolving spark-sql's tree again
+// through Maven would download the same ~300 MB a second time. The Makefile installs
+// the wheel first and passes its jars folder as BLOOMINDEX_SPARK_JARS.
+
+ThisBuild / organization := "io.github.bloomindex"
+ThisBuild / version := "0.1.0"
+// Must equal the scala-library jar shipped in PySpark's jars folder (checked below).
+ThisBuild / scalaVersion := "2.13.18"
+
+val zeroAllocationHashingVersion = "0.27ea1"
+val scalatestVersion = "3.2.19"
+
+lazy val sparkJarsDir = settingKey[File]("Folder holding the Spark jars we compile against")
+
+// Spark's own copies of these are replaced by the ones sbt manages for scalaVersion.
+def isScalaToolchainJar(f: File): Boolean =
+  Seq("scala-library-", "scala-reflect-", "scala-compiler-").exists(f.getName.startsWith)
+
+lazy val root = (project in file("."))
+  .settings(
+    name := "bloomindex",
+    sparkJarsDir := {
+      val dir = sys.env.get("BLOOMINDEX_SPARK_JARS").map(file).getOrElse {
+        val venvJars = (baseDirectory.value / ".venv" / "lib") ** "pyspark" / "jars"
+        venvJars.get.headOption.getOrElse(
+          sys.error("No Spark jars: run `make jar` or set BLOOMINDEX_SPARK_JARS to pyspark/jars"))
+      }
+      val scalaJar = dir.listFiles().find(_.getName.startsWith("scala-library-"))
+      scalaJar.foreach { j =>
+        val expected = s"scala-library-${scalaVersion.value}.jar"
+        if (j.getName != expected) sys.error(s"Spark ships ${j.getName}, build uses $expected")
+      }
+      dir
+    },
+    Compile / unmanagedJars ++= (sparkJarsDir.value * "*.jar").get.filterNot(isScalaToolchainJar).classpath,
+    Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
+    Compile / javaSource := baseDirectory.value / "jvm" / "src" / "main" / "java",
+    Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
+    Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
+    libraryDependencies ++= Seq(
+      "net.openhft" % "zero-allocation-hashing" % zeroAllocationHashingVersion,
+      "org.scalatest" %% "scalatest" % scalatestVersion % Test
+    ),
+    javacOptions ++= Seq("--add-modules", "jdk.incubator.vector"),
+    Compile / doc / javacOptions := Seq("--add-modules", "jdk.incubator.vector"),
+    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked"),
+    Test / fork := true,
+    Test / javaOptions ++= Seq(
+      "--add-modules", "jdk.incubator.vector",
+      "-Xmx2g",
+      // Spark on JDK 17 needs these opens (same list as spark-submit's defaults).
+      "--add-opens=java.base/java.lang=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+      "--add-opens=java.base/java.nio=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED",
+      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED"
+    ),
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+    // The jar holds our classes only; zero-allocation-hashing is copied beside it.
+    Compile / packageBin / artifactPath := target.value / "bloomindex.jar",
+    // Benchmarks live with the tests so they can compare against parquet-java.
+    Test / run / fork := true
+  )
+
+// `sbt stageJars`: the jar and the runtime dependencies Spark lacks, into the Python package.
+lazy val stageJars = taskKey[Seq[File]]("Copy bloomindex.jar and its runtime jars into python/bloomindex/jars")
+
+stageJars := {
+  val dest = baseDirectory.value / "python" / "bloomindex" / "jars"
+  IO.delete(dest)
+  IO.createDirectory(dest)
+  val ours = (Compile / packageBin).value
+  val deps = (Compile / dependencyClasspath).value.files
+    .filter(_.getName.startsWith("zero-allocation-hashing"))
+  val copied = (ours +: deps).map { f =>
+    val to = dest / (if (f == ours) "bloomindex.jar" else f.getName)
+    IO.copyFile(f, to)
+    to
+  }
+  streams.value.log.info(s"staged ${copied.map(_.getName).mkString(", ")} in $dest")
+  copied
+}

@@ -1,0 +1,95 @@
+package bloomindex.sbbf
+
+import org.apache.parquet.column.values.bloomfilter.BlockSplitBloomFilter
+import org.scalatest.funsuite.AnyFunSuite
+
+import SbbfSizing.Sizing
+
+class SbbfSizingSuite extends AnyFunSuite {
+
+  // The spec's table: 6.0 bits -> 10%, 10.5 -> 1%, 16.9 -> 0.1%, 26.4 -> 0.01%, 41 -> 0.001%.
+  private val specTable = Seq(0.1 -> 6.0, 0.01 -> 10.5, 0.001 -> 16.9, 0.0001 -> 26.4, 0.00001 -> 41.0)
+
+  test("exact sizing meets the spec's measured table within 2%") {
+    for ((fpp, bitsPerValue) <- specTable) {
+      val ndv = 1000000L
+      val perValue = SbbfSizing.exactBytes(ndv, fpp) * 8.0 / ndv
+      assert(math.abs(perValue - bitsPerValue) / bitsPerValue < 0.02, s"$fpp: $perValue bits per value")
+    }
+  }
+
+  test("the classic formula that Parquet writers use undershoots a blocked filter") {
+    for ((fpp, bitsPerValue) <- specTable) {
+      val perValue = SbbfSizing.optimalBits(1000000, fpp) / 1000000
+      assert(perValue < bitsPerValue, s"$fpp: $perValue bits per value")
+      assert(SbbfSizing.blockedFpp((perValue * 1000000 / 256).toInt, 1000000) > fpp)
+    }
+  }
+
+  test("the blocked fpp estimate matches a measured rate") {
+    val f = Sbbf(64 * 1024)
+    val ndv = f.numBytes * 8 / 10
+    f.insertAll(TestData.randomHashes(ndv, 11), 0, ndv)
+    val probes = TestData.randomHashes(1000000, 12)
+    val out = new Array[Boolean](probes.length)
+    f.checkAll(probes, 0, probes.length, out, 0)
+    val measured = out.count(identity).toDouble / probes.length
+    val expected = SbbfSizing.expectedFpp(f.numBytes, ndv)
+    assert(math.abs(measured - expected) / expected < 0.1, s"measured $measured, expected $expected")
+  }
+
+  test("power-of-two sizing: Arrow's rule, clamped to 32 B .. 128 MiB") {
+    assert(SbbfSizing.powerOfTwoBytes(0, 0.01) == 32)
+    assert(SbbfSizing.powerOfTwoBytes(1, 0.01) == 32)
+    assert(SbbfSizing.powerOfTwoBytes(Long.MaxValue / 16, 0.01) == SbbfSizing.MaxBytes)
+    for (ndv <- Seq(10L, 1000L, 12345L, 1000000L); fpp <- Seq(0.1, 0.01, 0.001)) {
+      val bytes = SbbfSizing.powerOfTwoBytes(ndv, fpp)
+      assert(Integer.bitCount(bytes) == 1)
+      val bits = SbbfSizing.optimalBits(ndv, fpp)
+      assert(bytes * 8 >= bits.toLong && bytes * 4 < math.max(bits, 256))
+    }
+  }
+
+  test("exact sizing: the smallest multiple of 32 bytes meeting the target") {
+    for (ndv <- Seq(1L, 10L, 999L, 12345L, 1000000L); fpp <- Seq(0.2, 0.01, 0.0001)) {
+      val bytes = SbbfSizing.exactBytes(ndv, fpp)
+      assert(bytes % 32 == 0 && SbbfSizing.expectedFpp(bytes, ndv) <= fpp)
+      assert(bytes == 32 || SbbfSizing.expectedFpp(bytes - 32, ndv) > fpp)
+    }
+    assert(SbbfSizing.exactBytes(0, 0.5) == 32)
+  }
+
+  test("where parquet-java rounds differently: we follow Arrow C++, not parquet-java") {
+    // parquet-java adds 255 to the bit count and then clears bit 8 (`& ~BITS_PER_BLOCK`, an
+    // off-by-one mask), so near a power of two it lands on half or twice Arrow's size.
+    val fpp = 0.01
+    def parquetJavaBytes(ndv: Long): Int =
+      new BlockSplitBloomFilter(BlockSplitBloomFilter.optimalNumOfBits(ndv, fpp) / 8).getBitsetSize
+    val differing = (1L to 20000L).map(ndv => (ndv, SbbfSizing.powerOfTwoBytes(ndv, fpp), parquetJavaBytes(ndv)))
+      .filter { case (_, ours, theirs) => ours != theirs }
+    assert(differing.exists { case (_, ours, theirs) => theirs == ours / 2 }, "parquet-java undershoots somewhere")
+    assert(differing.exists { case (_, ours, theirs) => theirs == ours * 2 }, "parquet-java overshoots somewhere")
+    differing.foreach { case (ndv, ours, theirs) =>
+      assert(theirs == 2 * ours || 2 * theirs == ours, s"ndv $ndv: ours $ours, parquet-java $theirs")
+      // Ours is Arrow's: the smallest power of two holding the (truncated) estimate.
+      val m = SbbfSizing.optimalBits(ndv, fpp).toLong
+      assert(ours * 8L >= m && ours * 4L < m, s"ndv $ndv: $ours bytes for $m bits")
+    }
+  }
+
+  test("bad arguments name the argument") {
+    for (fpp <- Seq(0.0, 1.0, -0.5, 1.5, Double.NaN)) {
+      assert(intercept[IllegalArgumentException](SbbfSizing.numBytes(10, fpp, Sizing.Exact)).getMessage.startsWith("fpp"))
+    }
+    assert(intercept[IllegalArgumentException](SbbfSizing.numBytes(-1, 0.01, Sizing.PowerOfTwo)).getMessage.startsWith("ndv"))
+    assert(intercept[IllegalArgumentException](Sizing.fromName("round")).getMessage.startsWith("sizing"))
+    assert(intercept[IllegalArgumentException](SbbfSizing.expectedFpp(48, 1)).getMessage.startsWith("numBytes"))
+  }
+
+  test("exact sizing meets the target by the blocked estimate") {
+    for (fpp <- Seq(0.1, 0.01, 0.001)) {
+      val bytes = SbbfSizing.numBytes(100000, fpp, Sizing.Exact)
+      assert(SbbfSizing.expectedFpp(bytes, 100000) <= fpp)
+    }
+  }
+}

@@ -1,0 +1,22 @@
+"""bloomindex: Bloom filter indexes for Apache Spark.
+
+The filters are Parquet's split block Bloom filters, bit for bit, on the JVM and here:
+
+>>> import bloomindex
+>>> f = bloomindex.Sbbf.for_ndv(1000, 0.01)
+>>> f.insert([1, 2, 3], "bigint")
+>>> f.might_contain(2, "bigint")
+True
+
+A SparkSession gets the JVM side with :func:`configure`::
+
+    spark = bloomindex.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+"""
+
+from .hashing import hash_value, hash_values
+from .sbbf import Sbbf, expected_fpp, optimal_num_bytes
+from .session import configure, jar_paths
+
+__all__ = ["Sbbf", "configure", "expected_fpp", "hash_value", "hash_values", "jar_paths",
+           "optimal_num_bytes"]
+__version__ = "0.1.0"

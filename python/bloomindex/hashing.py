@@ -1,0 +1,189 @@
+"""XXH64 of Spark values in their Parquet plain encoding: the hash Parquet's Bloom filters use.
+
+Same rules as the JVM's ``bloomindex.sbbf.ParquetHash``:
+
+==========================================  ====================  =============================
+Spark type                                  Parquet physical      bytes hashed
+==========================================  ====================  =============================
+tinyint, smallint, int, date                INT32                 4 bytes LE (sign-extended)
+bigint, timestamp, timestamp_ntz            INT64                 8 bytes LE (microseconds)
+float, double                               FLOAT, DOUBLE         raw IEEE bits, LE
+string, binary                              BYTE_ARRAY            the (UTF-8) bytes
+decimal(p<=9,s) / decimal(p<=18,s)          INT32 / INT64         unscaled value, LE
+decimal(p>18,s)                             FIXED_LEN_BYTE_ARRAY  unscaled, big-endian, minimal
+==========================================  ====================  =============================
+
+Dates are days since 1970-01-01; timestamps microseconds since the epoch. A timezone-aware
+``datetime`` is converted to UTC; a naive one is taken as UTC for ``timestamp`` (set
+``spark.sql.session.timeZone=UTC`` for Spark to agree) and as wall-clock time for
+``timestamp_ntz``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+from typing import Any, Iterable
+
+import numpy as np
+import xxhash
+
+from ._xxh64 import xxh64_u32, xxh64_u64
+from .types import SparkType, decimal_bytes, parse_type
+
+__all__ = ["hash_values", "hash_value"]
+
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_INT_RANGES = {"tinyint": (-(2**7), 2**7 - 1), "smallint": (-(2**15), 2**15 - 1),
+               "int": (-(2**31), 2**31 - 1), "bigint": (-(2**63), 2**63 - 1)}
+
+
+def hash_values(values: Iterable[Any] | np.ndarray, type: str) -> np.ndarray:
+    """Hashes each non-null value as a Parquet writer would before inserting it in a filter.
+
+    ``values`` is any iterable (or a NumPy array, hashed without a Python loop for fixed-width
+    types); ``None`` values are skipped, as Parquet never inserts nulls. Returns ``np.uint64``.
+
+    >>> hash_values([1, 2, None], "int").shape
+    (2,)
+    """
+    t = parse_type(type)
+    if t.physical in ("INT32", "INT64", "FLOAT", "DOUBLE"):
+        return _hash_fixed(values, t)
+    items = [v for v in values if v is not None]
+    if t.physical == "FIXED_LEN_BYTE_ARRAY":
+        return np.fromiter((xxhash.xxh64_intdigest(_decimal_flba(v, t)) for v in items),
+                           dtype=np.uint64, count=len(items))
+    return np.fromiter((xxhash.xxh64_intdigest(_as_bytes(v, t)) for v in items),
+                       dtype=np.uint64, count=len(items))
+
+
+def hash_value(value: Any, type: str) -> int:
+    """The hash of one non-null value, as a Python int in [0, 2**64)."""
+    if value is None:
+        raise ValueError("value: None has no hash; Bloom filters never hold nulls")
+    return int(hash_values([value], type)[0])
+
+
+def _hash_fixed(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
+    if t.physical == "FLOAT":
+        arr = _float_array(values, np.float32)
+        return xxh64_u32(arr.view(np.uint32))
+    if t.physical == "DOUBLE":
+        arr = _float_array(values, np.float64)
+        return xxh64_u64(arr.view(np.uint64))
+    ints = _int_array(values, t)
+    if t.physical == "INT32":
+        return xxh64_u32(ints.astype(np.int32))
+    return xxh64_u64(ints.astype(np.int64))
+
+
+def _float_array(values: Iterable[Any] | np.ndarray, dtype: type) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind not in "fiu":
+            raise ValueError(f"values: expected numbers, got an array of {values.dtype}")
+        return values.astype(dtype, copy=False)
+    items = [v for v in values if v is not None]
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+            raise ValueError(f"values: {v!r} is not a number")
+    return np.asarray(items, dtype=dtype)
+
+
+def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
+    """The plain-encoded integer of each value: the int, days, micros or unscaled decimal."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        arr = values.astype(np.int64)
+        if values.dtype == np.uint64 and (values > np.iinfo(np.int64).max).any():
+            raise ValueError("values: uint64 values beyond bigint's range")
+    elif isinstance(values, np.ndarray) and values.dtype.kind == "M":
+        unit = "D" if t.name == "date" else "us"
+        arr = values.astype(f"datetime64[{unit}]").astype(np.int64)
+    else:
+        convert = _CONVERTERS.get(t.name, _to_int)
+        # Each converter checks its value's range, so every item fits an int64.
+        arr = np.asarray([convert(v, t) for v in values if v is not None], dtype=np.int64)
+    bounds = _INT_RANGES.get(t.name)
+    if t.name == "decimal":
+        limit = 10**t.precision - 1
+        bounds = (-limit, limit)
+    if t.name == "date":
+        bounds = _INT_RANGES["int"]
+    if bounds is not None and arr.size and (arr.min() < bounds[0] or arr.max() > bounds[1]):
+        bad = arr[(arr < bounds[0]) | (arr > bounds[1])][0]
+        raise ValueError(f"values: {bad} is out of range for {t.simple_string}")
+    return arr
+
+
+def _to_int(v: Any, t: SparkType) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise ValueError(f"values: {v!r} is not an integer ({t.simple_string})")
+    v = int(v)
+    lo, hi = _INT_RANGES.get(t.name, _INT_RANGES["bigint"])
+    if not lo <= v <= hi:
+        raise ValueError(f"values: {v} is out of range for {t.simple_string}")
+    return v
+
+
+def _to_days(v: Any, t: SparkType) -> int:
+    if isinstance(v, _dt.datetime):
+        raise ValueError(f"values: {v!r} is a datetime, not a date")
+    if isinstance(v, _dt.date):
+        return (v - _EPOCH_DATE).days
+    if isinstance(v, np.datetime64):
+        return int(v.astype("datetime64[D]").astype(np.int64))
+    return _to_int(v, t)
+
+
+def _to_micros(v: Any, t: SparkType) -> int:
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is not None:
+            if t.name == "timestamp_ntz":
+                raise ValueError(f"values: {v!r} has a timezone; timestamp_ntz values must be naive")
+            delta = v - _EPOCH_UTC
+        else:
+            delta = v - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if isinstance(v, _dt.date):
+        raise ValueError(f"values: {v!r} is a date, not a datetime")
+    if isinstance(v, np.datetime64):
+        return int(v.astype("datetime64[us]").astype(np.int64))
+    return _to_int(v, t)
+
+
+def _unscaled(v: Any, t: SparkType) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str, _decimal.Decimal, np.integer)):
+        raise ValueError(f"values: {v!r} is not a decimal (pass Decimal, int or str)")
+    try:
+        d = _decimal.Decimal(v) if not isinstance(v, np.integer) else _decimal.Decimal(int(v))
+    except _decimal.InvalidOperation:
+        raise ValueError(f"values: {v!r} is not a decimal number") from None
+    if not d.is_finite():
+        raise ValueError(f"values: {v!r} is not a finite decimal")
+    scaled = d.scaleb(t.scale, context=_decimal.Context(prec=100))
+    if scaled != scaled.to_integral_value():
+        raise ValueError(f"values: {v} has more than {t.scale} fractional digits for {t.simple_string}")
+    unscaled = int(scaled)
+    if abs(unscaled) >= 10**t.precision:
+        raise ValueError(f"values: {v} does not fit {t.simple_string}")
+    return unscaled
+
+
+_CONVERTERS = {"date": _to_days, "timestamp": _to_micros, "timestamp_ntz": _to_micros,
+               "decimal": _unscaled}
+
+
+def _decimal_flba(v: Any, t: SparkType) -> bytes:
+    return _unscaled(v, t).to_bytes(decimal_bytes(t.precision), "big", signed=True)
+
+
+def _as_bytes(v: Any, t: SparkType) -> bytes:
+    if t.name == "string":
+        if isinstance(v, str):
+            return v.encode("utf-8")
+        raise ValueError(f"values: {v!r} is not a str (string)")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    raise ValueError(f"values: {v!r} is not bytes (binary)")

@@ -1,0 +1,243 @@
+"""Parquet's split block Bloom filter (SBBF) in NumPy, bit for bit the JVM's and Parquet's."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+from .hashing import hash_values
+
+__all__ = ["Sbbf", "optimal_num_bytes", "expected_fpp", "MIN_BYTES", "MAX_BYTES"]
+
+SALT = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
+                 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31], dtype=np.uint32)
+MIN_BYTES = 32
+MAX_BYTES = 128 * 1024 * 1024
+# Up to this many filter bits (8 MiB filters), inserts go through a one-byte-per-bit scratch.
+_SCRATCH_BITS_LIMIT = 1 << 26
+# Hashes per step: the step's temporaries (8 words per hash) stay in the CPU's cache.
+_CHUNK = 16384
+
+
+def _check_fpp(fpp: float) -> None:
+    if not (isinstance(fpp, (int, float)) and 0.0 < fpp < 1.0):
+        raise ValueError(f"fpp: must be in (0, 1), got {fpp!r}")
+
+
+def _check_ndv(ndv: int) -> None:
+    if isinstance(ndv, bool) or not isinstance(ndv, (int, np.integer)) or ndv < 0:
+        raise ValueError(f"ndv: must be an integer >= 0, got {ndv!r}")
+
+
+def _check_num_bytes(num_bytes: int) -> None:
+    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
+            or not MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes % 32):
+        raise ValueError(
+            f"num_bytes: must be a multiple of 32 between {MIN_BYTES} and {MAX_BYTES}, got {num_bytes!r}")
+
+
+def blocked_fpp(num_blocks: int, ndv: int) -> float:
+    """False positive rate of a filter of ``num_blocks`` blocks holding ``ndv`` hashes.
+
+    A probe lands in a block holding ``i`` values with Poisson probability (mean
+    ``ndv / num_blocks``) and passes when all 8 words have its bit: ``sum P(i) (1-(31/32)^i)^8``.
+    Same computation as the JVM's ``SbbfSizing.blockedFpp``.
+    """
+    if ndv == 0:
+        return 0.0
+    lam = ndv / num_blocks
+    lo = max(0, int(lam - 12 * math.sqrt(lam) - 20))
+    hi = int(lam + 12 * math.sqrt(lam) + 40)
+    log_lam = math.log(lam)
+    log_miss = math.log(31.0 / 32.0)
+    log_fact = 0.0
+    for i in range(1, lo + 1):
+        log_fact += math.log(i)
+    total = 0.0
+    for i in range(lo, hi + 1):
+        if i > 0:
+            log_fact += math.log(i)
+        p = math.exp(i * log_lam - lam - log_fact)
+        total += p * (-math.expm1(i * log_miss)) ** 8
+    return min(1.0, total)
+
+
+def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = True) -> int:
+    """Bytes for ``ndv`` distinct values at false positive rate ``fpp``.
+
+    ``power_of_two=True``: Arrow C++'s rule for Parquet files (``m = -8 ndv / ln(1 - fpp^(1/8))``
+    bits, rounded up to a power of two, 32 B to 128 MiB). ``False``: the smallest multiple of
+    32 bytes whose split-block false positive rate meets ``fpp`` (the index's own rule).
+    """
+    _check_ndv(ndv)
+    _check_fpp(fpp)
+    if power_of_two:
+        m = -8.0 * ndv / math.log(1 - math.pow(fpp, 1.0 / 8))
+        max_bits = MAX_BYTES * 8
+        bits = max_bits if (math.isnan(m) or m > max_bits) else int(m)
+        bits = max(bits, MIN_BYTES * 8)
+        if bits & (bits - 1):
+            bits = 1 << bits.bit_length()
+        return min(bits, max_bits) // 8
+    lo, hi = 1, MAX_BYTES // 32
+    if blocked_fpp(hi, ndv) > fpp:
+        return MAX_BYTES
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if blocked_fpp(mid, ndv) <= fpp:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo * 32
+
+
+def expected_fpp(num_bytes: int, ndv: int) -> float:
+    """The false positive rate to expect from a filter of ``num_bytes`` holding ``ndv`` values."""
+    _check_num_bytes(num_bytes)
+    _check_ndv(ndv)
+    return blocked_fpp(num_bytes // 32, ndv)
+
+
+class Sbbf:
+    """A split block Bloom filter exactly as Parquet defines it.
+
+    >>> f = Sbbf.for_ndv(1000, 0.01)
+    >>> f.insert(["apple", "pear"], "string")
+    >>> f.might_contain("apple", "string")
+    True
+    >>> Sbbf.from_bytes(f.to_bytes()) == f
+    True
+
+    The bitset is ``num_bytes // 32`` blocks of eight little-endian 32-bit words;
+    ``to_bytes()`` is what a Parquet file stores after the filter's header.
+    """
+
+    __slots__ = ("_words",)
+
+    def __init__(self, num_bytes: int):
+        _check_num_bytes(num_bytes)
+        self._words = np.zeros((int(num_bytes) // 32, 8), dtype=np.uint32)
+
+    @classmethod
+    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = True) -> "Sbbf":
+        """An empty filter sized for ``ndv`` distinct values at ``fpp``; see :func:`optimal_num_bytes`."""
+        return cls(optimal_num_bytes(ndv, fpp, power_of_two))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> "Sbbf":
+        """A filter over a copy of a bitset in Parquet's layout (no header)."""
+        data = bytes(data)
+        _check_num_bytes(len(data))
+        f = cls.__new__(cls)
+        f._words = np.frombuffer(data, dtype="<u4").astype(np.uint32).reshape(-1, 8)
+        return f
+
+    @classmethod
+    def from_parquet_bytes(cls, data: bytes) -> "Sbbf":
+        """Reads Parquet's serialized form: the Thrift ``BloomFilterHeader``, then the bitset."""
+        from .parquet import parse_bloom_filter
+
+        return parse_bloom_filter(bytes(data))
+
+    @property
+    def num_bytes(self) -> int:
+        return self._words.size * 4
+
+    @property
+    def num_blocks(self) -> int:
+        return self._words.shape[0]
+
+    def _locate(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Block index and the eight bit positions of each hash (``h`` is ``np.uint64``)."""
+        blocks = ((h >> np.uint64(32)) * np.uint64(self.num_blocks)) >> np.uint64(32)
+        low = h.astype(np.uint32)  # keeps the low 32 bits
+        with np.errstate(over="ignore"):
+            shifts = (low[:, None] * SALT[None, :]) >> np.uint32(27)
+        return blocks.astype(np.intp), shifts
+
+    def insert_hashes(self, hashes: np.ndarray) -> None:
+        """Inserts 64-bit hashes (``np.uint64``), as Parquet's ``filter_insert``.
+
+        Works in chunks that stay in cache. Filters up to 8 MiB use a scratch of one byte per
+        filter bit (repeated blocks need no ``ufunc.at``: setting a byte twice is harmless,
+        and packing little-endian bits gives the words' LE bytes); larger ones OR rows in
+        place and redo the few hashes whose block appeared twice in a chunk.
+        """
+        h = np.ascontiguousarray(np.asarray(hashes).ravel(), dtype=np.uint64)
+        if h.size == 0:
+            return
+        if self._words.size * 32 <= _SCRATCH_BITS_LIMIT:
+            scratch = np.zeros(self._words.size * 32, dtype=np.uint8)
+            lanes = np.arange(8, dtype=np.intp) * 32
+            for start in range(0, h.size, _CHUNK):
+                blocks, shifts = self._locate(h[start:start + _CHUNK])
+                scratch[(blocks[:, None] * 256 + lanes + shifts).ravel()] = 1
+            packed = np.packbits(scratch, bitorder="little").view("<u4")
+            self._words |= packed.reshape(self._words.shape)
+            return
+        for start in range(0, h.size, _CHUNK):
+            blocks, shifts = self._locate(h[start:start + _CHUNK])
+            masks = np.left_shift(np.uint32(1), shifts)
+            while blocks.size:
+                # With repeated blocks in `blocks`, the last row written wins: check, redo.
+                self._words[blocks] |= masks
+                done = ((self._words[blocks] & masks) == masks).all(axis=1)
+                blocks, masks = blocks[~done], masks[~done]
+
+    def check_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        """``np.bool_`` per hash: False when it was certainly never inserted."""
+        arr = np.asarray(hashes)
+        h = np.ascontiguousarray(arr.ravel(), dtype=np.uint64)
+        out = np.empty(h.size, dtype=np.bool_)
+        for start in range(0, h.size, _CHUNK):
+            blocks, shifts = self._locate(h[start:start + _CHUNK])
+            masks = np.left_shift(np.uint32(1), shifts)
+            out[start:start + _CHUNK] = ((self._words[blocks] & masks) == masks).all(axis=1)
+        return out.reshape(arr.shape)
+
+    def insert(self, values: Iterable[Any], type: str) -> None:
+        """Hashes non-null ``values`` as Spark type ``type`` (e.g. ``'bigint'``) and inserts them."""
+        self.insert_hashes(hash_values(values, type))
+
+    def might_contain(self, value: Any, type: str) -> bool:
+        """False when ``value`` (of Spark type ``type``) is certainly not in the filter."""
+        if value is None:
+            raise ValueError("value: None is never in a Bloom filter; use the null count")
+        return bool(self.check_hashes(hash_values([value], type))[0])
+
+    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
+        """:meth:`might_contain` for many non-null values at once."""
+        return self.check_hashes(hash_values(values, type))
+
+    def merge(self, other: "Sbbf") -> "Sbbf":
+        """ORs ``other`` into this filter (sizes must match) and returns ``self``."""
+        if not isinstance(other, Sbbf) or other.num_bytes != self.num_bytes:
+            size = other.num_bytes if isinstance(other, Sbbf) else type(other).__name__
+            raise ValueError(f"other: cannot merge {size} into a filter of {self.num_bytes} bytes")
+        self._words |= other._words
+        return self
+
+    def copy(self) -> "Sbbf":
+        f = Sbbf.__new__(Sbbf)
+        f._words = self._words.copy()
+        return f
+
+    def to_bytes(self) -> bytes:
+        """The bitset exactly as Parquet stores it: little-endian words, no header."""
+        return self._words.astype("<u4").tobytes()
+
+    def to_parquet_bytes(self) -> bytes:
+        """Parquet's serialized form: Thrift compact ``BloomFilterHeader`` + bitset."""
+        from .parquet import bloom_filter_header
+
+        return bloom_filter_header(self.num_bytes) + self.to_bytes()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sbbf) and np.array_equal(self._words, other._words)
+
+    __hash__ = None  # mutable, compared by content: unhashable, like a list
+
+    def __repr__(self) -> str:
+        return f"Sbbf(num_bytes={self.num_bytes})"
