@@ -1,0 +1,49 @@
+"""One SparkSession for the whole test run, configured by bloomindex.configure()."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
+
+
+@pytest.fixture(scope="session")
+def parquet_testing() -> pathlib.Path:
+    if not PARQUET_TESTING.is_dir():
+        pytest.fail(f"interop files missing: expected {PARQUET_TESTING}")
+    return PARQUET_TESTING
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    import bloomindex
+    from pyspark.sql import SparkSession
+
+    try:
+        bloomindex.jar_paths()
+    except FileNotFoundError as e:
+        pytest.fail(str(e))
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    builder = (SparkSession.builder.master("local[2]")
+               .appName("bloomindex-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.warehouse.dir", str(warehouse))
+               .config("spark.driver.memory", "2g"))
+    session = bloomindex.configure(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def jvm_api(spark):
+    from bloomindex.session import jvm_api
+
+    return jvm_api(spark)
