@@ -51,7 +51,7 @@ test-python: $(JAR)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 demo: $(JAR)
-	$(PY) bench/demo.py
+	$(PY) -m bloomindex.demo
 
 bench-sbbf: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) "Test/runMain bloomindex.bench.SbbfBench"

@@ -70,8 +70,8 @@ public final class VectorKernel implements SbbfKernel {
   public void checkAll(int[] words, long[] hashes, int from, int to, boolean[] out, int outOffset) {
     int numBlocks = words.length >>> 3;
     int k = from;
-    // Four hashes per round, offsets first: the four loads do not depend on each other or
-    // on a branch, so the CPU overlaps their cache misses.
+    // Four hashes per round, block offsets first, so the four loads issue together. (Touching
+    // each block with a scalar load before testing, as a prefetch, measured slower.)
     for (; k + 4 <= to; k += 4) {
       long h0 = hashes[k], h1 = hashes[k + 1], h2 = hashes[k + 2], h3 = hashes[k + 3];
       int b0 = SbbfKernel.wordOffset(h0, numBlocks);
@@ -92,9 +92,10 @@ public final class VectorKernel implements SbbfKernel {
 
   private static boolean contains(int[] words, int base, long hash) {
     IntVector m = mask(hash);
-    // Bits of the mask that the block lacks: none in any lane means "may contain".
-    return m.lanewise(VectorOperators.AND_NOT, IntVector.fromArray(SPECIES, words, base))
-        .test(VectorOperators.IS_DEFAULT).allTrue();
+    IntVector block = IntVector.fromArray(SPECIES, words, base);
+    // Bits of the mask that the block lacks: none in any lane means "may contain". (Measured
+    // against eq().allTrue(), reduceLanes(OR) == 0 and toLong() == 0xFF: this is the fastest.)
+    return m.lanewise(VectorOperators.AND_NOT, block).test(VectorOperators.IS_DEFAULT).allTrue();
   }
 
   @Override

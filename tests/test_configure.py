@@ -1,0 +1,53 @@
+"""configure() sets up a builder, and the test session it made runs the JVM side."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import SparkSession
+
+import bloomindex
+from bloomindex.session import EXTENSIONS_CLASS, VECTOR_MODULE_FLAG
+
+
+class _Builder:
+    """Records .config() like SparkSession.Builder does, without starting a JVM."""
+
+    def __init__(self, **options):
+        self._options = dict(options)
+
+    def config(self, key, value):
+        self._options[key] = value
+        return self
+
+
+def test_configure_sets_jars_extensions_and_vector_module():
+    b = bloomindex.configure(_Builder())
+    opts = b._options
+    jars = opts["spark.jars"].split(",")
+    assert any(j.endswith("bloomindex.jar") for j in jars)
+    assert any("zero-allocation-hashing" in j for j in jars)
+    assert opts["spark.sql.extensions"] == EXTENSIONS_CLASS
+    assert VECTOR_MODULE_FLAG in opts["spark.driver.extraJavaOptions"]
+    assert VECTOR_MODULE_FLAG in opts["spark.executor.extraJavaOptions"]
+
+
+def test_configure_keeps_what_was_set_and_is_idempotent():
+    b = _Builder(**{"spark.jars": "/x/other.jar", "spark.sql.extensions": "a.B",
+                    "spark.executor.extraJavaOptions": "-Xss4m"})
+    bloomindex.configure(bloomindex.configure(b), kernel="scalar")
+    opts = b._options
+    assert opts["spark.jars"].startswith("/x/other.jar,") and opts["spark.jars"].count("bloomindex.jar") == 1
+    assert opts["spark.sql.extensions"] == f"a.B,{EXTENSIONS_CLASS}"
+    assert opts["spark.executor.extraJavaOptions"].startswith("-Xss4m ")
+    assert opts["spark.executor.extraJavaOptions"].count(VECTOR_MODULE_FLAG) == 1
+    with pytest.raises(ValueError, match="kernel"):
+        bloomindex.configure(_Builder(), kernel="gpu")
+
+
+def test_the_session_has_the_extension_and_the_vector_kernel(spark, jvm_api):
+    assert EXTENSIONS_CLASS in spark.conf.get("spark.sql.extensions")
+    assert jvm_api.defaultKernel() == "vector"
+    # The extension class loads in the session's JVM.
+    loader = spark.sparkContext._jvm.Thread.currentThread().getContextClassLoader()
+    assert loader.loadClass(EXTENSIONS_CLASS).getName() == EXTENSIONS_CLASS
+    assert isinstance(spark, SparkSession)

@@ -1,0 +1,168 @@
+"""The Python filter on its own: sizing, inserts at every size, errors, hashing rules."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import struct
+
+import numpy as np
+import pytest
+import xxhash
+
+import bloomindex
+from bloomindex import Sbbf, hash_value, hash_values
+from bloomindex.sbbf import expected_fpp, optimal_num_bytes
+
+
+def test_fixed_width_hashing_is_xxh64_of_the_plain_encoding():
+    rng = np.random.default_rng(0)
+    ints = rng.integers(-(2**31), 2**31, 1000).tolist() + [0, -1, 2**31 - 1, -(2**31)]
+    longs = rng.integers(-(2**63), 2**63 - 1, 1000).tolist() + [0, -1, 2**63 - 1, -(2**63)]
+    assert hash_values(ints, "int").tolist() == [xxhash.xxh64_intdigest(struct.pack("<i", v)) for v in ints]
+    assert hash_values(longs, "bigint").tolist() == [xxhash.xxh64_intdigest(struct.pack("<q", v)) for v in longs]
+    doubles = [0.0, -0.0, float("nan"), float("inf"), 1e-310, 3.14]
+    assert hash_values(doubles, "double").tolist() == [xxhash.xxh64_intdigest(struct.pack("<d", v)) for v in doubles]
+    assert hash_value(-0.0, "double") != hash_value(0.0, "double")  # raw bits, as Parquet
+
+
+def test_numpy_input_hashes_like_python_values():
+    arr = np.arange(-500, 500, dtype=np.int16)
+    assert hash_values(arr, "smallint").tolist() == hash_values(arr.tolist(), "smallint").tolist()
+    days = np.array(["1969-07-20", "2024-02-29"], dtype="datetime64[D]")
+    assert hash_values(days, "date").tolist() == hash_values([dt.date(1969, 7, 20), dt.date(2024, 2, 29)], "date").tolist()
+    micros = np.array(["1969-07-20T20:17:40.000001"], dtype="datetime64[us]")
+    assert hash_values(micros, "timestamp_ntz").tolist() == hash_values([dt.datetime(1969, 7, 20, 20, 17, 40, 1)], "timestamp_ntz").tolist()
+
+
+def test_dates_timestamps_and_decimals_hash_their_plain_integers():
+    assert hash_value(dt.date(1969, 12, 31), "date") == hash_value(-1, "int")
+    aware = dt.datetime(1970, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    assert hash_value(aware, "timestamp") == hash_value(0, "bigint")
+    assert hash_value(dt.datetime(1970, 1, 1, 0, 0, 0, 5), "timestamp") == hash_value(5, "bigint")
+    assert hash_value(decimal.Decimal("-1.5"), "decimal(9,2)") == hash_value(-150, "int")
+    assert hash_value("12.5", "decimal(18,3)") == hash_value(12500, "bigint")
+    # decimal(20,2): 9 bytes, big-endian two's complement.
+    assert hash_value(decimal.Decimal("-0.01"), "decimal(20,2)") == xxhash.xxh64_intdigest(b"\xff" * 9)
+    assert hash_value("1.0", "decimal(38,0)") == xxhash.xxh64_intdigest((1).to_bytes(16, "big"))
+
+
+@pytest.mark.parametrize("values,type_name,match", [
+    ([128], "tinyint", "out of range"),
+    ([2**31], "int", "out of range"),
+    ([2**63], "bigint", "out of range"),
+    (["1"], "int", "not an integer"),
+    ([True], "bigint", "not an integer"),
+    ([1.5], "string", "not a str"),
+    (["x"], "binary", "not bytes"),
+    ([decimal.Decimal("1.234")], "decimal(5,2)", "fractional digits"),
+    ([decimal.Decimal("1000")], "decimal(5,2)", "does not fit"),
+    ([dt.datetime(2020, 1, 1)], "date", "not a date"),
+    ([dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)], "timestamp_ntz", "naive"),
+    ([1], "boolean", "type: boolean"),
+    ([1], "array<int>", "type: array<int>"),
+    ([1], "decimal(40,2)", "precision"),
+    ([1], "varint", "unknown"),
+])
+def test_bad_values_and_types_raise_value_error_naming_the_problem(values, type_name, match):
+    with pytest.raises(ValueError, match=match):
+        hash_values(values, type_name)
+
+
+def test_nulls_are_skipped():
+    assert hash_values([None, 1, None, 2], "int").tolist() == hash_values([1, 2], "int").tolist()
+    with pytest.raises(ValueError, match="None"):
+        Sbbf(32).might_contain(None, "int")
+
+
+@pytest.mark.parametrize("num_bytes", [32, 1024, 96 * 32, 1 << 20, 16 << 20])
+def test_no_false_negatives_and_bulk_equals_single_at_every_size(num_bytes):
+    # 16 MiB takes the in-place path, the others the scratch path: both must agree.
+    rng = np.random.default_rng(num_bytes)
+    hashes = rng.integers(0, 2**64, 40000, dtype=np.uint64)
+    bulk = Sbbf(num_bytes)
+    bulk.insert_hashes(hashes)
+    halves = Sbbf(num_bytes)
+    halves.insert_hashes(hashes[:20000])
+    halves.insert_hashes(hashes[20000:])
+    assert bulk == halves
+    assert bulk.check_hashes(hashes).all()
+    # Each hash on its own, through the other path, sets the same bits.
+    one_by_one = Sbbf(num_bytes)
+    for h in hashes[:300]:
+        one_by_one.insert_hashes(np.array([h], dtype=np.uint64))
+    part = Sbbf(num_bytes)
+    part.insert_hashes(hashes[:300])
+    assert one_by_one == part
+
+
+def test_in_place_path_handles_many_hashes_in_one_block():
+    # 16 MiB filter (in-place path) with the same block hit thousands of times in a chunk.
+    f = Sbbf(16 << 20)
+    low = np.random.default_rng(5).integers(0, 2**32, 5000, dtype=np.uint64)
+    same_block = (np.uint64(7) << np.uint64(32)) | low
+    f.insert_hashes(same_block)
+    assert f.check_hashes(same_block).all()
+    ref = Sbbf(16 << 20)
+    for h in same_block[:50]:
+        ref.insert_hashes(np.array([h], dtype=np.uint64))
+    part = Sbbf(16 << 20)
+    part.insert_hashes(same_block[:50])
+    assert ref == part
+
+
+def test_measured_false_positive_rate_meets_the_exact_sizing_target():
+    for fpp in (0.1, 0.01):
+        f = Sbbf.for_ndv(20000, fpp, power_of_two=False)
+        f.insert_hashes(np.random.default_rng(1).integers(0, 2**64, 20000, dtype=np.uint64))
+        probes = np.random.default_rng(2).integers(0, 2**64, 400000, dtype=np.uint64)
+        measured = f.check_hashes(probes).mean()
+        assert measured < fpp * 1.15, (fpp, measured)
+        assert abs(measured - expected_fpp(f.num_bytes, 20000)) < expected_fpp(f.num_bytes, 20000) * 0.15
+
+
+def test_sizing_rules():
+    assert optimal_num_bytes(0, 0.01) == 32
+    assert optimal_num_bytes(10**12, 0.01) == 128 * 1024 * 1024
+    for ndv in (1, 100, 5000, 123456):
+        b = optimal_num_bytes(ndv, 0.01)
+        assert b & (b - 1) == 0
+        e = optimal_num_bytes(ndv, 0.01, power_of_two=False)
+        assert e % 32 == 0 and expected_fpp(e, ndv) <= 0.01 and (e == 32 or expected_fpp(e - 32, ndv) > 0.01)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: Sbbf(100), "num_bytes"),
+    (lambda: Sbbf(0), "num_bytes"),
+    (lambda: Sbbf(256 * 1024 * 1024), "num_bytes"),
+    (lambda: Sbbf.for_ndv(10, 0.0), "fpp"),
+    (lambda: Sbbf.for_ndv(10, 1.0), "fpp"),
+    (lambda: Sbbf.for_ndv(10, float("nan")), "fpp"),
+    (lambda: Sbbf.for_ndv(-1, 0.1), "ndv"),
+    (lambda: Sbbf.from_bytes(b"\x00" * 33), "num_bytes"),
+    (lambda: Sbbf(32).merge(Sbbf(64)), "other"),
+    (lambda: Sbbf.from_parquet_bytes(Sbbf(1024).to_parquet_bytes()[:-1]), "1024"),
+    (lambda: Sbbf.from_parquet_bytes(b"\x15\x80\x80\x80\x80\x08\x00"), "header"),
+    (lambda: Sbbf.from_parquet_bytes(b"\xff\xff"), "thrift|header"),
+])
+def test_bad_arguments_raise_value_error_naming_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_merge_serde_and_copy():
+    a, b = Sbbf(1024), Sbbf(1024)
+    a.insert(range(100), "int")
+    b.insert(range(100, 200), "int")
+    both = Sbbf(1024)
+    both.insert(range(200), "int")
+    assert a.copy().merge(b) == both
+    assert Sbbf.from_bytes(both.to_bytes()) == both
+    assert Sbbf.from_parquet_bytes(both.to_parquet_bytes()) == both
+    assert len(both.to_bytes()) == both.num_bytes == 1024 and both.num_blocks == 32
+    with pytest.raises(TypeError):
+        hash(both)
+
+
+def test_public_api():
+    assert {"Sbbf", "configure", "hash_values"} <= set(bloomindex.__all__)
