@@ -44,6 +44,7 @@ lazy val root = (project in file("."))
     Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
     libraryDependencies ++= Seq(
       "net.openhft" % "zero-allocation-hashing" % zeroAllocationHashingVersion,
+      "org.scala-lang" % "scala-reflect" % scalaVersion.value % Provided,
       "org.scalatest" %% "scalatest" % scalatestVersion % Test
     ),
     javacOptions ++= Seq("--add-modules", "jdk.incubator.vector"),

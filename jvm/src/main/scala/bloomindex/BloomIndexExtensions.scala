@@ -1,5 +1,7 @@
 package bloomindex
 
+import bloomindex.sql.BloomIndexSqlParser
+
 import org.apache.spark.sql.SparkSessionExtensions
 
 /**
@@ -7,9 +9,11 @@ import org.apache.spark.sql.SparkSessionExtensions
  * {{{
  *   spark-submit --conf spark.sql.extensions=bloomindex.BloomIndexExtensions ...
  * }}}
- * The parser, optimizer and planner parts are injected here as they land; for now the
- * entry point only exists so that sessions configured for bloomindex start cleanly.
  */
 class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
-  override def apply(extensions: SparkSessionExtensions): Unit = ()
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    // parser: CREATE/REFRESH/DROP/SHOW/DESCRIBE BLOOM INDEX; everything else goes to Spark's
+    // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
+    extensions.injectParser((_, delegate) => new BloomIndexSqlParser(delegate))
+  }
 }

@@ -1,0 +1,21 @@
+package bloomindex
+
+import org.apache.spark.sql.SparkSession
+
+/** The `spark.bloomindex.*` configuration keys. */
+object BloomIndexConf {
+
+  /** Folder holding one sub-folder per index. Default: `_bloomindex` in the warehouse directory. */
+  val Root = "spark.bloomindex.root"
+
+  /** Default false positive rate of a column's filters. */
+  val DefaultFpp = "spark.bloomindex.fpp.default"
+
+  def root(spark: SparkSession): String = spark.conf.getOption(Root).getOrElse {
+    val warehouse = spark.conf.get("spark.sql.warehouse.dir")
+    new org.apache.hadoop.fs.Path(warehouse, "_bloomindex").toString
+  }
+
+  def defaultFpp(spark: SparkSession): Double =
+    spark.conf.getOption(DefaultFpp).map(_.toDouble).getOrElse(0.01)
+}

@@ -1,0 +1,39 @@
+package bloomindex
+
+import org.apache.spark.sql.AnalysisException
+import org.apache.spark.sql.catalyst.parser.ParseException
+import org.apache.spark.sql.catalyst.trees.Origin
+
+/** The errors users see, in one place so their wording stays consistent. */
+object BloomIndexErrors {
+
+  def analysis(message: String, cause: Throwable = null): AnalysisException =
+    new AnalysisException(message, None, None, Option(cause), None, Map.empty[String, String], Array.empty)
+
+  /** A syntax error in one of our statements, at `position` (0-based) of `command`. */
+  def parse(command: String, position: Int, near: String, message: String): ParseException = {
+    val before = command.substring(0, math.min(position, command.length))
+    val line = before.count(_ == '\n') + 1
+    val column = position - (before.lastIndexOf('\n') + 1)
+    new ParseException(Some(command), Origin(Some(line), Some(column)), "PARSE_SYNTAX_ERROR",
+      Map("error" -> s"'$near'", "hint" -> s": $message"))
+  }
+
+  def notFound(name: String): AnalysisException =
+    analysis(s"Bloom index '$name' does not exist")
+
+  def alreadyExists(name: String): AnalysisException =
+    analysis(s"Bloom index '$name' already exists; use IF NOT EXISTS, or DROP BLOOM INDEX it first")
+
+  def badOption(message: String): AnalysisException = analysis(message)
+}
+
+/**
+ * Two writers raced for the same log version of an index and this one lost: nothing it did
+ * is visible. Safe to retry the command.
+ */
+class ConcurrentBloomIndexUpdateException(val index: String, val version: Long, detail: String)
+  extends AnalysisException(
+    s"Bloom index '$index': another command committed log version $version first ($detail " +
+      "lost the race); nothing was changed by this one, retry it",
+    None, None, None, None, Map.empty[String, String], Array.empty[org.apache.spark.QueryContext])

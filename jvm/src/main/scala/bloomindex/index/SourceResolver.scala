@@ -1,0 +1,112 @@
+package bloomindex.index
+
+import java.util.Locale
+
+import bloomindex.BloomIndexErrors
+import bloomindex.sql.SourceRef
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.paths.SparkPath
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.sources.DataSourceRegister
+
+/** A file of a source, identified by path + size + modification time. */
+case class SourceFile(path: String, size: Long, modificationTime: Long)
+
+/** Turns what a user names (a table, `format.`path``, a DataFrame) into files and a reader. */
+object SourceResolver {
+
+  /** Formats `format.`path`` may name. */
+  val PathFormats: Set[String] = Set("parquet", "orc", "csv", "json", "avro", "text")
+
+  /** The canonical form of a file path, as both listings and `_metadata.file_path` map to it. */
+  def normalize(path: String): String = SparkPath.fromUrlString(path).toPath.toString
+
+  def normalize(path: Path): String = path.toString
+
+  def resolve(spark: SparkSession, ref: SourceRef): SourceSpec = {
+    val parts = ref.parts
+    val asTable = parts.size <= 3 && scala.util.Try(spark.catalog.tableExists(quoted(parts))).getOrElse(false)
+    if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
+      resolvePath(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
+    } else if (!asTable) {
+      throw BloomIndexErrors.analysis(
+        s"Table or view not found: ${ref.sql} (for a path, write format.`path`, e.g. parquet.`/data/t`)")
+    } else resolveTable(spark, parts)
+  }
+
+  private def quoted(parts: Seq[String]): String = parts.map(p => s"`${p.replace("`", "``")}`").mkString(".")
+
+  def resolveTable(spark: SparkSession, parts: Seq[String]): SourceSpec = {
+    val df = spark.table(quoted(parts))
+    val rel = relation(df, quoted(parts))
+    val qualified = df.queryExecution.analyzed.collectFirst {
+      case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier
+    }.map(_.unquotedString).getOrElse(parts.mkString("."))
+    spec(Some(qualified), rel)
+  }
+
+  def resolvePath(spark: SparkSession, format: String, path: String): SourceSpec = {
+    if (!PathFormats.contains(format)) throw BloomIndexErrors.analysis(
+      s"Unsupported source format '$format' (supported: ${PathFormats.toSeq.sorted.mkString(", ")})")
+    val p = new Path(path)
+    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(p)) throw BloomIndexErrors.analysis(s"Path does not exist: $path")
+    val df = spark.read.format(format).load(path)
+    spec(None, relation(df, s"$format.`$path`"))
+  }
+
+  /** A DataFrame that reads files directly: its relation's roots, format and options. */
+  def resolveDataFrame(df: DataFrame): SourceSpec = {
+    val rel = relation(df, "the DataFrame")
+    val table = df.queryExecution.analyzed.collectFirst {
+      case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
+    }
+    spec(table, rel)
+  }
+
+  private def spec(table: Option[String], rel: HadoopFsRelation): SourceSpec = {
+    val format = rel.fileFormat match {
+      case r: DataSourceRegister => r.shortName()
+      case other => throw BloomIndexErrors.analysis(s"Unsupported file format ${other.getClass.getName}")
+    }
+    SourceSpec(table, format, rel.location.rootPaths.map(_.toString),
+      rel.options.filter { case (k, _) => k != "path" && k != "paths" },
+      rel.partitionSchema.fieldNames.toSeq)
+  }
+
+  def relation(df: DataFrame, what: String): HadoopFsRelation = {
+    val rels = df.queryExecution.analyzed.collect { case LogicalRelation(r: HadoopFsRelation, _, _, _, _) => r }
+    rels match {
+      case Seq(r) => r
+      case Seq() => throw BloomIndexErrors.analysis(
+        s"$what is not a file-based source (a Bloom index needs a table of parquet, orc, csv or json files)")
+      case _ => throw BloomIndexErrors.analysis(s"$what reads more than one set of files")
+    }
+  }
+
+  /** A fresh DataFrame over the source (new listing: files added since are seen). */
+  def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
+    case Some(t) =>
+      spark.catalog.refreshTable(t)
+      spark.table(t)
+    case None => spark.read.format(s.format).options(s.options).load(s.paths: _*)
+  }
+
+  /** The source's current files. */
+  def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = {
+    val rel = relation(dataFrame(spark, s), s.display)
+    rel.location.refresh()
+    rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
+      SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
+    }.distinct
+  }
+
+  /** A reader over exactly `files` of the source, with its data columns (no partition columns). */
+  def readFiles(spark: SparkSession, s: SourceSpec, files: Seq[String]): DataFrame = {
+    val rel = relation(dataFrame(spark, s), s.display)
+    spark.read.format(s.format).options(s.options).schema(rel.dataSchema).load(files: _*)
+  }
+}

@@ -1,0 +1,207 @@
+package bloomindex.sql
+
+import java.util.Locale
+
+import scala.collection.mutable.ArrayBuffer
+
+import bloomindex.BloomIndexErrors
+
+import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.types.{DataType, StructType}
+
+/**
+ * The parser extension: our statements are parsed here, everything else goes to Spark's
+ * parser unchanged (so Spark's own syntax errors stay Spark's).
+ *
+ * {{{
+ *   CREATE BLOOM INDEX [IF NOT EXISTS] name ON source FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
+ *   REFRESH BLOOM INDEX name [INCREMENTAL | FULL]
+ *   DROP BLOOM INDEX [IF EXISTS] name
+ *   SHOW BLOOM INDEXES [ON source]
+ *   DESCRIBE BLOOM INDEX name
+ *   CREATE BLOOMFILTER INDEX ON [TABLE] t FOR COLUMNS (c [OPTIONS (fpp = 0.1, numItems = 5000000)], ...)
+ *   DROP BLOOMFILTER INDEX ON [TABLE] t [FOR COLUMNS (c, ...)]
+ * }}}
+ *
+ * A statement is ours when its first two words are one of the pairs above (CREATE BLOOM,
+ * CREATE BLOOMFILTER, REFRESH BLOOM, DROP BLOOM, DROP BLOOMFILTER, SHOW BLOOM, DESC[RIBE]
+ * BLOOM); from there on it is parsed strictly and a mistake is a ParseException that says
+ * what was expected. Hand-written rather than ANTLR-generated: seven statements do not need
+ * a generated parser, and this keeps the build free of code generation.
+ */
+class BloomIndexSqlParser(delegate: ParserInterface) extends ParserInterface {
+
+  override def parsePlan(sqlText: String): LogicalPlan =
+    BloomIndexSqlParser.parseOurs(sqlText).getOrElse(delegate.parsePlan(sqlText))
+
+  override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
+    BloomIndexSqlParser.parseOurs(sqlText).getOrElse(delegate.parsePlanWithParameters(sqlText, context))
+
+  override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
+  override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
+  override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier = delegate.parseFunctionIdentifier(sqlText)
+  override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
+  override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
+  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
+  override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
+  override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
+}
+
+object BloomIndexSqlParser {
+
+  /** Our statement as a command, or None when the text is not one of ours. */
+  def parseOurs(sql: String): Option[LogicalPlan] = {
+    val tokens = try Lexer.tokenize(sql) catch {
+      case _: Lexer.LexError => return None // not lexable by us: certainly not ours, Spark reports it
+    }
+    val words = tokens.take(2).map(t => if (t.kind == Lexer.Word) t.upper else "")
+    val ours = words match {
+      case Seq("CREATE", "BLOOM" | "BLOOMFILTER") | Seq("REFRESH", "BLOOM") |
+          Seq("DROP", "BLOOM" | "BLOOMFILTER") | Seq("SHOW", "BLOOM") | Seq("DESCRIBE" | "DESC", "BLOOM") => true
+      case _ => false
+    }
+    if (ours) Some(new StatementParser(sql, tokens).statement()) else None
+  }
+
+  private final class StatementParser(sql: String, tokens: IndexedSeq[Lexer.Token]) {
+    private var pos = 0
+
+    private def peek: Lexer.Token = tokens(pos)
+    private def next(): Lexer.Token = { val t = tokens(pos); if (t.kind != Lexer.End) pos += 1; t }
+
+    private def error(message: String): Nothing = {
+      val t = peek
+      throw BloomIndexErrors.parse(sql, t.start, if (t.kind == Lexer.End) "end of input" else t.text, message)
+    }
+
+    private def isWord(w: String): Boolean = peek.kind == Lexer.Word && peek.upper == w
+    private def acceptWord(w: String): Boolean = if (isWord(w)) { next(); true } else false
+    private def expectWord(w: String*): String =
+      if (peek.kind == Lexer.Word && w.contains(peek.upper)) next().upper
+      else error(s"expected ${w.mkString(" or ")}")
+    private def isSymbol(s: String): Boolean = peek.kind == Lexer.Symbol && peek.text == s
+    private def acceptSymbol(s: String): Boolean = if (isSymbol(s)) { next(); true } else false
+    private def expectSymbol(s: String): Unit = if (!acceptSymbol(s)) error(s"expected '$s'")
+
+    private def identifier(what: String): String = peek.kind match {
+      case Lexer.Word | Lexer.Quoted => next().text
+      case _ => error(s"expected $what")
+    }
+
+    private def multipart(what: String): Seq[String] = {
+      val parts = ArrayBuffer(identifier(what))
+      while (acceptSymbol(".")) parts += identifier(what)
+      parts.toSeq
+    }
+
+    private def end(): Unit = {
+      while (acceptSymbol(";")) ()
+      if (peek.kind != Lexer.End) error("expected the end of the statement")
+    }
+
+    def statement(): LogicalPlan = {
+      val plan = expectWord("CREATE", "REFRESH", "DROP", "SHOW", "DESCRIBE", "DESC") match {
+        case "CREATE" => if (acceptWord("BLOOMFILTER")) createDatabricks() else { next(); create() }
+        case "REFRESH" => next(); refresh()
+        case "DROP" => if (acceptWord("BLOOMFILTER")) dropDatabricks() else { next(); drop() }
+        case "SHOW" => next(); show()
+        case _ => next(); describe()
+      }
+      end()
+      plan
+    }
+
+    private def create(): LogicalPlan = {
+      expectWord("INDEX")
+      val ifNotExists = if (acceptWord("IF")) { expectWord("NOT"); expectWord("EXISTS"); true } else false
+      val name = identifier("an index name")
+      expectWord("ON")
+      val source = SourceRef(multipart("a table name or format.`path`"))
+      val columns = forColumns(withOptions = true)
+      val options = if (acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
+      CreateBloomIndexCommand(name, source, columns, options, ifNotExists)
+    }
+
+    private def createDatabricks(): LogicalPlan = {
+      expectWord("INDEX")
+      expectWord("ON")
+      acceptWord("TABLE")
+      val source = SourceRef(multipart("a table name"))
+      val columns = forColumns(withOptions = true)
+      val options = if (acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
+      CreateBloomFilterIndexCommand(source, columns, options)
+    }
+
+    private def refresh(): LogicalPlan = {
+      expectWord("INDEX")
+      val name = identifier("an index name")
+      val full = if (acceptWord("FULL")) true else { acceptWord("INCREMENTAL"); false }
+      RefreshBloomIndexCommand(name, full)
+    }
+
+    private def drop(): LogicalPlan = {
+      expectWord("INDEX")
+      val ifExists = if (acceptWord("IF")) { expectWord("EXISTS"); true } else false
+      DropBloomIndexCommand(identifier("an index name"), ifExists)
+    }
+
+    private def dropDatabricks(): LogicalPlan = {
+      expectWord("INDEX")
+      expectWord("ON")
+      acceptWord("TABLE")
+      val source = SourceRef(multipart("a table name"))
+      val columns = if (isWord("FOR")) Some(forColumns(withOptions = false).map(_.name)) else None
+      DropBloomFilterIndexCommand(source, columns)
+    }
+
+    private def show(): LogicalPlan = {
+      expectWord("INDEXES", "INDICES")
+      val source = if (acceptWord("ON")) Some(SourceRef(multipart("a table name or format.`path`"))) else None
+      ShowBloomIndexesCommand(source)
+    }
+
+    private def describe(): LogicalPlan = {
+      expectWord("INDEX")
+      DescribeBloomIndexCommand(identifier("an index name"))
+    }
+
+    private def forColumns(withOptions: Boolean): Seq[ColumnRequest] = {
+      expectWord("FOR")
+      expectWord("COLUMNS")
+      expectSymbol("(")
+      val cols = ArrayBuffer[ColumnRequest]()
+      do {
+        val name = multipart("a column name").mkString(".")
+        val opts = if (withOptions && acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
+        cols += ColumnRequest(name, opts)
+      } while (acceptSymbol(","))
+      expectSymbol(")")
+      cols.toSeq
+    }
+
+    private def optionList(): Map[String, String] = {
+      expectSymbol("(")
+      val opts = ArrayBuffer[(String, String)]()
+      do {
+        val key = peek.kind match {
+          case Lexer.Str => next().text
+          case _ => multipart("an option name").mkString(".")
+        }
+        acceptSymbol("=")
+        val value = peek.kind match {
+          case Lexer.Str | Lexer.Number | Lexer.Word => next().text
+          case _ if isSymbol("-") => next(); if (peek.kind == Lexer.Number) "-" + next().text else error("expected a number")
+          case _ => error(s"expected a value for option '$key'")
+        }
+        opts += key -> value
+      } while (acceptSymbol(","))
+      expectSymbol(")")
+      val dup = opts.groupBy(_._1.toLowerCase(Locale.ROOT)).collectFirst { case (k, v) if v.size > 1 => k }
+      dup.foreach(k => error(s"option '$k' is given twice"))
+      opts.toMap
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package bloomindex.sql
+
+import bloomindex.index.IndexManager
+
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types.StringType
+
+/** `DESCRIBE BLOOM INDEX name`: (info_name, info_value) rows, like DESCRIBE TABLE. */
+case class DescribeBloomIndexCommand(name: String) extends LeafRunnableCommand {
+
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("info_name", StringType, nullable = false)(),
+    AttributeReference("info_value", StringType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] =
+    new IndexManager(spark).describe(name).map { case (k, v) => Row(k, v) }
+}

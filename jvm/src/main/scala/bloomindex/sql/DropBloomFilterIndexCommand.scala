@@ -1,0 +1,41 @@
+package bloomindex.sql
+
+import java.util.Locale
+
+import bloomindex.BloomIndexErrors
+import bloomindex.index.{IndexManager, SourceResolver}
+
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+
+/**
+ * Databricks' `DROP BLOOMFILTER INDEX ON [TABLE] t [FOR COLUMNS (c, ...)]`: drops the Bloom
+ * indexes on `t` (all of them, or those of the listed columns). An index over several columns
+ * that includes a listed one is refused rather than silently dropped whole.
+ */
+case class DropBloomFilterIndexCommand(source: SourceRef, columns: Option[Seq[String]]) extends LeafRunnableCommand {
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val manager = new IndexManager(spark)
+    val spec = SourceResolver.resolve(spark, source)
+    val indexes = manager.indexesOn(spec)
+    val targets = columns match {
+      case None => indexes
+      case Some(cols) =>
+        val wanted = cols.map(_.toLowerCase(Locale.ROOT)).toSet
+        val hits = indexes.filter(_.spec.columns.exists(c => wanted.contains(c.name.toLowerCase(Locale.ROOT))))
+        hits.find(_.spec.columns.size > 1).foreach { e =>
+          throw BloomIndexErrors.analysis(
+            s"Bloom index '${e.spec.name}' covers ${e.spec.columns.map(_.name).mkString(", ")}: " +
+              s"drop it with DROP BLOOM INDEX ${e.spec.name}")
+        }
+        val covered = hits.flatMap(_.spec.columns.map(_.name.toLowerCase(Locale.ROOT))).toSet
+        (wanted -- covered).headOption.foreach(c => throw BloomIndexErrors.analysis(
+          s"Column '$c' of ${spec.display} has no Bloom filter index"))
+        hits
+    }
+    if (targets.isEmpty) throw BloomIndexErrors.analysis(s"${spec.display} has no Bloom filter index")
+    targets.foreach(e => manager.drop(e.spec.name, ifExists = true))
+    Seq.empty
+  }
+}

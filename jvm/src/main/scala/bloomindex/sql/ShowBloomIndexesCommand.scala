@@ -1,0 +1,33 @@
+package bloomindex.sql
+
+import bloomindex.index.{IndexManager, SourceResolver}
+
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types.{LongType, StringType}
+
+/** `SHOW BLOOM INDEXES [ON source]`: one row per index that is not dropped. */
+case class ShowBloomIndexesCommand(source: Option[SourceRef]) extends LeafRunnableCommand {
+
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("name", StringType, nullable = false)(),
+    AttributeReference("source", StringType, nullable = false)(),
+    AttributeReference("columns", StringType, nullable = false)(),
+    AttributeReference("state", StringType, nullable = false)(),
+    AttributeReference("version", LongType, nullable = false)(),
+    AttributeReference("files_indexed", LongType, nullable = false)(),
+    AttributeReference("bytes", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val manager = new IndexManager(spark)
+    val entries = source match {
+      case Some(ref) => manager.indexesOn(SourceResolver.resolve(spark, ref))
+      case None => manager.list()
+    }
+    entries.map { e =>
+      Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.name).mkString(", "), e.state, e.version,
+        e.data.map(_.indexedFiles).getOrElse(0L), e.data.map(_.filterBytes).getOrElse(0L))
+    }
+  }
+}
