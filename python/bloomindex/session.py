@@ -71,14 +71,19 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None) -> "Sp
     return builder
 
 
-def jvm_api(spark: "SparkSession") -> Any:
-    """The Scala facade ``bloomindex.api.PythonApi``, loaded through the session's class loader."""
+def jvm_object(spark: "SparkSession", class_name: str) -> Any:
+    """A Scala ``object`` of bloomindex's jar, loaded through the session's class loader."""
     jvm = spark.sparkContext._jvm
     loader = jvm.Thread.currentThread().getContextClassLoader()
     try:
-        cls = loader.loadClass("bloomindex.api.PythonApi$")
+        cls = loader.loadClass(class_name)
     except Exception as e:  # py4j wraps the ClassNotFoundException
         raise RuntimeError(
             "bloomindex's jar is not on this session's classpath: build the session with "
             "bloomindex.configure(SparkSession.builder)") from e
     return cls.getField("MODULE$").get(None)
+
+
+def jvm_api(spark: "SparkSession") -> Any:
+    """The Scala facade ``bloomindex.api.PythonApi`` (filters and hashing)."""
+    return jvm_object(spark, "bloomindex.api.PythonApi$")

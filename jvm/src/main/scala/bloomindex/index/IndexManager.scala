@@ -162,7 +162,7 @@ class IndexManager(spark: SparkSession) extends Logging {
     val dataDir = new Path(l.indexDir, dataRel)
     val sc = spark.sparkContext
     val previousGroup = Option(sc.getLocalProperty("spark.jobGroup.id"))
-    sc.setJobGroup(s"bloomindex-${spec.name}-${begin.operationId}",
+    sc.setJobGroup(IndexManager.jobGroup(spec.name),
       s"${begin.operation} BLOOM INDEX ${spec.name} ON ${spec.source.display}", interruptOnCancel = true)
     try {
       cleanupData(l, keep = base.flatMap(_.data).map(_.dir).toSet)
@@ -341,4 +341,9 @@ class IndexManager(spark: SparkSession) extends Logging {
   def filterBytes(spec: ColumnSpec, ndv: Long): Int = SbbfSizing.numBytes(ndv, spec.fpp, spec.sizing)
 
   def dataType(spec: ColumnSpec): DataType = DataType.fromDDL(spec.dataType)
+}
+
+object IndexManager {
+  /** The Spark job group of an index's builds: the UI groups them, Python polls it for progress. */
+  def jobGroup(name: String): String = s"bloomindex-$name"
 }

@@ -9,7 +9,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.paths.SparkPath
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{FileStatusCache, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.sources.DataSourceRegister
 
 /** A file of a source, identified by path + size + modification time. */
@@ -92,7 +92,10 @@ object SourceResolver {
     case Some(t) =>
       spark.catalog.refreshTable(t)
       spark.table(t)
-    case None => spark.read.format(s.format).options(s.options).load(s.paths: _*)
+    case None =>
+      // Path reads share the session's file status cache: drop it so deletes are seen.
+      FileStatusCache.getOrCreate(spark).invalidateAll()
+      spark.read.format(s.format).options(s.options).load(s.paths: _*)
   }
 
   /** The source's current files. */

@@ -1,0 +1,69 @@
+package bloomindex.api
+
+import scala.jdk.CollectionConverters._
+
+import bloomindex.index.{IndexManager, SourceResolver}
+import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+
+/**
+ * The index operations for Python's `BloomIndex`, through py4j: the same [[IndexManager]]
+ * the SQL commands use. Collections arrive as java.util ones (py4j converts Python's).
+ */
+object IndexApi {
+
+  private def columns(names: java.util.List[String], options: java.util.Map[String, java.util.Map[String, String]]) =
+    names.asScala.toSeq.map { n =>
+      val o = Option(options).flatMap(m => Option(m.get(n))).map(_.asScala.toMap).getOrElse(Map.empty[String, String])
+      ColumnRequest(n, o)
+    }
+
+  /** Source: a table name, or `format` + `path` when `format` is not null. */
+  def createOnTableOrPath(
+      spark: SparkSession,
+      name: String,
+      source: String,
+      format: String,
+      columnNames: java.util.List[String],
+      columnOptions: java.util.Map[String, java.util.Map[String, String]],
+      options: java.util.Map[String, String],
+      ifNotExists: Boolean): Boolean = {
+    val manager = new IndexManager(spark)
+    manager.checkName(name)
+    val spec =
+      if (format == null) SourceResolver.resolve(spark, SourceRef(spark.sessionState.sqlParser.parseMultipartIdentifier(source)))
+      else SourceResolver.resolvePath(spark, format.toLowerCase(java.util.Locale.ROOT), source)
+    val plan = manager.plan(name, spec, columns(columnNames, columnOptions), options.asScala.toMap)
+    manager.createFromSpec(plan, ifNotExists).isDefined
+  }
+
+  def createOnDataFrame(
+      df: DataFrame,
+      name: String,
+      columnNames: java.util.List[String],
+      columnOptions: java.util.Map[String, java.util.Map[String, String]],
+      options: java.util.Map[String, String],
+      ifNotExists: Boolean): Boolean = {
+    val manager = new IndexManager(df.sparkSession)
+    manager.checkName(name)
+    val plan = manager.plan(name, SourceResolver.resolveDataFrame(df), columns(columnNames, columnOptions), options.asScala.toMap)
+    manager.createFromSpec(plan, ifNotExists).isDefined
+  }
+
+  def refresh(spark: SparkSession, name: String, full: Boolean): Long = new IndexManager(spark).refresh(name, full).version
+
+  def drop(spark: SparkSession, name: String, ifExists: Boolean): Boolean = new IndexManager(spark).drop(name, ifExists)
+
+  def list(spark: SparkSession): DataFrame = {
+    val cmd = ShowBloomIndexesCommand(None)
+    val rows = cmd.run(spark)
+    spark.createDataFrame(rows.asJava, org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(cmd.output))
+  }
+
+  /** DESCRIBE as ordered (key, value) pairs: a flat java.util.List of 2-element lists. */
+  def describe(spark: SparkSession, name: String): java.util.List[java.util.List[String]] =
+    new IndexManager(spark).describe(name).map { case (k, v) => java.util.Arrays.asList(k, v) }.asJava
+
+  def jobGroup(name: String): String = IndexManager.jobGroup(name)
+}

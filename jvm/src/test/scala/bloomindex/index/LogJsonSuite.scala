@@ -1,0 +1,31 @@
+package bloomindex.index
+
+import bloomindex.sbbf.SbbfSizing.Sizing
+import org.scalatest.funsuite.AnyFunSuite
+
+class LogJsonSuite extends AnyFunSuite {
+
+  private val entry = LogEntry(3, IndexState.Active, "CREATE", "op", 10L, 5L,
+    IndexSpec("i", SourceSpec(Some("db.t"), "csv", Seq("file:/x"), Map("header" -> "true"), Seq("p")),
+      Seq(ColumnSpec("a", "BIGINT", 0.01, Some(100L), Sizing.Exact), ColumnSpec("b", "STRING", 0.1, None, Sizing.PowerOfTwo)),
+      global = true),
+    Some(IndexData("data/op", 2, 300, 64, 0, Map("a" -> 7L))))
+
+  test("round trip") {
+    assert(LogJson.read(LogJson.write(entry)) == entry)
+    val noData = entry.copy(state = IndexState.Creating, data = None)
+    assert(LogJson.read(LogJson.write(noData)) == noData)
+  }
+
+  test("a future format version, damage and wrong types are refused with a clear message") {
+    val json = LogJson.write(entry)
+    def err(s: String): String = intercept[LogJson.InvalidLogEntryException](LogJson.read(s)).getMessage
+    assert(err(json.replace("\"formatVersion\":1", "\"formatVersion\":2")).contains("format version 2"))
+    assert(err(json.take(json.length / 2)).contains("not valid JSON"))
+    assert(err(json.replace("\"state\":\"ACTIVE\"", "\"state\":\"DONE\"")).contains("unknown state"))
+    assert(err(json.replace("\"version\":3", "\"version\":\"3\"")).contains("'version' is not an integer"))
+    assert(err(json.replace("\"columns\":[", "\"columnz\":[")).contains("missing field 'columns'"))
+    assert(err("[]").contains("not a JSON object"))
+    assert(err("{" * 100000).nonEmpty)
+  }
+}

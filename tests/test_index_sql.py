@@ -1,0 +1,281 @@
+"""CREATE / REFRESH / DROP / SHOW / DESCRIBE BLOOM INDEX through SQL, on every source kind."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from pyspark.errors import AnalysisException, ParseException
+from pyspark.sql import functions as F
+
+import bloomindex
+from index_helpers import assert_filters_hold_values, index_rows, log_entries, row_path, table_files
+
+
+@pytest.fixture()
+def root(spark, tmp_path):
+    """Each test gets its own index root, so indexes never leak between tests."""
+    path = str(tmp_path / "indexes")
+    spark.conf.set("spark.bloomindex.root", path)
+    yield path
+    spark.conf.unset("spark.bloomindex.root")
+
+
+def _orders(spark, n=3000, files=4, offset=0):
+    return (spark.range(offset, offset + n)
+            .select(F.col("id").alias("user_id"),
+                    F.concat(F.lit("u"), (F.col("id") % 500).cast("string")).alias("email"),
+                    (F.col("id") % 3).alias("p"),
+                    F.when(F.col("id") % 7 == 0, None).otherwise(F.col("id") * 1.5).alias("amount"),
+                    (F.col("id") % 2 == 0).alias("flag"))
+            .repartition(files))
+
+
+def _describe(spark, name):
+    return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+
+
+def test_create_show_describe_on_a_partitioned_managed_table(spark, root):
+    spark.sql("DROP TABLE IF EXISTS orders_p")
+    _orders(spark).write.partitionBy("p").saveAsTable("orders_p")
+    spark.sql("CREATE BLOOM INDEX oi ON orders_p FOR COLUMNS (user_id, email OPTIONS (fpp = 0.05)) "
+              "OPTIONS (global = true)")
+    shown = spark.sql("SHOW BLOOM INDEXES").collect()
+    assert [(r.name, r.columns, r.state) for r in shown] == [("oi", "user_id, email", "ACTIVE")]
+    files = table_files(spark, "orders_p")
+    assert shown[0].files_indexed == len(files) and shown[0].bytes > 0
+    d = _describe(spark, "oi")
+    assert d["state"] == "ACTIVE" and d["log_version"] == "1" and d["files_indexed"] == str(len(files))
+    assert d["column.email.fpp"] == "0.05" and d["column.user_id.fpp"] == "0.01"
+    assert d["column.user_id.sizing"] == "exact" and d["files_new_or_changed"] == "0"
+    assert int(d["column.user_id.global_ndv"]) == pytest.approx(3000, rel=0.05)
+    assert {row_path(r.file_path) for r in index_rows(spark, root, "oi")} == files
+    checked = assert_filters_hold_values(spark, root, "oi", spark.table("orders_p"),
+                                         {"user_id": "bigint", "email": "string"})
+    assert checked == 2 * 3000
+    # Per-file filters are sized for the file's own distinct count at the fpp.
+    for r in index_rows(spark, root, "oi"):
+        f = bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter))
+        target = 0.05 if r.column == "email" else 0.01
+        assert bloomindex.expected_fpp(f.num_bytes, r.ndv) <= target
+        assert r.row_count > 0 and r.ndv <= r.row_count
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "csv", "json"])
+def test_every_format_as_external_table_and_as_path(spark, root, tmp_path, fmt):
+    path = str(tmp_path / f"data_{fmt}")
+    writer = _orders(spark, n=400, files=3).drop("flag").write.format(fmt)
+    if fmt == "csv":
+        writer = writer.option("header", "true")
+    writer.save(path)
+    table = f"ext_{fmt}"
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    header = "OPTIONS (header 'true')" if fmt == "csv" else ""
+    schema = "(user_id BIGINT, email STRING, p BIGINT, amount DOUBLE)" if fmt in ("csv", "json") else ""
+    spark.sql(f"CREATE TABLE {table} {schema} USING {fmt} {header} LOCATION '{path}'")
+    spark.sql(f"CREATE BLOOM INDEX t_{fmt} ON {table} FOR COLUMNS (user_id, email)")
+    assert_filters_hold_values(spark, root, f"t_{fmt}", spark.table(table), {"user_id": "bigint", "email": "string"})
+
+    # A path read has no reader options: CSV columns are then _c0, _c1, ...
+    spark.sql(f"CREATE BLOOM INDEX p_{fmt} ON {fmt}.`{path}` FOR COLUMNS ({'_c1' if fmt == 'csv' else 'email'})")
+    d = _describe(spark, f"p_{fmt}")
+    assert d["format"] == fmt and d["files_indexed"] == str(len(table_files(spark, table)))
+    shown = spark.sql(f"SHOW BLOOM INDEXES ON {table}").collect()
+    assert [r.name for r in shown] == [f"t_{fmt}"]
+
+
+@pytest.mark.parametrize("sql,message", [
+    ("CREATE BLOOM INDEX bad ON no_such_table FOR COLUMNS (a)", "not found"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (nope)", "Column 'nope' does not exist"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (flag)", "BOOLEAN cannot be indexed"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (s)", "cannot be indexed"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id OPTIONS (fpp = 0))", "Invalid fpp"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id OPTIONS (fpp = 1))", "Invalid fpp"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id) OPTIONS (fpp = 1.5)", "Invalid fpp"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id OPTIONS (ndv = 0))", "Invalid ndv"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id OPTIONS (ndv = -5))", "Invalid ndv"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id) OPTIONS (colour = 'red')", "Unknown option 'colour'"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id OPTIONS (global = true))", "Unknown option 'global'"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id, ID)", "listed twice"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (p)", "partition column"),
+    ("CREATE BLOOM INDEX `a/b` ON typed FOR COLUMNS (id)", "Invalid Bloom index name"),
+    ("CREATE BLOOM INDEX `..` ON typed FOR COLUMNS (id)", "Invalid Bloom index name"),
+    ("CREATE BLOOM INDEX `a.b` ON typed FOR COLUMNS (id)", "Invalid Bloom index name"),
+    ("CREATE BLOOM INDEX `/abs` ON typed FOR COLUMNS (id)", "Invalid Bloom index name"),
+    ("CREATE BLOOM INDEX bad ON typed FOR COLUMNS (id) OPTIONS (sizing = 'round')", "Invalid sizing"),
+    ("CREATE BLOOM INDEX bad ON parquet.`/no/such/path` FOR COLUMNS (id)", "does not exist"),
+    ("REFRESH BLOOM INDEX nothing_here", "does not exist"),
+    ("DROP BLOOM INDEX nothing_here", "does not exist"),
+    ("DESCRIBE BLOOM INDEX nothing_here", "does not exist"),
+])
+def test_bad_input_is_an_analysis_error_and_writes_nothing(spark, root, sql, message):
+    spark.sql("DROP TABLE IF EXISTS typed")
+    (spark.range(10).selectExpr("id", "id % 2 = 0 as flag", "named_struct('a', id) as s", "id % 2 as p")
+     .write.partitionBy("p").saveAsTable("typed"))
+    with pytest.raises(AnalysisException, match=message):
+        spark.sql(sql)
+    assert not os.path.exists(root) or os.listdir(root) == []
+
+
+def test_parse_errors_in_our_statements_and_spark_errors_in_spark_statements(spark, root):
+    with pytest.raises(ParseException, match="expected '\\('"):
+        spark.sql("CREATE BLOOM INDEX x ON t FOR COLUMNS")
+    with pytest.raises(ParseException, match="SELEC"):
+        spark.sql("SELEC 1")
+    assert spark.sql("SELECT 1 AS bloom").collect()[0].bloom == 1
+
+
+def test_duplicate_name_if_not_exists_and_recreate_after_drop(spark, root):
+    spark.sql("DROP TABLE IF EXISTS dup_t")
+    _orders(spark, n=200, files=2).write.saveAsTable("dup_t")
+    spark.sql("CREATE BLOOM INDEX dup ON dup_t FOR COLUMNS (user_id)")
+    before = log_entries(root, "dup")
+    with pytest.raises(AnalysisException, match="already exists"):
+        spark.sql("CREATE BLOOM INDEX dup ON dup_t FOR COLUMNS (email)")
+    spark.sql("CREATE BLOOM INDEX IF NOT EXISTS dup ON dup_t FOR COLUMNS (email)")
+    assert log_entries(root, "dup") == before
+    spark.sql("DROP BLOOM INDEX dup")
+    assert log_entries(root, "dup")[-1]["state"] == "DELETED"
+    assert os.listdir(os.path.join(root, "dup", "data")) == []
+    assert spark.sql("SHOW BLOOM INDEXES").count() == 0
+    spark.sql("DROP BLOOM INDEX IF EXISTS dup")
+    spark.sql("CREATE BLOOM INDEX dup ON dup_t FOR COLUMNS (email)")
+    versions = [e["version"] for e in log_entries(root, "dup")]
+    assert versions == list(range(len(versions)))
+    assert _describe(spark, "dup")["columns"] == "email"
+
+
+def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_path):
+    path = str(tmp_path / "r")
+    _orders(spark, n=600, files=3).drop("flag").write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX r ON parquet.`{path}` FOR COLUMNS (user_id) OPTIONS (global = true)")
+    assert _describe(spark, "r")["files_indexed"] == "3"
+
+    # Append: new files are not indexed until a refresh, which indexes just them.
+    _orders(spark, n=100, files=2, offset=10_000).drop("flag").write.mode("append").parquet(path)
+    d = _describe(spark, "r")
+    assert d["files_new_or_changed"] == "2" and d["files_indexed"] == "3"
+    old_rows = {row_path(r.file_path): bytes(r.filter) for r in index_rows(spark, root, "r")}
+    spark.sql("REFRESH BLOOM INDEX r")
+    d = _describe(spark, "r")
+    assert d["files_new_or_changed"] == "0" and d["files_indexed"] == "5"
+    assert d["last_operation"] == "REFRESH INCREMENTAL"
+    new_rows = {row_path(r.file_path): bytes(r.filter) for r in index_rows(spark, root, "r")}
+    assert all(new_rows[p] == b for p, b in old_rows.items())  # unchanged files carried, not rebuilt
+    assert_filters_hold_values(spark, root, "r", spark.read.parquet(path), {"user_id": "bigint"})
+
+    # Delete one file, overwrite another in place with other values.
+    files = sorted(p for p in os.listdir(path) if p.endswith(".parquet"))
+    os.remove(os.path.join(path, files[0]))
+    victim = os.path.join(path, files[1])
+    tmp = str(tmp_path / "replacement")
+    spark.range(50_000, 50_010).selectExpr("id AS user_id", "'x' AS email", "0L AS p", "1.0 AS amount") \
+        .coalesce(1).write.parquet(tmp)
+    replacement = [f for f in os.listdir(tmp) if f.endswith(".parquet")][0]
+    os.replace(os.path.join(tmp, replacement), victim)
+    # Hadoop's local file system checks a .crc sidecar: move the new file's along with it.
+    os.replace(os.path.join(tmp, f".{replacement}.crc"), os.path.join(path, f".{files[1]}.crc"))
+    d = _describe(spark, "r")
+    assert d["files_deleted"] == "1" and d["files_new_or_changed"] == "1"
+    spark.sql("REFRESH BLOOM INDEX r INCREMENTAL")
+    d = _describe(spark, "r")
+    assert d["files_deleted"] == "0" and d["files_new_or_changed"] == "0" and d["files_indexed"] == "4"
+    assert_filters_hold_values(spark, root, "r", spark.read.parquet(path), {"user_id": "bigint"})
+    rows = {row_path(r.file_path): r for r in index_rows(spark, root, "r")}
+    assert bloomindex.Sbbf.from_parquet_bytes(bytes(rows[row_path(victim)].filter)).might_contain(50_005, "bigint")
+
+    spark.sql("REFRESH BLOOM INDEX r FULL")
+    d = _describe(spark, "r")
+    assert d["last_operation"] == "REFRESH FULL" and d["files_indexed"] == "4"
+    versions = [(e["version"], e["state"]) for e in log_entries(root, "r")]
+    assert [v for v, _ in versions] == list(range(len(versions)))
+    assert [s for _, s in versions] == ["CREATING", "ACTIVE"] + ["REFRESHING", "ACTIVE"] * 3
+    # The live version's data and the one before it (queries may still be reading it) are
+    # kept; older ones were removed by the refreshes.
+    active = [e["data"]["dir"] for e in log_entries(root, "r") if e["state"] == "ACTIVE"]
+    assert sorted(os.listdir(os.path.join(root, "r", "data"))) == sorted(d.split("/")[1] for d in active[-2:])
+
+
+def test_a_build_that_fails_part_way_leaves_the_previous_version_readable(spark, root, tmp_path):
+    path = str(tmp_path / "f")
+    _orders(spark, n=300, files=2).drop("flag").write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX f ON parquet.`{path}` FOR COLUMNS (user_id)")
+    good = sorted((row_path(r.file_path), bytes(r.filter)) for r in index_rows(spark, root, "f"))
+    junk = os.path.join(path, "part-99999-junk.parquet")
+    with open(junk, "wb") as out:
+        out.write(b"PAR1 this is not a parquet file at all PAR1")
+    with pytest.raises(Exception):
+        spark.sql("REFRESH BLOOM INDEX f")
+    entries = log_entries(root, "f")
+    assert entries[-1]["state"] == "ACTIVE" and "rolled back" in entries[-1]["operation"]
+    assert sorted((row_path(r.file_path), bytes(r.filter)) for r in index_rows(spark, root, "f")) == good
+    assert _describe(spark, "f")["state"] == "ACTIVE"
+    os.remove(junk)
+    spark.sql("REFRESH BLOOM INDEX f")
+    # The failed build's leftovers are gone; the previous and the new version remain.
+    active = [e["data"]["dir"].split("/")[1] for e in log_entries(root, "f") if e["state"] == "ACTIVE"]
+    assert sorted(os.listdir(os.path.join(root, "f", "data"))) == sorted(set(active[-2:]))
+
+
+def test_two_sessions_creating_the_same_index_at_once(spark, root):
+    spark.sql("DROP TABLE IF EXISTS race_t")
+    _orders(spark, n=2000, files=4).write.saveAsTable("race_t")
+    sessions = [spark.newSession() for _ in range(2)]
+    for s in sessions:
+        s.conf.set("spark.bloomindex.root", root)
+    outcomes = []
+
+    def run(s):
+        try:
+            s.sql("CREATE BLOOM INDEX race ON race_t FOR COLUMNS (user_id)")
+            outcomes.append("ok")
+        except AnalysisException as e:
+            outcomes.append(str(e))
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("ok") == 1, outcomes
+    loser = [o for o in outcomes if o != "ok"][0]
+    assert "already exists" in loser or "another command committed" in loser
+    entries = log_entries(root, "race")
+    assert [e["version"] for e in entries] == list(range(len(entries)))
+    assert entries[-1]["state"] == "ACTIVE"
+    assert _describe(spark, "race")["files_indexed"] == str(len(table_files(spark, "race_t")))
+
+
+def test_databricks_forms(spark, root):
+    spark.sql("DROP TABLE IF EXISTS dbx")
+    _orders(spark, n=300, files=2).write.saveAsTable("dbx")
+    spark.sql("CREATE BLOOMFILTER INDEX ON TABLE dbx FOR COLUMNS (user_id OPTIONS (fpp = 0.1, numItems = 5000), email)")
+    shown = {r.columns: r.name for r in spark.sql("SHOW BLOOM INDEXES ON dbx").collect()}
+    assert set(shown) == {"user_id", "email"}
+    d = _describe(spark, shown["user_id"])
+    assert d["column.user_id.fpp"] == "0.1" and d["column.user_id.ndv"] == "5000"
+    for r in index_rows(spark, root, shown["user_id"]):
+        assert bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter)).num_bytes == bloomindex.optimal_num_bytes(
+            5000, 0.1, power_of_two=False)
+    with pytest.raises(AnalysisException, match="already has a Bloom filter index"):
+        spark.sql("CREATE BLOOMFILTER INDEX ON dbx FOR COLUMNS (email)")
+    spark.sql("DROP BLOOMFILTER INDEX ON TABLE dbx FOR COLUMNS (user_id)")
+    assert [r.columns for r in spark.sql("SHOW BLOOM INDEXES ON dbx").collect()] == ["email"]
+    spark.sql("DROP BLOOMFILTER INDEX ON dbx")
+    assert spark.sql("SHOW BLOOM INDEXES ON dbx").count() == 0
+    with pytest.raises(AnalysisException, match="has no Bloom filter index"):
+        spark.sql("DROP BLOOMFILTER INDEX ON dbx")
+
+
+def test_a_log_entry_from_a_future_version_is_refused(spark, root, tmp_path):
+    path = str(tmp_path / "fv")
+    _orders(spark, n=50, files=1).drop("flag").write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX fv ON parquet.`{path}` FOR COLUMNS (user_id)")
+    log_dir = os.path.join(root, "fv", "_log")
+    last = sorted(os.listdir(log_dir))[-1]
+    text = open(os.path.join(log_dir, last)).read().replace('"formatVersion":1', '"formatVersion":7')
+    open(os.path.join(log_dir, "%020d.json" % (int(last[:20]) + 1)), "w").write(text.replace(
+        f'"version":{int(last[:20])}', f'"version":{int(last[:20]) + 1}'))
+    with pytest.raises(Exception, match="format version 7"):
+        spark.sql("REFRESH BLOOM INDEX fv")
