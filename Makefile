@@ -19,7 +19,7 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
 
-.PHONY: all jar test test-scala test-python demo bench-sbbf bench-python clean
+.PHONY: all jar test test-scala test-python demo bench-sbbf bench-build clean
 
 all: jar
 
@@ -59,3 +59,6 @@ bench-sbbf: $(VENV)/.installed $(SBT_JAR)
 
 clean:
 	rm -rf target project/target python/bloomindex/jars spark-warehouse
+
+bench-build: $(JAR)
+	$(PY) bench/bench_build.py

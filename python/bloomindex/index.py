@@ -107,6 +107,11 @@ class BloomIndex:
         pairs = capture_sql_exception(self._api.describe)(self._spark._jsparkSession, name)
         return {str(p[0]): str(p[1]) for p in pairs}
 
+    def explain(self, df: "DataFrame") -> str:
+        """A readable report of what Bloom indexes do to ``df``'s scans: the index used, files
+        kept/total and bytes skipped per scan, and for each index that did not apply, why."""
+        return str(capture_sql_exception(self._api.explain)(df._jdf))
+
     def _run(self, name: str, call):
         """Runs a build, printing progress to stderr when it takes more than a few seconds."""
         done = threading.Event()

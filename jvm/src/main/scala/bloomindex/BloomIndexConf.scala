@@ -11,6 +11,12 @@ object BloomIndexConf {
   /** Default false positive rate of a column's filters. */
   val DefaultFpp = "spark.bloomindex.fpp.default"
 
+  /** Turns file pruning with Bloom indexes on or off (default on). */
+  val PruningEnabled = "spark.bloomindex.pruning.enabled"
+
+  def pruningEnabled(spark: SparkSession): Boolean =
+    spark.conf.getOption(PruningEnabled).forall(_.trim.equalsIgnoreCase("true"))
+
   def root(spark: SparkSession): String = spark.conf.getOption(Root).getOrElse {
     val warehouse = spark.conf.get("spark.sql.warehouse.dir")
     new org.apache.hadoop.fs.Path(warehouse, "_bloomindex").toString

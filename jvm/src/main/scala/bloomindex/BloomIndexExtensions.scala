@@ -1,5 +1,6 @@
 package bloomindex
 
+import bloomindex.optimizer.BloomIndexPruning
 import bloomindex.sql.BloomIndexSqlParser
 
 import org.apache.spark.sql.SparkSessionExtensions
@@ -15,5 +16,9 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // parser: CREATE/REFRESH/DROP/SHOW/DESCRIBE BLOOM INDEX; everything else goes to Spark's
     // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
     extensions.injectParser((_, delegate) => new BloomIndexSqlParser(delegate))
+
+    // optimizer: file pruning. Pre-CBO, so it runs after Spark pushed filters to the scans and
+    // pruned partitions (it narrows the already partition-pruned file list), and once.
+    extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
   }
 }

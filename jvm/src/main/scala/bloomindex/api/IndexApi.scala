@@ -3,9 +3,11 @@ package bloomindex.api
 import scala.jdk.CollectionConverters._
 
 import bloomindex.index.{IndexManager, SourceResolver}
+import bloomindex.optimizer.BloomPrunedFileIndex
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 /**
  * The index operations for Python's `BloomIndex`, through py4j: the same [[IndexManager]]
@@ -66,4 +68,30 @@ object IndexApi {
     new IndexManager(spark).describe(name).map { case (k, v) => java.util.Arrays.asList(k, v) }.asJava
 
   def jobGroup(name: String): String = IndexManager.jobGroup(name)
+
+  /**
+   * What Bloom indexes did to each file scan of `df`'s optimized plan: one line per scan,
+   * then a line per index that did not apply and why.
+   */
+  def explain(df: DataFrame): String = {
+    val lines = df.queryExecution.optimizedPlan.collect {
+      case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
+        val roots = rel.location match {
+          case b: BloomPrunedFileIndex => b.delegate.rootPaths
+          case other => other.rootPaths
+        }
+        val what = table.map(_.identifier.unquotedString).getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
+        rel.location match {
+          case b: BloomPrunedFileIndex =>
+            val i = b.info
+            val applied =
+              if (i.index == "none") s"scan of $what: no index applied; files kept ${i.filesKept}/${i.filesTotal}"
+              else s"scan of $what: index ${i.index} (log version ${i.version}) kept ${i.filesKept}/${i.filesTotal} " +
+                s"files, skipped ${i.filesTotal - i.filesKept} files (${i.bytesSkipped} bytes)"
+            (applied +: i.notApplied.map(r => s"  not applied: $r")).mkString("\n")
+          case _ => s"scan of $what: no Bloom index for this source (or pruning disabled)"
+        }
+    }
+    if (lines.isEmpty) "no file scans in this plan" else lines.mkString("\n")
+  }
 }

@@ -1,0 +1,69 @@
+package bloomindex.index
+
+import java.util.concurrent.ConcurrentHashMap
+
+import bloomindex.sbbf.Sbbf
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+
+/** One indexed file as queries need it: identity, and per column null count and filter. */
+final class IndexedFile(
+    val path: String,
+    val size: Long,
+    val modificationTime: Long,
+    val rowCount: Long,
+    val nullCounts: Array[Long],
+    val filters: Array[Sbbf])
+
+/** An ACTIVE index version loaded for probing: files by path, columns in spec order. */
+final class LoadedIndex(val entry: LogEntry, val files: Map[String, IndexedFile]) {
+  def spec: IndexSpec = entry.spec
+  def columnIndex(name: String): Int =
+    spec.columns.indexWhere(_.name.equalsIgnoreCase(name))
+}
+
+/**
+ * Loaded index data, keyed by (index folder, log version): a query lists the index's log
+ * (one listing) and reuses the loaded filters unless a newer version was committed. A version's
+ * data never changes, so sessions of one JVM share it; only the newest version of each index
+ * is kept.
+ */
+object IndexCache {
+
+  private val cache = new ConcurrentHashMap[(String, Long), LoadedIndex]()
+
+  def load(spark: SparkSession, log: IndexLog, entry: LogEntry): LoadedIndex = {
+    val key = (log.indexDir.toString, entry.version)
+    val hit = cache.get(key)
+    if (hit != null) return hit
+    val loaded = read(spark, log.indexDir, entry)
+    // Older versions of this index in this session are of no further use.
+    cache.keySet().removeIf(k => k._1 == key._1 && k._2 != key._2)
+    cache.put(key, loaded)
+    loaded
+  }
+
+  private def read(spark: SparkSession, indexDir: Path, entry: LogEntry): LoadedIndex = {
+    val data = entry.data.getOrElse(throw new IllegalStateException(s"version ${entry.version} has no data"))
+    val cols = entry.spec.columns.map(_.name)
+    val rows = IndexStore.rows(spark, indexDir, data)
+      .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
+      .collect()
+    val byFile = rows.groupBy(_.getString(0)).flatMap { case (path, rs) =>
+      val nulls = new Array[Long](cols.size)
+      val filters = new Array[Sbbf](cols.size)
+      rs.foreach { r =>
+        val i = cols.indexWhere(_ == r.getString(3))
+        if (i >= 0) {
+          nulls(i) = r.getLong(5)
+          filters(i) = Sbbf.fromParquetBytes(r.getAs[Array[Byte]](6))
+        }
+      }
+      // A file the index cannot vouch for on every column is treated as not indexed.
+      if (filters.exists(_ == null)) None
+      else Some(path -> new IndexedFile(path, rs.head.getLong(1), rs.head.getLong(2), rs.head.getLong(4), nulls, filters))
+    }
+    new LoadedIndex(entry, byFile)
+  }
+}

@@ -1,0 +1,129 @@
+package bloomindex.optimizer
+
+import bloomindex.index.{IndexedFile, LoadedIndex}
+import bloomindex.sbbf.ParquetHash
+
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, IsNotNull, IsNull, Literal, Or}
+import org.apache.spark.sql.types._
+
+/**
+ * A predicate turned into a test on one indexed file: `mayMatch(file)` is false only when no
+ * row of the file can satisfy the predicate. Built from `=`, `<=>`, `IN`, `IS [NOT] NULL` on
+ * indexed columns and AND/OR of them; anything else is not translated (and so never prunes).
+ */
+sealed trait FilePredicate {
+  def mayMatch(f: IndexedFile): Boolean
+}
+
+object FilePredicate {
+
+  /** Why a predicate did not translate, for `BloomIndex.explain`. */
+  final case class NotApplicable(reason: String)
+
+  private final case class AnyOf(column: Int, hashes: Array[Long]) extends FilePredicate {
+    def mayMatch(f: IndexedFile): Boolean = {
+      val filter = f.filters(column)
+      if (hashes.length <= 8) hashes.exists(filter.mightContain)
+      else {
+        // Long IN-lists: one bulk check of all the list's hashes against this file's filter.
+        val out = new Array[Boolean](hashes.length)
+        filter.checkAll(hashes, 0, hashes.length, out, 0)
+        out.contains(true)
+      }
+    }
+  }
+  private final case class HasNull(column: Int) extends FilePredicate {
+    def mayMatch(f: IndexedFile): Boolean = f.nullCounts(column) > 0
+  }
+  private final case class HasNonNull(column: Int) extends FilePredicate {
+    def mayMatch(f: IndexedFile): Boolean = f.nullCounts(column) < f.rowCount
+  }
+  private final case class AllOf(ps: Seq[FilePredicate]) extends FilePredicate {
+    def mayMatch(f: IndexedFile): Boolean = ps.forall(_.mayMatch(f))
+  }
+  private final case class OneOf(ps: Seq[FilePredicate]) extends FilePredicate {
+    def mayMatch(f: IndexedFile): Boolean = ps.exists(_.mayMatch(f))
+  }
+
+  /** Translates `e`; Left(reason) when no part of it can prune. */
+  def translate(e: Expression, index: LoadedIndex): Either[NotApplicable, FilePredicate] = e match {
+    case And(a, b) =>
+      (translate(a, index), translate(b, index)) match {
+        case (Right(x), Right(y)) => Right(AllOf(Seq(x, y)))
+        case (Right(x), _) => Right(x) // a file is skipped when any conjunct excludes it
+        case (_, Right(y)) => Right(y)
+        case (Left(r), _) => Left(r)
+      }
+    case Or(a, b) =>
+      (translate(a, index), translate(b, index)) match {
+        case (Right(x), Right(y)) => Right(OneOf(Seq(x, y)))
+        case (Left(r), _) => Left(r) // only when every disjunct excludes it
+        case (_, Left(r)) => Left(r)
+      }
+    case EqualTo(a: Attribute, l: Literal) => equality(a, Seq(l.value), index)
+    case EqualTo(l: Literal, a: Attribute) => equality(a, Seq(l.value), index)
+    case EqualNullSafe(a: Attribute, l: Literal) => if (l.value == null) isNull(a, index) else equality(a, Seq(l.value), index)
+    case EqualNullSafe(l: Literal, a: Attribute) => if (l.value == null) isNull(a, index) else equality(a, Seq(l.value), index)
+    case In(a: Attribute, list) if list.forall(_.isInstanceOf[Literal]) =>
+      equality(a, list.map(_.asInstanceOf[Literal].value), index)
+    case InSet(a: Attribute, set) => equality(a, set.toSeq, index)
+    case IsNull(a: Attribute) => isNull(a, index)
+    case IsNotNull(a: Attribute) => column(a, index).map(HasNonNull)
+    case other => Left(NotApplicable(s"predicate shape: ${other.prettyName}"))
+  }
+
+  private def column(a: Attribute, index: LoadedIndex): Either[NotApplicable, Int] = {
+    val i = index.columnIndex(a.name)
+    if (i < 0) return Left(NotApplicable(s"column not indexed: ${a.name}"))
+    val indexed = DataType.fromDDL(index.spec.columns(i).dataType)
+    val actual = a.dataType
+    if (!sameType(indexed, actual)) Left(NotApplicable(s"type mismatch on ${a.name}: index ${indexed.sql}, query ${actual.sql}"))
+    else actual match {
+      case s: StringType if s.sql != "STRING" => // UTF8_BINARY only; collated, CHAR, VARCHAR: no
+        Left(NotApplicable(s"collation: ${a.name} is ${s.sql}, where equal strings may differ in bytes"))
+      case _ => Right(i)
+    }
+  }
+
+  // Collation is checked separately; the index stores the type's SQL form.
+  private def sameType(indexed: DataType, actual: DataType): Boolean = (indexed, actual) match {
+    case (_: StringType, _: StringType) => true
+    case _ => indexed == actual
+  }
+
+  private def isNull(a: Attribute, index: LoadedIndex): Either[NotApplicable, FilePredicate] = column(a, index).map(HasNull)
+
+  private def equality(a: Attribute, values: Seq[Any], index: LoadedIndex): Either[NotApplicable, FilePredicate] =
+    column(a, index).flatMap { i =>
+      val dt = a.dataType
+      val nonNull = values.filter(_ != null) // `col = NULL` and `col IN (NULL)` match nothing
+      probes(nonNull, dt) match {
+        case None => Left(NotApplicable(s"NaN literal on ${a.name}: NaN may be stored in many bit patterns"))
+        case Some(hashes) => Right(AnyOf(i, hashes))
+      }
+    }
+
+  /**
+   * Hashes of every stored representation Spark's equality treats as equal to the values;
+   * None where that set cannot be enumerated (NaN).
+   */
+  private def probes(values: Seq[Any], dt: DataType): Option[Array[Long]] = {
+    val out = Array.newBuilder[Long]
+    values.foreach { v =>
+      (dt, v) match {
+        case (FloatType, f: Float) =>
+          if (f.isNaN) return None
+          out += ParquetHash.hashFloat(f)
+          if (f == 0.0f) out += ParquetHash.hashFloat(-f) // 0.0 = -0.0 in Spark
+        case (DoubleType, d: Double) =>
+          if (d.isNaN) return None
+          out += ParquetHash.hashDouble(d)
+          if (d == 0.0) out += ParquetHash.hashDouble(-d)
+        case _ =>
+          try out += ParquetHash.hashValue(v, dt)
+          catch { case _: IllegalArgumentException => return None } // a literal we cannot place: do not prune
+      }
+    }
+    Some(out.result())
+  }
+}
