@@ -19,7 +19,7 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
 
-.PHONY: all jar test test-scala test-python demo bench-sbbf bench-build clean
+.PHONY: all jar test test-scala test-python demo bench-sbbf bench-build bench-query clean
 
 all: jar
 
@@ -62,3 +62,6 @@ clean:
 
 bench-build: $(JAR)
 	$(PY) bench/bench_build.py
+
+bench-query: $(JAR)
+	$(PY) bench/bench_query.py
