@@ -12,9 +12,9 @@ import shutil
 import sys
 import time
 
-from pyspark.sql import SparkSession, functions as F
+from pyspark.sql import functions as F
 
-import bloomindex
+from common import bench_session
 
 ROWS = int(os.environ.get("BENCH_ROWS", 20_000_000))
 FILES = int(os.environ.get("BENCH_FILES", 200))
@@ -22,12 +22,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 
 
 def main() -> int:
-    spark = (bloomindex.configure(SparkSession.builder.master("local[2]").appName("bench-build"))
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.memory", "6g").config("spark.sql.shuffle.partitions", "8")
-             .config("spark.bloomindex.root", os.path.join(OUT, "indexes"))
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session("bench-build", OUT)
     table = os.path.join(OUT, f"build_{ROWS}_{FILES}")
     if not os.path.exists(table):
         t0 = time.perf_counter()

@@ -14,9 +14,9 @@ import os
 import sys
 import time
 
-from pyspark.sql import SparkSession, functions as F
+from pyspark.sql import functions as F
 
-import bloomindex
+from common import bench_session
 
 ROWS = int(os.environ.get("BENCH_ROWS", 50_000_000))
 FILES = int(os.environ.get("BENCH_FILES", 2000))
@@ -34,12 +34,7 @@ def best(fn, runs=3):
 
 
 def main() -> int:
-    spark = (bloomindex.configure(SparkSession.builder.master("local[2]").appName("bench-query"))
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.memory", "8g").config("spark.sql.shuffle.partitions", "8")
-             .config("spark.bloomindex.root", os.path.join(OUT, "indexes"))
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session("bench-query", OUT)
     plain = os.path.join(OUT, f"query_plain_{ROWS}_{FILES}")
     parquet_bf = os.path.join(OUT, f"query_bf_{ROWS}_{FILES}")
     data = (spark.range(ROWS, numPartitions=FILES)

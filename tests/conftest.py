@@ -47,3 +47,12 @@ def jvm_api(spark):
     from bloomindex.session import jvm_api
 
     return jvm_api(spark)
+
+
+@pytest.fixture()
+def root(spark, tmp_path):
+    """A fresh `spark.bloomindex.root` for one test, so indexes never leak between tests."""
+    path = str(tmp_path / "indexes")
+    spark.conf.set("spark.bloomindex.root", path)
+    yield path
+    spark.conf.unset("spark.bloomindex.root")

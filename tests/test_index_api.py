@@ -9,12 +9,6 @@ from bloomindex import BloomIndex
 from index_helpers import assert_filters_hold_values, log_entries
 
 
-@pytest.fixture()
-def root(spark, tmp_path):
-    path = str(tmp_path / "indexes")
-    spark.conf.set("spark.bloomindex.root", path)
-    yield path
-    spark.conf.unset("spark.bloomindex.root")
 
 
 @pytest.fixture()

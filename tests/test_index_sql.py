@@ -13,13 +13,6 @@ import bloomindex
 from index_helpers import assert_filters_hold_values, index_rows, log_entries, row_path, table_files
 
 
-@pytest.fixture()
-def root(spark, tmp_path):
-    """Each test gets its own index root, so indexes never leak between tests."""
-    path = str(tmp_path / "indexes")
-    spark.conf.set("spark.bloomindex.root", path)
-    yield path
-    spark.conf.unset("spark.bloomindex.root")
 
 
 def _orders(spark, n=3000, files=4, offset=0):

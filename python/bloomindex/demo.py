@@ -8,6 +8,7 @@ and without the index: EXPLAIN, files kept/total, and times.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print("  EXPLAIN (index on):", (scan[0][:400] + " ...") if scan else plan)
         print("  " + bloomindex.BloomIndex(spark).explain(spark.sql(sql)).replace("\n", "\n  "))
     spark.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

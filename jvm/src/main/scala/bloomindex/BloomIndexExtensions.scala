@@ -17,8 +17,8 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
     extensions.injectParser((_, delegate) => new BloomIndexSqlParser(delegate))
 
-    // optimizer: file pruning. Pre-CBO, so it runs after Spark pushed filters to the scans and
-    // pruned partitions (it narrows the already partition-pruned file list), and once.
+    // optimizer: file pruning. Pre-CBO: once, after the operator optimizations pushed filters
+    // down onto the file relations, and before statistics are computed from the file index.
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
   }
 }

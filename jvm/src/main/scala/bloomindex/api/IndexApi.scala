@@ -3,11 +3,12 @@ package bloomindex.api
 import scala.jdk.CollectionConverters._
 
 import bloomindex.index.{IndexManager, SourceResolver}
-import bloomindex.optimizer.BloomPrunedFileIndex
+import bloomindex.optimizer.{BloomPrunedFileIndex, PruningInfo}
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2ScanRelation, FileScan}
 
 /**
  * The index operations for Python's `BloomIndex`, through py4j: the same [[IndexManager]]
@@ -74,7 +75,17 @@ object IndexApi {
    * then a line per index that did not apply and why.
    */
   def explain(df: DataFrame): String = {
+    def describe(i: PruningInfo, what: String): String = {
+      val applied =
+        if (i.index == "none") s"scan of $what: no index applied; files kept ${i.filesKept}/${i.filesTotal}"
+        else s"scan of $what: index ${i.index} (log version ${i.version}) kept ${i.filesKept}/${i.filesTotal} " +
+          s"files, skipped ${i.filesTotal - i.filesKept} files (${i.bytesSkipped} bytes)"
+      (applied +: i.notApplied.map(r => s"  not applied: $r")).mkString("\n")
+    }
     val lines = df.queryExecution.optimizedPlan.collect {
+      case DataSourceV2ScanRelation(r, _: FileScan, _, _, _, _) =>
+        val what = r.identifier.map(_.toString).getOrElse(r.table.name())
+        s"scan of $what: a V2 file scan, which Bloom indexes do not prune (use the V1 source)"
       case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
         val roots = rel.location match {
           case b: BloomPrunedFileIndex => b.delegate.rootPaths
@@ -82,13 +93,7 @@ object IndexApi {
         }
         val what = table.map(_.identifier.unquotedString).getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
         rel.location match {
-          case b: BloomPrunedFileIndex =>
-            val i = b.info
-            val applied =
-              if (i.index == "none") s"scan of $what: no index applied; files kept ${i.filesKept}/${i.filesTotal}"
-              else s"scan of $what: index ${i.index} (log version ${i.version}) kept ${i.filesKept}/${i.filesTotal} " +
-                s"files, skipped ${i.filesTotal - i.filesKept} files (${i.bytesSkipped} bytes)"
-            (applied +: i.notApplied.map(r => s"  not applied: $r")).mkString("\n")
+          case b: BloomPrunedFileIndex => describe(b.info, what)
           case _ => s"scan of $what: no Bloom index for this source (or pruning disabled)"
         }
     }

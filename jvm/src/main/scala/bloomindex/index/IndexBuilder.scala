@@ -119,8 +119,11 @@ object IndexBuilder {
       val fileStats = perFile.map { r =>
         val nonNull = cols.indices.map(i => r.getLong(2 + 2 * i)).toArray
         val ndv = cols.indices.map(i => math.min(r.getLong(3 + 2 * i), nonNull(i))).toArray
+        // The HLL estimate is within a few percent either way: size for 5% more (at most the
+        // non-null count), so an underestimate does not push the file over its fpp target.
         val numBytes = cols.indices.map { i =>
-          SbbfSizing.numBytes(cols(i).ndv.getOrElse(math.max(ndv(i), 1L)), cols(i).fpp, cols(i).sizing)
+          val sized = math.min(math.ceil(ndv(i) * 1.05).toLong, nonNull(i))
+          SbbfSizing.numBytes(cols(i).ndv.getOrElse(math.max(sized, 1L)), cols(i).fpp, cols(i).sizing)
         }.toArray
         SourceResolver.normalize(r.getString(0)) -> FileStats(r.getLong(1), nonNull, ndv, numBytes)
       }.toMap

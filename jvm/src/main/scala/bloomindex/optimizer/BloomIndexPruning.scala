@@ -5,9 +5,9 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.util.control.NonFatal
 
 import bloomindex.BloomIndexConf
-import bloomindex.index.{IndexCache, IndexManager, IndexState, LoadedIndex, SourceResolver}
+import bloomindex.index.{IndexCache, IndexManager, LoadedIndex, SourceResolver}
 
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Expression, PredicateHelper}
@@ -19,9 +19,12 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
 /**
  * Skips the files of a scan whose Bloom filters prove the scan's filter cannot match.
  *
- * Runs as a pre-CBO rule: after Spark has pushed filters down to the relation and pruned
- * partitions, so it sees `Filter(condition, LogicalRelation(HadoopFsRelation))` with the
- * partition-pruned file index, and replaces that file index by a [[BloomPrunedFileIndex]].
+ * Runs as a pre-CBO rule, once, after the operator optimizations have pushed filters down to
+ * `Filter(condition, LogicalRelation(HadoopFsRelation))`, and replaces the relation's file
+ * index by a [[BloomPrunedFileIndex]]. Partition pruning still happens: the wrapper passes
+ * the scan's partition filters to the original index when the scan lists its files.
+ * V2 file scans (`spark.sql.sources.useV1SourceList` without the format) are not pruned:
+ * their scan node only exists after the pre-CBO batch.
  * A file is skipped only when the index holds a row for it with the same path, size and
  * modification time, for every indexed column; new or changed files are always read.
  * Any problem with the index (missing, damaged, unreadable) means no pruning and one warning,
@@ -34,20 +37,28 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
     else plan.transformWithPruning(_.containsPattern(FILTER)) {
       case f @ Filter(condition, l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _))
           if !rel.location.isInstanceOf[BloomPrunedFileIndex] && condition.deterministic =>
-        prune(condition, l, rel).map(idx => f.copy(child = l.copy(relation = rel.copy(location = idx)(rel.sparkSession))))
-          .getOrElse(f)
+        val table = l.catalogTable.map(_.identifier.unquotedString)
+        val files = rel.location.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
+        decide(condition, table, rel.location.rootPaths, files).map { d =>
+          val idx = new BloomPrunedFileIndex(rel.location, d.skipped, d.info)
+          f.copy(child = l.copy(relation = rel.copy(location = idx)(rel.sparkSession)))
+        }.getOrElse(f)
+
     }
 
-  private def prune(condition: Expression, l: LogicalRelation, rel: HadoopFsRelation): Option[BloomPrunedFileIndex] = {
-    val candidates = try BloomIndexPruning.indexesFor(spark, l, rel) catch {
+  private def decide(
+      condition: Expression,
+      table: Option[String],
+      rootPaths: Seq[Path],
+      files: Seq[FileStatus]): Option[Decision] = {
+    val candidates = try BloomIndexPruning.indexesFor(spark, table, rootPaths) catch {
       case NonFatal(e) =>
         BloomIndexPruning.warnOnce(s"bloomindex: could not look for indexes (${e.getMessage}); not pruning")
         return None
     }
     if (candidates.isEmpty) return None
     val notApplied = Seq.newBuilder[String]
-    val files = rel.location.listFiles(Nil, Nil).flatMap(_.files)
-    var best: Option[BloomPrunedFileIndex] = None
+    var best: Option[Decision] = None
     candidates.foreach { index =>
       FilePredicate.translate(condition, index) match {
         case Left(r) => notApplied += s"${index.spec.name}: ${r.reason}"
@@ -69,15 +80,18 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
           val s = skipped.result()
           if (covered == 0 && files.nonEmpty) notApplied += s"${index.spec.name}: stale beyond use (no current file is indexed)"
           val info = PruningInfo(index.spec.name, index.entry.version, files.size - s.size, files.size, skippedBytes, Nil)
-          if (best.forall(_.skipped.size < s.size)) best = Some(new BloomPrunedFileIndex(rel.location, s, info))
+          if (best.forall(_.skipped.size < s.size)) best = Some(Decision(s, info))
       }
     }
     val reasons = notApplied.result()
-    best.map(b => new BloomPrunedFileIndex(b.delegate, b.skipped, b.info.copy(notApplied = reasons)))
-      .orElse(if (reasons.nonEmpty) Some(new BloomPrunedFileIndex(rel.location, Set.empty,
+    best.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
+      .orElse(if (reasons.nonEmpty) Some(Decision(Set.empty,
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
 }
+
+/** Which files of a scan to skip, and what to say about it. */
+final case class Decision(skipped: Set[String], info: PruningInfo)
 
 object BloomIndexPruning extends Logging {
 
@@ -86,12 +100,11 @@ object BloomIndexPruning extends Logging {
   def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
 
   /** ACTIVE indexes over the relation's source, loaded (from the session cache when current). */
-  def indexesFor(spark: SparkSession, l: LogicalRelation, rel: HadoopFsRelation): Seq[LoadedIndex] = {
+  def indexesFor(spark: SparkSession, table: Option[String], rootPaths: Seq[Path]): Seq[LoadedIndex] = {
     val manager = new IndexManager(spark)
     val fs = manager.root.getFileSystem(spark.sessionState.newHadoopConf())
     if (!fs.exists(manager.root)) return Seq.empty
-    val table = l.catalogTable.map(_.identifier.unquotedString)
-    val roots = rel.location.rootPaths.map(p => normalizeRoot(p.toString)).toSet
+    val roots = rootPaths.map(p => normalizeRoot(p.toString)).toSet
     fs.listStatus(manager.root).filter(_.isDirectory).map(_.getPath.getName).toSeq.flatMap { name =>
       try {
         val log = manager.log(name)
