@@ -167,8 +167,21 @@ def test_explain_and_report(spark, diff_table):
     formatted = "\n".join(r[0] for r in spark.sql(
         f"EXPLAIN FORMATTED SELECT * FROM parquet.`{diff_table}` WHERE c_int = {7 * 777 - 300}").collect())
     assert "bloomindex://diff_idx/kept-" in formatted
+    assert "BloomIndexPruned [index=diff_idx" in plan
     report = BloomIndex(spark).explain(q)
     assert "index diff_idx" in report and "kept" in report
+    # The SQL metrics of the scan, as the Spark UI shows them.
+    q.collect()
+    store = spark._jsparkSession.sharedState().statusStore()
+    executions = store.executionsList()
+    last = executions.apply(executions.size() - 1)
+    values = store.executionMetrics(last.executionId())
+    metrics = {m.name(): values.apply(m.accumulatorId())
+               for m in spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(last.metrics())
+               if "Bloom index" in m.name()}
+    total = len(spark.read.parquet(diff_table).inputFiles())
+    kept = len(q.inputFiles())
+    assert metrics == {"files skipped by Bloom index": str(total - kept), "files kept by Bloom index": str(kept)}
     nothing = BloomIndex(spark).explain(
         spark.sql(f"SELECT * FROM parquet.`{diff_table}` WHERE c_int > 5 OR c_str = 'x'"))
     assert "not applied: diff_idx: predicate shape" in nothing and "no index applied" in nothing
@@ -200,17 +213,22 @@ def test_new_files_are_read_until_refresh_and_deleted_files_drop_out(spark, diff
     assert len(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE c_bigint = {key}").inputFiles()) == 1
 
 
-def test_v2_file_scans_stay_correct(spark, diff_table):
-    # V2 file scans are not pruned (see the README); they must still answer exactly.
+def test_v2_file_scans_are_pruned_and_stay_correct(spark, diff_table):
     spark.conf.set("spark.sql.sources.useV1SourceList", "")
     try:
         spark.read.parquet(diff_table).createOrReplaceTempView("diff_t")  # now a V2 scan
         rng = random.Random(7)
-        for _ in range(60):
+        for _ in range(150):
             where = _random_predicate(rng)
             assert _answer(spark, where, True) == _answer(spark, where, False), where
-        q = spark.read.parquet(diff_table).where("c_int = 5139")
-        assert "V2 file scan" in BloomIndex(spark).explain(q)
+        spark.conf.set("spark.bloomindex.pruning.enabled", "true")
+        q = spark.read.parquet(diff_table).where(f"c_int = {7 * 777 - 300}")
+        report = BloomIndex(spark).explain(q)
+        kept, total = report.split(" kept ")[1].split(" ")[0].split("/")
+        assert "index diff_idx" in report and int(kept) <= 4 < int(total), report
+        plan = q._jdf.queryExecution().executedPlan().toString()
+        assert "BatchScan" in plan and "BloomPrunedV2FileIndex" in plan, plan
+        assert q.count() == _answer(spark, f"c_int = {7 * 777 - 300}", False)[0]
     finally:
         spark.conf.unset("spark.sql.sources.useV1SourceList")
         spark.conf.unset("spark.bloomindex.pruning.enabled")

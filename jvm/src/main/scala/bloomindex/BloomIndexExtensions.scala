@@ -1,6 +1,7 @@
 package bloomindex
 
-import bloomindex.optimizer.BloomIndexPruning
+import bloomindex.execution.MarkPrunedScansRule
+import bloomindex.optimizer.{BloomIndexPruning, BloomIndexV2Pruning}
 import bloomindex.sql.BloomIndexSqlParser
 
 import org.apache.spark.sql.SparkSessionExtensions
@@ -20,5 +21,14 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // optimizer: file pruning. Pre-CBO: once, after the operator optimizations pushed filters
     // down onto the file relations, and before statistics are computed from the file index.
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
+
+    // planner: the same pruning for V2 file scans, whose scan node appears after pre-CBO.
+    // Extra strategies are tried before Spark's, and this one hands the pruned plan to
+    // Spark's DataSourceV2Strategy.
+    extensions.injectPlannerStrategy(spark => new BloomIndexV2Pruning(spark))
+
+    // physical: mark pruned scans for EXPLAIN and the UI's metrics. A columnar rule because
+    // those run on every physical plan, adaptive or not, before transitions are inserted.
+    extensions.injectColumnar(_ => new MarkPrunedScansRule)
   }
 }

@@ -3,12 +3,12 @@ package bloomindex.api
 import scala.jdk.CollectionConverters._
 
 import bloomindex.index.{IndexManager, SourceResolver}
-import bloomindex.optimizer.{BloomPrunedFileIndex, PruningInfo}
+import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex, PruningInfo}
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2ScanRelation, FileScan}
+import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, DataSourceV2ScanRelation, FileScan}
 
 /**
  * The index operations for Python's `BloomIndex`, through py4j: the same [[IndexManager]]
@@ -82,10 +82,14 @@ object IndexApi {
           s"files, skipped ${i.filesTotal - i.filesKept} files (${i.bytesSkipped} bytes)"
       (applied +: i.notApplied.map(r => s"  not applied: $r")).mkString("\n")
     }
+    val v2Infos = df.queryExecution.sparkPlan.collect {
+      case b: BatchScanExec => b.scan
+    }.collect { case f: FileScan => f.fileIndex }.collect { case p: BloomPrunedV2FileIndex => p.info }
     val lines = df.queryExecution.optimizedPlan.collect {
       case DataSourceV2ScanRelation(r, _: FileScan, _, _, _, _) =>
+        // V2 scans are pruned at planning: the pruned index is on the physical scan.
         val what = r.identifier.map(_.toString).getOrElse(r.table.name())
-        s"scan of $what: a V2 file scan, which Bloom indexes do not prune (use the V1 source)"
+        v2Infos.headOption.map(describe(_, what)).getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
       case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
         val roots = rel.location match {
           case b: BloomPrunedFileIndex => b.delegate.rootPaths

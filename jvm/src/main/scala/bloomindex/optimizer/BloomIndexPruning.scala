@@ -23,8 +23,8 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
  * `Filter(condition, LogicalRelation(HadoopFsRelation))`, and replaces the relation's file
  * index by a [[BloomPrunedFileIndex]]. Partition pruning still happens: the wrapper passes
  * the scan's partition filters to the original index when the scan lists its files.
- * V2 file scans (`spark.sql.sources.useV1SourceList` without the format) are not pruned:
- * their scan node only exists after the pre-CBO batch.
+ * V2 file scans are pruned by the planner strategy [[BloomIndexV2Pruning]], with the same
+ * decision: their scan node only exists after the pre-CBO batch.
  * A file is skipped only when the index holds a row for it with the same path, size and
  * modification time, for every indexed column; new or changed files are always read.
  * Any problem with the index (missing, damaged, unreadable) means no pruning and one warning,
@@ -46,7 +46,18 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
 
     }
 
-  private def decide(
+  private def decide(condition: Expression, table: Option[String], rootPaths: Seq[Path], files: Seq[FileStatus]) =
+    BloomIndexPruning.decide(spark, condition, table, rootPaths, files)
+}
+
+/** Which files of a scan to skip, and what to say about it. */
+final case class Decision(skipped: Set[String], info: PruningInfo)
+
+object BloomIndexPruning extends Logging {
+
+  /** Which of `files` the indexes on the source prove cannot match `condition`. */
+  def decide(
+      spark: SparkSession,
       condition: Expression,
       table: Option[String],
       rootPaths: Seq[Path],
@@ -88,12 +99,7 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
       .orElse(if (reasons.nonEmpty) Some(Decision(Set.empty,
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
-}
 
-/** Which files of a scan to skip, and what to say about it. */
-final case class Decision(skipped: Set[String], info: PruningInfo)
-
-object BloomIndexPruning extends Logging {
 
   private val warned = ConcurrentHashMap.newKeySet[String]()
 

@@ -1,0 +1,54 @@
+package bloomindex.execution
+
+import bloomindex.optimizer.PruningInfo
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning
+import org.apache.spark.sql.execution.{SQLExecution, SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.vectorized.ColumnarBatch
+
+/**
+ * Sits right above a file scan that a Bloom index pruned and changes nothing in the data: it
+ * names the index in the plan and carries the SQL metrics "files skipped by Bloom index" and
+ * "files kept by Bloom index" for the Spark UI (file scans have no room for metrics of ours).
+ * Rows or batches pass through as the scan produces them; it is not part of whole-stage code
+ * generation, which is a boundary here at no cost (the scan below is the stage's input).
+ */
+case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends UnaryExecNode {
+
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = child.outputPartitioning
+  override def outputOrdering: Seq[SortOrder] = child.outputOrdering
+  override def supportsColumnar: Boolean = child.supportsColumnar
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "filesSkipped" -> SQLMetrics.createMetric(sparkContext, "files skipped by Bloom index"),
+    "filesKept" -> SQLMetrics.createMetric(sparkContext, "files kept by Bloom index"))
+
+  private def postMetrics(): Unit = {
+    metrics("filesSkipped").set((info.filesTotal - info.filesKept).toLong)
+    metrics("filesKept").set(info.filesKept.toLong)
+    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics.values.toSeq)
+  }
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    postMetrics()
+    child.execute()
+  }
+
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
+    postMetrics()
+    child.executeColumnar()
+  }
+
+  override def simpleString(maxFields: Int): String =
+    s"BloomIndexPruned [index=${info.index}, version=${info.version}, " +
+      s"files kept ${info.filesKept} of ${info.filesTotal}]"
+
+  override protected def withNewChildInternal(newChild: SparkPlan): BloomIndexPrunedScanExec =
+    copy(child = newChild)
+}
