@@ -19,7 +19,7 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
 
-.PHONY: all jar test test-scala test-python demo bench-sbbf bench-build bench-query clean
+.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-build bench-query clean
 
 all: jar
 
@@ -39,6 +39,10 @@ $(JAR): $(VENV)/.installed $(SBT_JAR) $(JVM_SOURCES)
 	$(SBT) stageJars
 
 jar: $(JAR)
+
+test-nightly: PYTEST_ARGS += -k pruning
+test-nightly: export BLOOMINDEX_DIFF_QUERIES = 20000
+test-nightly: test-python
 
 test: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) stageJars test

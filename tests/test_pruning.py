@@ -257,3 +257,68 @@ def test_damaged_index_means_no_pruning_not_a_failed_query(spark, tmp_path):
             out.write("{ not json")
     q = spark.sql(f"SELECT * FROM parquet.`{path}` WHERE id = 5")
     assert q.count() == 1 and len(q.inputFiles()) == 4
+
+
+@pytest.mark.parametrize("where,max_kept", [
+    ("c_bigint = {b}", 4),
+    ("{b} = c_bigint", 4),
+    ("c_bigint IN ({b}, {b2})", 8),
+    ("c_bigint IN ({many})", 8),  # ten keys of one bucket: its files in each partition
+    ("c_bigint <=> {b}", 4),
+    ("c_bigint = {b} AND c_str = 's{k}'", 4),
+    ("c_bigint = {b} OR c_str = 's{k2}'", 8),
+    ("(c_bigint = {b} OR c_int = {i2}) AND c_str IS NOT NULL", 8),
+])
+def test_each_predicate_shape_prunes(spark, diff_table, where, max_kept):
+    k, k2 = 777, 1111
+    gen = dict((n, g) for n, _, g in COLUMNS)
+    sql_where = where.format(b=f"{gen['c_bigint'](k)}L", b2=f"{gen['c_bigint'](k2)}L", k=k, k2=k2,
+                             i2=gen["c_int"](k2),
+                             many=", ".join(f"{gen['c_bigint'](x)}L" for x in range(100, 110)))
+    spark.conf.set("spark.bloomindex.pruning.enabled", "true")
+    q = spark.sql(f"SELECT * FROM parquet.`{diff_table}` WHERE {sql_where}")
+    total = len(spark.read.parquet(diff_table).inputFiles())
+    assert len(q.inputFiles()) <= max_kept < total
+    assert q.count() == _answer(spark, sql_where, False)[0]
+    spark.conf.unset("spark.bloomindex.pruning.enabled")
+
+
+def test_is_null_prunes_files_without_nulls(spark, tmp_path):
+    path = str(tmp_path / "nulls")
+    spark.range(400).selectExpr("id", "CASE WHEN id = 3 THEN NULL ELSE id END AS v").repartition(4, "id") \
+        .write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX nulls_idx ON parquet.`{path}` FOR COLUMNS (v)")
+    q = spark.sql(f"SELECT id FROM parquet.`{path}` WHERE v IS NULL")
+    assert [r.id for r in q.collect()] == [3] and len(q.inputFiles()) == 1
+    q = spark.sql(f"SELECT id FROM parquet.`{path}` WHERE v <=> NULL")
+    assert [r.id for r in q.collect()] == [3] and len(q.inputFiles()) == 1
+
+
+@pytest.mark.parametrize("fmt", ["orc", "csv", "json"])
+def test_other_formats_prune(spark, tmp_path, fmt):
+    path = str(tmp_path / fmt)
+    spark.range(400).selectExpr("cast(id as string) AS k").repartition(4, "k").write.format(fmt).save(path)
+    col = "_c0" if fmt == "csv" else "k"
+    spark.sql(f"CREATE BLOOM INDEX {fmt}_idx ON {fmt}.`{path}` FOR COLUMNS ({col})")
+    q = spark.sql(f"SELECT * FROM {fmt}.`{path}` WHERE {col} = '123'")
+    assert q.count() == 1 and len(q.inputFiles()) == 1
+
+
+def test_deleted_and_changed_files_without_refresh(spark, tmp_path):
+    path = str(tmp_path / "churn")
+    spark.range(400).selectExpr("id").repartition(4, "id").write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX churn_idx ON parquet.`{path}` FOR COLUMNS (id)")
+    files = sorted(f for f in os.listdir(path) if f.endswith(".parquet"))
+    holder = [f for f in files if spark.read.parquet(os.path.join(path, f)).where("id = 42").count()][0]
+    os.remove(os.path.join(path, holder))
+    os.remove(os.path.join(path, f".{holder}.crc"))
+    q = spark.sql(f"SELECT * FROM parquet.`{path}` WHERE id = 42")
+    assert q.count() == 0 and len(q.inputFiles()) <= 1  # the deleted file is simply gone
+    # A file rewritten in place with new values is not vouched for by the index: it is read.
+    other = [f for f in files if f != holder][0]
+    spark.range(1000, 1001).coalesce(1).write.parquet(str(tmp_path / "new"))
+    new = [f for f in os.listdir(tmp_path / "new") if f.endswith(".parquet")][0]
+    os.replace(str(tmp_path / "new" / new), os.path.join(path, other))
+    os.replace(str(tmp_path / "new" / f".{new}.crc"), os.path.join(path, f".{other}.crc"))
+    q = spark.sql(f"SELECT * FROM parquet.`{path}` WHERE id = 1000")
+    assert q.count() == 1
