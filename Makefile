@@ -68,4 +68,5 @@ bench-build: $(JAR)
 	$(PY) bench/bench_build.py
 
 bench-query: $(JAR)
+	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"
 	$(PY) bench/bench_query.py

@@ -25,13 +25,21 @@ object FilePredicate {
       val filter = f.filters(column)
       if (hashes.length <= 8) hashes.exists(filter.mightContain)
       else {
-        // Long IN-lists: one bulk check of all the list's hashes against this file's filter.
-        val out = new Array[Boolean](hashes.length)
-        filter.checkAll(hashes, 0, hashes.length, out, 0)
-        out.contains(true)
+        // Long IN-lists: bulk checks of 64 hashes at a time, stopping at the first "maybe".
+        val out = new Array[Boolean](64)
+        var from = 0
+        while (from < hashes.length) {
+          val to = math.min(from + 64, hashes.length)
+          filter.checkAll(hashes, from, to, out, 0)
+          var i = 0
+          while (i < to - from) { if (out(i)) return true; i += 1 }
+          from = to
+        }
+        false
       }
     }
   }
+
   private final case class HasNull(column: Int) extends FilePredicate {
     def mayMatch(f: IndexedFile): Boolean = f.nullCounts(column) > 0
   }
