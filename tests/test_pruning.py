@@ -322,3 +322,32 @@ def test_deleted_and_changed_files_without_refresh(spark, tmp_path):
     os.replace(str(tmp_path / "new" / f".{new}.crc"), os.path.join(path, f".{other}.crc"))
     q = spark.sql(f"SELECT * FROM parquet.`{path}` WHERE id = 1000")
     assert q.count() == 1
+
+
+def test_both_sides_of_a_join_and_a_subquery_are_pruned(spark, diff_table):
+    spark.conf.set("spark.bloomindex.pruning.enabled", "true")
+    try:
+        b = COLUMNS[1][2](777)
+        join = spark.sql(f"""
+            SELECT a.c_int, b.c_str FROM parquet.`{diff_table}` a JOIN diff_t b ON a.c_int = b.c_int
+            WHERE a.c_bigint = {b}L AND b.c_bigint = {b}L""")
+        expected_join = sorted(join.collect())
+        # After execution the adaptive plan is final and shows both marked scans.
+        plan = join._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+        assert plan.count("BloomIndexPruned [index=diff_idx") == 2, plan
+        assert plan.count("bloomindex://diff_idx/kept-") == 2, plan
+        sub = spark.sql(f"""
+            SELECT count(*) FROM diff_t WHERE c_int IN
+              (SELECT c_int FROM parquet.`{diff_table}` WHERE c_bigint = {b}L)""")
+        expected_sub = sub.collect()
+        sub_plan = sub._jdf.queryExecution().executedPlan().toString()
+        assert "BloomIndexPruned [index=diff_idx" in sub_plan
+        spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+        assert sorted(spark.sql(f"""
+            SELECT a.c_int, b.c_str FROM parquet.`{diff_table}` a JOIN diff_t b ON a.c_int = b.c_int
+            WHERE a.c_bigint = {b}L AND b.c_bigint = {b}L""").collect()) == expected_join
+        assert spark.sql(f"""
+            SELECT count(*) FROM diff_t WHERE c_int IN
+              (SELECT c_int FROM parquet.`{diff_table}` WHERE c_bigint = {b}L)""").collect() == expected_sub
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
