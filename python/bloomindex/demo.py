@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  index {'on ' if enabled == 'true' else 'off'}: {n} rows, "
                   f"files read {len(df.inputFiles())}/{files}, {secs * 1000:.0f} ms")
         plan = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {sql}").collect())
-        scan = [line.strip() for line in plan.splitlines() if "FileScan" in line or "Location" in line]
-        print("  EXPLAIN (index on):", (scan[0][:400] + " ...") if scan else plan)
+        scan = [line.strip()[:300] for line in plan.splitlines() if "BloomIndexPruned" in line or "FileScan" in line]
+        print("  EXPLAIN (index on):\n    " + "\n    ".join(scan) if scan else plan)
         print("  " + bloomindex.BloomIndex(spark).explain(spark.sql(sql)).replace("\n", "\n  "))
     spark.stop()
     shutil.rmtree(tmp, ignore_errors=True)
