@@ -351,3 +351,28 @@ def test_both_sides_of_a_join_and_a_subquery_are_pruned(spark, diff_table):
               (SELECT c_int FROM parquet.`{diff_table}` WHERE c_bigint = {b}L)""").collect() == expected_sub
     finally:
         spark.conf.unset("spark.bloomindex.pruning.enabled")
+
+
+def test_partitioned_catalog_table_differential(spark, diff_table):
+    spark.sql("DROP TABLE IF EXISTS diff_cat")
+    spark.read.parquet(diff_table).write.partitionBy("part").saveAsTable("diff_cat")
+    spark.sql("CREATE BLOOM INDEX diff_cat_idx ON diff_cat FOR COLUMNS (c_bigint, c_str)")
+    try:
+        rng = random.Random(99)
+        for _ in range(100):
+            where = _random_predicate(rng)
+            for pruning in ("true", "false"):
+                spark.conf.set("spark.bloomindex.pruning.enabled", pruning)
+                res = spark.sql(f"SELECT count(*), sum(hash(*)) FROM diff_cat WHERE {where}").collect()[0]
+                if pruning == "true":
+                    on = tuple(res)
+            assert on == tuple(res), where
+        spark.conf.set("spark.bloomindex.pruning.enabled", "true")
+        b = COLUMNS[1][2](777)
+        total = len(spark.table("diff_cat").inputFiles())
+        q = spark.sql(f"SELECT * FROM diff_cat WHERE c_bigint = {b}L AND part = {777 % 3}")
+        assert len(q.inputFiles()) <= 2 < total
+        assert "index diff_cat_idx" in BloomIndex(spark).explain(q)
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
+        spark.sql("DROP BLOOM INDEX IF EXISTS diff_cat_idx")

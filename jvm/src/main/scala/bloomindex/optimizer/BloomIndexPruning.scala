@@ -10,19 +10,20 @@ import bloomindex.index.{IndexCache, IndexManager, LoadedIndex, SourceResolver}
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Expression, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Expression, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.FILTER
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceUtils, FileIndex, HadoopFsRelation, LogicalRelation}
 
 /**
  * Skips the files of a scan whose Bloom filters prove the scan's filter cannot match.
  *
  * Runs as a pre-CBO rule, once, after the operator optimizations have pushed filters down to
  * `Filter(condition, LogicalRelation(HadoopFsRelation))`, and replaces the relation's file
- * index by a [[BloomPrunedFileIndex]]. Partition pruning still happens: the wrapper passes
- * the scan's partition filters to the original index when the scan lists its files.
+ * index by a [[BloomPrunedFileIndex]]. A catalog table's index is first narrowed to the
+ * partitions the condition selects (as Spark would do right after), and the scan's partition
+ * filters still reach it through the wrapper.
  * V2 file scans are pruned by the planner strategy [[BloomIndexV2Pruning]], with the same
  * decision: their scan node only exists after the pre-CBO batch.
  * A file is skipped only when the index holds a row for it with the same path, size and
@@ -38,12 +39,29 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
       case f @ Filter(condition, l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _))
           if !rel.location.isInstanceOf[BloomPrunedFileIndex] && condition.deterministic =>
         val table = l.catalogTable.map(_.identifier.unquotedString)
-        val files = rel.location.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
-        decide(condition, table, rel.location.rootPaths, files).map { d =>
-          val idx = new BloomPrunedFileIndex(rel.location, d.skipped, d.info)
+        val base = partitionPruned(condition, l, rel)
+        val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
+        decide(condition, table, base.rootPaths, files).map { d =>
+          val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
           f.copy(child = l.copy(relation = rel.copy(location = idx)(rel.sparkSession)))
         }.getOrElse(f)
 
+    }
+
+  /**
+   * A catalog table's file index, narrowed to the partitions the condition selects, as Spark's
+   * PruneFileSourcePartitions (which runs after this rule) would: so that only those
+   * partitions are listed and probed. Other file indexes are returned as they are.
+   */
+  private def partitionPruned(condition: Expression, l: LogicalRelation, rel: HadoopFsRelation): FileIndex =
+    rel.location match {
+      case c: CatalogFileIndex if rel.partitionSchema.nonEmpty =>
+        // The condition sits right on the relation: its attributes are the relation's own.
+        val filters =
+          splitConjunctivePredicates(condition).filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
+        val (partitionFilters, _) = DataSourceUtils.getPartitionFiltersAndDataFilters(rel.partitionSchema, filters)
+        if (partitionFilters.isEmpty) c else c.filterPartitions(partitionFilters)
+      case other => other
     }
 
   private def decide(condition: Expression, table: Option[String], rootPaths: Seq[Path], files: Seq[FileStatus]) =
