@@ -24,8 +24,6 @@ object BloomIndexErrors {
 
   def alreadyExists(name: String): AnalysisException =
     analysis(s"Bloom index '$name' already exists; use IF NOT EXISTS, or DROP BLOOM INDEX it first")
-
-  def badOption(message: String): AnalysisException = analysis(message)
 }
 
 /**

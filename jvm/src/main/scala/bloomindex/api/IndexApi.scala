@@ -2,7 +2,7 @@ package bloomindex.api
 
 import scala.jdk.CollectionConverters._
 
-import bloomindex.index.{IndexManager, SourceResolver}
+import bloomindex.index.{IndexManager, SourceResolver, SourceSpec}
 import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex, PruningInfo}
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
@@ -32,13 +32,10 @@ object IndexApi {
       columnOptions: java.util.Map[String, java.util.Map[String, String]],
       options: java.util.Map[String, String],
       ifNotExists: Boolean): Boolean = {
-    val manager = new IndexManager(spark)
-    manager.checkName(name)
-    val spec =
+    create(spark, name, columnNames, columnOptions, options, ifNotExists) {
       if (format == null) SourceResolver.resolve(spark, SourceRef(spark.sessionState.sqlParser.parseMultipartIdentifier(source)))
       else SourceResolver.resolvePath(spark, format.toLowerCase(java.util.Locale.ROOT), source)
-    val plan = manager.plan(name, spec, columns(columnNames, columnOptions), options.asScala.toMap)
-    manager.createFromSpec(plan, ifNotExists).isDefined
+    }
   }
 
   def createOnDataFrame(
@@ -47,10 +44,20 @@ object IndexApi {
       columnNames: java.util.List[String],
       columnOptions: java.util.Map[String, java.util.Map[String, String]],
       options: java.util.Map[String, String],
-      ifNotExists: Boolean): Boolean = {
-    val manager = new IndexManager(df.sparkSession)
+      ifNotExists: Boolean): Boolean =
+    create(df.sparkSession, name, columnNames, columnOptions, options, ifNotExists)(SourceResolver.resolveDataFrame(df))
+
+  /** Checks the name before resolving the source, then plans and builds, as CREATE does. */
+  private def create(
+      spark: SparkSession,
+      name: String,
+      columnNames: java.util.List[String],
+      columnOptions: java.util.Map[String, java.util.Map[String, String]],
+      options: java.util.Map[String, String],
+      ifNotExists: Boolean)(source: => SourceSpec): Boolean = {
+    val manager = new IndexManager(spark)
     manager.checkName(name)
-    val plan = manager.plan(name, SourceResolver.resolveDataFrame(df), columns(columnNames, columnOptions), options.asScala.toMap)
+    val plan = manager.plan(name, source, columns(columnNames, columnOptions), options.asScala.toMap)
     manager.createFromSpec(plan, ifNotExists).isDefined
   }
 
@@ -91,15 +98,12 @@ object IndexApi {
         val what = r.identifier.map(_.toString).getOrElse(r.table.name())
         v2Infos.headOption.map(describe(_, what)).getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
       case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
-        val roots = rel.location match {
-          case b: BloomPrunedFileIndex => b.delegate.rootPaths
-          case other => other.rootPaths
+        val (roots, info) = rel.location match {
+          case b: BloomPrunedFileIndex => (b.delegate.rootPaths, Some(b.info))
+          case other => (other.rootPaths, None)
         }
         val what = table.map(_.identifier.unquotedString).getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
-        rel.location match {
-          case b: BloomPrunedFileIndex => describe(b.info, what)
-          case _ => s"scan of $what: no Bloom index for this source (or pruning disabled)"
-        }
+        info.map(describe(_, what)).getOrElse(s"scan of $what: no Bloom index for this source (or pruning disabled)")
     }
     if (lines.isEmpty) "no file scans in this plan" else lines.mkString("\n")
   }

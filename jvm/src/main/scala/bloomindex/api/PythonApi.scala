@@ -2,7 +2,7 @@ package bloomindex.api
 
 import bloomindex.sbbf.{ParquetHash, Sbbf, SbbfKernels, SbbfSizing}
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.types.DataType
 
 /**
@@ -71,6 +71,4 @@ object PythonApi {
     buf.get(out)
     out
   }
-
-  private[api] def session(): SparkSession = SparkSession.active
 }

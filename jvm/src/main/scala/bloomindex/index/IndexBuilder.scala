@@ -75,11 +75,11 @@ object IndexBuilder {
       all.write.mode("append").parquet(dir)
     } finally cleanup()
     val written = spark.read.schema(IndexSchema).parquet(dir)
-    val agg = written.agg(countDistinct("file_path"), sum(length(col("filter")))).head()
-    val indexedFiles = agg.getLong(0)
-    val filterBytes = Option(agg.get(1)).map(_.asInstanceOf[Number].longValue()).getOrElse(0L)
-    val indexedBytes = written.select("file_path", "file_size").distinct().agg(sum("file_size")).head()
-    val bytes = Option(indexedBytes.get(0)).map(_.asInstanceOf[Number].longValue()).getOrElse(0L)
+    // One job for the totals: per file its size (the same on each of its rows) and filter bytes.
+    val totals = written.groupBy("file_path").agg(max("file_size").as("size"), sum(length(col("filter"))).as("fb"))
+      .agg(count(lit(1)), sum("size"), sum("fb")).head()
+    def orZero(i: Int): Long = Option(totals.get(i)).map(_.asInstanceOf[Number].longValue()).getOrElse(0L)
+    val (indexedFiles, bytes, filterBytes) = (orZero(0), orZero(1), orZero(2))
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
     val globalNdv = if (spec.global) readGlobalNdv(spark, dir).map { case (c, n) => c -> (n + baseGlobalNdv.getOrElse(c, 0L)) }
       else Map.empty[String, Long]

@@ -33,6 +33,9 @@ object IndexCache {
 
   private val cache = new ConcurrentHashMap[(String, Long), LoadedIndex]()
 
+  /** The loaded data of `version`, if this JVM has loaded it. */
+  def get(indexDir: Path, version: Long): Option[LoadedIndex] = Option(cache.get((indexDir.toString, version)))
+
   def load(spark: SparkSession, log: IndexLog, entry: LogEntry): LoadedIndex = {
     val key = (log.indexDir.toString, entry.version)
     val hit = cache.get(key)

@@ -5,15 +5,14 @@ import java.util.{Locale, UUID}
 import scala.util.control.NonFatal
 
 import bloomindex.{BloomIndexConf, BloomIndexErrors, ConcurrentBloomIndexUpdateException}
-import bloomindex.sbbf.{ParquetHash, SbbfSizing}
+import bloomindex.sbbf.ParquetHash
 import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.sql.{ColumnRequest, SourceRef}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.functions._
-import org.apache.spark.sql.types.DataType
 
 /**
  * Creates, refreshes, drops and describes Bloom indexes: what the SQL commands and the
@@ -280,9 +279,6 @@ class IndexManager(spark: SparkSession) extends Logging {
 
   private def normalizeRoot(p: String): String = new Path(p).toUri.getPath.stripSuffix("/")
 
-  def load(name: String): LogEntry =
-    log(name).latest().filter(_.state != IndexState.Deleted).getOrElse(throw BloomIndexErrors.notFound(name))
-
   /** DESCRIBE BLOOM INDEX as (key, value) pairs, in display order. */
   def describe(name: String): Seq[(String, String)] = {
     val l = log(name)
@@ -336,11 +332,6 @@ class IndexManager(spark: SparkSession) extends Logging {
     }
     out.result()
   }
-
-  /** Sizes a column's filter for `ndv` values: exposed for tests and the Python API. */
-  def filterBytes(spec: ColumnSpec, ndv: Long): Int = SbbfSizing.numBytes(ndv, spec.fpp, spec.sizing)
-
-  def dataType(spec: ColumnSpec): DataType = DataType.fromDDL(spec.dataType)
 }
 
 object IndexManager {

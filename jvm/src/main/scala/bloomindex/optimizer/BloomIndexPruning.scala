@@ -41,11 +41,10 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
         val table = l.catalogTable.map(_.identifier.unquotedString)
         val base = partitionPruned(condition, l, rel)
         val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
-        decide(condition, table, base.rootPaths, files).map { d =>
+        BloomIndexPruning.decide(spark, condition, table, base.rootPaths, files).map { d =>
           val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
           f.copy(child = l.copy(relation = rel.copy(location = idx)(rel.sparkSession)))
         }.getOrElse(f)
-
     }
 
   /**
@@ -63,9 +62,6 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
         if (partitionFilters.isEmpty) c else c.filterPartitions(partitionFilters)
       case other => other
     }
-
-  private def decide(condition: Expression, table: Option[String], rootPaths: Seq[Path], files: Seq[FileStatus]) =
-    BloomIndexPruning.decide(spark, condition, table, rootPaths, files)
 }
 
 /** Which files of a scan to skip, and what to say about it. */
@@ -80,9 +76,9 @@ object BloomIndexPruning extends Logging {
       table: Option[String],
       rootPaths: Seq[Path],
       files: Seq[FileStatus]): Option[Decision] = {
-    val candidates = try BloomIndexPruning.indexesFor(spark, table, rootPaths) catch {
+    val candidates = try indexesFor(spark, table, rootPaths) catch {
       case NonFatal(e) =>
-        BloomIndexPruning.warnOnce(s"bloomindex: could not look for indexes (${e.getMessage}); not pruning")
+        warnOnce(s"bloomindex: could not look for indexes (${e.getMessage}); not pruning")
         return None
     }
     if (candidates.isEmpty) return None
@@ -118,7 +114,6 @@ object BloomIndexPruning extends Logging {
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
 
-
   private val warned = ConcurrentHashMap.newKeySet[String]()
 
   def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
@@ -132,7 +127,10 @@ object BloomIndexPruning extends Logging {
     fs.listStatus(manager.root).filter(_.isDirectory).map(_.getPath.getName).toSeq.flatMap { name =>
       try {
         val log = manager.log(name)
-        log.lastActive().filter { e =>
+        // Warm path: when the newest version is the one already loaded, no entry is re-read.
+        val versions = log.versions()
+        val current = versions.lastOption.flatMap(v => IndexCache.get(log.indexDir, v)).map(_.entry)
+        current.orElse(log.lastActive()).filter { e =>
           val s = e.spec.source
           if (s.table.isDefined) table.contains(s.table.get) || table.exists(t => s.table.get.endsWith("." + t))
           else table.isEmpty && s.paths.map(normalizeRoot).toSet.subsetOf(roots) ||

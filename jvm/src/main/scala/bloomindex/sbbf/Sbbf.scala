@@ -64,9 +64,6 @@ final class Sbbf private (private[sbbf] val words: Array[Int], val kernel: SbbfK
 
   def copy(): Sbbf = new Sbbf(words.clone(), kernel)
 
-  /** Number of bits set: a cheap measure of how full the filter is. */
-  def cardinalityOfBits: Long = words.iterator.map(w => Integer.bitCount(w).toLong).sum
-
   /** The bitset as Parquet stores it: the words in little-endian order. */
   def bitsetBytes: Array[Byte] = {
     val buf = ByteBuffer.allocate(numBytes).order(ByteOrder.LITTLE_ENDIAN)
