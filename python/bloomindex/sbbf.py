@@ -19,6 +19,8 @@ MAX_BYTES = 128 * 1024 * 1024
 _SCRATCH_BITS_LIMIT = 1 << 26
 # Hashes per step: the step's temporaries (8 words per hash) stay in the CPU's cache.
 _CHUNK = 16384
+# Values per block past which the split block rate is 1.0 in double precision.
+_SATURATED_LOAD = 2000.0
 
 
 def _check_fpp(fpp: float) -> None:
@@ -48,6 +50,8 @@ def blocked_fpp(num_blocks: int, ndv: int) -> float:
     if ndv == 0:
         return 0.0
     lam = ndv / num_blocks
+    if lam > _SATURATED_LOAD:  # every bit of the block set, but for a chance under e^-40
+        return 1.0
     lo = max(0, int(lam - 12 * math.sqrt(lam) - 20))
     hi = int(lam + 12 * math.sqrt(lam) + 40)
     log_lam = math.log(lam)

@@ -2,6 +2,8 @@ package bloomindex.sbbf
 
 import java.nio.{ByteBuffer, ByteOrder}
 
+import bloomindex.filter.{BloomFilter, FilterAlgorithm}
+
 /**
  * Parquet's split block Bloom filter: `numBlocks` blocks of eight 32-bit words, exactly as
  * the Parquet spec defines it, so the bitset is bit for bit what parquet-java and Arrow
@@ -15,9 +17,12 @@ import java.nio.{ByteBuffer, ByteOrder}
  * }}}
  *
  * Hashes are XXH64 of the value's Parquet plain encoding ([[ParquetHash]]). Not thread-safe
- * for inserts; concurrent checks on a filter nobody inserts into are safe.
+ * for inserts; concurrent checks on a filter nobody inserts into are safe. The `sbbf`
+ * [[FilterAlgorithm]]; `sbbf-murmur3` keeps its bits in one of these too.
  */
-final class Sbbf private (private[sbbf] val words: Array[Int], val kernel: SbbfKernel) {
+final class Sbbf private (private[bloomindex] val words: Array[Int], val kernel: SbbfKernel) extends BloomFilter {
+
+  def algorithm: FilterAlgorithm = FilterAlgorithm.SplitBlock
 
   def numBlocks: Int = words.length >>> 3
 
@@ -40,23 +45,23 @@ final class Sbbf private (private[sbbf] val words: Array[Int], val kernel: SbbfK
   }
 
   /** Bit `k` of `bitmap` answers `hashes(from + k)`; returns how many may be present. */
-  def checkAllBitmap(hashes: Array[Long], from: Int, until: Int, bitmap: Array[Long]): Int = {
+  override def checkAllBitmap(hashes: Array[Long], from: Int, until: Int, bitmap: Array[Long]): Int = {
     checkRange(hashes.length, from, until)
     kernel.checkAllBitmap(words, hashes, from, until, bitmap)
   }
 
   /** ORs `other` into this filter: afterwards it holds both sets. Sizes must match. */
-  def merge(other: Sbbf): this.type = {
-    if (other.numBytes != numBytes) {
-      throw new IllegalArgumentException(
-        s"other: cannot merge a filter of ${other.numBytes} bytes into one of $numBytes bytes")
-    }
-    var i = 0
-    while (i < words.length) {
-      words(i) |= other.words(i)
-      i += 1
-    }
-    this
+  def merge(other: BloomFilter): this.type = other match {
+    case o: Sbbf if o.numBytes == numBytes =>
+      var i = 0
+      while (i < words.length) {
+        words(i) |= o.words(i)
+        i += 1
+      }
+      this
+    case o: Sbbf => throw new IllegalArgumentException(
+      s"other: cannot merge a filter of ${o.numBytes} bytes into one of $numBytes bytes")
+    case _ => BloomFilter.mergeError(this, other)
   }
 
   /** The same bits, checked and filled by another kernel. */
@@ -74,6 +79,8 @@ final class Sbbf private (private[sbbf] val words: Array[Int], val kernel: SbbfK
   /** Parquet's serialized form: the Thrift compact `BloomFilterHeader`, then the bitset. */
   def toParquetBytes: Array[Byte] = SbbfSerde.write(this)
 
+  def toBytes: Array[Byte] = toParquetBytes
+
   override def equals(o: Any): Boolean = o match {
     case s: Sbbf => java.util.Arrays.equals(words, s.words)
     case _ => false
@@ -83,10 +90,7 @@ final class Sbbf private (private[sbbf] val words: Array[Int], val kernel: SbbfK
 
   override def toString: String = s"Sbbf($numBytes bytes, ${kernel.name})"
 
-  private def checkRange(length: Int, from: Int, until: Int): Unit =
-    if (from < 0 || until < from || until > length) {
-      throw new IndexOutOfBoundsException(s"range [$from, $until) of an array of $length")
-    }
+  private def checkRange(length: Int, from: Int, until: Int): Unit = BloomFilter.checkRange(length, from, until)
 }
 
 object Sbbf {

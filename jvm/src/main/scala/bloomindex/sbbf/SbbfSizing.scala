@@ -74,11 +74,16 @@ object SbbfSizing {
    * (mean `ndv / numBlocks`), and passes when each of the 8 words has its bit set, each word
    * having had `i` random bits out of 32 set: `sum_i P(i) (1 - (31/32)^i)^8`.
    */
+  private val SaturatedLoad = 2000.0
+
   def blockedFpp(numBlocks: Int, ndv: Long): Double = {
     require(numBlocks > 0, s"numBlocks: must be > 0, got $numBlocks")
     checkNdv(ndv)
     if (ndv == 0) return 0.0
     val lambda = ndv.toDouble / numBlocks
+    // Past ~1500 values a block has every bit of every word set but for a chance under e^-40:
+    // the rate is 1 to double precision (and the sum below would take ~lambda steps).
+    if (lambda > SaturatedLoad) return 1.0
     val lo = math.max(0, (lambda - 12 * math.sqrt(lambda) - 20).toInt)
     val hi = (lambda + 12 * math.sqrt(lambda) + 40).toInt
     val logLambda = math.log(lambda)

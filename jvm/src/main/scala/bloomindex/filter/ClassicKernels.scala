@@ -1,0 +1,44 @@
+package bloomindex.filter
+
+import org.slf4j.LoggerFactory
+
+/**
+ * Picks the classic filter's kernel, as [[bloomindex.sbbf.SbbfKernels]] does for the split
+ * block ones: `-Dbloomindex.classicKernel=scalar|vector` forces one. Without it the scalar
+ * kernel is used: on the machine of `bench/algorithms.md` the vector one is not faster (its
+ * figures are there).
+ */
+object ClassicKernels {
+
+  private val log = LoggerFactory.getLogger(getClass)
+
+  val scalar: ClassicKernel = ClassicScalarKernel.INSTANCE
+
+  /** The vector kernel, when this JVM can run it natively (512-bit vectors). */
+  lazy val vector: Option[ClassicKernel] =
+    if (!ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent) None
+    else {
+      try {
+        val cls = Class.forName("bloomindex.filter.ClassicVectorKernel")
+        val supported = cls.getMethod("hardwareSupported").invoke(null).asInstanceOf[Boolean]
+        if (supported) Some(cls.getField("INSTANCE").get(null).asInstanceOf[ClassicKernel]) else None
+      } catch {
+        case e: LinkageError =>
+          log.warn(s"Vector API present but unusable, classic filters use the scalar kernel: $e")
+          None
+      }
+    }
+
+  lazy val default: ClassicKernel = sys.props.get("bloomindex.classicKernel") match {
+    case Some(name) => byName(name)
+    case None => scalar
+  }
+
+  def byName(name: String): ClassicKernel = name.toLowerCase(java.util.Locale.ROOT) match {
+    case "scalar" => scalar
+    case "vector" => vector.getOrElse(throw new IllegalArgumentException(
+      "kernel: the classic 'vector' kernel needs --add-modules jdk.incubator.vector and 512-bit SIMD"))
+    case other => throw new IllegalArgumentException(
+      s"kernel: unknown kernel '$other' (expected 'vector' or 'scalar')")
+  }
+}
