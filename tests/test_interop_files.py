@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import bloomindex
-from bloomindex.parquet import read_bloom_filter
+import bloomindex.filters
+from bloomindex.parquet import parse_bloom_filter, read_bloom_filter
 
 FOUR = ["hello", "parquet", "bloom", "filter"]
 STRINGS = ["Hello", "This is", "a", "test", "How", "are you", "doing ", "today", "the quick",
@@ -35,3 +36,30 @@ def test_file_filters_rebuilt_bit_for_bit(parquet_testing, name, num_bytes):
     assert theirs.check(STRINGS, "string").all()
     for absent in ["b", "c", "d", "doing", "hello"]:
         assert not theirs.might_contain(absent, "string"), absent
+
+
+def test_deprecated_murmur3_filter_rebuilt_bit_for_bit_and_read(parquet_testing):
+    path = parquet_testing / "bloom_filter.bin"
+    data = path.read_bytes()
+    ours = bloomindex.SbbfMurmur3(1024)
+    ours.insert(FOUR, "string")
+    assert ours.serialize() == data
+    for theirs in (read_bloom_filter(path), bloomindex.filters.deserialize(data, "sbbf-murmur3"),
+                   parse_bloom_filter(data)):
+        assert isinstance(theirs, bloomindex.SbbfMurmur3) and theirs == ours
+        assert theirs.check(FOUR, "string").all()
+        for absent in ["b", "c", "d", "Hello"]:
+            assert not theirs.might_contain(absent, "string"), absent
+    assert read_bloom_filter(parquet_testing / "bloom_filter.xxhash.bin") == bloomindex.Sbbf.from_parquet_bytes(
+        (parquet_testing / "bloom_filter.xxhash.bin").read_bytes())
+
+
+def test_bare_filters_and_parquet_files_are_told_apart(parquet_testing, tmp_path):
+    with pytest.raises(ValueError, match="column"):
+        read_bloom_filter(parquet_testing / "bloom_filter.bin", "String")
+    with pytest.raises(ValueError, match="column"):
+        read_bloom_filter(parquet_testing / "data_index_bloom_encoding_stats.parquet")
+    extra = tmp_path / "extra.bin"
+    extra.write_bytes((parquet_testing / "bloom_filter.bin").read_bytes() + b"\x00")
+    with pytest.raises(ValueError, match="1 bytes follow"):
+        read_bloom_filter(extra)

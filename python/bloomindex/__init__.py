@@ -1,6 +1,7 @@
 """bloomindex: Bloom filter indexes for Apache Spark.
 
-The filters are Parquet's split block Bloom filters, bit for bit, on the JVM and here:
+The filters are Parquet's split block Bloom filters, bit for bit, on the JVM and here (and two
+other designs, :mod:`bloomindex.filters`):
 
 >>> import bloomindex
 >>> f = bloomindex.Sbbf.for_ndv(1000, 0.01)
@@ -13,11 +14,12 @@ A SparkSession gets the JVM side with :func:`configure`::
     spark = bloomindex.configure(SparkSession.builder.master("local[2]")).getOrCreate()
 """
 
+from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3
 from .hashing import hash_value, hash_values
 from .index import BloomIndex
 from .sbbf import Sbbf, expected_fpp, optimal_num_bytes
 from .session import configure, jar_paths
 
-__all__ = ["BloomIndex", "Sbbf", "configure", "expected_fpp", "hash_value", "hash_values", "jar_paths",
-           "optimal_num_bytes"]
+__all__ = ["ALGORITHMS", "BloomIndex", "ClassicBloomFilter", "Sbbf", "SbbfMurmur3", "configure", "expected_fpp",
+           "hash_value", "hash_values", "jar_paths", "optimal_num_bytes"]
 __version__ = "0.1.0"

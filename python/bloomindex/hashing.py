@@ -1,5 +1,8 @@
 """XXH64 of Spark values in their Parquet plain encoding: the hash Parquet's Bloom filters use.
 
+``hash="murmur3"`` hashes the same encoding with MurmurHash3 x64 128 (low 64 bits, parquet-mr's
+seed) instead: the hash of the deprecated ``sbbf-murmur3`` design.
+
 Same rules as the JVM's ``bloomindex.sbbf.ParquetHash``:
 
 ==========================================  ====================  =============================
@@ -28,10 +31,18 @@ from typing import Any, Iterable
 import numpy as np
 import xxhash
 
+from ._murmur3 import murmur3_bytes, murmur3_u32, murmur3_u64
 from ._xxh64 import xxh64_u32, xxh64_u64
 from .types import SparkType, decimal_bytes, parse_type
 
-__all__ = ["hash_values", "hash_value"]
+__all__ = ["hash_values", "hash_value", "HASHES"]
+
+# name -> (4-byte values, 8-byte values, one byte string): the functions over plain encodings.
+_FUNCTIONS = {
+    "xxh64": (xxh64_u32, xxh64_u64, xxhash.xxh64_intdigest),
+    "murmur3": (murmur3_u32, murmur3_u64, murmur3_bytes),
+}
+HASHES = tuple(_FUNCTIONS)
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -40,44 +51,49 @@ _INT_RANGES = {"tinyint": (-(2**7), 2**7 - 1), "smallint": (-(2**15), 2**15 - 1)
                "int": (-(2**31), 2**31 - 1), "bigint": (-(2**63), 2**63 - 1)}
 
 
-def hash_values(values: Iterable[Any] | np.ndarray, type: str) -> np.ndarray:
+def hash_values(values: Iterable[Any] | np.ndarray, type: str, hash: str = "xxh64") -> np.ndarray:
     """Hashes each non-null value as a Parquet writer would before inserting it in a filter.
 
     ``values`` is any iterable (or a NumPy array, hashed without a Python loop for fixed-width
-    types); ``None`` values are skipped, as Parquet never inserts nulls. Returns ``np.uint64``.
+    types); ``None`` values are skipped, as Parquet never inserts nulls. ``hash`` is
+    ``"xxh64"`` (Parquet's, the ``sbbf`` and ``classic`` designs') or ``"murmur3"`` (the
+    ``sbbf-murmur3`` design's). Returns ``np.uint64``.
 
     >>> hash_values([1, 2, None], "int").shape
     (2,)
     """
+    if hash not in _FUNCTIONS:
+        raise ValueError(f"hash: expected one of {', '.join(HASHES)}, got {hash!r}")
+    u32, u64, of_bytes = _FUNCTIONS[hash]
     t = parse_type(type)
     if t.physical in ("INT32", "INT64", "FLOAT", "DOUBLE"):
-        return _hash_fixed(values, t)
+        return _hash_fixed(values, t, u32, u64)
     items = [v for v in values if v is not None]
     if t.physical == "FIXED_LEN_BYTE_ARRAY":
-        return np.fromiter((xxhash.xxh64_intdigest(_decimal_flba(v, t)) for v in items),
+        return np.fromiter((of_bytes(_decimal_flba(v, t)) for v in items),
                            dtype=np.uint64, count=len(items))
-    return np.fromiter((xxhash.xxh64_intdigest(_as_bytes(v, t)) for v in items),
+    return np.fromiter((of_bytes(_as_bytes(v, t)) for v in items),
                        dtype=np.uint64, count=len(items))
 
 
-def hash_value(value: Any, type: str) -> int:
+def hash_value(value: Any, type: str, hash: str = "xxh64") -> int:
     """The hash of one non-null value, as a Python int in [0, 2**64)."""
     if value is None:
         raise ValueError("value: None has no hash; Bloom filters never hold nulls")
-    return int(hash_values([value], type)[0])
+    return int(hash_values([value], type, hash)[0])
 
 
-def _hash_fixed(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
+def _hash_fixed(values: Iterable[Any] | np.ndarray, t: SparkType, u32: Any, u64: Any) -> np.ndarray:
     if t.physical == "FLOAT":
         arr = _float_array(values, np.float32)
-        return xxh64_u32(arr.view(np.uint32))
+        return u32(arr.view(np.uint32))
     if t.physical == "DOUBLE":
         arr = _float_array(values, np.float64)
-        return xxh64_u64(arr.view(np.uint64))
+        return u64(arr.view(np.uint64))
     ints = _int_array(values, t)
     if t.physical == "INT32":
-        return xxh64_u32(ints.astype(np.int32))
-    return xxh64_u64(ints.astype(np.int64))
+        return u32(ints.astype(np.int32))
+    return u64(ints.astype(np.int64))
 
 
 def _float_array(values: Iterable[Any] | np.ndarray, dtype: type) -> np.ndarray:

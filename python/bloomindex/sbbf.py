@@ -120,6 +120,11 @@ class Sbbf:
 
     __slots__ = ("_words",)
 
+    #: The design's name in an index's options (see :mod:`bloomindex.filters`).
+    algorithm = "sbbf"
+    #: The function :meth:`insert` hashes plain-encoded values with.
+    hash = "xxh64"
+
     def __init__(self, num_bytes: int):
         _check_num_bytes(num_bytes)
         self._words = np.zeros((int(num_bytes) // 32, 8), dtype=np.uint32)
@@ -141,9 +146,9 @@ class Sbbf:
     @classmethod
     def from_parquet_bytes(cls, data: bytes) -> "Sbbf":
         """Reads Parquet's serialized form: the Thrift ``BloomFilterHeader``, then the bitset."""
-        from .parquet import parse_bloom_filter
+        from .parquet import parse_sbbf
 
-        return parse_bloom_filter(bytes(data))
+        return parse_sbbf(bytes(data))
 
     @property
     def num_bytes(self) -> int:
@@ -237,6 +242,15 @@ class Sbbf:
         from .parquet import bloom_filter_header
 
         return bloom_filter_header(self.num_bytes) + self.to_bytes()
+
+    def serialize(self) -> bytes:
+        """The design's serialized form (for this one, Parquet's: :meth:`to_parquet_bytes`)."""
+        return self.to_parquet_bytes()
+
+    @classmethod
+    def deserialize(cls, data: bytes) -> "Sbbf":
+        """Reads :meth:`serialize`'s form."""
+        return cls.from_parquet_bytes(data)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sbbf) and np.array_equal(self._words, other._words)

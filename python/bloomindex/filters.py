@@ -1,0 +1,412 @@
+"""The three Bloom filter designs an index can hold, with one interface, bit for bit the JVM's.
+
+==============  ==========================================  =======  ================
+name            design                                      hash     sizes
+==============  ==========================================  =======  ================
+``sbbf``        Parquet's split block filter (:class:`Sbbf`)  XXH64    multiples of 32 B
+``sbbf-murmur3``  the earlier blocked design (:class:`SbbfMurmur3`)  Murmur3  powers of two
+``classic``     m bits, k hashes (:class:`ClassicBloomFilter`)  XXH64    multiples of 8 B
+==============  ==========================================  =======  ================
+
+>>> from bloomindex.filters import for_ndv, deserialize
+>>> f = for_ndv(1000, 0.01, algorithm="classic")
+>>> f.insert([1, 2, 3], "bigint")
+>>> deserialize(f.serialize(), "classic") == f
+True
+
+Each class has ``for_ndv``, ``insert_hashes`` / ``check_hashes`` (``np.uint64``),
+``insert`` / ``check`` / ``might_contain`` (Spark values, hashed with the design's ``hash``),
+``merge``, ``copy``, ``to_bytes`` / ``from_bytes`` (the bit set alone) and ``serialize`` /
+``deserialize`` (the design's form with its header).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any, Iterable, Union
+
+import numpy as np
+
+from .hashing import hash_values
+from .sbbf import MAX_BYTES, MIN_BYTES, Sbbf, _check_fpp, _check_ndv, blocked_fpp, optimal_num_bytes
+
+__all__ = ["ALGORITHMS", "BloomFilter", "ClassicBloomFilter", "SbbfMurmur3", "deserialize",
+           "expected_fpp", "for_ndv", "num_bytes", "num_hashes_for"]
+
+ALGORITHMS = ("sbbf", "sbbf-murmur3", "classic")
+_CHUNK = 16384
+_SCRATCH_BITS_LIMIT = 1 << 26
+
+
+def _check_algorithm(algorithm: str) -> str:
+    name = algorithm.strip().lower() if isinstance(algorithm, str) else algorithm
+    if name not in ALGORITHMS:
+        raise ValueError(f"algorithm: expected one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    return name
+
+
+class SbbfMurmur3:
+    """The deprecated blocked design of ``bloom_filter.bin``: Parquet's blocks and salt, MurmurHash3.
+
+    The block of hash ``h`` is ``(h >> 32) & (num_blocks - 1)`` (sizes are powers of two, 32 B
+    to 128 MiB); the low 32 bits set one bit per word as in :class:`Sbbf`. Serialized with a
+    12-byte header: three little-endian int32 (num_bytes, hash 0 = MURMUR3_X64_128,
+    algorithm 0 = BLOCK).
+
+    >>> f = SbbfMurmur3(1024)
+    >>> f.insert(["hello", "parquet", "bloom", "filter"], "string")
+    >>> f.might_contain("hello", "string")
+    True
+    """
+
+    __slots__ = ("_bits", "_log2_blocks")
+
+    algorithm = "sbbf-murmur3"
+    hash = "murmur3"
+    HEADER = struct.Struct("<iii")
+
+    def __init__(self, num_bytes: int):
+        _check_power_of_two(num_bytes)
+        self._bits = Sbbf(num_bytes)
+        self._log2_blocks = (int(num_bytes) // 32).bit_length() - 1
+
+    @classmethod
+    def _wrap(cls, bits: Sbbf) -> "SbbfMurmur3":
+        f = cls.__new__(cls)
+        f._bits = bits
+        f._log2_blocks = bits.num_blocks.bit_length() - 1
+        return f
+
+    @classmethod
+    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = True) -> "SbbfMurmur3":
+        """Sized for ``ndv`` values at ``fpp``; see :func:`num_bytes`."""
+        return cls(num_bytes(ndv, fpp, "sbbf-murmur3", power_of_two))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> "SbbfMurmur3":
+        """A filter over a copy of a bit set (little-endian words, no header)."""
+        _check_power_of_two(len(data))
+        return cls._wrap(Sbbf.from_bytes(data))
+
+    @classmethod
+    def deserialize(cls, data: bytes) -> "SbbfMurmur3":
+        """Reads the 12-byte header and the bit set (the whole of ``bloom_filter.bin``)."""
+        data = bytes(data)
+        n = _parse_murmur3_header(data)
+        if len(data) - 12 != n:
+            raise ValueError(f"bytes: header says {n} bytes of bitset, {len(data) - 12} follow")
+        return cls.from_bytes(data[12:])
+
+    @property
+    def num_bytes(self) -> int:
+        return self._bits.num_bytes
+
+    @property
+    def num_blocks(self) -> int:
+        return self._bits.num_blocks
+
+    def _remap(self, hashes: np.ndarray) -> np.ndarray:
+        """Hashes whose multiply-shift block is this design's masked block (see the JVM's)."""
+        h = np.ascontiguousarray(np.asarray(hashes).ravel(), dtype=np.uint64)
+        b = self._log2_blocks
+        upper = h >> np.uint64(32)
+        rotated = ((upper >> np.uint64(b)) | (upper << np.uint64(32 - b))) & np.uint64(0xFFFFFFFF)
+        return (rotated << np.uint64(32)) | (h & np.uint64(0xFFFFFFFF))
+
+    def insert_hashes(self, hashes: np.ndarray) -> None:
+        self._bits.insert_hashes(self._remap(hashes))
+
+    def check_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        arr = np.asarray(hashes)
+        return self._bits.check_hashes(self._remap(arr)).reshape(arr.shape)
+
+    def insert(self, values: Iterable[Any], type: str) -> None:
+        """Hashes non-null ``values`` of Spark type ``type`` with MurmurHash3 and inserts them."""
+        self.insert_hashes(hash_values(values, type, self.hash))
+
+    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
+        return self.check_hashes(hash_values(values, type, self.hash))
+
+    def might_contain(self, value: Any, type: str) -> bool:
+        if value is None:
+            raise ValueError("value: None is never in a Bloom filter; use the null count")
+        return bool(self.check([value], type)[0])
+
+    def merge(self, other: "SbbfMurmur3") -> "SbbfMurmur3":
+        if not isinstance(other, SbbfMurmur3) or other.num_bytes != self.num_bytes:
+            raise ValueError(f"other: cannot merge {other!r} into {self!r}")
+        self._bits.merge(other._bits)
+        return self
+
+    def copy(self) -> "SbbfMurmur3":
+        return SbbfMurmur3._wrap(self._bits.copy())
+
+    def to_bytes(self) -> bytes:
+        return self._bits.to_bytes()
+
+    def serialize(self) -> bytes:
+        return self.HEADER.pack(self.num_bytes, 0, 0) + self.to_bytes()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SbbfMurmur3) and self._bits == other._bits
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"SbbfMurmur3(num_bytes={self.num_bytes})"
+
+
+def _check_power_of_two(num_bytes: Any) -> None:
+    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
+            or not MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes & (num_bytes - 1)):
+        raise ValueError(
+            f"num_bytes: must be a power of two between {MIN_BYTES} and {MAX_BYTES}, got {num_bytes!r}")
+
+
+def _parse_murmur3_header(data: bytes) -> int:
+    """numBytes of a 12-byte deprecated header; ValueError for anything else."""
+    if len(data) < 12:
+        raise ValueError(f"bytes: {len(data)} bytes are too short for the 12-byte sbbf-murmur3 header")
+    n, hash_id, alg = SbbfMurmur3.HEADER.unpack_from(data, 0)
+    if hash_id != 0:
+        raise ValueError(f"bytes: unsupported hash {hash_id} in an sbbf-murmur3 header (0 = MURMUR3_X64_128)")
+    if alg != 0:
+        raise ValueError(f"bytes: unsupported algorithm {alg} in an sbbf-murmur3 header (0 = BLOCK)")
+    _check_power_of_two(n)
+    return n
+
+
+class ClassicBloomFilter:
+    """parquet-mr's first Bloom filter: ``m`` bits as 64-bit words, ``k`` positions per value.
+
+    Position ``i`` (1 to k) of hash ``h`` is ``c % m`` with ``c = h1 + i * h2`` in 32-bit
+    wrapping arithmetic (``h1``, ``h2`` the low and high halves of ``h``, as signed int32),
+    complemented when negative (Kirsch and Mitzenmacher). Serialized as int32 LE numBits,
+    int32 LE numHashFunctions, then the words little-endian.
+
+    >>> f = ClassicBloomFilter.for_ndv(1000, 0.01)
+    >>> f.num_hashes
+    7
+    """
+
+    __slots__ = ("_words", "num_hashes")
+
+    algorithm = "classic"
+    hash = "xxh64"
+    MIN_BYTES = 8
+    MAX_HASHES = 64
+
+    def __init__(self, num_bytes: int, num_hashes: int):
+        _check_classic_bytes(num_bytes)
+        _check_num_hashes(num_hashes)
+        self._words = np.zeros(int(num_bytes) // 8, dtype=np.uint64)
+        self.num_hashes = int(num_hashes)
+
+    @classmethod
+    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = False) -> "ClassicBloomFilter":
+        """Sized for ``ndv`` values at ``fpp``: ``k = round(-log2 fpp)``, see :func:`num_bytes`."""
+        return cls(num_bytes(ndv, fpp, "classic", power_of_two), num_hashes_for(fpp))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview, num_hashes: int) -> "ClassicBloomFilter":
+        """A filter over a copy of a bit set (little-endian 64-bit words, no header)."""
+        data = bytes(data)
+        _check_classic_bytes(len(data))
+        f = cls(8, num_hashes)
+        f._words = np.frombuffer(data, dtype="<u8").astype(np.uint64)
+        return f
+
+    @classmethod
+    def deserialize(cls, data: bytes) -> "ClassicBloomFilter":
+        data = bytes(data)
+        if len(data) < 8:
+            raise ValueError(f"bytes: {len(data)} bytes are too short for the 8-byte header of a classic filter")
+        num_bits, k = struct.unpack_from("<ii", data, 0)
+        if num_bits <= 0 or num_bits % 64 or num_bits // 8 > MAX_BYTES:
+            raise ValueError(f"bytes: numBits must be a positive multiple of 64 up to {MAX_BYTES * 8}, got {num_bits}")
+        if len(data) - 8 != num_bits // 8:
+            raise ValueError(f"bytes: header says {num_bits // 8} bytes of bit set, {len(data) - 8} follow")
+        return cls.from_bytes(data[8:], k)
+
+    @property
+    def num_bytes(self) -> int:
+        return self._words.size * 8
+
+    @property
+    def num_bits(self) -> int:
+        return self._words.size * 64
+
+    def _positions(self, h: np.ndarray) -> np.ndarray:
+        """(n, k) bit positions of ``np.uint64`` hashes."""
+        h1 = (h & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        h2 = (h >> np.uint64(32)).astype(np.uint32)
+        i = np.arange(1, self.num_hashes + 1, dtype=np.uint32)
+        with np.errstate(over="ignore"):
+            c = (h1[:, None] + i[None, :] * h2[:, None]).view(np.int32)
+        c = c ^ (c >> np.int32(31))  # ~c where negative
+        return c.astype(np.int64) % self.num_bits
+
+    def insert_hashes(self, hashes: np.ndarray) -> None:
+        h = np.ascontiguousarray(np.asarray(hashes).ravel(), dtype=np.uint64)
+        if h.size == 0:
+            return
+        if self.num_bits <= _SCRATCH_BITS_LIMIT:
+            scratch = np.zeros(self.num_bits, dtype=np.uint8)
+            for start in range(0, h.size, _CHUNK):
+                scratch[self._positions(h[start:start + _CHUNK]).ravel()] = 1
+            self._words |= np.packbits(scratch, bitorder="little").view("<u8").astype(np.uint64)
+            return
+        for start in range(0, h.size, _CHUNK):
+            p = self._positions(h[start:start + _CHUNK]).ravel()
+            np.bitwise_or.at(self._words, p >> 6, np.left_shift(np.uint64(1), (p & 63).astype(np.uint64)))
+
+    def check_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        arr = np.asarray(hashes)
+        h = np.ascontiguousarray(arr.ravel(), dtype=np.uint64)
+        out = np.empty(h.size, dtype=np.bool_)
+        for start in range(0, h.size, _CHUNK):
+            p = self._positions(h[start:start + _CHUNK])
+            bits = (self._words[p >> 6] >> (p & 63).astype(np.uint64)) & np.uint64(1)
+            out[start:start + _CHUNK] = bits.all(axis=1)
+        return out.reshape(arr.shape)
+
+    def insert(self, values: Iterable[Any], type: str) -> None:
+        self.insert_hashes(hash_values(values, type, self.hash))
+
+    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
+        return self.check_hashes(hash_values(values, type, self.hash))
+
+    def might_contain(self, value: Any, type: str) -> bool:
+        if value is None:
+            raise ValueError("value: None is never in a Bloom filter; use the null count")
+        return bool(self.check([value], type)[0])
+
+    def merge(self, other: "ClassicBloomFilter") -> "ClassicBloomFilter":
+        if (not isinstance(other, ClassicBloomFilter) or other.num_bits != self.num_bits
+                or other.num_hashes != self.num_hashes):
+            raise ValueError(f"other: cannot merge {other!r} into {self!r}")
+        self._words |= other._words
+        return self
+
+    def copy(self) -> "ClassicBloomFilter":
+        f = ClassicBloomFilter(8, self.num_hashes)
+        f._words = self._words.copy()
+        return f
+
+    def expected_fpp(self, ndv: int) -> float:
+        return classic_fpp(self.num_bits, self.num_hashes, ndv)
+
+    def to_bytes(self) -> bytes:
+        return self._words.astype("<u8").tobytes()
+
+    def serialize(self) -> bytes:
+        return struct.pack("<ii", self.num_bits, self.num_hashes) + self.to_bytes()
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ClassicBloomFilter) and other.num_hashes == self.num_hashes
+                and np.array_equal(self._words, other._words))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"ClassicBloomFilter(num_bytes={self.num_bytes}, num_hashes={self.num_hashes})"
+
+
+def _check_classic_bytes(num_bytes: Any) -> None:
+    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
+            or not ClassicBloomFilter.MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes % 8):
+        raise ValueError(f"num_bytes: must be a multiple of 8 between 8 and {MAX_BYTES}, got {num_bytes!r}")
+
+
+def _check_num_hashes(k: Any) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= ClassicBloomFilter.MAX_HASHES:
+        raise ValueError(f"num_hashes: must be between 1 and {ClassicBloomFilter.MAX_HASHES}, got {k!r}")
+
+
+def num_hashes_for(fpp: float) -> int:
+    """The classic design's ``k`` for a target rate: ``round(-log2 fpp)``, at least 1."""
+    _check_fpp(fpp)
+    k = max(1, math.floor(-math.log(fpp) / math.log(2) + 0.5))
+    if k > ClassicBloomFilter.MAX_HASHES:
+        raise ValueError(f"fpp: {fpp} needs {k} hash functions, more than the classic design's 64")
+    return k
+
+
+def classic_fpp(num_bits: int, num_hashes: int, ndv: int) -> float:
+    """``(1 - e^(-k n / m))^k``: the classic filter's rate with ``ndv`` values in ``num_bits``."""
+    _check_ndv(ndv)
+    if ndv == 0:
+        return 0.0
+    return math.pow(-math.expm1(-float(num_hashes) * ndv / num_bits), num_hashes)
+
+
+def num_bytes(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = False) -> int:
+    """Bit set bytes of ``algorithm``'s filter for ``ndv`` values at ``fpp``; same as the JVM.
+
+    ``sbbf``: :func:`bloomindex.optimal_num_bytes`. ``sbbf-murmur3``: powers of two only; the
+    formula's (``power_of_two``) or the smallest meeting the split block rate. ``classic``: the
+    smallest multiple of 64 bits meeting ``(1 - e^(-k n / m))^k <= fpp``, or that rounded up to a
+    power of two.
+    """
+    name = _check_algorithm(algorithm)
+    _check_ndv(ndv)
+    _check_fpp(fpp)
+    if name == "sbbf":
+        return optimal_num_bytes(ndv, fpp, power_of_two)
+    if name == "sbbf-murmur3":
+        exact = optimal_num_bytes(ndv, fpp, power_of_two)
+        return exact if power_of_two or not exact & (exact - 1) else min(1 << exact.bit_length(), MAX_BYTES)
+    k = num_hashes_for(fpp)
+    lo, hi = 1, MAX_BYTES // 8
+    if classic_fpp(hi * 64, k, ndv) > fpp:
+        exact = MAX_BYTES
+    else:
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            if classic_fpp(mid * 64, k, ndv) <= fpp:
+                hi = mid
+            else:
+                lo = mid + 1
+        exact = lo * 8
+    if not power_of_two or not exact & (exact - 1):
+        return exact
+    return min(1 << exact.bit_length(), MAX_BYTES)
+
+
+BloomFilter = Union[Sbbf, SbbfMurmur3, ClassicBloomFilter]
+
+
+def for_ndv(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = False) -> BloomFilter:
+    """An empty filter of ``algorithm`` sized for ``ndv`` values at ``fpp`` (the index's sizing)."""
+    name = _check_algorithm(algorithm)
+    n = num_bytes(ndv, fpp, name, power_of_two)
+    if name == "sbbf":
+        return Sbbf(n)
+    if name == "sbbf-murmur3":
+        return SbbfMurmur3(n)
+    return ClassicBloomFilter(n, num_hashes_for(fpp))
+
+
+def deserialize(data: bytes, algorithm: str) -> BloomFilter:
+    """Reads ``filter.serialize()`` of ``algorithm`` (an index's stored filters are these)."""
+    name = _check_algorithm(algorithm)
+    cls = {"sbbf": Sbbf, "sbbf-murmur3": SbbfMurmur3, "classic": ClassicBloomFilter}[name]
+    return cls.deserialize(data)
+
+
+def expected_fpp(num_bytes_: int, ndv: int, algorithm: str = "sbbf", fpp: float | None = None) -> float:
+    """The rate theory expects of a filter of ``num_bytes_`` holding ``ndv`` values.
+
+    ``classic`` needs ``fpp`` (its ``k`` comes from it).
+    """
+    name = _check_algorithm(algorithm)
+    _check_ndv(ndv)
+    if name == "classic":
+        if fpp is None:
+            raise ValueError("fpp: the classic design's rate depends on k, which comes from fpp")
+        _check_classic_bytes(num_bytes_)
+        return classic_fpp(num_bytes_ * 8, num_hashes_for(fpp), ndv)
+    if name == "sbbf-murmur3":
+        _check_power_of_two(num_bytes_)
+    return blocked_fpp(num_bytes_ // 32, ndv)
