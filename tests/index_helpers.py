@@ -7,6 +7,7 @@ import json
 import os
 
 import bloomindex
+import bloomindex.filters
 
 
 def log_entries(root: str, name: str) -> list[dict]:
@@ -30,8 +31,9 @@ def row_path(p: str) -> str:
     return os.path.realpath(p.replace("file://", "").replace("file:", ""))
 
 
-def assert_filters_hold_values(spark, root: str, name: str, source_df, columns: dict[str, str]) -> int:
-    """Every indexed file's filter answers "maybe" for every value of that file."""
+def assert_filters_hold_values(spark, root: str, name: str, source_df, columns: dict[str, str],
+                               algorithm: str = "sbbf") -> int:
+    """Every indexed file's filter (of design ``algorithm``) answers "maybe" for every value of that file."""
     from pyspark.sql import functions as F
 
     rows = index_rows(spark, root, name)
@@ -47,7 +49,7 @@ def assert_filters_hold_values(spark, root: str, name: str, source_df, columns: 
             if v is None:
                 assert r.null_count > 0
                 continue
-            f = bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter))
+            f = bloomindex.filters.deserialize(bytes(r.filter), algorithm)
             assert f.might_contain(v, type_name), (rec.p, col, v)
             checked += 1
     return checked

@@ -44,6 +44,7 @@ class BloomIndex:
         fpp: float | None = None,
         ndv: int | None = None,
         *,
+        algorithm: str | None = None,
         format: str | None = None,
         if_not_exists: bool = False,
         **options: Any,
@@ -53,9 +54,13 @@ class BloomIndex:
 
         ``source`` is a table name, a path (with ``format=``, e.g. ``"parquet"``) or a
         DataFrame that reads files directly. ``columns`` is a list of names or a dict of
-        name -> per-column options (``fpp``, ``ndv``, ``sizing``). ``fpp``/``ndv`` and
-        ``options`` (``global_=True`` or ``**{"global": True}``, ``sizing="power-of-two"``)
-        are defaults for every column.
+        name -> per-column options (``fpp``, ``ndv``, ``sizing``, ``algorithm``). ``fpp``/``ndv``,
+        ``algorithm`` and ``options`` (``global_=True`` or ``**{"global": True}``,
+        ``sizing="power-of-two"``) are defaults for every column.
+
+        ``algorithm`` is the Bloom filter design: ``"sbbf"`` (Parquet's split block filter, the
+        default), ``"sbbf-murmur3"`` (its deprecated MurmurHash3 predecessor) or ``"classic"``
+        (m bits, k hash functions); see :mod:`bloomindex.filters`.
         """
         from pyspark.sql import DataFrame
 
@@ -73,6 +78,8 @@ class BloomIndex:
             opts["fpp"] = _opt(fpp)
         if ndv is not None:
             opts["ndv"] = _opt(ndv)
+        if algorithm is not None:
+            opts["algorithm"] = _opt(algorithm)
 
         if isinstance(source, DataFrame):
             if format is not None:

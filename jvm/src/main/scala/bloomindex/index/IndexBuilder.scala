@@ -2,7 +2,7 @@ package bloomindex.index
 
 import scala.collection.mutable
 
-import bloomindex.sbbf.{FieldHasher, Sbbf, SbbfSizing}
+import bloomindex.filter.BloomFilter
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -19,10 +19,10 @@ case class BuildResult(files: Long, bytes: Long, filterBytes: Long, globalNdv: M
  *  1. Statistics, grouped by `_metadata.file_path`: row count, and per column the null count
  *     and an HLL sketch of the values' distinct count (DataSketches, via `hll_sketch_agg`);
  *     the sketches are also unioned for the table-wide count the global filter is sized from.
- *  2. Filters: each task hashes its rows (Parquet plain encoding, [[FieldHasher]]) into one
- *     filter per (file, column) sized from that file's count, and into a global filter per
- *     column; partial filters of the same file (a file split over tasks) are OR-merged by a
- *     shuffle on (file, column).
+ *  2. Filters: each task hashes its rows (Parquet plain encoding, the column's filter design's
+ *     hash) into one filter per (file, column) of the column's design ([[ColumnSpec.algorithm]])
+ *     sized from that file's count, and into a global filter per column; partial filters of the
+ *     same file (a file split over tasks) are OR-merged as bit sets by a shuffle on (file, column).
  *
  * Rows are written as Parquet under the operation's own folder: nothing is visible until the
  * log commits it.
@@ -65,7 +65,7 @@ object IndexBuilder {
     val (newRows, cleanup) =
       if (files.isEmpty) {
         if (spec.global) writeGlobals(spark, spec, dir, Seq.empty, Map.empty, baseGlobal,
-          spec.columns.map(c => SbbfSizing.numBytes(1, c.fpp, c.sizing)).toArray)
+          spec.columns.map(c => c.algorithm.numBytes(1, c.fpp, c.sizing)).toArray)
         (spark.createDataFrame(spark.sparkContext.emptyRDD[Row], IndexSchema), () => ())
       } else buildRows(spark, spec, files, byPath, baseGlobal, dir)
     try {
@@ -123,7 +123,7 @@ object IndexBuilder {
         // non-null count), so an underestimate does not push the file over its fpp target.
         val numBytes = cols.indices.map { i =>
           val sized = math.min(math.ceil(ndv(i) * 1.05).toLong, nonNull(i))
-          SbbfSizing.numBytes(cols(i).ndv.getOrElse(math.max(sized, 1L)), cols(i).fpp, cols(i).sizing)
+          cols(i).algorithm.numBytes(cols(i).ndv.getOrElse(math.max(sized, 1L)), cols(i).fpp, cols(i).sizing)
         }.toArray
         SourceResolver.normalize(r.getString(0)) -> FileStats(r.getLong(1), nonNull, ndv, numBytes)
       }.toMap
@@ -144,16 +144,17 @@ object IndexBuilder {
     val globalSizes: Array[Int] =
       if (!spec.global) Array.empty
       else cols.indices.map { i =>
-        baseGlobal.get(cols(i).name).map(b => Sbbf.fromParquetBytes(b).numBytes).getOrElse(
-          SbbfSizing.numBytes(math.max(globalNdv.getOrElse(i, 0L), 1L), cols(i).fpp, cols(i).sizing))
+        baseGlobal.get(cols(i).name).map(b => cols(i).algorithm.fromBytes(b).numBytes).getOrElse(
+          cols(i).algorithm.numBytes(math.max(globalNdv.getOrElse(i, 0L), 1L), cols(i).fpp, cols(i).sizing))
       }.toArray
 
     // Pass 2: filters, partial per task, OR-merged per (file, column) and per global column.
     val sc = spark.sparkContext
     val sizes = sc.broadcast(fileStats.map { case (p, s) => p -> s.numBytes })
     val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
+    val colSpecs = cols.toArray
     val merged = data.queryExecution.toRdd
-      .mapPartitions(rows => buildPartition(rows, types, sizes.value, globalSizes))
+      .mapPartitions(rows => buildPartition(rows, types, colSpecs, sizes.value, globalSizes))
       .reduceByKey(orBitsets _)
       .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK)
     if (spec.global) {
@@ -167,12 +168,12 @@ object IndexBuilder {
       val f = filesB.value(path)
       val (rows, nonNull, ndv) = statsB.value(path)
       Row(path, f.size, f.modificationTime, names(i), rows, rows - nonNull(i), ndv(i),
-        Sbbf.fromBitset(bits).toParquetBytes, "data")
+        colSpecs(i).algorithm.fromBitset(bits, colSpecs(i).fpp).toBytes, "data")
     }
     // Files with no rows at all still get (empty) filters: they are indexed, and hold nothing.
     val empty = files.filterNot(f => fileStats.contains(f.path)).flatMap { f =>
-      names.map(n => Row(f.path, f.size, f.modificationTime, n, 0L, 0L, 0L,
-        Sbbf(SbbfSizing.MinBytes).toParquetBytes, "data"))
+      colSpecs.map(c => Row(f.path, f.size, f.modificationTime, c.name, 0L, 0L, 0L,
+        c.algorithm.empty(c.algorithm.minBytes, c.fpp).toBytes, "data"))
     }
     val rows = spark.createDataFrame(fileRows.union(sc.parallelize(empty, 1)), IndexSchema)
     (rows, () => { merged.unpersist(); sizes.destroy(); statsB.destroy(); filesB.destroy() })
@@ -187,11 +188,11 @@ object IndexBuilder {
       baseGlobal: Map[String, Array[Byte]],
       sizes: Array[Int]): Unit = {
     val rows = spec.columns.indices.map { i =>
-      val name = spec.columns(i).name
+      val c = spec.columns(i)
       // A column with no non-null value in the new files still gets its global filter.
-      val f = built.find(_._1 == i).map(b => Sbbf.fromBitset(b._2)).getOrElse(Sbbf(sizes(i)))
-      baseGlobal.get(name).foreach(b => f.merge(Sbbf.fromParquetBytes(b)))
-      Row(name, globalNdv.getOrElse(i, 0L), f.toParquetBytes)
+      val f = built.find(_._1 == i).map(b => c.algorithm.fromBitset(b._2, c.fpp)).getOrElse(c.algorithm.empty(sizes(i), c.fpp))
+      baseGlobal.get(c.name).foreach(b => f.merge(c.algorithm.fromBytes(b)))
+      Row(c.name, globalNdv.getOrElse(i, 0L), f.toBytes)
     }
     spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema)
       .write.mode("error").parquet(globalDir(dir))
@@ -207,27 +208,29 @@ object IndexBuilder {
     a
   }
 
-  /** One task of pass 2: rows are (path, value...); emits partial filters. */
+  /** One task of pass 2: rows are (path, value...); emits partial filters' bit sets. */
   private def buildPartition(
       rows: Iterator[InternalRow],
       types: Array[DataType],
+      cols: Array[ColumnSpec],
       sizes: Map[String, Array[Int]],
       globalSizes: Array[Int]): Iterator[((String, Int), Array[Byte])] = {
-    val hashers = types.map(FieldHasher.forType)
+    val hashers = types.indices.map(i => cols(i).algorithm.hasher(types(i))).toArray
     val n = types.length
-    val globals = globalSizes.map(s => Sbbf(s))
+    def empty(i: Int, size: Int): BloomFilter = cols(i).algorithm.empty(size, cols(i).fpp)
+    val globals = globalSizes.indices.map(i => empty(i, globalSizes(i))).toArray
     val done = mutable.ArrayBuffer[((String, Int), Array[Byte])]()
     var currentPath: org.apache.spark.unsafe.types.UTF8String = null
-    var current: Array[Sbbf] = null
+    var current: Array[BloomFilter] = null
     var currentKey: String = null
-    val open = mutable.HashMap[String, Array[Sbbf]]()
+    val open = mutable.HashMap[String, Array[BloomFilter]]()
     while (rows.hasNext) {
       val row = rows.next()
       val p = row.getUTF8String(0)
       if (currentPath == null || currentPath != p) {
         currentPath = p.clone()
         currentKey = SourceResolver.normalize(p.toString)
-        current = open.getOrElseUpdate(currentKey, sizes(currentKey).map(s => Sbbf(s)))
+        current = open.getOrElseUpdate(currentKey, sizes(currentKey).indices.map(i => empty(i, sizes(currentKey)(i))).toArray)
       }
       var i = 0
       while (i < n) {

@@ -2,7 +2,7 @@ package bloomindex.index
 
 import java.util.concurrent.ConcurrentHashMap
 
-import bloomindex.sbbf.Sbbf
+import bloomindex.filter.BloomFilter
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
@@ -14,7 +14,7 @@ final class IndexedFile(
     val modificationTime: Long,
     val rowCount: Long,
     val nullCounts: Array[Long],
-    val filters: Array[Sbbf])
+    val filters: Array[BloomFilter])
 
 /** An ACTIVE index version loaded for probing: files by path, columns in spec order. */
 final class LoadedIndex(val entry: LogEntry, val files: Map[String, IndexedFile]) {
@@ -50,17 +50,18 @@ object IndexCache {
   private def read(spark: SparkSession, indexDir: Path, entry: LogEntry): LoadedIndex = {
     val data = entry.data.getOrElse(throw new IllegalStateException(s"version ${entry.version} has no data"))
     val cols = entry.spec.columns.map(_.name)
+    val algorithms = entry.spec.columns.map(_.algorithm)
     val rows = IndexStore.rows(spark, indexDir, data)
       .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
       .collect()
     val byFile = rows.groupBy(_.getString(0)).flatMap { case (path, rs) =>
       val nulls = new Array[Long](cols.size)
-      val filters = new Array[Sbbf](cols.size)
+      val filters = new Array[BloomFilter](cols.size)
       rs.foreach { r =>
         val i = cols.indexWhere(_ == r.getString(3))
         if (i >= 0) {
           nulls(i) = r.getLong(5)
-          filters(i) = Sbbf.fromParquetBytes(r.getAs[Array[Byte]](6))
+          filters(i) = algorithms(i).fromBytes(r.getAs[Array[Byte]](6))
         }
       }
       // A file the index cannot vouch for on every column is treated as not indexed.

@@ -6,6 +6,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.{BloomIndexConf, BloomIndexErrors, ConcurrentBloomIndexUpdateException}
 import bloomindex.sbbf.ParquetHash
+import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.sql.{ColumnRequest, SourceRef}
 
@@ -48,7 +49,7 @@ class IndexManager(spark: SparkSession) extends Logging {
 
   // ---------------------------------------------------------------- create
 
-  private val ColumnOptions = Set("fpp", "ndv", "numitems", "sizing")
+  private val ColumnOptions = Set("fpp", "ndv", "numitems", "sizing", "algorithm")
   private val TableOptions = ColumnOptions + "global"
 
   /** Validates everything a CREATE names before anything is written. */
@@ -82,7 +83,14 @@ class IndexManager(spark: SparkSession) extends Logging {
         try Sizing.fromName(v) catch { case e: IllegalArgumentException => throw BloomIndexErrors.analysis(
           s"Invalid sizing '$v': expected 'exact' or 'power-of-two'") }
       }.getOrElse(Sizing.Exact)
-      ColumnSpec(field.name, field.dataType.sql, fpp, ndv, sizing)
+      val algorithm = colOpts.get("algorithm").map { v =>
+        try FilterAlgorithm.fromName(v) catch { case _: IllegalArgumentException => throw BloomIndexErrors.analysis(
+          s"Invalid algorithm '$v': expected one of ${FilterAlgorithm.names.map(n => s"'$n'").mkString(", ")}") }
+      }.getOrElse(FilterAlgorithm.Default)
+      // A design may not reach every target (classic: at most 64 hash functions): say so now.
+      try algorithm.numBytes(1, fpp, sizing) catch { case e: IllegalArgumentException =>
+        throw BloomIndexErrors.analysis(s"Invalid fpp '$fpp' for algorithm '${algorithm.name}': ${e.getMessage.stripPrefix("fpp: ")}") }
+      ColumnSpec(field.name, field.dataType.sql, fpp, ndv, sizing, algorithm)
     }
     IndexSpec(name, source, specs, global)
   }
@@ -321,6 +329,7 @@ class IndexManager(spark: SparkSession) extends Logging {
           out += s"column.${c.name}.fpp" -> c.fpp.toString
           out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
           out += s"column.${c.name}.sizing" -> c.sizing.name
+          out += s"column.${c.name}.algorithm" -> c.algorithm.name
           out += s"column.${c.name}.files" -> files.toString
           out += s"column.${c.name}.filter_bytes" -> bytes.toString
           out += s"column.${c.name}.files_from_footer" -> fromFooter.toString

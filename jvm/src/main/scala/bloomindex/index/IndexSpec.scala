@@ -2,10 +2,20 @@ package bloomindex.index
 
 import java.util.Locale
 
+import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
 
-/** One indexed column: its name as the source spells it, its Spark type (DDL) and sizing. */
-case class ColumnSpec(name: String, dataType: String, fpp: Double, ndv: Option[Long], sizing: Sizing)
+/**
+ * One indexed column: its name as the source spells it, its Spark type (DDL), sizing and
+ * the Bloom filter design of its filters (`sbbf` unless the index's options chose another).
+ */
+case class ColumnSpec(
+    name: String,
+    dataType: String,
+    fpp: Double,
+    ndv: Option[Long],
+    sizing: Sizing,
+    algorithm: FilterAlgorithm = FilterAlgorithm.Default)
 
 /**
  * Where the indexed files come from. `table` is set for catalog tables (qualified name);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.{JsonNodeFactory, ObjectNode}
 
+import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
 
 /**
@@ -64,6 +65,7 @@ object LogJson {
       co.put("fpp", c.fpp)
       c.ndv.foreach(co.put("ndv", _))
       co.put("sizing", c.sizing.name)
+      co.put("algorithm", c.algorithm.name)
     }
     o
   }
@@ -112,7 +114,11 @@ object LogJson {
     val columns = arr(o, "columns").map { c =>
       ColumnSpec(str(c, "name"), str(c, "type"), double(c, "fpp"),
         Option(c.get("ndv")).filterNot(_.isNull).map(n => if (n.canConvertToLong) n.asLong else fail("ndv is not a number")),
-        try Sizing.fromName(str(c, "sizing")) catch { case e: IllegalArgumentException => fail(e.getMessage) })
+        try Sizing.fromName(str(c, "sizing")) catch { case e: IllegalArgumentException => fail(e.getMessage) },
+        // Entries written before there was a choice of design have no field: theirs is sbbf.
+        optStr(c, "algorithm").map { a =>
+          try FilterAlgorithm.fromName(a) catch { case e: IllegalArgumentException => fail(e.getMessage) }
+        }.getOrElse(FilterAlgorithm.Default))
     }
     if (columns.isEmpty) fail("an index without columns")
     IndexSpec(str(o, "name"), source, columns, bool(o, "global"))

@@ -1,7 +1,7 @@
 package bloomindex.optimizer
 
 import bloomindex.index.{IndexedFile, LoadedIndex}
-import bloomindex.sbbf.ParquetHash
+import bloomindex.sbbf.PlainHash
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, IsNotNull, IsNull, Literal, Or}
 import org.apache.spark.sql.types._
@@ -105,30 +105,30 @@ object FilePredicate {
     column(a, index).flatMap { i =>
       val dt = a.dataType
       val nonNull = values.filter(_ != null) // `col = NULL` and `col IN (NULL)` match nothing
-      probes(nonNull, dt) match {
+      probes(nonNull, dt, index.spec.columns(i).algorithm.hash) match {
         case None => Left(NotApplicable(s"NaN literal on ${a.name}: NaN may be stored in many bit patterns"))
         case Some(hashes) => Right(AnyOf(i, hashes))
       }
     }
 
   /**
-   * Hashes of every stored representation Spark's equality treats as equal to the values;
-   * None where that set cannot be enumerated (NaN).
+   * Hashes (with the column's filter design's hash) of every stored representation Spark's
+   * equality treats as equal to the values; None where that set cannot be enumerated (NaN).
    */
-  private def probes(values: Seq[Any], dt: DataType): Option[Array[Long]] = {
+  private def probes(values: Seq[Any], dt: DataType, hash: PlainHash): Option[Array[Long]] = {
     val out = Array.newBuilder[Long]
     values.foreach { v =>
       (dt, v) match {
         case (FloatType, f: Float) =>
           if (f.isNaN) return None
-          out += ParquetHash.hashFloat(f)
-          if (f == 0.0f) out += ParquetHash.hashFloat(-f) // 0.0 = -0.0 in Spark
+          out += hash.hashFloat(f)
+          if (f == 0.0f) out += hash.hashFloat(-f) // 0.0 = -0.0 in Spark
         case (DoubleType, d: Double) =>
           if (d.isNaN) return None
-          out += ParquetHash.hashDouble(d)
-          if (d == 0.0) out += ParquetHash.hashDouble(-d)
+          out += hash.hashDouble(d)
+          if (d == 0.0) out += hash.hashDouble(-d)
         case _ =>
-          try out += ParquetHash.hashValue(v, dt)
+          try out += hash.hashValue(v, dt)
           catch { case _: IllegalArgumentException => return None } // a literal we cannot place: do not prune
       }
     }

@@ -1,5 +1,6 @@
 package bloomindex.index
 
+import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -7,7 +8,8 @@ class LogJsonSuite extends AnyFunSuite {
 
   private val entry = LogEntry(3, IndexState.Active, "CREATE", "op", 10L, 5L,
     IndexSpec("i", SourceSpec(Some("db.t"), "csv", Seq("file:/x"), Map("header" -> "true"), Seq("p")),
-      Seq(ColumnSpec("a", "BIGINT", 0.01, Some(100L), Sizing.Exact), ColumnSpec("b", "STRING", 0.1, None, Sizing.PowerOfTwo)),
+      Seq(ColumnSpec("a", "BIGINT", 0.01, Some(100L), Sizing.Exact, FilterAlgorithm.Classic),
+        ColumnSpec("b", "STRING", 0.1, None, Sizing.PowerOfTwo)),
       global = true),
     Some(IndexData("data/op", 2, 300, 64, 0, Map("a" -> 7L))))
 
@@ -27,5 +29,20 @@ class LogJsonSuite extends AnyFunSuite {
     assert(err(json.replace("\"columns\":[", "\"columnz\":[")).contains("missing field 'columns'"))
     assert(err("[]").contains("not a JSON object"))
     assert(err("{" * 100000).nonEmpty)
+  }
+
+  test("each column's filter design is written; entries without one (older writers) mean sbbf") {
+    val json = LogJson.write(entry)
+    assert(json.contains("\"algorithm\":\"classic\"") && json.contains("\"algorithm\":\"sbbf\""))
+    val old = json.replace(",\"algorithm\":\"classic\"", "").replace(",\"algorithm\":\"sbbf\"", "")
+    assert(!old.contains("algorithm"))
+    assert(LogJson.read(old).spec.columns.map(_.algorithm) == Seq(FilterAlgorithm.SplitBlock, FilterAlgorithm.SplitBlock))
+    val murmur = entry.copy(spec = entry.spec.copy(columns =
+      entry.spec.columns.map(_.copy(algorithm = FilterAlgorithm.SplitBlockMurmur3))))
+    assert(LogJson.read(LogJson.write(murmur)) == murmur)
+    val e = intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"classic\"", "\"cuckoo\"")))
+    assert(e.getMessage.contains("cuckoo"))
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"classic\"", "7")))
+      .getMessage.contains("'algorithm' is not a string"))
   }
 }
