@@ -25,6 +25,28 @@ public interface ClassicKernel {
     return (c ^ (c >> 31)) % numBits; // c ^ (c >> 31) is ~c for a negative c, else c
   }
 
+  /**
+   * {@code p % m} for {@code 0 <= p < 2^31} without a division: {@code q = (p * M) >>> s} with
+   * {@code s = 31 + ceil(log2 m)} and {@code M = floor(2^s / m) + 1} is exactly {@code p / m}
+   * for every 31-bit {@code p} (Granlund and Montgomery), and {@code p * M < 2^63}.
+   */
+  final class Reciprocal {
+    final long multiplier;
+    final int shift;
+    final int divisor;
+
+    Reciprocal(int m) {
+      int l = 32 - Integer.numberOfLeadingZeros(m - 1); // ceil(log2 m)
+      shift = 31 + l;
+      multiplier = (1L << shift) / m + 1;
+      divisor = m;
+    }
+
+    int remainder(int p) {
+      return p - (int) ((p * multiplier) >>> shift) * divisor;
+    }
+  }
+
   static void insert(long[] words, int numHashes, long hash) {
     int numBits = words.length << 6;
     int h1 = (int) hash;

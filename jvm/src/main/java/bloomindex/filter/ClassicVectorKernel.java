@@ -1,33 +1,28 @@
 package bloomindex.filter;
 
-import jdk.incubator.vector.DoubleVector;
-import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.LongVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The classic filter on the JDK Vector API, eight hashes at a time, one per lane: each round
- * {@code i} computes the eight positions {@code (h1 + i h2) % m} in vector registers (the
- * remainder through a double multiply by {@code 1 / m} and one correction, exact for
- * {@code m <= 2^30}), gathers the eight words and tests the eight bits. Checks stop once
- * every lane has missed a bit; inserts compute positions the same way and set the bits with
- * scalar stores (lanes may hit one word: a scatter would lose bits).
+ * The classic filter on the JDK Vector API, eight hashes at a time, one per 64-bit lane:
+ * each round {@code i} computes the eight positions {@code (h1 + i h2) % m} in one register
+ * (the 32-bit wrap by a shift pair, the remainder by a multiply with the bit count's
+ * reciprocal, {@link ClassicKernel.Reciprocal}), then the bits are set or tested with scalar
+ * accesses on the extracted lanes: lanes may share a word (a scatter would lose bits), and
+ * the Vector API's gather, and storing the positions to an array to read them back, both
+ * measured slower. Checks stop once every lane has missed a bit.
  *
- * <p>It needs 512-bit vectors (eight longs and eight doubles per register), so it is only
+ * <p>It needs 512-bit vectors (eight longs per register, 64-bit multiplies), so it is only
  * picked where the CPU has them. Whether it beats the scalar kernel is measured by
- * {@code make bench-algorithms}: bit positions are spread over the whole bit set, so the
- * loads, not the arithmetic, dominate.
+ * {@code make bench-algorithms}: the bit positions are spread over the whole bit set, so
+ * the memory accesses, not the arithmetic, dominate.
  */
 public final class ClassicVectorKernel implements ClassicKernel {
 
   public static final ClassicVectorKernel INSTANCE = new ClassicVectorKernel();
 
-  private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
   private static final VectorSpecies<Long> L = LongVector.SPECIES_512;
-  private static final VectorSpecies<Double> D = DoubleVector.SPECIES_512;
-  private static final LongVector ONE = LongVector.broadcast(L, 1L);
 
   private ClassicVectorKernel() {}
 
@@ -41,43 +36,45 @@ public final class ClassicVectorKernel implements ClassicKernel {
     return "vector";
   }
 
-  /** {@code c ^ (c >> 31)} then the remainder by {@code numBits}, lane by lane. */
-  private static IntVector positions(IntVector c, int numBits, double inverse) {
-    IntVector p = c.lanewise(VectorOperators.XOR, c.lanewise(VectorOperators.ASHR, 31));
-    DoubleVector pd = (DoubleVector) p.convertShape(VectorOperators.I2D, D, 0);
-    IntVector q = (IntVector) pd.mul(inverse).convertShape(VectorOperators.D2I, I, 0);
-    // q is floor(p / m) or one off either way: correct the remainder once.
-    IntVector r = p.sub(q.mul(numBits));
-    r = r.add(numBits, r.lt(0));
-    return r.sub(numBits, r.compare(VectorOperators.GE, numBits));
+  private static LongVector remainder(LongVector p, ClassicKernel.Reciprocal r) {
+    LongVector q = p.mul(r.multiplier).lanewise(VectorOperators.LSHR, r.shift);
+    return p.sub(q.mul(r.divisor));
   }
 
-  private static IntVector low(LongVector h) {
-    return (IntVector) h.convertShape(VectorOperators.L2I, I, 0);
+  /** Positions of round {@code c} (= h1 + i h2, unwrapped) : wrap to 32 bits, fold the sign, reduce. */
+  private static LongVector positions(LongVector c, ClassicKernel.Reciprocal r) {
+    LongVector w = c.lanewise(VectorOperators.LSHL, 32).lanewise(VectorOperators.ASHR, 32);
+    return remainder(w.lanewise(VectorOperators.XOR, w.lanewise(VectorOperators.ASHR, 63)), r);
   }
 
-  private static IntVector high(LongVector h) {
-    return (IntVector) h.lanewise(VectorOperators.LSHR, 32).convertShape(VectorOperators.L2I, I, 0);
+  private static void set(long[] words, int p) {
+    words[p >>> 6] |= 1L << p;
+  }
+
+  private static int miss(long[] words, int p) {
+    return (int) (~words[p >>> 6] >>> p) & 1;
   }
 
   @Override
   public void insertAll(long[] words, int numHashes, long[] hashes, int from, int to) {
-    int numBits = words.length << 6;
-    double inverse = 1.0 / numBits;
-    int[] pos = new int[8];
+    ClassicKernel.Reciprocal r = new ClassicKernel.Reciprocal(words.length << 6);
     int k = from;
     for (; k + 8 <= to; k += 8) {
       LongVector h = LongVector.fromArray(L, hashes, k);
-      IntVector h1 = low(h);
-      IntVector h2 = high(h);
-      IntVector c = h1;
+      LongVector h1 = h.lanewise(VectorOperators.LSHL, 32).lanewise(VectorOperators.ASHR, 32);
+      LongVector h2 = h.lanewise(VectorOperators.ASHR, 32);
+      LongVector c = h1;
       for (int i = 1; i <= numHashes; i++) {
         c = c.add(h2);
-        positions(c, numBits, inverse).intoArray(pos, 0);
-        for (int lane = 0; lane < 8; lane++) {
-          int p = pos[lane];
-          words[p >>> 6] |= 1L << p;
-        }
+        LongVector v = positions(c, r);
+        set(words, (int) v.lane(0));
+        set(words, (int) v.lane(1));
+        set(words, (int) v.lane(2));
+        set(words, (int) v.lane(3));
+        set(words, (int) v.lane(4));
+        set(words, (int) v.lane(5));
+        set(words, (int) v.lane(6));
+        set(words, (int) v.lane(7));
       }
     }
     for (; k < to; k++) {
@@ -87,32 +84,31 @@ public final class ClassicVectorKernel implements ClassicKernel {
 
   @Override
   public void checkAll(long[] words, int numHashes, long[] hashes, int from, int to, boolean[] out, int outOffset) {
-    int numBits = words.length << 6;
-    double inverse = 1.0 / numBits;
-    int[] wordIndex = new int[8];
+    ClassicKernel.Reciprocal r = new ClassicKernel.Reciprocal(words.length << 6);
     int k = from;
     for (; k + 8 <= to; k += 8) {
       LongVector h = LongVector.fromArray(L, hashes, k);
-      IntVector h1 = low(h);
-      IntVector h2 = high(h);
-      IntVector c = h1;
-      VectorMask<Long> alive = L.maskAll(true);
-      for (int i = 1; i <= numHashes; i++) {
+      LongVector h1 = h.lanewise(VectorOperators.LSHL, 32).lanewise(VectorOperators.ASHR, 32);
+      LongVector h2 = h.lanewise(VectorOperators.ASHR, 32);
+      LongVector c = h1;
+      int alive = 0xFF;
+      for (int i = 1; i <= numHashes && alive != 0; i++) {
         c = c.add(h2);
-        IntVector p = positions(c, numBits, inverse);
-        p.lanewise(VectorOperators.LSHR, 6).intoArray(wordIndex, 0);
-        LongVector w = LongVector.fromArray(L, words, 0, wordIndex, 0);
-        LongVector bit = ONE.lanewise(VectorOperators.LSHL,
-            (LongVector) p.convertShape(VectorOperators.I2L, L, 0));
-        alive = alive.and(w.and(bit).compare(VectorOperators.NE, 0L));
-        if (!alive.anyTrue()) {
-          break;
-        }
+        LongVector v = positions(c, r);
+        // Bit `lane` of `missing` is set when that lane's bit is absent; a missed lane stays missed.
+        int missing = miss(words, (int) v.lane(0))
+            | miss(words, (int) v.lane(1)) << 1
+            | miss(words, (int) v.lane(2)) << 2
+            | miss(words, (int) v.lane(3)) << 3
+            | miss(words, (int) v.lane(4)) << 4
+            | miss(words, (int) v.lane(5)) << 5
+            | miss(words, (int) v.lane(6)) << 6
+            | miss(words, (int) v.lane(7)) << 7;
+        alive &= ~missing;
       }
-      long bits = alive.toLong();
       int o = outOffset + k - from;
       for (int lane = 0; lane < 8; lane++) {
-        out[o + lane] = ((bits >>> lane) & 1L) != 0;
+        out[o + lane] = ((alive >>> lane) & 1) != 0;
       }
     }
     for (; k < to; k++) {

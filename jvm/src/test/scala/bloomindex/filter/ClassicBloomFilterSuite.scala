@@ -43,6 +43,17 @@ class ClassicBloomFilterSuite extends AnyFunSuite {
     }
   }
 
+  test("the reciprocal remainder equals % for 31-bit dividends, at every bit count") {
+    val rnd = new scala.util.Random(28)
+    val counts = Seq(64, 128, 192, 8000, 1 << 20, (1 << 30) - 64, 1 << 30) ++ Seq.fill(200)((rnd.nextInt(1 << 24) + 1) * 64)
+    for (m <- counts) {
+      val r = new ClassicKernel.Reciprocal(m)
+      val ps = Seq(0, 1, m - 1, m, m + 1, Int.MaxValue, Int.MaxValue - 1, Int.MaxValue / m * m, Int.MaxValue / m * m - 1) ++
+        Seq.fill(2000)(rnd.nextInt(Int.MaxValue))
+      for (p <- ps) assert(r.remainder(p) == p % m, s"$p % $m")
+    }
+  }
+
   test("kernels answer checks the same, false positives included, with offsets") {
     val inserted = TestData.randomHashes(4000, 22)
     val probes = TestData.randomHashes(50001, 23) ++ inserted
