@@ -2,6 +2,7 @@
 #   make test    every Scala and Python test
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
+#   make bench-algorithms   the three filter designs: false positive rates and speed
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -19,7 +20,7 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
 
-.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-build bench-query clean
+.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-algorithms bench-build bench-query clean
 
 all: jar
 
@@ -60,6 +61,11 @@ demo: $(JAR)
 bench-sbbf: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) "Test/runMain bloomindex.bench.SbbfBench"
 	$(PY) bench/python_sbbf.py
+
+# bench/algorithms.json (JVM measurements), then bench/algorithms.md and .png from it.
+bench-algorithms: $(VENV)/.installed $(SBT_JAR)
+	$(SBT) "Test/runMain bloomindex.bench.AlgorithmsBench bench/algorithms.json"
+	$(PY) bench/plot_algorithms.py bench/algorithms.json
 
 clean:
 	rm -rf target project/target python/bloomindex/jars spark-warehouse
