@@ -46,7 +46,27 @@ def _check_algorithm(algorithm: str) -> str:
     return name
 
 
-class SbbfMurmur3:
+class _Values:
+    """Spark values in and out of a filter, hashed with the design's ``hash``."""
+
+    __slots__ = ()
+    hash = "xxh64"
+
+    def insert(self, values: Iterable[Any], type: str) -> None:
+        """Hashes non-null ``values`` of Spark type ``type`` and inserts them."""
+        self.insert_hashes(hash_values(values, type, self.hash))
+
+    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
+        """``np.bool_`` per non-null value: False when it was certainly never inserted."""
+        return self.check_hashes(hash_values(values, type, self.hash))
+
+    def might_contain(self, value: Any, type: str) -> bool:
+        if value is None:
+            raise ValueError("value: None is never in a Bloom filter; use the null count")
+        return bool(self.check([value], type)[0])
+
+
+class SbbfMurmur3(_Values):
     """The deprecated blocked design of ``bloom_filter.bin``: Parquet's blocks and salt, MurmurHash3.
 
     The block of hash ``h`` is ``(h >> 32) & (num_blocks - 1)`` (sizes are powers of two, 32 B
@@ -121,18 +141,6 @@ class SbbfMurmur3:
         arr = np.asarray(hashes)
         return self._bits.check_hashes(self._remap(arr)).reshape(arr.shape)
 
-    def insert(self, values: Iterable[Any], type: str) -> None:
-        """Hashes non-null ``values`` of Spark type ``type`` with MurmurHash3 and inserts them."""
-        self.insert_hashes(hash_values(values, type, self.hash))
-
-    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
-        return self.check_hashes(hash_values(values, type, self.hash))
-
-    def might_contain(self, value: Any, type: str) -> bool:
-        if value is None:
-            raise ValueError("value: None is never in a Bloom filter; use the null count")
-        return bool(self.check([value], type)[0])
-
     def merge(self, other: "SbbfMurmur3") -> "SbbfMurmur3":
         if not isinstance(other, SbbfMurmur3) or other.num_bytes != self.num_bytes:
             raise ValueError(f"other: cannot merge {other!r} into {self!r}")
@@ -177,7 +185,7 @@ def _parse_murmur3_header(data: bytes) -> int:
     return n
 
 
-class ClassicBloomFilter:
+class ClassicBloomFilter(_Values):
     """parquet-mr's first Bloom filter: ``m`` bits as 64-bit words, ``k`` positions per value.
 
     Position ``i`` (1 to k) of hash ``h`` is ``c % m`` with ``c = h1 + i * h2`` in 32-bit
@@ -270,17 +278,6 @@ class ClassicBloomFilter:
             bits = (self._words[p >> 6] >> (p & 63).astype(np.uint64)) & np.uint64(1)
             out[start:start + _CHUNK] = bits.all(axis=1)
         return out.reshape(arr.shape)
-
-    def insert(self, values: Iterable[Any], type: str) -> None:
-        self.insert_hashes(hash_values(values, type, self.hash))
-
-    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
-        return self.check_hashes(hash_values(values, type, self.hash))
-
-    def might_contain(self, value: Any, type: str) -> bool:
-        if value is None:
-            raise ValueError("value: None is never in a Bloom filter; use the null count")
-        return bool(self.check([value], type)[0])
 
     def merge(self, other: "ClassicBloomFilter") -> "ClassicBloomFilter":
         if (not isinstance(other, ClassicBloomFilter) or other.num_bits != self.num_bits

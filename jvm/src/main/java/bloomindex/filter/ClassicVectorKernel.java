@@ -41,9 +41,14 @@ public final class ClassicVectorKernel implements ClassicKernel {
     return p.sub(q.mul(r.divisor));
   }
 
+  /** The low 32 bits of each lane, sign-extended: {@code (int) h}. */
+  private static LongVector low(LongVector h) {
+    return h.lanewise(VectorOperators.LSHL, 32).lanewise(VectorOperators.ASHR, 32);
+  }
+
   /** Positions of round {@code c} (= h1 + i h2, unwrapped) : wrap to 32 bits, fold the sign, reduce. */
   private static LongVector positions(LongVector c, ClassicKernel.Reciprocal r) {
-    LongVector w = c.lanewise(VectorOperators.LSHL, 32).lanewise(VectorOperators.ASHR, 32);
+    LongVector w = low(c);
     return remainder(w.lanewise(VectorOperators.XOR, w.lanewise(VectorOperators.ASHR, 63)), r);
   }
 
@@ -61,9 +66,8 @@ public final class ClassicVectorKernel implements ClassicKernel {
     int k = from;
     for (; k + 8 <= to; k += 8) {
       LongVector h = LongVector.fromArray(L, hashes, k);
-      LongVector h1 = h.lanewise(VectorOperators.LSHL, 32).lanewise(VectorOperators.ASHR, 32);
       LongVector h2 = h.lanewise(VectorOperators.ASHR, 32);
-      LongVector c = h1;
+      LongVector c = low(h);
       for (int i = 1; i <= numHashes; i++) {
         c = c.add(h2);
         LongVector v = positions(c, r);
@@ -88,9 +92,8 @@ public final class ClassicVectorKernel implements ClassicKernel {
     int k = from;
     for (; k + 8 <= to; k += 8) {
       LongVector h = LongVector.fromArray(L, hashes, k);
-      LongVector h1 = h.lanewise(VectorOperators.LSHL, 32).lanewise(VectorOperators.ASHR, 32);
       LongVector h2 = h.lanewise(VectorOperators.ASHR, 32);
-      LongVector c = h1;
+      LongVector c = low(h);
       int alive = 0xFF;
       for (int i = 1; i <= numHashes && alive != 0; i++) {
         c = c.add(h2);

@@ -1,6 +1,6 @@
 package bloomindex.filter
 
-import org.slf4j.LoggerFactory
+import bloomindex.sbbf.SbbfKernels
 
 /**
  * Picks the classic filter's kernel, as [[bloomindex.sbbf.SbbfKernels]] does for the split
@@ -10,24 +10,11 @@ import org.slf4j.LoggerFactory
  */
 object ClassicKernels {
 
-  private val log = LoggerFactory.getLogger(getClass)
-
   val scalar: ClassicKernel = ClassicScalarKernel.INSTANCE
 
   /** The vector kernel, when this JVM can run it natively (512-bit vectors). */
   lazy val vector: Option[ClassicKernel] =
-    if (!ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent) None
-    else {
-      try {
-        val cls = Class.forName("bloomindex.filter.ClassicVectorKernel")
-        val supported = cls.getMethod("hardwareSupported").invoke(null).asInstanceOf[Boolean]
-        if (supported) Some(cls.getField("INSTANCE").get(null).asInstanceOf[ClassicKernel]) else None
-      } catch {
-        case e: LinkageError =>
-          log.warn(s"Vector API present but unusable, classic filters use the scalar kernel: $e")
-          None
-      }
-    }
+    SbbfKernels.loadVectorKernel[ClassicKernel]("bloomindex.filter.ClassicVectorKernel")
 
   lazy val default: ClassicKernel = sys.props.get("bloomindex.classicKernel") match {
     case Some(name) => byName(name)

@@ -18,22 +18,26 @@ object SbbfKernels {
   val scalar: SbbfKernel = ScalarKernel.INSTANCE
 
   /** The vector kernel, when this JVM can run it natively. */
-  lazy val vector: Option[SbbfKernel] = {
-    val present = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent
-    if (!present) None
+  lazy val vector: Option[SbbfKernel] = loadVectorKernel[SbbfKernel]("bloomindex.sbbf.VectorKernel")
+
+  /**
+   * `INSTANCE` of a Vector API kernel class when the module is in the boot layer and the
+   * class's `hardwareSupported()` says the CPU runs it natively. Loaded by name so that callers
+   * link without the incubator module.
+   */
+  private[bloomindex] def loadVectorKernel[K](className: String): Option[K] =
+    if (!ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent) None
     else {
       try {
-        // Loaded by name so that this object links without the incubator module.
-        val cls = Class.forName("bloomindex.sbbf.VectorKernel")
+        val cls = Class.forName(className)
         val supported = cls.getMethod("hardwareSupported").invoke(null).asInstanceOf[Boolean]
-        if (supported) Some(cls.getField("INSTANCE").get(null).asInstanceOf[SbbfKernel]) else None
+        if (supported) Some(cls.getField("INSTANCE").get(null).asInstanceOf[K]) else None
       } catch {
         case e: LinkageError =>
-          log.warn(s"Vector API present but unusable, using the scalar kernel: $e")
+          log.warn(s"Vector API present but unusable, $className falls back to a scalar kernel: $e")
           None
       }
     }
-  }
 
   /** The kernel filters use unless told otherwise. */
   lazy val default: SbbfKernel = sys.props.get("bloomindex.kernel") match {

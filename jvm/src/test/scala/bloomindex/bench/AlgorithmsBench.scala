@@ -54,18 +54,7 @@ object AlgorithmsBench {
     out
   }
 
-  private def median(xs: Seq[Double]): Double = xs.sorted.apply(xs.size / 2)
-
-  private def time(count: Int)(body: => Unit): Double = {
-    val warmEnd = System.nanoTime() + WarmupNanos
-    var warm = 0
-    while (warm < 3 || System.nanoTime() < warmEnd) { body; warm += 1 }
-    median((1 to Rounds).map { _ =>
-      val t0 = System.nanoTime()
-      body
-      (System.nanoTime() - t0).toDouble / count
-    })
-  }
+  private def time(count: Int)(body: => Unit): Double = Timing.nsPerItem(count, WarmupNanos, Rounds, warmCalls = 3)(body)
 
   def main(args: Array[String]): Unit = {
     val out = Paths.get(args.headOption.getOrElse("bench/algorithms.json"))
@@ -77,8 +66,7 @@ object AlgorithmsBench {
       Design(FilterAlgorithm.Classic, classicKernels))
     val mapper = new ObjectMapper()
     val root = mapper.createObjectNode()
-    val cpu = scala.util.Try(scala.io.Source.fromFile("/proc/cpuinfo").getLines()
-      .find(_.startsWith("model name")).map(_.split(":")(1).trim).getOrElse("?")).getOrElse("?")
+    val cpu = Timing.cpu
     val env = root.putObject("env")
     env.put("jdk", System.getProperty("java.version"))
     env.put("cpu", cpu)

@@ -16,26 +16,13 @@ object SbbfBench {
   private val WarmupNanos = 1500L * 1000 * 1000
   private val Rounds = 7
 
-  private def median(xs: Seq[Double]): Double = xs.sorted.apply(xs.size / 2)
-
   /** Median ns per hash of `body`, which handles `count` hashes per call. */
-  private def time(count: Int)(body: => Unit): Double = {
-    // Until C2 has compiled the loop (the Vector API is very slow before), then some more.
-    val warmEnd = System.nanoTime() + WarmupNanos
-    var warm = 0
-    while (warm < 5 || System.nanoTime() < warmEnd) { body; warm += 1 }
-    median((1 to Rounds).map { _ =>
-      val t0 = System.nanoTime()
-      body
-      (System.nanoTime() - t0).toDouble / count
-    })
-  }
+  private def time(count: Int)(body: => Unit): Double = Timing.nsPerItem(count, WarmupNanos, Rounds, warmCalls = 5)(body)
 
   def main(args: Array[String]): Unit = {
     val kernels: Seq[SbbfKernel] = SbbfKernels.vector.toSeq :+ SbbfKernels.scalar
     val rnd = new java.util.Random(42)
-    val cpu = scala.util.Try(scala.io.Source.fromFile("/proc/cpuinfo").getLines()
-      .find(_.startsWith("model name")).map(_.split(":")(1).trim).getOrElse("?")).getOrElse("?")
+    val cpu = Timing.cpu
     println(s"# SBBF benchmark: JDK ${System.getProperty("java.version")}, $cpu, " +
       s"${Runtime.getRuntime.availableProcessors()} cores; kernels: ${kernels.map(_.name).mkString(", ")}")
     println(f"${"size"}%-8s ${"op"}%-7s ${"impl"}%-13s ${"ns/op"}%8s ${"vs parquet-java"}%16s")
