@@ -14,10 +14,10 @@ A SparkSession gets the JVM side with :func:`configure`::
 """
 
 from .hashing import hash_value, hash_values
-from .index import BloomIndex
+from .index import BloomIndex, might_contain
 from .sbbf import Sbbf, expected_fpp, optimal_num_bytes
 from .session import configure, jar_paths
 
 __all__ = ["BloomIndex", "Sbbf", "configure", "expected_fpp", "hash_value", "hash_values", "jar_paths",
-           "optimal_num_bytes"]
+           "might_contain", "optimal_num_bytes"]
 __version__ = "0.1.0"

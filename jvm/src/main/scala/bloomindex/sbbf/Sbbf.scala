@@ -17,7 +17,7 @@ import java.nio.{ByteBuffer, ByteOrder}
  * Hashes are XXH64 of the value's Parquet plain encoding ([[ParquetHash]]). Not thread-safe
  * for inserts; concurrent checks on a filter nobody inserts into are safe.
  */
-final class Sbbf private (private[sbbf] val words: Array[Int], val kernel: SbbfKernel) {
+final class Sbbf private (private[bloomindex] val words: Array[Int], val kernel: SbbfKernel) {
 
   def numBlocks: Int = words.length >>> 3
 
@@ -118,6 +118,15 @@ object Sbbf {
   }
 
   def fromBitset(bytes: Array[Byte]): Sbbf = fromBitset(bytes, 0, bytes.length)
+
+  /**
+   * A filter over `words` themselves, not a copy (for a bitset shared read-only, such as a
+   * broadcast one): nobody may insert into it.
+   */
+  private[bloomindex] def wrap(words: Array[Int]): Sbbf = {
+    SbbfSizing.checkNumBytes(words.length * 4)
+    new Sbbf(words, SbbfKernels.default)
+  }
 
   /** Reads Parquet's serialized form (header + bitset); see [[SbbfSerde]]. */
   def fromParquetBytes(bytes: Array[Byte]): Sbbf = SbbfSerde.read(bytes)
