@@ -2,7 +2,8 @@ package bloomindex.execution
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
-import bloomindex.join.BloomMightContain
+import bloomindex.join.{BloomMightContain, KeyHash}
+import bloomindex.sbbf.ParquetHash
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
@@ -10,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Bou
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.types.{DateType, IntegerType, LongType, TimestampNTZType, TimestampType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
@@ -58,7 +60,7 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) ext
             time += System.nanoTime() - start
             numIn += n
             numOut += BloomFilterExec.count(pass, n)
-            BloomFilterExec.selected(pass, n).map(i => toRow(batch.getRow(i)))
+            new BloomFilterExec.Passed(pass, n, i => toRow(batch.getRow(i)))
           }
         }, preservesPartitioning = true)
       case None =>
@@ -76,7 +78,7 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) ext
               time += System.nanoTime() - start
               numIn += n
               numOut += BloomFilterExec.count(pass, n)
-              BloomFilterExec.selected(pass, n).map(buffer(_))
+              new BloomFilterExec.Passed(pass, n, buffer(_))
             }
           }
           groups.flatten
@@ -122,7 +124,21 @@ object BloomFilterExec {
     c
   }
 
-  private def selected(pass: Array[Boolean], n: Int): Iterator[Int] = Iterator.range(0, n).filter(pass(_))
+  /** The rows `[0, n)` of a batch whose `pass` is true, as `row(i)` makes them. */
+  private final class Passed(pass: Array[Boolean], n: Int, row: Int => InternalRow) extends Iterator[InternalRow] {
+    private var i = skip(0)
+    private def skip(from: Int): Int = {
+      var j = from
+      while (j < n && !pass(j)) j += 1
+      j
+    }
+    override def hasNext: Boolean = i < n
+    override def next(): InternalRow = {
+      val r = row(i)
+      i = skip(i + 1)
+      r
+    }
+  }
 }
 
 /**
@@ -158,10 +174,28 @@ private final class BatchChecker(checks: Seq[BloomMightContain]) {
       val kh = checks(k).keyHash
       if (ordinals(k) >= 0) {
         val v = batch.column(ordinals(k))
-        var i = 0
-        while (i < n) {
-          valid(i) = !v.isNullAt(i) && kh.hashVector(v, i, hashes, i)
-          i += 1
+        kh match {
+          // The common join keys get loops of their own: one monomorphic call per value.
+          case KeyHash.Exact(LongType | TimestampType | TimestampNTZType) =>
+            var i = 0
+            while (i < n) {
+              if (v.isNullAt(i)) valid(i) = false
+              else { hashes(i) = ParquetHash.hashLong(v.getLong(i)); valid(i) = true }
+              i += 1
+            }
+          case KeyHash.Exact(IntegerType | DateType) =>
+            var i = 0
+            while (i < n) {
+              if (v.isNullAt(i)) valid(i) = false
+              else { hashes(i) = ParquetHash.hashInt(v.getInt(i)); valid(i) = true }
+              i += 1
+            }
+          case _ =>
+            var i = 0
+            while (i < n) {
+              valid(i) = !v.isNullAt(i) && kh.hashVector(v, i, hashes, i)
+              i += 1
+            }
         }
       } else {
         var i = 0
