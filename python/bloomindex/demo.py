@@ -100,7 +100,7 @@ def _join(spark, bloomindex) -> None:
         rows = df.collect()
         secs = time.perf_counter() - t0
         print(f"  join filter {'on ' if enabled == 'true' else 'off'}: {len(rows)} rows, {secs * 1000:.0f} ms")
-        plan = df._jdf.queryExecution().executedPlan().toString()
+        plan = df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
         keep = ("Join", "Exchange", "BloomFilter", "ColumnarToRow", "FileScan", "Filter")
         for line in plan.splitlines():
             if any(k in line for k in keep) and "premium_users" not in line:

@@ -103,7 +103,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] with
       } match {
         case Right(check) => Some(check)
         case Left(why) =>
-          notes += s"join key ${sourceKey.sql}: $why"
+          notes += s"no filter from ${sourceKey.sql} for ${appKey.sql}: $why"
           None
       }
     }.filterNot(c => existing.exists(e => e.global == c.global && e.child.semanticEquals(c.child)))
