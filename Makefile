@@ -20,7 +20,7 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
 
-.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-algorithms bench-build bench-query clean
+.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-algorithms bench-build bench-query bench-join clean
 
 all: jar
 
@@ -72,6 +72,9 @@ clean:
 
 bench-build: $(JAR)
 	$(PY) bench/bench_build.py
+
+bench-join: $(JAR)
+	$(PY) bench/bench_join.py
 
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"

@@ -158,3 +158,33 @@ def test_per_column_designs_and_bad_choices(spark, tables, tmp_path):
         with pytest.raises(AnalysisException, match=msg):
             spark.sql(sql)
     assert [r for r in BloomIndex(spark).list().collect() if r[0].startswith("bad")] == []
+
+
+@pytest.mark.parametrize("alg", ["sbbf-murmur3", "classic"])
+def test_join_filter_uses_the_designs_global_filter(spark, tables, alg, tmp_path):
+    """The join pre-filter hashes keys with the design's hash and checks its global filter."""
+    _, out = tables
+    name, _ = out[alg]
+    gen = {n: g for n, _, g in COLUMNS}
+    fact_path = str(tmp_path / "fact")
+    keys = range(0, 6000, 2)  # the table holds keys near 0..1499: most of these are absent
+    fits = lambda v: v if -2**31 <= v < 2**31 else None  # noqa: E731
+    spark.createDataFrame([(gen["c_bigint"](k), fits(gen["c_bigint"](k)), gen["c_int"](k), gen["c_str"](k), i)
+                           for i, k in enumerate(keys)],
+                          "b long, ib int, i int, s string, v long").repartition(2).write.parquet(fact_path)
+    spark.read.parquet(fact_path).createOrReplaceTempView("fact_alg")
+    enabled = "spark.bloomindex.joinFilter.enabled"
+    try:
+        for fact_key, key in (("b", "c_bigint"), ("i", "c_int"), ("s", "c_str"), ("ib", "c_bigint")):
+            query = f"SELECT f.v, t.part FROM fact_alg f JOIN t_{name} t ON f.{fact_key} = t.{key}"
+            spark.conf.set(enabled, "true")
+            on = spark.sql(query)
+            assert "bloom_might_contain" in on._jdf.queryExecution().optimizedPlan().toString(), query
+            rows_on = sorted(on.collect())
+            [m] = BloomIndex(spark).join_filter_metrics(on)
+            assert m["numInputRows"] == len(keys) and m["numOutputRows"] < len(keys) // 2, (query, m)
+            spark.conf.set(enabled, "false")
+            assert rows_on == sorted(spark.sql(query).collect()), query
+            assert rows_on, query
+    finally:
+        spark.conf.unset(enabled)

@@ -16,10 +16,10 @@ A SparkSession gets the JVM side with :func:`configure`::
 
 from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3
 from .hashing import hash_value, hash_values
-from .index import BloomIndex
+from .index import BloomIndex, might_contain
 from .sbbf import Sbbf, expected_fpp, optimal_num_bytes
 from .session import configure, jar_paths
 
 __all__ = ["ALGORITHMS", "BloomIndex", "ClassicBloomFilter", "Sbbf", "SbbfMurmur3", "configure", "expected_fpp",
-           "hash_value", "hash_values", "jar_paths", "optimal_num_bytes"]
+           "hash_value", "hash_values", "jar_paths", "might_contain", "optimal_num_bytes"]
 __version__ = "0.1.0"

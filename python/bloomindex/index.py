@@ -12,9 +12,9 @@ from pyspark.errors.exceptions.captured import capture_sql_exception
 from .session import jvm_object
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["BloomIndex"]
+__all__ = ["BloomIndex", "might_contain"]
 
 
 class BloomIndex:
@@ -115,9 +115,23 @@ class BloomIndex:
         return {str(p[0]): str(p[1]) for p in pairs}
 
     def explain(self, df: "DataFrame") -> str:
-        """A readable report of what Bloom indexes do to ``df``'s scans: the index used, files
-        kept/total and bytes skipped per scan, and for each index that did not apply, why."""
+        """A readable report of what Bloom indexes do to ``df``: per scan the index used, files
+        kept/total and bytes skipped, and for each index that did not apply, why; per join
+        pre-filter the index, column and key it checks, and why a join got none."""
         return str(capture_sql_exception(self._api.explain)(df._jdf))
+
+    def prefilter(self, df: "DataFrame", key: "str | Column", index: str, column: str) -> "DataFrame":
+        """``df`` without the rows whose ``key`` is certainly absent from the global filter of
+        ``column`` in ``index`` (null keys are dropped too): a join pre-filter by hand.
+
+        >>> orders = bi.prefilter(spark.table("orders"), "user_id", "users_idx", "id")  # doctest: +SKIP
+        """
+        return df.filter(might_contain(index, column, key))
+
+    def join_filter_metrics(self, df: "DataFrame") -> list[dict[str, int]]:
+        """The metrics of each Bloom filter operator of ``df``'s executed plan (run an action
+        first): ``numInputRows``, ``numOutputRows``, ``filterTime`` (ns)."""
+        return [{str(k): int(v) for k, v in m.items()} for m in self._api.joinFilterMetrics(df._jdf)]
 
     def _run(self, name: str, call):
         """Runs a build, printing progress to stderr when it takes more than a few seconds."""
@@ -154,6 +168,21 @@ class BloomIndex:
                 return
         if shown:
             sys.stderr.write("\n")
+
+
+def might_contain(index: str, column: str, key: "str | Column") -> "Column":
+    """The SQL function ``bloom_might_contain('<index>', '<column>', key)`` as a Column: true
+    when ``key`` may be in the index's global filter of ``column``, false when it certainly is
+    not, null for a null key.
+
+    >>> df.filter(might_contain("users_idx", "id", "user_id"))   # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    if not isinstance(index, str) or not isinstance(column, str):
+        raise ValueError("might_contain: index and column must be names (str)")
+    k = F.col(key) if isinstance(key, str) else key
+    return F.call_function("bloom_might_contain", F.lit(index), F.lit(column), k)
 
 
 def _opt(v: Any) -> str:

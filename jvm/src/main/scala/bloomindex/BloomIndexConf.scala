@@ -14,8 +14,15 @@ object BloomIndexConf {
   /** Turns file pruning with Bloom indexes on or off (default on). */
   val PruningEnabled = "spark.bloomindex.pruning.enabled"
 
-  def pruningEnabled(spark: SparkSession): Boolean =
-    spark.conf.getOption(PruningEnabled).forall(_.trim.equalsIgnoreCase("true"))
+  /** Turns join pre-filtering with global Bloom filters on or off (default on). */
+  val JoinFilterEnabled = "spark.bloomindex.joinFilter.enabled"
+
+  def pruningEnabled(spark: SparkSession): Boolean = flag(spark, PruningEnabled)
+
+  def joinFilterEnabled(spark: SparkSession): Boolean = flag(spark, JoinFilterEnabled)
+
+  private def flag(spark: SparkSession, key: String): Boolean =
+    spark.conf.getOption(key).forall(_.trim.equalsIgnoreCase("true"))
 
   def root(spark: SparkSession): String = spark.conf.getOption(Root).getOrElse {
     val warehouse = spark.conf.get("spark.sql.warehouse.dir")

@@ -7,8 +7,15 @@ import org.apache.spark.sql.catalyst.trees.Origin
 /** The errors users see, in one place so their wording stays consistent. */
 object BloomIndexErrors {
 
+  /**
+   * Spark's error condition for a message given whole (printed without a prefix). An error
+   * condition matters: PySpark cannot convert an AnalysisException that has none once Spark
+   * attached the SQL text's position to it (as it does for errors of function lookups).
+   */
+  val MessageCondition = "_LEGACY_ERROR_TEMP_1332"
+
   def analysis(message: String, cause: Throwable = null): AnalysisException =
-    new AnalysisException(message, None, None, Option(cause), None, Map.empty[String, String], Array.empty)
+    new AnalysisException(MessageCondition, Map("errorMessage" -> message), Option(cause))
 
   /** A syntax error in one of our statements, at `position` (0-based) of `command`. */
   def parse(command: String, position: Int, near: String, message: String): ParseException = {
@@ -32,6 +39,7 @@ object BloomIndexErrors {
  */
 class ConcurrentBloomIndexUpdateException(val index: String, val version: Long, detail: String)
   extends AnalysisException(
-    s"Bloom index '$index': another command committed log version $version first ($detail " +
-      "lost the race); nothing was changed by this one, retry it",
-    None, None, None, None, Map.empty[String, String], Array.empty[org.apache.spark.QueryContext])
+    BloomIndexErrors.MessageCondition,
+    Map("errorMessage" -> (s"Bloom index '$index': another command committed log version $version first " +
+      s"($detail lost the race); nothing was changed by this one, retry it")),
+    None)

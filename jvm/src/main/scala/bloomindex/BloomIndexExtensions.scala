@@ -1,6 +1,7 @@
 package bloomindex
 
-import bloomindex.execution.MarkPrunedScansRule
+import bloomindex.execution.BloomIndexColumnarRule
+import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.optimizer.{BloomIndexPruning, BloomIndexV2Pruning}
 import bloomindex.sql.BloomIndexSqlParser
 
@@ -22,13 +23,21 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // down onto the file relations, and before statistics are computed from the file index.
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
 
+    // optimizer: join pre-filtering from global filters, after pruning (it may read the
+    // pruned file index of the indexed side). Pre-CBO too: once, after Spark's push-down.
+    extensions.injectPreCBORule(spark => new InjectBloomJoinFilters(spark))
+
+    // SQL function: bloom_might_contain('<index>', '<column>', expr).
+    extensions.injectFunction(BloomMightContain.function)
+
     // planner: the same pruning for V2 file scans, whose scan node appears after pre-CBO.
     // Extra strategies are tried before Spark's, and this one hands the pruned plan to
     // Spark's DataSourceV2Strategy.
     extensions.injectPlannerStrategy(spark => new BloomIndexV2Pruning(spark))
 
-    // physical: mark pruned scans for EXPLAIN and the UI's metrics. A columnar rule because
-    // those run on every physical plan, adaptive or not, before transitions are inserted.
-    extensions.injectColumnar(_ => new MarkPrunedScansRule)
+    // physical: mark pruned scans for EXPLAIN and the UI's metrics, and plan Bloom filter
+    // checks as BloomFilterExec. A columnar rule because those run on every physical plan,
+    // adaptive or not, before transitions are inserted.
+    extensions.injectColumnar(_ => new BloomIndexColumnarRule)
   }
 }

@@ -2,11 +2,16 @@ package bloomindex.api
 
 import scala.jdk.CollectionConverters._
 
+import bloomindex.execution.BloomFilterExec
 import bloomindex.index.{IndexManager, SourceResolver, SourceSpec}
+import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex, PruningInfo}
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, DataSourceV2ScanRelation, FileScan}
 
@@ -105,6 +110,34 @@ object IndexApi {
         val what = table.map(_.identifier.unquotedString).getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
         info.map(describe(_, what)).getOrElse(s"scan of $what: no Bloom index for this source (or pruning disabled)")
     }
-    if (lines.isEmpty) "no file scans in this plan" else lines.mkString("\n")
+    val joins = joinLines(df.queryExecution.optimizedPlan)
+    if (lines.isEmpty && joins.isEmpty) "no file scans in this plan" else (lines ++ joins).mkString("\n")
+  }
+
+  /** One line per Bloom filter check in the plan (join pre-filters and hand-written ones), then why joins got none. */
+  private def joinLines(plan: LogicalPlan): Seq[String] = {
+    val checks = plan.collect { case f: Filter => f.condition.collect { case b: BloomMightContain => b } }.flatten
+    val applied = checks.map { c =>
+      s"join filter: index ${c.global.ref.index} (log version ${c.global.ref.version}) global filter of " +
+        s"${c.global.ref.column} (${c.global.numBytes} bytes) checks ${c.child.sql}"
+    }
+    val notApplied = plan.collect { case j: Join => j.getTagValue(InjectBloomJoinFilters.NotAppliedTag) }.flatten.flatten
+      .map(r => s"  join filter not applied: $r")
+    applied ++ notApplied
+  }
+
+  /**
+   * The SQL metrics of every [[BloomFilterExec]] in `df`'s executed plan (after an action:
+   * the final adaptive plan), as maps of metric name -> value.
+   */
+  def joinFilterMetrics(df: DataFrame): java.util.List[java.util.Map[String, java.lang.Long]] = {
+    def nodes(p: SparkPlan): Seq[SparkPlan] = p match {
+      case a: AdaptiveSparkPlanExec => nodes(a.executedPlan)
+      case q: QueryStageExec => nodes(q.plan)
+      case other => other +: (other.children ++ other.subqueries).flatMap(nodes)
+    }
+    nodes(df.queryExecution.executedPlan).collect { case b: BloomFilterExec =>
+      b.metrics.map { case (k, m) => k -> java.lang.Long.valueOf(m.value) }.asJava
+    }.asJava
   }
 }

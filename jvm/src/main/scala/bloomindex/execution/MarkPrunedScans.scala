@@ -35,7 +35,10 @@ object MarkPrunedScans extends Rule[SparkPlan] {
   }
 }
 
-/** The columnar hook that runs [[MarkPrunedScans]]. */
-class MarkPrunedScansRule extends ColumnarRule {
-  override def preColumnarTransitions: Rule[SparkPlan] = MarkPrunedScans
+/**
+ * The columnar hook: before transitions, marks pruned scans ([[MarkPrunedScans]]) and plans
+ * Bloom filter checks as [[BloomFilterExec]] ([[PlanBloomFilters]]).
+ */
+class BloomIndexColumnarRule extends ColumnarRule {
+  override def preColumnarTransitions: Rule[SparkPlan] = plan => PlanBloomFilters(MarkPrunedScans(plan))
 }

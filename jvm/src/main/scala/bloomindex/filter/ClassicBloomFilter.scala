@@ -165,6 +165,15 @@ object ClassicBloomFilter {
     fromBitset(bytes, HeaderBytes, numBits / 8, k)
   }
 
+  /** A filter's state for [[FilterAlgorithm.shared]]: its words themselves and `k`. */
+  final case class Shared(words: Array[Long], numHashes: Int)
+
+  private[filter] def wrap(s: Shared): ClassicBloomFilter = {
+    checkNumBytes(s.words.length * 8)
+    checkNumHashes(s.numHashes)
+    new ClassicBloomFilter(s.words, s.numHashes, ClassicKernels.default)
+  }
+
   def checkNumBytes(numBytes: Int): Unit =
     if (numBytes < MinBytes || numBytes > MaxBytes || numBytes % 8 != 0) {
       throw new IllegalArgumentException(

@@ -57,6 +57,18 @@ sealed abstract class FilterAlgorithm(val name: String) extends Serializable {
   /** The false positive rate theory expects of `numBytes` holding `ndv` values, sized for `fpp`. */
   def expectedFpp(numBytes: Int, ndv: Long, fpp: Double): Double
 
+  /**
+   * The filter's bits as one serializable value to broadcast: its own arrays, not a copy.
+   * [[wrapShared]] turns it back into a filter, on any JVM, without copying.
+   */
+  def shared(filter: BloomFilter): AnyRef
+
+  /** A read-only filter over a [[shared]] value (nobody may insert into it): no copy. */
+  def wrapShared(state: AnyRef): BloomFilter
+
+  protected def notMine(what: Any): Nothing = throw new IllegalArgumentException(
+    s"filter: $what is not an $name filter")
+
   override def toString: String = name
 }
 
@@ -71,6 +83,14 @@ object FilterAlgorithm {
     def fromBytes(bytes: Array[Byte]): Sbbf = Sbbf.fromParquetBytes(bytes)
     def minBytes: Int = SbbfSizing.MinBytes
     def expectedFpp(numBytes: Int, ndv: Long, fpp: Double): Double = SbbfSizing.expectedFpp(numBytes, ndv)
+    def shared(filter: BloomFilter): AnyRef = filter match {
+      case s: Sbbf => s.words
+      case other => notMine(other)
+    }
+    def wrapShared(state: AnyRef): Sbbf = state match {
+      case words: Array[Int] => Sbbf.wrap(words)
+      case other => notMine(other)
+    }
   }
 
   /** The deprecated blocked design with MurmurHash3: [[SbbfMurmur3]]. */
@@ -84,6 +104,14 @@ object FilterAlgorithm {
     def expectedFpp(numBytes: Int, ndv: Long, fpp: Double): Double = {
       SbbfMurmur3.checkNumBytes(numBytes)
       SbbfSizing.expectedFpp(numBytes, ndv)
+    }
+    def shared(filter: BloomFilter): AnyRef = filter match {
+      case m: SbbfMurmur3 => m.bits.words
+      case other => notMine(other)
+    }
+    def wrapShared(state: AnyRef): SbbfMurmur3 = state match {
+      case words: Array[Int] => SbbfMurmur3.wrap(Sbbf.wrap(words))
+      case other => notMine(other)
     }
   }
 
@@ -100,6 +128,14 @@ object FilterAlgorithm {
     def expectedFpp(numBytes: Int, ndv: Long, fpp: Double): Double = {
       ClassicBloomFilter.checkNumBytes(numBytes)
       ClassicBloomFilter.expectedFpp(numBytes.toLong * 8, ClassicBloomFilter.numHashesFor(fpp), ndv)
+    }
+    def shared(filter: BloomFilter): AnyRef = filter match {
+      case c: ClassicBloomFilter => ClassicBloomFilter.Shared(c.words, c.numHashes)
+      case other => notMine(other)
+    }
+    def wrapShared(state: AnyRef): ClassicBloomFilter = state match {
+      case s: ClassicBloomFilter.Shared => ClassicBloomFilter.wrap(s)
+      case other => notMine(other)
     }
   }
 

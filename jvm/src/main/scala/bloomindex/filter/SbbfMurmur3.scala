@@ -160,6 +160,12 @@ object SbbfMurmur3 {
     new SbbfMurmur3(Sbbf.fromBitset(bytes, HeaderBytes, n))
   }
 
+  /** Over `bits` itself (for [[FilterAlgorithm.wrapShared]]). */
+  private[filter] def wrap(bits: Sbbf): SbbfMurmur3 = {
+    checkNumBytes(bits.numBytes)
+    new SbbfMurmur3(bits)
+  }
+
   def checkNumBytes(numBytes: Int): Unit =
     if (numBytes < SbbfSizing.MinBytes || numBytes > SbbfSizing.MaxBytes || Integer.bitCount(numBytes) != 1) {
       throw new IllegalArgumentException(

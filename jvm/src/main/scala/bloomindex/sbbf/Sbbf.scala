@@ -123,6 +123,15 @@ object Sbbf {
 
   def fromBitset(bytes: Array[Byte]): Sbbf = fromBitset(bytes, 0, bytes.length)
 
+  /**
+   * A filter over `words` themselves, not a copy (for a bitset shared read-only, such as a
+   * broadcast one): nobody may insert into it.
+   */
+  private[bloomindex] def wrap(words: Array[Int]): Sbbf = {
+    SbbfSizing.checkNumBytes(words.length * 4)
+    new Sbbf(words, SbbfKernels.default)
+  }
+
   /** Reads Parquet's serialized form (header + bitset); see [[SbbfSerde]]. */
   def fromParquetBytes(bytes: Array[Byte]): Sbbf = SbbfSerde.read(bytes)
 }

@@ -38,6 +38,26 @@ class FilterAlgorithmSuite extends AnyFunSuite {
     }
   }
 
+  test("shared state: a filter over the same arrays, readable after Java serialization, refused across designs") {
+    for (alg <- FilterAlgorithm.all) {
+      val f = alg.forNdv(1000, 0.01)
+      f.insertAll(TestData.randomHashes(1000, 41), 0, 1000)
+      val state = alg.shared(f)
+      val wrapped = alg.wrapShared(state)
+      assert(wrapped == f)
+      f.insert(4242L)
+      assert(wrapped.mightContain(4242L), s"$alg: the wrapped filter shares the bits, no copy")
+      val out = new java.io.ByteArrayOutputStream()
+      new java.io.ObjectOutputStream(out).writeObject(state)
+      val back = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(out.toByteArray)).readObject()
+      assert(alg.wrapShared(back) == f)
+      val other = FilterAlgorithm.all.find(_ != alg).get
+      assert(intercept[IllegalArgumentException](other.shared(f)).getMessage.startsWith("filter"))
+    }
+    assert(intercept[IllegalArgumentException](FilterAlgorithm.Classic.wrapShared(new Array[Int](8)))
+      .getMessage.startsWith("filter"))
+  }
+
   test("filters of different designs never merge") {
     val filters = FilterAlgorithm.all.map(_.empty(1024, 0.01))
     for (a <- filters; b <- filters if a.algorithm != b.algorithm) {

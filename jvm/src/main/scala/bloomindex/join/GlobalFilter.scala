@@ -1,0 +1,89 @@
+package bloomindex.join
+
+import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
+
+import bloomindex.BloomIndexErrors
+import bloomindex.index.{IndexManager, IndexState, IndexStore, LogEntry}
+import bloomindex.filter.{BloomFilter, FilterAlgorithm}
+
+import org.apache.spark.SparkContext
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.types.DataType
+
+/** One column's table-wide filter in one committed version of an index. */
+final case class GlobalFilterRef(index: String, indexDir: String, version: Long, column: String, dataType: DataType) {
+  override def toString: String = s"$index.$column v$version"
+}
+
+/**
+ * A global filter as queries use it: its bitset is broadcast once (per Spark application and
+ * index version) and read on each executor where it lies, without a copy per task.
+ * Equal when the references are: two plans over the same version share one broadcast.
+ * Its keys are hashed with `algorithm.hash`, the column's filter design's.
+ */
+final class GlobalFilter(
+    val ref: GlobalFilterRef,
+    val numBytes: Int,
+    val algorithm: FilterAlgorithm,
+    bits: Broadcast[AnyRef]) extends Serializable {
+
+  @transient private lazy val bf: BloomFilter = algorithm.wrapShared(bits.value)
+
+  def filter: BloomFilter = bf
+
+  override def equals(o: Any): Boolean = o match {
+    case g: GlobalFilter => g.ref == ref
+    case _ => false
+  }
+  override def hashCode(): Int = ref.hashCode()
+  override def toString: String = ref.toString
+}
+
+object GlobalFilter {
+
+  private val MaxCached = 32
+
+  // LRU of the broadcasts this driver made; an evicted one is cleaned up by Spark once no
+  // plan refers to it any more.
+  private val cache = new JLinkedHashMap[(SparkContext, GlobalFilterRef), GlobalFilter](16, 0.75f, true) {
+    override def removeEldestEntry(e: JMap.Entry[(SparkContext, GlobalFilterRef), GlobalFilter]): Boolean =
+      size() > MaxCached
+  }
+
+  /**
+   * The global filter of `column` in version `entry` of the index in `indexDir`: read (one
+   * small Parquet file) and broadcast on first use. Fails when the entry has no global filter
+   * for the column.
+   */
+  def load(spark: SparkSession, indexDir: String, entry: LogEntry, column: String): GlobalFilter = {
+    val spec = entry.spec
+    val col = spec.column(column).getOrElse(
+      throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' has no column '$column'"))
+    if (!spec.global) throw BloomIndexErrors.analysis(
+      s"Bloom index '${spec.name}' has no global filters; create it with OPTIONS (global = true)")
+    val data = entry.data.getOrElse(
+      throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' version ${entry.version} has no data"))
+    val ref = GlobalFilterRef(spec.name, indexDir, entry.version, col.name, DataType.fromDDL(col.dataType))
+    val key = (spark.sparkContext, ref)
+    cache.synchronized(Option(cache.get(key))).getOrElse {
+      val bytes = IndexStore.globalFilters(spark, new org.apache.hadoop.fs.Path(indexDir), data).getOrElse(col.name,
+        throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' version ${entry.version} lacks the global filter of '${col.name}'"))
+      val f = col.algorithm.fromBytes(bytes)
+      val loaded = new GlobalFilter(ref, f.numBytes, col.algorithm, spark.sparkContext.broadcast(col.algorithm.shared(f)))
+      cache.synchronized {
+        Option(cache.get(key)).getOrElse { cache.put(key, loaded); loaded }
+      }
+    }
+  }
+
+  /** The global filter of `column` in the newest ACTIVE version of index `name`. */
+  def forIndex(spark: SparkSession, name: String, column: String): GlobalFilter = {
+    val manager = new IndexManager(spark)
+    manager.checkName(name)
+    val log = manager.log(name)
+    val entry = log.lastActive().filter(_ => log.latest().forall(_.state != IndexState.Deleted))
+      .getOrElse(throw BloomIndexErrors.notFound(name))
+    load(spark, log.indexDir.toString, entry, column)
+  }
+}

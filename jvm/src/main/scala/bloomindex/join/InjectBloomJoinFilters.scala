@@ -1,0 +1,235 @@
+package bloomindex.join
+
+import scala.util.control.NonFatal
+
+import bloomindex.BloomIndexConf
+import bloomindex.index.{IndexManager, LoadedIndex, SourceResolver}
+import bloomindex.optimizer.{BloomIndexPruning, BloomPrunedFileIndex}
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Cast, EqualTo, Exists, Expression, ExprId, InSubquery, KnownFloatingPointNormalized, ListQuery, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.optimizer.PushDownPredicates
+import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
+import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, JOIN}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, FileTable}
+
+/**
+ * Join pre-filtering: for an equi-join where one side's key is a column with a global filter
+ * in an ACTIVE Bloom index covering every current file of that side's table, adds
+ * `bloom_might_contain(filter, key)` on the other side and pushes it down as far as Spark's
+ * predicate push-down takes it (to the scan, below any exchange). Rows whose key is
+ * certainly absent from the indexed side never reach the join.
+ *
+ * Which side may be filtered: both sides of an inner join and of a left semi join; only the
+ * null-supplying side of a left or right outer join; nothing of full outer, anti and
+ * existence joins (the preserved side keeps its rows whether they match or not). The indexed
+ * side's key must be the indexed column itself (through projections, filters, joins and
+ * aggregations that pass it unchanged) or an integral widening of it; the other key is then
+ * hashed as the indexed type, exactly or not at all.
+ *
+ * A pre-CBO rule: it runs once, after Spark's own push-down, and before statistics.
+ */
+class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] with PredicateHelper {
+
+  import InjectBloomJoinFilters._
+
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!BloomIndexConf.joinFilterEnabled(spark)) plan
+    else plan.transformUpWithPruning(_.containsAnyPattern(JOIN, IN_SUBQUERY, EXISTS_SUBQUERY)) {
+      case j @ Join(left, right, joinType, Some(condition), _) if filterable(joinType) != ((false, false)) =>
+        val pairs = splitConjunctivePredicates(condition).flatMap {
+          case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, left) && evaluates(b, right) => Some((a, b))
+          case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, right) && evaluates(b, left) => Some((b, a))
+          case _ => None
+        }
+        if (pairs.isEmpty) j
+        else {
+          val (leftOk, rightOk) = filterable(joinType)
+          val notes = Seq.newBuilder[String]
+          val newLeft = if (leftOk) withChecks(left, pairs, right, notes) else left
+          val newRight = if (rightOk) withChecks(right, pairs.map(_.swap), left, notes) else right
+          val out = if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
+          val n = notes.result()
+          if (n.nonEmpty) out.setTagValue(NotAppliedTag, n)
+          out
+        }
+
+      // `k IN (subquery)` and `EXISTS (... WHERE inner.k = outer.k)` become left semi joins only
+      // after this rule: their keys filter the outer rows the same way, now.
+      case f @ Filter(condition, child) if SubqueryExpression.hasSubquery(condition) =>
+        val pairs = splitConjunctivePredicates(condition).flatMap {
+          case InSubquery(values, l: ListQuery) if values.size == l.plan.output.size =>
+            values.zip(l.plan.output).filter(_._1.deterministic).map(p => (p._1, p._2, l.plan)) ++
+              subqueryPairs(l.joinCond, child, l.plan)
+          case e: Exists => subqueryPairs(e.joinCond, child, e.plan)
+          case _ => Nil
+        }
+        if (pairs.isEmpty) f
+        else {
+          val notes = Seq.newBuilder[String]
+          val filtered = pairs.groupBy(_._3).foldLeft(child) { case (c, (sub, ps)) =>
+            withChecks(c, ps.map(p => (p._1, p._2)), sub, notes)
+          }
+          if (filtered eq child) f else f.copy(child = filtered)
+        }
+    }
+
+  /** (outer key, subquery key, subquery plan) of the equalities of a correlated subquery. */
+  private def subqueryPairs(conditions: Seq[Expression], outer: LogicalPlan, sub: LogicalPlan) =
+    conditions.flatMap(splitConjunctivePredicates).flatMap {
+      case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, outer) && evaluates(b, sub) => Some((a, b, sub))
+      case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, sub) && evaluates(b, outer) => Some((b, a, sub))
+      case _ => None
+    }
+
+  private def evaluates(e: Expression, side: LogicalPlan): Boolean =
+    e.references.nonEmpty && e.references.subsetOf(side.outputSet)
+
+  /** `app` with a check of each key against the global filter of its counterpart in `source`. */
+  private def withChecks(
+      app: LogicalPlan,
+      pairs: Seq[(Expression, Expression)],
+      source: LogicalPlan,
+      notes: scala.collection.mutable.Builder[String, Seq[String]]): LogicalPlan = {
+    val existing = app.flatMap(_.expressions.flatMap(_.collect { case b: BloomMightContain => b }))
+    val checks = pairs.flatMap { case (appKey, sourceKey) =>
+      globalFilterOf(sourceKey, source).flatMap { global =>
+        KeyHash.forTypes(appKey.dataType, global.ref.dataType, global.algorithm.hash).map(kh => BloomMightContain(appKey, global, kh))
+      } match {
+        case Right(check) => Some(check)
+        case Left(why) =>
+          notes += s"no filter from ${sourceKey.sql} for ${appKey.sql}: $why"
+          None
+      }
+    }.filterNot(c => existing.exists(e => e.global == c.global && e.child.semanticEquals(c.child)))
+    if (checks.isEmpty) app else pushDown(Filter(checks.reduce[Expression](And), app))
+  }
+
+  private def pushDown(plan: LogicalPlan): LogicalPlan = {
+    var current = plan
+    var i = 0
+    var done = false
+    while (!done && i < 16) {
+      val next = PushDownPredicates(current)
+      done = next.fastEquals(current)
+      current = next
+      i += 1
+    }
+    current
+  }
+
+  /** The global filter that holds every value `key` can take on `side`, or why there is none. */
+  private def globalFilterOf(key: Expression, side: LogicalPlan): Either[String, GlobalFilter] = {
+    val column = key match {
+      case a: Attribute => Right(a)
+      case _: KnownFloatingPointNormalized =>
+        Left("floating point key: the join equates NaNs and signed zeros whatever their bits")
+      case Cast(a: Attribute, to, _, _)
+          if KeyHash.integralWidth(a.dataType) > 0 && KeyHash.integralWidth(a.dataType) <= KeyHash.integralWidth(to) =>
+        Right(a)
+      case other => Left("not a column of a file source (or an integral widening of one)")
+    }
+    column.flatMap { a =>
+      origin(side, a.exprId).toRight("its values do not come unchanged from a file source").flatMap {
+        case (leaf, name) => indexed(leaf, name).filterOrElse(
+          g => g.ref.dataType == a.dataType || KeyHash.integralWidth(a.dataType) > 0 && KeyHash.integralWidth(g.ref.dataType) > 0,
+          s"type mismatch: ${a.name} is ${a.dataType.sql}, the index holds ${name} as another type")
+      }
+    }
+  }
+
+  private def indexed(leaf: LeafSource, column: String): Either[String, GlobalFilter] = {
+    val indexes = try BloomIndexPruning.indexesFor(spark, leaf.table, leaf.roots) catch {
+      case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
+    }
+    val withColumn = indexes.filter(i => i.spec.global && i.columnIndex(column) >= 0)
+    if (withColumn.isEmpty) return Left(s"no index with a global filter on ${leaf.display}.$column")
+    val files = try leaf.files() catch {
+      case NonFatal(e) => return Left(s"cannot list ${leaf.display} (${e.getMessage})")
+    }
+    withColumn.find(covers(_, files)) match {
+      case None => Left(s"stale: files of ${leaf.display} changed since ${withColumn.map(i => s"${i.spec.name} v${i.entry.version}").mkString(", ")}")
+      case Some(index) =>
+        try {
+          val dir = new IndexManager(spark).log(index.spec.name).indexDir.toString
+          Right(GlobalFilter.load(spark, dir, index.entry, column))
+        } catch {
+          case NonFatal(e) =>
+            BloomIndexPruning.warnOnce(s"bloomindex: global filter of '${index.spec.name}' unreadable, join not filtered: ${e.getMessage}")
+            Left(s"global filter of ${index.spec.name} unreadable")
+        }
+    }
+  }
+
+  private def covers(index: LoadedIndex, files: Seq[org.apache.hadoop.fs.FileStatus]): Boolean =
+    files.forall { f =>
+      index.files.get(SourceResolver.normalize(f.getPath))
+        .exists(e => e.size == f.getLen && e.modificationTime == f.getModificationTime)
+    }
+}
+
+object InjectBloomJoinFilters {
+
+  /** Why a join got no filter on a side that could have had one, for `BloomIndex.explain`. */
+  val NotAppliedTag: TreeNodeTag[Seq[String]] = TreeNodeTag[Seq[String]]("bloomindex.joinFilter.notApplied")
+
+  /** (left may be filtered, right may be filtered). */
+  def filterable(joinType: JoinType): (Boolean, Boolean) = joinType match {
+    case Inner | LeftSemi => (true, true)
+    case LeftOuter => (false, true)
+    case RightOuter => (true, false)
+    case _ => (false, false)
+  }
+
+  /** A file source at the bottom of a join side. */
+  private[join] final case class LeafSource(table: Option[String], roots: Seq[Path], index: FileIndex) {
+    def display: String = table.getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
+    /** Every file the source may read, whatever the query's partition filters. */
+    def files(): Seq[org.apache.hadoop.fs.FileStatus] = index.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
+  }
+
+  /**
+   * The file source whose column `id` (by name) is, if the attribute's values on `plan` are a
+   * subset of that column's: followed through the operators that pass an attribute on
+   * unchanged (or drop rows, or null it), stopping at anything else (a union mixes sources).
+   */
+  private[join] def origin(plan: LogicalPlan, id: ExprId): Option[(LeafSource, String)] = plan match {
+    case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
+      l.output.find(_.exprId == id).map { a =>
+        val base = rel.location match {
+          case b: BloomPrunedFileIndex => b.delegate
+          case other => other
+        }
+        (LeafSource(table.map(_.identifier.unquotedString), base.rootPaths, base), a.name)
+      }
+    case r @ DataSourceV2Relation(t: FileTable, _, _, ident, _, _) =>
+      r.output.find(_.exprId == id).map { a =>
+        (LeafSource(ident.map(_.toString), t.fileIndex.rootPaths, t.fileIndex), a.name)
+      }
+    case p: Project =>
+      p.projectList.find(_.exprId == id).flatMap {
+        case a: Attribute => origin(p.child, a.exprId)
+        case Alias(a: Attribute, _) => origin(p.child, a.exprId)
+        case _ => None
+      }
+    case a: Aggregate =>
+      a.aggregateExpressions.find(_.exprId == id).flatMap {
+        case attr: Attribute if a.groupingExpressions.exists(_.semanticEquals(attr)) => origin(a.child, attr.exprId)
+        case Alias(attr: Attribute, _) if a.groupingExpressions.exists(_.semanticEquals(attr)) => origin(a.child, attr.exprId)
+        case _ => None
+      }
+    case j: Join =>
+      Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).flatMap(origin(_, id))
+    case u @ (_: Filter | _: Sort | _: LocalLimit | _: GlobalLimit | _: Distinct | _: Deduplicate |
+        _: SubqueryAlias | _: Repartition | _: RepartitionByExpression | _: Sample | _: ResolvedHint |
+        _: Window | _: Generate) =>
+      val child = u.children.head
+      if (child.outputSet.exists(_.exprId == id)) origin(child, id) else None
+    case _ => None
+  }
+}
