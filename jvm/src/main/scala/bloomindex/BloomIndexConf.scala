@@ -14,6 +14,25 @@ object BloomIndexConf {
   /** Turns file pruning with Bloom indexes on or off (default on). */
   val PruningEnabled = "spark.bloomindex.pruning.enabled"
 
+  /**
+   * Builds take a Parquet file's filter for a column from its footer when every row group
+   * carries one that fits (default on); off: always from the data.
+   */
+  val FooterFilters = "spark.bloomindex.build.footerFilters"
+
+  /**
+   * Distinct values a build task counts exactly per file and column (default 2,000,000, up to
+   * 64 MB of memory per indexed column per running task); a file with more is sized from an
+   * HLL estimate and read a second time.
+   */
+  val MaxDistinct = "spark.bloomindex.build.maxDistinctPerFile"
+
+  def footerFilters(spark: SparkSession): Boolean =
+    spark.conf.getOption(FooterFilters).forall(_.trim.equalsIgnoreCase("true"))
+
+  def maxDistinct(spark: SparkSession): Int =
+    spark.conf.getOption(MaxDistinct).map(_.trim.toInt).getOrElse(2000000)
+
   def pruningEnabled(spark: SparkSession): Boolean =
     spark.conf.getOption(PruningEnabled).forall(_.trim.equalsIgnoreCase("true"))
 

@@ -2,32 +2,38 @@ package bloomindex.index
 
 import scala.collection.mutable
 
-import bloomindex.sbbf.{FieldHasher, Sbbf, SbbfSizing}
+import bloomindex.BloomIndexConf
+import bloomindex.sbbf.{Sbbf, SbbfSerde}
 
+import org.apache.datasketches.hll.HllSketch
+import org.apache.spark.internal.Logging
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types._
+import org.apache.spark.storage.StorageLevel
 
 /** What one build produced: index rows written under `dir`, plus global filters if asked. */
-case class BuildResult(files: Long, bytes: Long, filterBytes: Long, globalNdv: Map[String, Long])
+case class BuildResult(files: Long, bytes: Long, filterBytes: Long, filesFromFooters: Long,
+    globalNdv: Map[String, Long])
 
 /**
- * The index build: two distributed passes over the files to index, both Spark jobs.
+ * The index build, Spark jobs over the files to index, one filter per (file, column):
  *
- *  1. Statistics, grouped by `_metadata.file_path`: row count, and per column the null count
- *     and an HLL sketch of the values' distinct count (DataSketches, via `hll_sketch_agg`);
- *     the sketches are also unioned for the table-wide count the global filter is sized from.
- *  2. Filters: each task hashes its rows (Parquet plain encoding, [[FieldHasher]]) into one
- *     filter per (file, column) sized from that file's count, and into a global filter per
- *     column; partial filters of the same file (a file split over tasks) are OR-merged by a
- *     shuffle on (file, column).
+ *  1. Parquet sources (without a global filter): [[FooterFilters]] takes each (file, column)
+ *     whose footer carries fitting Bloom filters in every row group, without reading data.
+ *  2. Everything else: one read of the data ([[BuildScan]]: columnar batches hashed column by
+ *     column), where each task counts each file's distinct hashes exactly and sizes and fills
+ *     its filter when the file ends ([[DistinctPass]]). Files Spark splits over tasks merge
+ *     their distinct hashes through a shuffle; files too large to count in memory, and the
+ *     global filters of a CREATE or full refresh (sized from the table-wide HLL estimate), get
+ *     a second read ([[InsertPass]]).
  *
  * Rows are written as Parquet under the operation's own folder: nothing is visible until the
  * log commits it.
  */
-object IndexBuilder {
+object IndexBuilder extends Logging {
 
   val IndexSchema: StructType = StructType(Seq(
     StructField("file_path", StringType, nullable = false),
@@ -45,202 +51,234 @@ object IndexBuilder {
     StructField("ndv", LongType, nullable = false),
     StructField("filter", BinaryType, nullable = false)))
 
-  private val HllLgK = 11
-
   /**
-   * Builds index rows for `files` into `dir` (and global filters into `dir/_global` when the
-   * spec asks for them). `baseGlobal` (column -> serialized filter) is OR-ed into the new
-   * global filters, for incremental refreshes; `carried` are index rows of unchanged files to
-   * write alongside.
+   * Builds index rows for `files` of `relation` into `dir` (and global filters into
+   * `dir/_global` when the spec asks for them). `baseGlobal` (column -> serialized filter) is
+   * OR-ed into the new global filters, for incremental refreshes; `carried` are index rows of
+   * unchanged files to write alongside.
    */
   def build(
       spark: SparkSession,
       spec: IndexSpec,
+      relation: HadoopFsRelation,
       files: Seq[SourceFile],
       dir: String,
       carried: Option[DataFrame],
       baseGlobal: Map[String, Array[Byte]],
       baseGlobalNdv: Map[String, Long] = Map.empty): BuildResult = {
-    val byPath = files.map(f => f.path -> f).toMap
-    val (newRows, cleanup) =
-      if (files.isEmpty) {
-        if (spec.global) writeGlobals(spark, spec, dir, Seq.empty, Map.empty, baseGlobal,
-          spec.columns.map(c => SbbfSizing.numBytes(1, c.fpp, c.sizing)).toArray)
-        (spark.createDataFrame(spark.sparkContext.emptyRDD[Row], IndexSchema), () => ())
-      } else buildRows(spark, spec, files, byPath, baseGlobal, dir)
+    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal)
     try {
+      val newRows = run.rows()
       val all = carried.map(c => c.select(IndexSchema.fieldNames.map(col).toIndexedSeq: _*).unionByName(newRows))
         .getOrElse(newRows)
       // The folder is this operation's own (and may already hold _global): append is safe.
+      val t0 = System.nanoTime()
       all.write.mode("append").parquet(dir)
-    } finally cleanup()
-    val written = spark.read.schema(IndexSchema).parquet(dir)
-    // One job for the totals: per file its size (the same on each of its rows) and filter bytes.
-    val totals = written.groupBy("file_path").agg(max("file_size").as("size"), sum(length(col("filter"))).as("fb"))
-      .agg(count(lit(1)), sum("size"), sum("fb")).head()
-    def orZero(i: Int): Long = Option(totals.get(i)).map(_.asInstanceOf[Number].longValue()).getOrElse(0L)
-    val (indexedFiles, bytes, filterBytes) = (orZero(0), orZero(1), orZero(2))
+      logInfo(f"Bloom index ${spec.name}: writing ${files.size} files' rows took ${(System.nanoTime() - t0) / 1e9}%.2f s")
+    } finally run.release()
+    val (oldFiles, oldBytes, oldFilterBytes, oldFooter) = carried.map(carriedTotals).getOrElse((0L, 0L, 0L, 0L))
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
-    val globalNdv = if (spec.global) readGlobalNdv(spark, dir).map { case (c, n) => c -> (n + baseGlobalNdv.getOrElse(c, 0L)) }
-      else Map.empty[String, Long]
-    BuildResult(indexedFiles, bytes, filterBytes, globalNdv)
+    val globalNdv = if (!spec.global) Map.empty[String, Long]
+      else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
+    BuildResult(oldFiles + files.size, oldBytes + files.map(_.size).sum, oldFilterBytes + run.filterBytes,
+      oldFooter + run.filesFromFooters, globalNdv)
   }
 
   def globalDir(dir: String): String = new org.apache.hadoop.fs.Path(dir, "_global").toString
 
-  private def readGlobalNdv(spark: SparkSession, dir: String): Map[String, Long] =
-    spark.read.schema(GlobalSchema).parquet(globalDir(dir)).collect()
-      .map(r => r.getString(0) -> r.getLong(1)).toMap
-
-  private case class FileStats(rows: Long, nonNull: Array[Long], ndv: Array[Long], numBytes: Array[Int])
-
-  /** Passes 1 and 2 for `files`; returns the rows and what to release once they are written. */
-  private def buildRows(
-      spark: SparkSession,
-      spec: IndexSpec,
-      files: Seq[SourceFile],
-      byPath: Map[String, SourceFile],
-      baseGlobal: Map[String, Array[Byte]],
-      dir: String): (DataFrame, () => Unit) = {
-    val source = SourceResolver.readFiles(spark, spec.source, files.map(_.path))
-    val cols = spec.columns
-    val data = source.select((col("_metadata.file_path").as("__path") +:
-      cols.indices.map(i => col(quote(cols(i).name)).as(s"__c$i"))): _*)
-
-    // Pass 1: statistics per file, and the union of their sketches for the global count.
-    val aggs = count(lit(1)).as("rows") +: cols.indices.flatMap { i =>
-      val c = col(s"__c$i")
-      Seq(count(c).as(s"nn$i"), hll_sketch_agg(when(c.isNotNull, xxhash64(c)), lit(HllLgK)).as(s"hll$i"))
-    }
-    val stats = data.groupBy("__path").agg(aggs.head, aggs.tail: _*).persist()
-    val (fileStats, globalNdv) = try {
-      val perFile = stats.select((col("__path") +: col("rows") +: cols.indices.flatMap(i =>
-        Seq(col(s"nn$i"), hll_sketch_estimate(col(s"hll$i"))))): _*).collect()
-      val fileStats = perFile.map { r =>
-        val nonNull = cols.indices.map(i => r.getLong(2 + 2 * i)).toArray
-        val ndv = cols.indices.map(i => math.min(r.getLong(3 + 2 * i), nonNull(i))).toArray
-        // The HLL estimate is within a few percent either way: size for 5% more (at most the
-        // non-null count), so an underestimate does not push the file over its fpp target.
-        val numBytes = cols.indices.map { i =>
-          val sized = math.min(math.ceil(ndv(i) * 1.05).toLong, nonNull(i))
-          SbbfSizing.numBytes(cols(i).ndv.getOrElse(math.max(sized, 1L)), cols(i).fpp, cols(i).sizing)
-        }.toArray
-        SourceResolver.normalize(r.getString(0)) -> FileStats(r.getLong(1), nonNull, ndv, numBytes)
-      }.toMap
-      val globalNdv: Map[Int, Long] =
-        if (!spec.global) Map.empty
-        else {
-          val ests = cols.indices.map(i => hll_sketch_estimate(hll_union_agg(col(s"hll$i"))))
-          val r = stats.agg(ests.head, ests.tail: _*).head()
-          cols.indices.map(i => i -> Option(r.get(i)).map(_.asInstanceOf[Number].longValue()).getOrElse(0L)).toMap
-        }
-      (fileStats, globalNdv)
-    } finally stats.unpersist()
-    val unknown = fileStats.keySet -- byPath.keySet
-    if (unknown.nonEmpty) throw new IllegalStateException(
-      s"index build read files it was not asked to index, e.g. ${unknown.head}")
-
-    // Global filters keep the size of the ones they extend (incremental refresh).
-    val globalSizes: Array[Int] =
-      if (!spec.global) Array.empty
-      else cols.indices.map { i =>
-        baseGlobal.get(cols(i).name).map(b => Sbbf.fromParquetBytes(b).numBytes).getOrElse(
-          SbbfSizing.numBytes(math.max(globalNdv.getOrElse(i, 0L), 1L), cols(i).fpp, cols(i).sizing))
-      }.toArray
-
-    // Pass 2: filters, partial per task, OR-merged per (file, column) and per global column.
-    val sc = spark.sparkContext
-    val sizes = sc.broadcast(fileStats.map { case (p, s) => p -> s.numBytes })
-    val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
-    val merged = data.queryExecution.toRdd
-      .mapPartitions(rows => buildPartition(rows, types, sizes.value, globalSizes))
-      .reduceByKey(orBitsets _)
-      .persist(org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK)
-    if (spec.global) {
-      val globals = merged.filter(_._1._1 == GlobalKey).map { case ((_, i), bits) => i -> bits }.collect()
-      writeGlobals(spark, spec, dir, globals.toSeq, globalNdv, baseGlobal, globalSizes)
-    }
-    val statsB = sc.broadcast(fileStats.map { case (p, s) => p -> (s.rows, s.nonNull, s.ndv) })
-    val filesB = sc.broadcast(byPath)
-    val names = cols.map(_.name).toArray
-    val fileRows = merged.filter(_._1._1 != GlobalKey).map { case ((path, i), bits) =>
-      val f = filesB.value(path)
-      val (rows, nonNull, ndv) = statsB.value(path)
-      Row(path, f.size, f.modificationTime, names(i), rows, rows - nonNull(i), ndv(i),
-        Sbbf.fromBitset(bits).toParquetBytes, "data")
-    }
-    // Files with no rows at all still get (empty) filters: they are indexed, and hold nothing.
-    val empty = files.filterNot(f => fileStats.contains(f.path)).flatMap { f =>
-      names.map(n => Row(f.path, f.size, f.modificationTime, n, 0L, 0L, 0L,
-        Sbbf(SbbfSizing.MinBytes).toParquetBytes, "data"))
-    }
-    val rows = spark.createDataFrame(fileRows.union(sc.parallelize(empty, 1)), IndexSchema)
-    (rows, () => { merged.unpersist(); sizes.destroy(); statsB.destroy(); filesB.destroy() })
+  /** Files, bytes, filter bytes and all-footer files of carried index rows, in one job. */
+  private def carriedTotals(rows: DataFrame): (Long, Long, Long, Long) = {
+    val r = rows.groupBy("file_path").agg(max("file_size").as("size"), sum(length(col("filter"))).as("fb"),
+      min(when(col("built_from") === "footer", 1).otherwise(0)).as("footer"))
+      .agg(count(lit(1)), sum("size"), sum("fb"), sum("footer")).head()
+    def orZero(i: Int): Long = Option(r.get(i)).map(_.asInstanceOf[Number].longValue()).getOrElse(0L)
+    (orZero(0), orZero(1), orZero(2), orZero(3))
   }
 
-  private def writeGlobals(
+  private[index] def writeGlobals(
       spark: SparkSession,
       spec: IndexSpec,
       dir: String,
-      built: Seq[(Int, Array[Byte])],
+      built: Map[Int, Array[Byte]],
       globalNdv: Map[Int, Long],
       baseGlobal: Map[String, Array[Byte]],
       sizes: Array[Int]): Unit = {
     val rows = spec.columns.indices.map { i =>
       val name = spec.columns(i).name
       // A column with no non-null value in the new files still gets its global filter.
-      val f = built.find(_._1 == i).map(b => Sbbf.fromBitset(b._2)).getOrElse(Sbbf(sizes(i)))
+      val f = built.get(i).map(b => Sbbf.fromBitset(b)).getOrElse(IndexFilters.ofBytes(sizes(i)))
       baseGlobal.get(name).foreach(b => f.merge(Sbbf.fromParquetBytes(b)))
       Row(name, globalNdv.getOrElse(i, 0L), f.toParquetBytes)
     }
     spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema)
       .write.mode("error").parquet(globalDir(dir))
   }
+}
 
-  private val GlobalKey = "\u0000global"
+/** One build's jobs and what they leave cached until the rows are written. */
+private final class BuildRun(
+    spark: SparkSession,
+    spec: IndexSpec,
+    relation: HadoopFsRelation,
+    files: Seq[SourceFile],
+    dir: String,
+    baseGlobal: Map[String, Array[Byte]]) extends Logging {
 
-  private def quote(name: String): String = s"`${name.replace("`", "``")}`"
+  import DistinctPass._
 
-  private def orBitsets(a: Array[Byte], b: Array[Byte]): Array[Byte] = {
-    var i = 0
-    while (i < a.length) { a(i) = (a(i) | b(i)).toByte; i += 1 }
-    a
+  private val sc = spark.sparkContext
+  private val cols = spec.columns.toArray
+  private val n = cols.length
+  private val maxDistinct = BloomIndexConf.maxDistinct(spark)
+  private val cached = mutable.ArrayBuffer[RDD[_]]()
+  /** (path, column) -> (filter bytes, from the footer) of every new row. */
+  private val written = mutable.Map[(String, Int), (Int, Boolean)]()
+  private var globals: Map[String, Long] = Map.empty
+
+  def globalNdv: Map[String, Long] = globals
+
+  def filterBytes: Long = written.valuesIterator.map(_._1.toLong).sum
+
+  def filesFromFooters: Long =
+    written.toSeq.groupBy(_._1._1).count { case (_, rows) => rows.forall(_._2._2) }.toLong
+
+  def release(): Unit = cached.foreach(_.unpersist(blocking = false))
+
+  private def timed[T](what: String)(f: => T): T = {
+    val t0 = System.nanoTime()
+    try f finally logInfo(f"Bloom index ${spec.name}: $what took ${(System.nanoTime() - t0) / 1e9}%.2f s")
   }
 
-  /** One task of pass 2: rows are (path, value...); emits partial filters. */
-  private def buildPartition(
-      rows: Iterator[InternalRow],
-      types: Array[DataType],
-      sizes: Map[String, Array[Int]],
-      globalSizes: Array[Int]): Iterator[((String, Int), Array[Byte])] = {
-    val hashers = types.map(FieldHasher.forType)
-    val n = types.length
-    val globals = globalSizes.map(s => Sbbf(s))
-    val done = mutable.ArrayBuffer[((String, Int), Array[Byte])]()
-    var currentPath: org.apache.spark.unsafe.types.UTF8String = null
-    var current: Array[Sbbf] = null
-    var currentKey: String = null
-    val open = mutable.HashMap[String, Array[Sbbf]]()
-    while (rows.hasNext) {
-      val row = rows.next()
-      val p = row.getUTF8String(0)
-      if (currentPath == null || currentPath != p) {
-        currentPath = p.clone()
-        currentKey = SourceResolver.normalize(p.toString)
-        current = open.getOrElseUpdate(currentKey, sizes(currentKey).map(s => Sbbf(s)))
-      }
-      var i = 0
-      while (i < n) {
-        if (!row.isNullAt(i + 1)) {
-          val h = hashers(i).hashRow(row, i + 1)
-          current(i).insert(h)
-          if (globals.nonEmpty) globals(i).insert(h)
-        }
-        i += 1
+  private def cache[T](rdd: RDD[T]): RDD[T] = {
+    cached += rdd
+    rdd.persist(StorageLevel.MEMORY_AND_DISK)
+  }
+
+  /** Runs the jobs; the returned rows are computed from cached results when written. */
+  def rows(): DataFrame = {
+    if (files.isEmpty) {
+      if (spec.global) IndexBuilder.writeGlobals(spark, spec, dir, Map.empty, Map.empty, baseGlobal,
+        cols.map(c => IndexFilters.globalBytes(c, 1)))
+      return spark.createDataFrame(sc.emptyRDD[Row], IndexBuilder.IndexSchema)
+    }
+    val footer = footerFilters()
+    val fromFooter = footer.map(_._2).getOrElse(Set.empty)
+    val wanted: Map[String, Array[Boolean]] = files.map(f => f.path -> cols.indices.map(i => !fromFooter((f.path, i))).toArray)
+      .filter(_._2.exists(identity)).toMap
+    val data = if (wanted.isEmpty) Seq.empty else fromData(files.filter(f => wanted.contains(f.path)), wanted)
+    // Files (or columns) that produced no batch at all have no rows: they are indexed, and hold nothing.
+    val empty = for {
+      (path, w) <- wanted.toSeq
+      i <- cols.indices if w(i) && !written.contains((path, i))
+    } yield FileFilter(path, i, 0L, 0L, 0L, IndexFilters.empty().toParquetBytes, fromFooter = false)
+    empty.foreach(f => written((f.path, f.column)) = (f.filter.length, false))
+    val all = sc.union(footer.map(_._1).toSeq ++ data :+ sc.parallelize(empty, 1))
+    val byPath = sc.broadcast(files.map(f => f.path -> (f.size, f.modificationTime)).toMap)
+    val names = cols.map(_.name)
+    val rows = all.map { f =>
+      val (size, mtime) = byPath.value(f.path)
+      Row(f.path, size, mtime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, if (f.fromFooter) "footer" else "data")
+    }
+    spark.createDataFrame(rows, IndexBuilder.IndexSchema)
+  }
+
+  /** The footer path: usable filters, and which (file, column) they cover. */
+  private def footerFilters(): Option[(RDD[FileFilter], Set[(String, Int)])] =
+    if (spec.source.format != "parquet" || !BloomIndexConf.footerFilters(spark)) None
+    else if (spec.global) {
+      // The global filter needs every value, so the data is read anyway.
+      logInfo(s"Bloom index ${spec.name}: global filters need the data; footer filters not used")
+      None
+    } else {
+      val outcomes = cache(FooterFilters.read(spark, files, cols.toSeq))
+      val seen = timed("reading footers")(
+        outcomes.map(o => (o.path, o.column, o.filter.map(_.filter.length), o.reason)).collect())
+      val ok = seen.collect { case (p, i, Some(len), _) => written((p, i)) = (len, true); (p, i) }.toSet
+      val reasons = seen.collect { case (_, i, None, why) => s"${cols(i).name}: $why" }.groupBy(identity)
+      logInfo(s"Bloom index ${spec.name}: ${ok.size} of ${seen.length} (file, column) filters from Parquet footers" +
+        reasons.toSeq.sortBy(-_._2.length).take(5).map { case (why, k) => s"; ${k.length} x $why" }.mkString)
+      Some((outcomes.flatMap(_.filter), ok))
+    }
+
+  /** The data path for `dataFiles` (columns per `wanted`); returns the filters as RDDs. */
+  private def fromData(dataFiles: Seq[SourceFile], wanted: Map[String, Array[Boolean]]): Seq[RDD[FileFilter]] = {
+    val scan = new BuildScan(spark, relation, dataFiles, cols.toSeq)
+    val split = scan.splitFiles
+    // Global filters: filled in this read when their size is already known (an incremental
+    // refresh keeps the existing filter's size), else in a second read sized from the HLL union.
+    val knownGlobalSizes: Array[Int] =
+      if (spec.global && baseGlobal.nonEmpty) cols.map(c => Sbbf.fromParquetBytes(baseGlobal(c.name)).numBytes)
+      else Array.empty
+    val wantedB = sc.broadcast(wanted)
+    val (global, sketch, mdx) = (knownGlobalSizes, spec.global, maxDistinct)
+    val colsB = cols
+    val first = cache(scan.run(wantedB)(batches => DistinctPass.task(batches, colsB, split, mdx, global, sketch)))
+    val summary = timed(s"reading the data of ${dataFiles.size} files (columnar: ${scan.columnar})")(first.map {
+      case Done(f) => (f.path, f.column, f.filter.length, null: Array[Byte])
+      case p: Partial => (p.path, p.column, -1, null)
+      case g: TaskGlobal => (null, g.column, 0, g.sketch)
+    }.collect())
+    summary.foreach { case (p, i, len, _) => if (p != null && len >= 0) written((p, i)) = (len, false) }
+    val out = mutable.ArrayBuffer[RDD[FileFilter]](first.flatMap { case Done(f) => Some(f); case _ => None })
+
+    // Files split over tasks, and files whose sets outgrew memory: merge, or leave to a second read.
+    var needs = Seq.empty[NeedsInsert]
+    if (summary.exists(_._3 == -1)) {
+      val parts = first.flatMap { case p: Partial => Some(p); case _ => None }
+      val merged = cache(DistinctPass.mergePartials(parts, cols, mdx,
+        math.max(1, math.min(summary.count(_._3 == -1), sc.defaultParallelism))))
+      val seen = merged.map {
+        case Left(f) => Left((f.path, f.column, f.filter.length))
+        case Right(x) => Right(x)
+      }.collect()
+      seen.foreach { case Left((p, i, len)) => written((p, i)) = (len, false); case _ => }
+      needs = seen.collect { case Right(x) => x }.toSeq
+      out += merged.flatMap(_.left.toOption)
+    }
+
+    var globalBits = Map.empty[Int, Array[Byte]]
+    var globalSizes = knownGlobalSizes
+    if (spec.global) {
+      val unions = Array.fill(n)(IndexFilters.union())
+      summary.foreach { case (null, i, _, sk) => unions(i).update(HllSketch.heapify(sk)); case _ => }
+      val est = unions.map(u => math.round(u.getEstimate))
+      globals = cols.indices.map(i => cols(i).name -> est(i)).toMap
+      if (globalSizes.isEmpty) {
+        globalSizes = cols.indices.map(i => IndexFilters.globalBytes(cols(i), IndexFilters.headroom(est(i), Long.MaxValue))).toArray
+      } else {
+        globalBits = first.flatMap { case TaskGlobal(i, bits, _) if bits != null => Some(i -> bits); case _ => None }
+          .reduceByKey(InsertPass.or _).collect().toMap
       }
     }
-    open.foreach { case (path, fs) => fs.indices.foreach(i => done += ((path, i) -> fs(i).bitsetBytes)) }
-    globals.indices.foreach(i => done += ((GlobalKey, i) -> globals(i).bitsetBytes))
-    done.iterator
+
+    // The second read: files that need it, and every file when the global filters were not filled yet.
+    val globalPending = spec.global && knownGlobalSizes.isEmpty
+    if (needs.nonEmpty || globalPending) {
+      val sizes: Map[String, Array[Int]] = needs.groupBy(_.path).map { case (p, xs) =>
+        val a = new Array[Int](n)
+        xs.foreach(x => a(x.column) = IndexFilters.fileBytes(cols(x.column), IndexFilters.headroom(x.ndv, x.rows - x.nulls)))
+        p -> a
+      }
+      val again = if (globalPending) dataFiles else dataFiles.filter(f => sizes.contains(f.path))
+      val wantedAgain = sc.broadcast(again.map(f => f.path ->
+        (if (globalPending) wanted(f.path) else sizes(f.path).map(_ > 0))).toMap)
+      val fill = if (globalPending) globalSizes else Array.empty[Int]
+      val second = cache(new BuildScan(spark, relation, again, cols.toSeq).run(wantedAgain)(
+        batches => InsertPass.task(batches, sizes, fill)).reduceByKey(InsertPass.or _))
+      if (globalPending) globalBits = second.filter(_._1._1 == InsertPass.GlobalKey).map { case ((_, i), b) => i -> b }
+        .collect().toMap
+      val info = needs.map(x => (x.path, x.column) -> x).toMap
+      needs.foreach(x => written((x.path, x.column)) = (SbbfSerde.serializedLength(sizes(x.path)(x.column)), false))
+      val infoB = sc.broadcast(info)
+      out += second.filter(_._1._1 != InsertPass.GlobalKey).map { case (key, bits) =>
+        val x = infoB.value(key)
+        FileFilter(x.path, x.column, x.rows, x.nulls, x.ndv, Sbbf.fromBitset(bits).toParquetBytes, fromFooter = false)
+      }
+    }
+    if (spec.global) {
+      IndexBuilder.writeGlobals(spark, spec, dir, globalBits, globals.map { case (c, v) => cols.indexWhere(_.name == c) -> v },
+        baseGlobal, globalSizes)
+    }
+    out.toSeq
   }
 }

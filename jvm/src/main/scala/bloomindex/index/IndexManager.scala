@@ -171,7 +171,7 @@ class IndexManager(spark: SparkSession) extends Logging {
           deleteQuietly(dataDir)
           throw e
       }
-      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, 0L, result.globalNdv)
+      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, result.filesFromFooters, result.globalNdv)
       val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = now(), data = Some(data))
       try l.commit(end) catch {
         case e: ConcurrentBloomIndexUpdateException =>
@@ -188,7 +188,7 @@ class IndexManager(spark: SparkSession) extends Logging {
   }
 
   private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry]): BuildResult = {
-    val current = SourceResolver.listFiles(spark, spec.source)
+    val (relation, current) = SourceResolver.snapshot(spark, spec.source)
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
       case None => (current, None)
@@ -204,7 +204,7 @@ class IndexManager(spark: SparkSession) extends Logging {
     val baseGlobal = if (full || !spec.global) Map.empty[String, Array[Byte]]
       else base.flatMap(_.data).map(d => IndexStore.globalFilters(spark, l.indexDir, d)).getOrElse(Map.empty)
     val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else base.flatMap(_.data).map(_.globalNdv).getOrElse(Map.empty)
-    IndexBuilder.build(spark, spec, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
+    IndexBuilder.build(spark, spec, relation, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
   }
 
   private def rollback(l: IndexLog, begin: LogEntry, base: Option[LogEntry]): Unit = {
@@ -308,6 +308,9 @@ class IndexManager(spark: SparkSession) extends Logging {
         out += "files_indexed" -> d.indexedFiles.toString
         out += "bytes_indexed" -> d.indexedBytes.toString
         out += "filter_bytes" -> d.filterBytes.toString
+        // A file is "from footer" when none of its data was read: every column came from its footer.
+        out += "files_from_footer" -> d.filesFromFooters.toString
+        out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
         val current = SourceResolver.listFiles(spark, spec.source)
         val known = IndexStore.fileIdentities(rows)
         val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))

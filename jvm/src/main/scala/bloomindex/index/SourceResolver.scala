@@ -99,17 +99,15 @@ object SourceResolver {
   }
 
   /** The source's current files. */
-  def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = {
+  def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = snapshot(spark, s)._2
+
+  /** The source's relation (format, schema, options) and its current files, listed once. */
+  def snapshot(spark: SparkSession, s: SourceSpec): (HadoopFsRelation, Seq[SourceFile]) = {
     val rel = relation(dataFrame(spark, s), s.display)
     rel.location.refresh()
-    rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
+    val files = rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
       SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
     }.distinct
-  }
-
-  /** A reader over exactly `files` of the source, with its data columns (no partition columns). */
-  def readFiles(spark: SparkSession, s: SourceSpec, files: Seq[String]): DataFrame = {
-    val rel = relation(dataFrame(spark, s), s.display)
-    spark.read.format(s.format).options(s.options).schema(rel.dataSchema).load(files: _*)
+    (rel, files)
   }
 }

@@ -14,13 +14,24 @@ import org.apache.parquet.format.{BloomFilterAlgorithm, BloomFilterCompression, 
 object SbbfSerde {
 
   def write(filter: Sbbf, out: OutputStream): Unit = {
+    writeHeader(filter.numBytes, out)
+    out.write(filter.bitsetBytes)
+  }
+
+  private def writeHeader(numBytes: Int, out: OutputStream): Unit = {
     val header = new BloomFilterHeader(
-      filter.numBytes,
+      numBytes,
       BloomFilterAlgorithm.BLOCK(new SplitBlockAlgorithm()),
       BloomFilterHash.XXHASH(new XxHash()),
       BloomFilterCompression.UNCOMPRESSED(new Uncompressed()))
     Util.writeBloomFilterHeader(header, out)
-    out.write(filter.bitsetBytes)
+  }
+
+  /** Length of the serialized form (header + bitset) of a filter of `numBytes` bytes. */
+  def serializedLength(numBytes: Int): Int = {
+    val out = new ByteArrayOutputStream(16)
+    writeHeader(numBytes, out)
+    out.size() + numBytes
   }
 
   def write(filter: Sbbf): Array[Byte] = {
