@@ -70,28 +70,27 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
     case None => Right(scanDf.queryExecution.toRdd)
   }
 
-  /**
-   * Files Spark reads in more than one task (larger than `spark.sql.files.maxPartitionBytes`):
-   * their per-task results must be merged. If the scan's partitions are not Spark's file
-   * partitions (never seen), every file counts as split, which is always correct.
-   */
-  val splitFiles: Set[String] = {
-    val parts = rdd.fold(_.partitions, _.partitions)
-    if (parts.forall(_.isInstanceOf[FilePartition])) {
-      parts.flatMap(_.asInstanceOf[FilePartition].files.map(f => f.filePath.toPath.toString))
-        .groupBy(identity).collect { case (p, occurrences) if occurrences.length > 1 => p }.toSet
-    } else files.map(_.path).toSet
+  /** The files of each task (scan partition), normalized; a file split over tasks is in each of them. */
+  val filesByPartition: Array[Array[String]] = rdd.fold(_.partitions, _.partitions).map {
+    case p: FilePartition => p.files.map(f => SourceResolver.normalize(f.filePath.toPath))
+    case other => throw new IllegalStateException(
+      s"index build: expected Spark's file partitions from the scan, got ${other.getClass.getName}")
   }
 
+  /** Files Spark reads in more than one task (larger than `spark.sql.files.maxPartitionBytes`). */
+  val splitFiles: Set[String] =
+    filesByPartition.flatten.groupBy(identity).collect { case (p, occurrences) if occurrences.length > 1 => p }.toSet
+
+  /** `consume(task, batches)` over every task's batches; `task` indexes [[filesByPartition]]. */
   def run[T: ClassTag](wanted: Broadcast[Map[String, Array[Boolean]]])(
-      consume: Iterator[HashedBatch] => Iterator[T]): RDD[T] = {
+      consume: (Int, Iterator[HashedBatch]) => Iterator[T]): RDD[T] = {
     val types = columns.map(c => DataType.fromDDL(c.dataType)).toArray
     rdd match {
       case Left(batches) =>
         val ordinals = scanOrdinals(scan.get)
-        batches.mapPartitions(it => consume(BuildScan.fromColumnar(it, types, ordinals, wanted.value)))
+        batches.mapPartitionsWithIndex((i, it) => consume(i, BuildScan.fromColumnar(it, types, ordinals, wanted.value)))
       case Right(rows) =>
-        rows.mapPartitions(it => consume(BuildScan.fromRows(it, types, wanted.value)))
+        rows.mapPartitionsWithIndex((i, it) => consume(i, BuildScan.fromRows(it, types, wanted.value)))
     }
   }
 

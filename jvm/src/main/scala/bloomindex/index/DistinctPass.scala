@@ -18,9 +18,9 @@ final case class FileFilter(path: String, column: Int, rows: Long, nulls: Long, 
  * exactly, sizes that file's filter from the count and inserts exactly those hashes. A file read by a single
  * task (the common case) is finished inside the task: no shuffle.
  *
- * Two cases leave work for later, as [[DistinctPass.Partial]]s:
- *  - a file Spark splits over several tasks: each task sends its distinct hashes, merged per
- *    (file, column) by [[DistinctPass.mergePartials]];
+ * Two cases leave work for later:
+ *  - a file Spark splits over several tasks: each task sends its distinct hashes as a
+ *    [[DistinctPass.Partial]], merged per (file, column) by [[DistinctPass.mergePartials]];
  *  - more than `maxDistinct` distinct hashes (memory): the buffer turns into an HLL sketch
  *    and the file is read again by [[InsertPass]], sized from the estimate.
  *
@@ -32,7 +32,7 @@ object DistinctPass {
 
   sealed trait Out extends Serializable
   final case class Done(f: FileFilter) extends Out
-  /** Part of a file's work: its distinct `hashes`, or (set too large) an HLL `sketch`. */
+  /** Part of a split file's work: its distinct `hashes`, or (too many) an HLL `sketch`. */
   final case class Partial(path: String, column: Int, rows: Long, nulls: Long, hashes: Array[Long],
       sketch: Array[Byte]) extends Out
   /** A task's share of the global filters: a partial filter (or null) and a sketch (or null). */
@@ -41,13 +41,21 @@ object DistinctPass {
   /** A file whose filter must be filled by [[InsertPass]], at a size from `ndv` (an estimate). */
   final case class NeedsInsert(path: String, column: Int, rows: Long, nulls: Long, ndv: Long)
 
+  /**
+   * One task. `assigned`: the files Spark gave this task, so that a file without a single row
+   * still gets its (empty) filters; `overflowed` hears of each file of a single task whose
+   * distinct count went over `maxDistinct` (its filter is left to [[InsertPass]]).
+   */
   def task(
       batches: Iterator[HashedBatch],
+      assigned: Array[String],
+      wantedByFile: Map[String, Array[Boolean]],
       cols: Array[ColumnSpec],
       split: Set[String],
       maxDistinct: Int,
       globalSizes: Array[Int],
-      globalSketch: Boolean): Iterator[Out] = new Iterator[Out] {
+      globalSketch: Boolean,
+      overflowed: NeedsInsert => Unit): Iterator[Out] = new Iterator[Out] {
     private val n = cols.length
     private val queue = mutable.Queue[Out]()
     private var path: String = _
@@ -60,6 +68,7 @@ object DistinctPass {
     private val globals: Array[Sbbf] = globalSizes.map(IndexFilters.ofBytes)
     private val unions: Array[Union] = if (globalSketch) Array.fill(n)(IndexFilters.union()) else null
     private var finished = false
+    private val seen = mutable.HashSet[String]()
 
     def hasNext: Boolean = { fill(); queue.nonEmpty }
 
@@ -69,6 +78,7 @@ object DistinctPass {
       if (batches.hasNext) add(batches.next())
       else {
         if (path != null) finish()
+        emitUnseen()
         emitGlobals()
         finished = true
       }
@@ -78,6 +88,7 @@ object DistinctPass {
       if (b.path != path) {
         if (path != null) finish()
         path = b.path
+        seen += path
         rows = 0L
         var i = 0
         while (i < n) {
@@ -114,15 +125,19 @@ object DistinctPass {
           val nulls = rows - nonNull(i)
           if (overflow(i) != null) {
             if (unions != null) unions(i).update(overflow(i))
-            queue += Partial(path, i, rows, nulls, null, overflow(i).toCompactByteArray)
+            if (split.contains(path)) queue += Partial(path, i, rows, nulls, null, overflow(i).toCompactByteArray)
+            else overflowed(NeedsInsert(path, i, rows, nulls,
+              math.min(math.round(overflow(i).getEstimate), rows - nulls)))
           } else {
             val d = sets(i)
             val count = d.distinct()
             if (globals.nonEmpty) globals(i).insertAll(d.keys, 0, count)
             if (unions != null) { var k = 0; while (k < count) { unions(i).update(d.keys(k)); k += 1 } }
             if (split.contains(path)) queue += Partial(path, i, rows, nulls, d.toArray, null)
-            else queue += Done(FileFilter(path, i, rows, nulls, count,
-              IndexFilters.ofDistinct(cols(i), d.keys, count).toParquetBytes, fromFooter = false))
+            else {
+              val f = if (rows == 0) IndexFilters.empty() else IndexFilters.ofDistinct(cols(i), d.keys, count)
+              queue += Done(FileFilter(path, i, rows, nulls, count, f.toParquetBytes, fromFooter = false))
+            }
           }
           sets(i).clear()
           overflow(i) = null
@@ -130,6 +145,21 @@ object DistinctPass {
         i += 1
       }
       path = null
+    }
+
+    /** Files of this task that had no batch at all: no rows, so empty filters. */
+    private def emitUnseen(): Unit = assigned.foreach { p =>
+      if (!seen.contains(p)) {
+        val w = wantedByFile(p)
+        var i = 0
+        while (i < n) {
+          if (w(i)) {
+            if (split.contains(p)) queue += Partial(p, i, 0L, 0L, Array.emptyLongArray, null)
+            else queue += Done(FileFilter(p, i, 0L, 0L, 0L, IndexFilters.empty().toParquetBytes, fromFooter = false))
+          }
+          i += 1
+        }
+      }
     }
 
     private def emitGlobals(): Unit =
@@ -178,7 +208,9 @@ object DistinctPass {
     }
 
     def result(path: String, column: Int, c: ColumnSpec): Either[FileFilter, NeedsInsert] =
-      if (sketch == null) {
+      if (rows == 0) {
+        Left(FileFilter(path, column, 0L, 0L, 0L, IndexFilters.empty().toParquetBytes, fromFooter = false))
+      } else if (sketch == null) {
         val count = set.distinct()
         Left(FileFilter(path, column, rows, nulls, count, IndexFilters.ofDistinct(c, set.keys, count).toParquetBytes,
           fromFooter = false))

@@ -11,7 +11,7 @@ import bloomindex.sql.{ColumnRequest, SourceRef}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions._
 
 /**
@@ -52,12 +52,13 @@ class IndexManager(spark: SparkSession) extends Logging {
   private val TableOptions = ColumnOptions + "global"
 
   /** Validates everything a CREATE names before anything is written. */
-  def plan(name: String, source: SourceSpec, columns: Seq[ColumnRequest], options: Map[String, String]): IndexSpec = {
+  def plan(name: String, source: SourceSpec, columns: Seq[ColumnRequest], options: Map[String, String],
+      frame: Option[DataFrame] = None): IndexSpec = {
     checkName(name)
     val opts = lowerKeys(options, TableOptions, "index")
     val global = opts.get("global").map(v => parseBool("global", v)).getOrElse(false)
     if (columns.isEmpty) throw BloomIndexErrors.analysis("FOR COLUMNS needs at least one column")
-    val df = SourceResolver.dataFrame(spark, source)
+    val df = frame.getOrElse(SourceResolver.dataFrame(spark, source))
     val resolver = spark.sessionState.conf.resolver
     val seen = scala.collection.mutable.Set[String]()
     val specs = columns.map { c =>
@@ -120,10 +121,12 @@ class IndexManager(spark: SparkSession) extends Logging {
       options: Map[String, String],
       ifNotExists: Boolean = false): Option[LogEntry] = {
     checkName(name)
-    createFromSpec(plan(name, SourceResolver.resolve(spark, source), columns, options), ifNotExists)
+    val (resolved, frame) = SourceResolver.resolveFrame(spark, source)
+    createFromSpec(plan(name, resolved, columns, options, Some(frame)), ifNotExists, Some(frame))
   }
 
-  def createFromSpec(spec: IndexSpec, ifNotExists: Boolean): Option[LogEntry] = {
+  /** `frame`: a DataFrame over the source, just resolved (see [[SourceResolver.resolveFrame]]). */
+  def createFromSpec(spec: IndexSpec, ifNotExists: Boolean, frame: Option[DataFrame] = None): Option[LogEntry] = {
     val l = log(spec.name)
     val latest = l.latest()
     latest match {
@@ -139,7 +142,7 @@ class IndexManager(spark: SparkSession) extends Logging {
     val created = now()
     val begin = LogEntry(next, IndexState.Creating, "CREATE", opId, created, created, spec, None)
     l.commit(begin)
-    Some(runOperation(l, begin, spec, full = true, base = None))
+    Some(runOperation(l, begin, spec, full = true, base = None, frame))
   }
 
   // ---------------------------------------------------------------- refresh
@@ -156,7 +159,8 @@ class IndexManager(spark: SparkSession) extends Logging {
   }
 
   /** Build, then commit ACTIVE; on failure, roll back with a stable entry and remove the data. */
-  private def runOperation(l: IndexLog, begin: LogEntry, spec: IndexSpec, full: Boolean, base: Option[LogEntry]): LogEntry = {
+  private def runOperation(l: IndexLog, begin: LogEntry, spec: IndexSpec, full: Boolean, base: Option[LogEntry],
+      frame: Option[DataFrame] = None): LogEntry = {
     val dataRel = s"data/${begin.operationId}"
     val dataDir = new Path(l.indexDir, dataRel)
     val sc = spark.sparkContext
@@ -165,7 +169,7 @@ class IndexManager(spark: SparkSession) extends Logging {
       s"${begin.operation} BLOOM INDEX ${spec.name} ON ${spec.source.display}", interruptOnCancel = true)
     try {
       cleanupData(l, keep = base.flatMap(_.data).map(_.dir).toSet)
-      val result = try build(l, spec, dataDir, full, base) catch {
+      val result = try build(l, spec, dataDir, full, base, frame) catch {
         case NonFatal(e) =>
           rollback(l, begin, base)
           deleteQuietly(dataDir)
@@ -187,8 +191,9 @@ class IndexManager(spark: SparkSession) extends Logging {
     }
   }
 
-  private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry]): BuildResult = {
-    val (relation, current) = SourceResolver.snapshot(spark, spec.source)
+  private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry],
+      frame: Option[DataFrame]): BuildResult = {
+    val (relation, current) = SourceResolver.snapshot(spark, spec.source, frame)
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
       case None => (current, None)
