@@ -24,6 +24,24 @@ object BloomIndexConf {
   private def flag(spark: SparkSession, key: String): Boolean =
     spark.conf.getOption(key).forall(_.trim.equalsIgnoreCase("true"))
 
+  /**
+   * Builds take a Parquet file's filter for a column from its footer when every row group
+   * carries one that fits (default on); off: always from the data.
+   */
+  val FooterFilters = "spark.bloomindex.build.footerFilters"
+
+  /**
+   * Distinct values a build task counts exactly per file and column (default 2,000,000, up to
+   * 64 MB of memory per indexed column per running task); a file with more is sized from an
+   * HLL estimate and read a second time.
+   */
+  val MaxDistinct = "spark.bloomindex.build.maxDistinctPerFile"
+
+  def footerFilters(spark: SparkSession): Boolean = flag(spark, FooterFilters)
+
+  def maxDistinct(spark: SparkSession): Int =
+    spark.conf.getOption(MaxDistinct).map(_.trim.toInt).getOrElse(2000000)
+
   def root(spark: SparkSession): String = spark.conf.getOption(Root).getOrElse {
     val warehouse = spark.conf.get("spark.sql.warehouse.dir")
     new org.apache.hadoop.fs.Path(warehouse, "_bloomindex").toString

@@ -38,8 +38,8 @@ object IndexApi {
       options: java.util.Map[String, String],
       ifNotExists: Boolean): Boolean = {
     create(spark, name, columnNames, columnOptions, options, ifNotExists) {
-      if (format == null) SourceResolver.resolve(spark, SourceRef(spark.sessionState.sqlParser.parseMultipartIdentifier(source)))
-      else SourceResolver.resolvePath(spark, format.toLowerCase(java.util.Locale.ROOT), source)
+      if (format == null) SourceResolver.resolveFrame(spark, SourceRef(spark.sessionState.sqlParser.parseMultipartIdentifier(source)))
+      else SourceResolver.resolvePathFrame(spark, format.toLowerCase(java.util.Locale.ROOT), source)
     }
   }
 
@@ -50,7 +50,8 @@ object IndexApi {
       columnOptions: java.util.Map[String, java.util.Map[String, String]],
       options: java.util.Map[String, String],
       ifNotExists: Boolean): Boolean =
-    create(df.sparkSession, name, columnNames, columnOptions, options, ifNotExists)(SourceResolver.resolveDataFrame(df))
+    create(df.sparkSession, name, columnNames, columnOptions, options, ifNotExists)(
+      (SourceResolver.resolveDataFrame(df), df))
 
   /** Checks the name before resolving the source, then plans and builds, as CREATE does. */
   private def create(
@@ -59,11 +60,12 @@ object IndexApi {
       columnNames: java.util.List[String],
       columnOptions: java.util.Map[String, java.util.Map[String, String]],
       options: java.util.Map[String, String],
-      ifNotExists: Boolean)(source: => SourceSpec): Boolean = {
+      ifNotExists: Boolean)(source: => (SourceSpec, DataFrame)): Boolean = {
     val manager = new IndexManager(spark)
     manager.checkName(name)
-    val plan = manager.plan(name, source, columns(columnNames, columnOptions), options.asScala.toMap)
-    manager.createFromSpec(plan, ifNotExists).isDefined
+    val (spec, frame) = source
+    val plan = manager.plan(name, spec, columns(columnNames, columnOptions), options.asScala.toMap, Some(frame))
+    manager.createFromSpec(plan, ifNotExists, Some(frame)).isDefined
   }
 
   def refresh(spark: SparkSession, name: String, full: Boolean): Long = new IndexManager(spark).refresh(name, full).version

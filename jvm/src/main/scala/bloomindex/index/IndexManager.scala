@@ -12,7 +12,7 @@ import bloomindex.sql.{ColumnRequest, SourceRef}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions._
 
 /**
@@ -53,12 +53,13 @@ class IndexManager(spark: SparkSession) extends Logging {
   private val TableOptions = ColumnOptions + "global"
 
   /** Validates everything a CREATE names before anything is written. */
-  def plan(name: String, source: SourceSpec, columns: Seq[ColumnRequest], options: Map[String, String]): IndexSpec = {
+  def plan(name: String, source: SourceSpec, columns: Seq[ColumnRequest], options: Map[String, String],
+      frame: Option[DataFrame] = None): IndexSpec = {
     checkName(name)
     val opts = lowerKeys(options, TableOptions, "index")
     val global = opts.get("global").map(v => parseBool("global", v)).getOrElse(false)
     if (columns.isEmpty) throw BloomIndexErrors.analysis("FOR COLUMNS needs at least one column")
-    val df = SourceResolver.dataFrame(spark, source)
+    val df = frame.getOrElse(SourceResolver.dataFrame(spark, source))
     val resolver = spark.sessionState.conf.resolver
     val seen = scala.collection.mutable.Set[String]()
     val specs = columns.map { c =>
@@ -128,10 +129,12 @@ class IndexManager(spark: SparkSession) extends Logging {
       options: Map[String, String],
       ifNotExists: Boolean = false): Option[LogEntry] = {
     checkName(name)
-    createFromSpec(plan(name, SourceResolver.resolve(spark, source), columns, options), ifNotExists)
+    val (resolved, frame) = SourceResolver.resolveFrame(spark, source)
+    createFromSpec(plan(name, resolved, columns, options, Some(frame)), ifNotExists, Some(frame))
   }
 
-  def createFromSpec(spec: IndexSpec, ifNotExists: Boolean): Option[LogEntry] = {
+  /** `frame`: a DataFrame over the source, just resolved (see [[SourceResolver.resolveFrame]]). */
+  def createFromSpec(spec: IndexSpec, ifNotExists: Boolean, frame: Option[DataFrame] = None): Option[LogEntry] = {
     val l = log(spec.name)
     val latest = l.latest()
     latest match {
@@ -147,7 +150,7 @@ class IndexManager(spark: SparkSession) extends Logging {
     val created = now()
     val begin = LogEntry(next, IndexState.Creating, "CREATE", opId, created, created, spec, None)
     l.commit(begin)
-    Some(runOperation(l, begin, spec, full = true, base = None))
+    Some(runOperation(l, begin, spec, full = true, base = None, frame))
   }
 
   // ---------------------------------------------------------------- refresh
@@ -164,7 +167,8 @@ class IndexManager(spark: SparkSession) extends Logging {
   }
 
   /** Build, then commit ACTIVE; on failure, roll back with a stable entry and remove the data. */
-  private def runOperation(l: IndexLog, begin: LogEntry, spec: IndexSpec, full: Boolean, base: Option[LogEntry]): LogEntry = {
+  private def runOperation(l: IndexLog, begin: LogEntry, spec: IndexSpec, full: Boolean, base: Option[LogEntry],
+      frame: Option[DataFrame] = None): LogEntry = {
     val dataRel = s"data/${begin.operationId}"
     val dataDir = new Path(l.indexDir, dataRel)
     val sc = spark.sparkContext
@@ -173,13 +177,13 @@ class IndexManager(spark: SparkSession) extends Logging {
       s"${begin.operation} BLOOM INDEX ${spec.name} ON ${spec.source.display}", interruptOnCancel = true)
     try {
       cleanupData(l, keep = base.flatMap(_.data).map(_.dir).toSet)
-      val result = try build(l, spec, dataDir, full, base) catch {
+      val result = try build(l, spec, dataDir, full, base, frame) catch {
         case NonFatal(e) =>
           rollback(l, begin, base)
           deleteQuietly(dataDir)
           throw e
       }
-      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, 0L, result.globalNdv)
+      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, result.filesFromFooters, result.globalNdv)
       val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = now(), data = Some(data))
       try l.commit(end) catch {
         case e: ConcurrentBloomIndexUpdateException =>
@@ -195,8 +199,9 @@ class IndexManager(spark: SparkSession) extends Logging {
     }
   }
 
-  private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry]): BuildResult = {
-    val current = SourceResolver.listFiles(spark, spec.source)
+  private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry],
+      frame: Option[DataFrame]): BuildResult = {
+    val (relation, current) = SourceResolver.snapshot(spark, spec.source, frame)
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
       case None => (current, None)
@@ -212,7 +217,7 @@ class IndexManager(spark: SparkSession) extends Logging {
     val baseGlobal = if (full || !spec.global) Map.empty[String, Array[Byte]]
       else base.flatMap(_.data).map(d => IndexStore.globalFilters(spark, l.indexDir, d)).getOrElse(Map.empty)
     val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else base.flatMap(_.data).map(_.globalNdv).getOrElse(Map.empty)
-    IndexBuilder.build(spark, spec, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
+    IndexBuilder.build(spark, spec, relation, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
   }
 
   private def rollback(l: IndexLog, begin: LogEntry, base: Option[LogEntry]): Unit = {
@@ -316,6 +321,9 @@ class IndexManager(spark: SparkSession) extends Logging {
         out += "files_indexed" -> d.indexedFiles.toString
         out += "bytes_indexed" -> d.indexedBytes.toString
         out += "filter_bytes" -> d.filterBytes.toString
+        // A file is "from footer" when none of its data was read: every column came from its footer.
+        out += "files_from_footer" -> d.filesFromFooters.toString
+        out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
         val current = SourceResolver.listFiles(spark, spec.source)
         val known = IndexStore.fileIdentities(rows)
         val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))

@@ -26,36 +26,48 @@ object SourceResolver {
 
   def normalize(path: Path): String = path.toString
 
-  def resolve(spark: SparkSession, ref: SourceRef): SourceSpec = {
+  def resolve(spark: SparkSession, ref: SourceRef): SourceSpec = resolveFrame(spark, ref)._1
+
+  /**
+   * The source and a DataFrame over it, as of now: a command that builds right after resolving
+   * passes the frame on, so that the source's schema is not inferred again.
+   */
+  def resolveFrame(spark: SparkSession, ref: SourceRef): (SourceSpec, DataFrame) = {
     val parts = ref.parts
     val asTable = parts.size <= 3 && scala.util.Try(spark.catalog.tableExists(quoted(parts))).getOrElse(false)
     if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
-      resolvePath(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
+      resolvePathFrame(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
     } else if (!asTable) {
       throw BloomIndexErrors.analysis(
         s"Table or view not found: ${ref.sql} (for a path, write format.`path`, e.g. parquet.`/data/t`)")
-    } else resolveTable(spark, parts)
+    } else resolveTableFrame(spark, parts)
   }
 
   private def quoted(parts: Seq[String]): String = parts.map(p => s"`${p.replace("`", "``")}`").mkString(".")
 
-  def resolveTable(spark: SparkSession, parts: Seq[String]): SourceSpec = {
+  def resolveTable(spark: SparkSession, parts: Seq[String]): SourceSpec = resolveTableFrame(spark, parts)._1
+
+  def resolveTableFrame(spark: SparkSession, parts: Seq[String]): (SourceSpec, DataFrame) = {
+    spark.catalog.refreshTable(quoted(parts))
     val df = spark.table(quoted(parts))
     val rel = relation(df, quoted(parts))
     val qualified = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier
     }.map(_.unquotedString).getOrElse(parts.mkString("."))
-    spec(Some(qualified), rel)
+    (spec(Some(qualified), rel), df)
   }
 
-  def resolvePath(spark: SparkSession, format: String, path: String): SourceSpec = {
+  def resolvePath(spark: SparkSession, format: String, path: String): SourceSpec = resolvePathFrame(spark, format, path)._1
+
+  def resolvePathFrame(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
     if (!PathFormats.contains(format)) throw BloomIndexErrors.analysis(
       s"Unsupported source format '$format' (supported: ${PathFormats.toSeq.sorted.mkString(", ")})")
     val p = new Path(path)
     val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
     if (!fs.exists(p)) throw BloomIndexErrors.analysis(s"Path does not exist: $path")
+    FileStatusCache.getOrCreate(spark).invalidateAll()
     val df = spark.read.format(format).load(path)
-    spec(None, relation(df, s"$format.`$path`"))
+    (spec(None, relation(df, s"$format.`$path`")), df)
   }
 
   /** A DataFrame that reads files directly: its relation's roots, format and options. */
@@ -99,17 +111,18 @@ object SourceResolver {
   }
 
   /** The source's current files. */
-  def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = {
-    val rel = relation(dataFrame(spark, s), s.display)
+  def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = snapshot(spark, s)._2
+
+  /**
+   * The source's relation (format, schema, options) and its current files, listed once;
+   * `frame`: a DataFrame over the source just resolved (its listing is refreshed here).
+   */
+  def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame] = None): (HadoopFsRelation, Seq[SourceFile]) = {
+    val rel = relation(frame.getOrElse(dataFrame(spark, s)), s.display)
     rel.location.refresh()
-    rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
+    val files = rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
       SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
     }.distinct
-  }
-
-  /** A reader over exactly `files` of the source, with its data columns (no partition columns). */
-  def readFiles(spark: SparkSession, s: SourceSpec, files: Seq[String]): DataFrame = {
-    val rel = relation(dataFrame(spark, s), s.display)
-    spark.read.format(s.format).options(s.options).schema(rel.dataSchema).load(files: _*)
+    (rel, files)
   }
 }

@@ -71,10 +71,14 @@ final class Sbbf private (private[bloomindex] val words: Array[Int], val kernel:
 
   /** The bitset as Parquet stores it: the words in little-endian order. */
   def bitsetBytes: Array[Byte] = {
-    val buf = ByteBuffer.allocate(numBytes).order(ByteOrder.LITTLE_ENDIAN)
-    buf.asIntBuffer().put(words)
-    buf.array()
+    val out = new Array[Byte](numBytes)
+    copyBitsetInto(out, 0)
+    out
   }
+
+  /** Writes [[bitsetBytes]] into `out` at `offset`. */
+  def copyBitsetInto(out: Array[Byte], offset: Int): Unit =
+    ByteBuffer.wrap(out, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(words)
 
   /** Parquet's serialized form: the Thrift compact `BloomFilterHeader`, then the bitset. */
   def toParquetBytes: Array[Byte] = SbbfSerde.write(this)

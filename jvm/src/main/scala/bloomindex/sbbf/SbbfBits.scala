@@ -1,0 +1,78 @@
+package bloomindex.sbbf
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+/**
+ * A bitset in Parquet's layout (little-endian 32-bit words, eight per 32-byte block), read
+ * where it lies: what its bits say about a filter built elsewhere (a Parquet footer's), whose
+ * distinct count is not known, and how to halve it.
+ *
+ *  - [[measuredFpp]]: the false positive rate of this very bitset for a random absent value.
+ *    A probe picks a block uniformly and one bit per word, each uniform over the word's 32
+ *    bits (the salts are odd, so `x * salt` is a bijection of 32-bit values), and passes when
+ *    all eight are set: the mean over blocks of `prod_i popcount(word_i) / 32`.
+ *  - [[estimateNdv]]: each distinct value sets one of 32 bits in each of the 8 words of one
+ *    of `z` blocks, so a bit stays clear after `n` values with probability
+ *    `exp(-n / (32 z))`; with a fraction `f` of the bits set, `n = -32 z ln(1 - f)`.
+ *  - [[fold]]: a value's block is `((h >>> 32) * z) >>> 32`; for an even `z` that is twice
+ *    its block at `z / 2` plus 0 or 1, and the bits inside a block do not depend on `z`. So
+ *    OR-ing blocks `2j` and `2j + 1` into block `j` gives exactly the filter the same values
+ *    would have built at half the size.
+ */
+object SbbfBits {
+
+  def measuredFpp(bitset: Array[Byte], offset: Int, numBytes: Int): Double = {
+    SbbfSizing.checkNumBytes(numBytes)
+    val b = ByteBuffer.wrap(bitset, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN)
+    var sum = 0.0
+    var block = offset
+    val end = offset + numBytes
+    while (block < end) {
+      var p = 1.0
+      var i = 0
+      while (i < 4) {
+        val two = b.getLong(block + 8 * i)
+        p *= Integer.bitCount(two.toInt) * Integer.bitCount((two >>> 32).toInt) / 1024.0
+        i += 1
+      }
+      sum += p
+      block += 32
+    }
+    sum / (numBytes / 32)
+  }
+
+  def setBits(bitset: Array[Byte], offset: Int, numBytes: Int): Long = {
+    val b = ByteBuffer.wrap(bitset, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN)
+    var n = 0L
+    var i = offset
+    val end = offset + numBytes
+    while (i < end) { n += java.lang.Long.bitCount(b.getLong(i)); i += 8 }
+    n
+  }
+
+  /** The distinct count the bits suggest; `Long.MaxValue` for a filter with every bit set. */
+  def estimateNdv(bitset: Array[Byte], offset: Int, numBytes: Int): Long = {
+    val total = numBytes.toLong * 8
+    val set = setBits(bitset, offset, numBytes)
+    if (set >= total) Long.MaxValue
+    else math.round(-32.0 * (numBytes / 32) * math.log1p(-set.toDouble / total))
+  }
+
+  /** The same filter at half the size (see above); `numBytes / 32` must be even. */
+  def fold(bitset: Array[Byte], offset: Int, numBytes: Int): Array[Byte] = {
+    require(numBytes % 64 == 0, s"numBytes: an even number of blocks is needed to fold, got $numBytes bytes")
+    val out = new Array[Byte](numBytes / 2)
+    var j = 0
+    while (j < out.length) {
+      val block = j / 32
+      val k = j % 32
+      out(j) = (bitset(offset + 64 * block + k) | bitset(offset + 64 * block + 32 + k)).toByte
+      j += 1
+    }
+    out
+  }
+
+  def measuredFpp(f: Sbbf): Double = { val b = f.bitsetBytes; measuredFpp(b, 0, b.length) }
+
+  def estimateNdv(f: Sbbf): Long = { val b = f.bitsetBytes; estimateNdv(b, 0, b.length) }
+}
