@@ -15,9 +15,10 @@ import org.apache.spark.storage.StorageLevel
 import org.apache.spark.util.CollectionAccumulator
 
 /**
- * The jobs of one build (see [[IndexBuilder]]). In the common case there are two: the
- * footer check (Parquet only) and one job that reads the data and writes the index rows as
- * it goes, nothing cached. Split files and global filters cache the data pass's output (a
+ * The jobs of one build (see [[IndexBuilder]]). In the common case there are one or two:
+ * for Parquet, one that writes the filters the files' footers carry; then, for the files (and
+ * columns) without fitting ones, one that reads the data and writes the index rows as it
+ * goes, nothing cached. Split files and global filters cache the data pass's output (a
  * shuffle and a second job use it); files too large to count exactly, and new global
  * filters, add a second read whose rows are appended.
  */
@@ -69,31 +70,34 @@ private final class BuildRun(
       IndexBuilder.writeRows(carried.getOrElse(spark.createDataFrame(sc.emptyRDD[Row], IndexBuilder.IndexSchema)), dir)
       return
     }
-    val candidates = footerCandidates()
-    val wanted = wantedExcept(files, candidates)
-    val rejected = sc.collectionAccumulator[(String, Int, String)]("bloomindex footer filters not used")
-    val footerRows = if (candidates.isEmpty) None else Some(footerFilters(candidates, rejected))
-    val dataFiles = files.filter(f => wanted.contains(f.path))
     val needs = sc.collectionAccumulator[NeedsInsert]("bloomindex files to read again")
-    val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
-    val newRows = toRows(footerRows.toSeq ++ data.map(_._1).toSeq)
-    timed(s"writing the rows of ${files.size} files (${dataFiles.size} read)") {
-      IndexBuilder.writeRows(carried.map(_.unionByName(newRows)).getOrElse(newRows), dir)
-    }
-    // Footer filters found unfit on reading them (over the fpp, sizes differ): from the data.
-    val unfit = rejected.value.asScala.toSeq.distinct
-    var allWanted = wanted
-    if (unfit.nonEmpty) {
-      logInfo(s"Bloom index ${spec.name}: ${unfit.size} footer filters not used, built from the data" +
-        unfit.map(_._3).groupBy(identity).toSeq.sortBy(-_._2.size).take(5).map { case (why, k) => s"; ${k.size} x $why" }.mkString)
-      val again = unfit.groupBy(_._1).map { case (p, xs) => p -> cols.indices.map(i => xs.exists(_._2 == i)).toArray }
-      val againFiles = files.filter(f => again.contains(f.path))
-      timed(s"writing the rows of ${againFiles.size} files whose footer filters did not fit") {
-        IndexBuilder.writeRows(toRows(Seq(dataPass(againFiles, again, needs)._1)), dir)
+    // Parquet: first the filters its files carry, with the carried rows; the pairs whose
+    // footers do not qualify come back in `rejected`. Otherwise every file is read.
+    var unwritten = carried
+    val wanted: Map[String, Array[Boolean]] =
+      if (!footersApply) files.map(f => f.path -> Array.fill(n)(true)).toMap
+      else {
+        val rejected = sc.collectionAccumulator[(String, Int, String)]("bloomindex footer filters not used")
+        timed(s"writing the footer filters of ${files.size} files") {
+          val rows = toRows(Seq(footerFilters(rejected)))
+          IndexBuilder.writeRows(unwritten.map(_.unionByName(rows)).getOrElse(rows), dir)
+          unwritten = None
+        }
+        val unfit = rejected.value.asScala.toSeq.distinct
+        logInfo(s"Bloom index ${spec.name}: ${files.size * n - unfit.size} of ${files.size * n} (file, column) " +
+          "filters from Parquet footers" + unfit.map(u => s"${cols(u._2).name}: ${u._3}").groupBy(identity).toSeq
+            .sortBy(-_._2.size).take(5).map { case (why, k) => s"; ${k.size} x $why" }.mkString)
+        unfit.groupBy(_._1).map { case (p, xs) => p -> cols.indices.map(i => xs.exists(_._2 == i)).toArray }
       }
-      allWanted = allWanted ++ again.map { case (p, w) => p -> allWanted.get(p).map(_.zip(w).map(x => x._1 || x._2)).getOrElse(w) }
+    val dataFiles = files.filter(f => wanted.contains(f.path))
+    val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
+    data.foreach { case (filters, _) =>
+      val rows = toRows(Seq(filters))
+      timed(s"reading ${dataFiles.size} files and writing their rows") {
+        IndexBuilder.writeRows(unwritten.map(_.unionByName(rows)).getOrElse(rows), dir)
+      }
     }
-    secondPass(allWanted, data.map(_._2), needs.value.asScala.toSeq.distinct)
+    secondPass(wanted, data.map(_._2), needs.value.asScala.toSeq.distinct)
   } finally cached.foreach(_.unpersist(blocking = false))
 
   /** Index rows of `filters`, noting each one in [[written]] as it goes to the writer. */
@@ -109,35 +113,19 @@ private final class BuildRun(
     spark.createDataFrame(rows, IndexBuilder.IndexSchema)
   }
 
-  /** For each file, the columns not taken from its footer (files with none are left out). */
-  private def wantedExcept(fs: Seq[SourceFile], fromFooter: Set[(String, Int)]): Map[String, Array[Boolean]] =
-    fs.map(f => f.path -> cols.indices.map(i => !fromFooter((f.path, i))).toArray).filter(_._2.exists(identity)).toMap
-
-  /** The (file, column) pairs whose footers qualify (their filters are checked when read). */
-  private def footerCandidates(): Set[(String, Int)] =
-    if (spec.source.format != "parquet" || !BloomIndexConf.footerFilters(spark)) Set.empty
+  private def footersApply: Boolean =
+    if (spec.source.format != "parquet" || !BloomIndexConf.footerFilters(spark)) false
     else if (spec.global) {
       logInfo(s"Bloom index ${spec.name}: a global filter needs every value, so every file's data is read")
-      Set.empty
-    } else {
-      val seen = timed("checking Parquet footers")(
-        FooterFilters.check(spark, hadoopConf, files, cols.toSeq).map(o => (o.path, o.column, o.ok, o.reason)).collect())
-      val ok = seen.collect { case (p, i, true, _) => (p, i) }.toSet
-      val reasons = seen.collect { case (_, i, false, why) => s"${cols(i).name}: $why" }.groupBy(identity)
-      logInfo(s"Bloom index ${spec.name}: ${ok.size} of ${seen.length} (file, column) filters may come from " +
-        "Parquet footers" + reasons.toSeq.sortBy(-_._2.length).take(5).map { case (why, k) => s"; ${k.length} x $why" }.mkString)
-      ok
-    }
+      false
+    } else true
 
-  /** The footer filters of `pairs` that fit; the others are reported to `rejected`. */
-  private def footerFilters(pairs: Set[(String, Int)],
-      rejected: CollectionAccumulator[(String, Int, String)]): RDD[FileFilter] = {
-    val footerFiles = files.filter(f => cols.indices.exists(i => pairs((f.path, i))))
-    FooterFilters.read(spark, hadoopConf, footerFiles, cols.toSeq, sc.broadcast(pairs)).flatMap { o =>
+  /** The footer filters that qualify and fit; the other (file, column) pairs go to `rejected`. */
+  private def footerFilters(rejected: CollectionAccumulator[(String, Int, String)]): RDD[FileFilter] =
+    FooterFilters.read(spark, hadoopConf, files, cols.toSeq).flatMap { o =>
       if (o.filter.isEmpty) rejected.add((o.path, o.column, o.reason))
       o.filter
     }
-  }
 
   /**
    * The data pass over `dataFiles` (columns per `wanted`): the filters to write, and the pass's

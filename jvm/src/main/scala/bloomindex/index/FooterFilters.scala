@@ -39,33 +39,25 @@ import org.apache.spark.sql.types._
  *  - every row group's statistics carry the null count;
  *  - the merged filter's measured false positive rate ([[SbbfBits.measuredFpp]]) is within
  *    the column's fpp.
- * [[check]] looks at the footers only (the first three); [[read]] reads the filters, merges
- * and measures them, and halves them ([[SbbfBits.fold]]) while they still meet the fpp, so a
- * filter its writer made larger than needed does not make the index larger. Its distinct
- * count is the estimate from the merged filter's bits, at most the non-null count.
+ * The filters are merged and measured, and halved ([[SbbfBits.fold]]) while they still meet
+ * the fpp, so a filter its writer made larger than needed does not make the index larger.
+ * Its distinct count is the estimate from the merged filter's bits, at most the non-null count.
  */
 object FooterFilters {
 
-  /** The filter taken from the footer (or, from [[check]], only that it may be), or why not. */
-  final case class Outcome(path: String, column: Int, ok: Boolean, filter: Option[FileFilter], reason: String)
+  /** The filter taken from the footer, or why not. */
+  final case class Outcome(path: String, column: Int, filter: Option[FileFilter], reason: String)
 
   /** Reader settings that decide how Spark maps the file's columns and values. */
   private final case class Settings(caseSensitive: Boolean, fieldIds: Boolean, rebaseMode: String)
 
-  /** The session's Hadoop configuration, for the tasks of [[check]] and [[read]]. */
+  /** The session's Hadoop configuration, for the tasks of [[read]]. */
   def hadoopConf(spark: SparkSession): Broadcast[ConfWritable] =
     spark.sparkContext.broadcast(new ConfWritable(spark.sessionState.newHadoopConf()))
 
-  /** Footer metadata of every (file, column): which may come from the footer. */
-  def check(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile],
-      cols: Seq[ColumnSpec]): RDD[Outcome] = job(spark, conf, files, cols, None)
-
-  /** The footer filters of `pairs` ((path, column)); outcomes for those pairs only. */
-  def read(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile], cols: Seq[ColumnSpec],
-      pairs: Broadcast[Set[(String, Int)]]): RDD[Outcome] = job(spark, conf, files, cols, Some(pairs))
-
-  private def job(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile], cols: Seq[ColumnSpec],
-      pairs: Option[Broadcast[Set[(String, Int)]]]): RDD[Outcome] = {
+  /** The footer filter, or why not, of every (file, column). */
+  def read(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile],
+      cols: Seq[ColumnSpec]): RDD[Outcome] = {
     val sqlConf = spark.sessionState.conf
     val settings = Settings(sqlConf.caseSensitiveAnalysis,
       sqlConf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean,
@@ -74,19 +66,13 @@ object FooterFilters {
     val colArray = cols.toArray
     val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
     sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism * 4))).mapPartitions { it =>
-      it.flatMap { f =>
-        val which = pairs match {
-          case Some(b) => colArray.indices.filter(i => b.value((f.path, i)))
-          case None => colArray.indices
-        }
-        readFile(f, colArray, types, which, read = pairs.isDefined, settings, conf.value.conf)
-      }
+      it.flatMap(f => readFile(f, colArray, types, settings, conf.value.conf))
     }
   }
 
-  private def readFile(file: SourceFile, cols: Array[ColumnSpec], types: Array[DataType], which: Seq[Int],
-      read: Boolean, settings: Settings, conf: Configuration): Seq[Outcome] = {
-    def all(reason: String) = which.map(i => Outcome(file.path, i, ok = false, None, reason))
+  private def readFile(file: SourceFile, cols: Array[ColumnSpec], types: Array[DataType], settings: Settings,
+      conf: Configuration): Seq[Outcome] = {
+    def all(reason: String) = cols.indices.map(i => Outcome(file.path, i, None, reason))
     if (settings.fieldIds) return all("spark.sql.parquet.fieldId.read.enabled is on")
     val path = new Path(file.path)
     val input = HadoopInputFile.fromStatus(new FileStatus(file.size, false, 1, 0L, file.modificationTime, path), conf)
@@ -108,7 +94,7 @@ object FooterFilters {
       lazy val rebased = !DataSourceUtils.datetimeRebaseSpec((k: String) => kv.get(k), settings.rebaseMode)
         .mode.toString.equalsIgnoreCase("CORRECTED")
       val fields = meta.getSchema.getFields.asScala.toSeq
-      which.map { i =>
+      cols.indices.map { i =>
         val byName = fields.filter(_.getName == cols(i).name) match {
           case Seq() if !settings.caseSensitive =>
             fields.filter(_.getName.toLowerCase(Locale.ROOT) == cols(i).name.toLowerCase(Locale.ROOT))
@@ -120,15 +106,13 @@ object FooterFilters {
           case Seq() => Left("column not in the file")
           case _ => Left("column name matches several of the file's columns")
         }
-        val outcome: Either[String, Option[FileFilter]] =
-          if (!read) chunks.map(_ => None)
-          else chunks.flatMap(cs => merge(reader, raw, cs)).flatMap { filter =>
-            val nulls = chunks.toOption.get.map(_.getStatistics.getNumNulls).sum
-            fit(filter, cols(i).fpp).map { case (bytes, _, _, ndv) =>
-              Some(FileFilter(file.path, i, rows, nulls, math.min(ndv, rows - nulls), bytes, fromFooter = true))
-            }
+        val outcome: Either[String, FileFilter] = chunks.flatMap { cs =>
+          merge(reader, raw, cs).flatMap(filter => fit(filter, cols(i).fpp)).map { case (bytes, _, _, ndv) =>
+            val nulls = cs.map(_.getStatistics.getNumNulls).sum
+            FileFilter(file.path, i, rows, nulls, math.min(ndv, rows - nulls), bytes, fromFooter = true)
           }
-        Outcome(file.path, i, outcome.isRight, outcome.toOption.flatten, outcome.fold(identity, _ => ""))
+        }
+        Outcome(file.path, i, outcome.toOption, outcome.fold(identity, _ => ""))
       }
     } finally reader.close()
   }
