@@ -118,6 +118,9 @@ private final class BuildRun(
     else if (spec.global) {
       logInfo(s"Bloom index ${spec.name}: a global filter needs every value, so every file's data is read")
       false
+    } else if (!FooterFilters.sampleHasFilters(spark, files, cols.toSeq)) {
+      logInfo(s"Bloom index ${spec.name}: sampled Parquet footers carry no Bloom filter for the columns; reading the data")
+      false
     } else true
 
   /** The footer filters that qualify and fit; the other (file, column) pairs go to `rejected`. */

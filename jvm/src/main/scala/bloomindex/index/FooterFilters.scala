@@ -55,6 +55,29 @@ object FooterFilters {
   def hadoopConf(spark: SparkSession): Broadcast[ConfWritable] =
     spark.sparkContext.broadcast(new ConfWritable(spark.sessionState.newHadoopConf()))
 
+  /**
+   * Whether any of a few of `files` (first, middle, last) has a Bloom filter for one of the
+   * columns in its footer, read on the driver: a table written without filters then skips the
+   * footer job. An unreadable footer counts as "maybe" (the job finds out).
+   */
+  def sampleHasFilters(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec]): Boolean = {
+    val conf = spark.sessionState.newHadoopConf()
+    val names = cols.map(_.name.toLowerCase(Locale.ROOT)).toSet
+    val sample = Seq(0, files.size / 2, files.size - 1).distinct.map(files)
+    sample.exists { f =>
+      val path = new Path(f.path)
+      try {
+        val input = HadoopInputFile.fromStatus(new FileStatus(f.size, false, 1, 0L, f.modificationTime, path), conf)
+        val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, path).build())
+        try reader.getRowGroups.asScala.exists(_.getColumns.asScala.exists { c =>
+          c.getBloomFilterOffset >= 0 && c.getPath.size == 1 && names(c.getPath.toArray()(0).toLowerCase(Locale.ROOT))
+        }) finally reader.close()
+      } catch {
+        case NonFatal(_) => true
+      }
+    }
+  }
+
   /** The footer filter, or why not, of every (file, column). */
   def read(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile],
       cols: Seq[ColumnSpec]): RDD[Outcome] = {
