@@ -88,7 +88,8 @@ object FooterFilters {
     val sc = spark.sparkContext
     val colArray = cols.toArray
     val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
-    sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism * 4))).mapPartitions { it =>
+    // As many tasks as cores: each task of the write that consumes this has a fixed cost.
+    sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism))).mapPartitions { it =>
       it.flatMap(f => readFile(f, colArray, types, settings, conf.value.conf))
     }
   }

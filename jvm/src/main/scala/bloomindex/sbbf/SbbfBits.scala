@@ -24,21 +24,23 @@ object SbbfBits {
   def measuredFpp(bitset: Array[Byte], offset: Int, numBytes: Int): Double = {
     SbbfSizing.checkNumBytes(numBytes)
     val b = ByteBuffer.wrap(bitset, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN)
+    // Per block, the product of the eight popcounts (at most 32^8 = 2^40) in integers.
     var sum = 0.0
     var block = offset
     val end = offset + numBytes
     while (block < end) {
-      var p = 1.0
-      var i = 0
-      while (i < 4) {
-        val two = b.getLong(block + 8 * i)
-        p *= Integer.bitCount(two.toInt) * Integer.bitCount((two >>> 32).toInt) / 1024.0
-        i += 1
-      }
-      sum += p
+      val w0 = b.getLong(block)
+      val w1 = b.getLong(block + 8)
+      val w2 = b.getLong(block + 16)
+      val w3 = b.getLong(block + 24)
+      val p01 = (Integer.bitCount(w0.toInt) * Integer.bitCount((w0 >>> 32).toInt)).toLong *
+        (Integer.bitCount(w1.toInt) * Integer.bitCount((w1 >>> 32).toInt))
+      val p23 = (Integer.bitCount(w2.toInt) * Integer.bitCount((w2 >>> 32).toInt)).toLong *
+        (Integer.bitCount(w3.toInt) * Integer.bitCount((w3 >>> 32).toInt))
+      sum += (p01 * p23).toDouble
       block += 32
     }
-    sum / (numBytes / 32)
+    sum / (1L << 40) / (numBytes / 32)
   }
 
   def setBits(bitset: Array[Byte], offset: Int, numBytes: Int): Long = {
