@@ -162,15 +162,15 @@ object FooterFilters {
    */
   private def fit(filter: Array[Byte], fpp: Double): Either[String, (Array[Byte], Int, Int, Long)] = {
     val (at, numBytes) = SbbfSerde.locateBitset(filter)
-    val measured = SbbfBits.measuredFpp(filter, at, numBytes)
+    val (measured, setBits) = SbbfBits.stats(filter, at, numBytes)
     if (measured > fpp) return Left(f"footer filter's false positive rate $measured%.4g is over the fpp $fpp")
-    val ndv = SbbfBits.estimateNdv(filter, at, numBytes)
+    val ndv = SbbfBits.ndvFromSetBits(setBits, numBytes)
     var bits = filter
     var offset = at
     var size = numBytes
-    // Worth trying only when a filter of half the size could meet the fpp: folding is exact,
-    // and the half is kept only if its own measured rate meets it.
-    def promising = size % 64 == 0 && ndv < Long.MaxValue && SbbfSizing.expectedFpp(size / 2, ndv) <= 2 * fpp
+    // Worth trying only when a filter of half the size should meet the fpp for the estimated
+    // count: folding is exact, and the half is kept only if its own measured rate meets it.
+    def promising = size % 64 == 0 && ndv < Long.MaxValue && SbbfSizing.expectedFpp(size / 2, ndv) <= fpp
     var done = false
     while (!done && promising) {
       val half = SbbfBits.fold(bits, offset, size)

@@ -21,41 +21,42 @@ import java.nio.{ByteBuffer, ByteOrder}
  */
 object SbbfBits {
 
-  def measuredFpp(bitset: Array[Byte], offset: Int, numBytes: Int): Double = {
+  /** [[measuredFpp]] and [[setBits]] in one pass. */
+  def stats(bitset: Array[Byte], offset: Int, numBytes: Int): (Double, Long) = {
     SbbfSizing.checkNumBytes(numBytes)
     val b = ByteBuffer.wrap(bitset, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN)
     // Per block, the product of the eight popcounts (at most 32^8 = 2^40) in integers.
     var sum = 0.0
+    var set = 0L
     var block = offset
     val end = offset + numBytes
     while (block < end) {
-      val w0 = b.getLong(block)
-      val w1 = b.getLong(block + 8)
-      val w2 = b.getLong(block + 16)
-      val w3 = b.getLong(block + 24)
-      val p01 = (Integer.bitCount(w0.toInt) * Integer.bitCount((w0 >>> 32).toInt)).toLong *
-        (Integer.bitCount(w1.toInt) * Integer.bitCount((w1 >>> 32).toInt))
-      val p23 = (Integer.bitCount(w2.toInt) * Integer.bitCount((w2 >>> 32).toInt)).toLong *
-        (Integer.bitCount(w3.toInt) * Integer.bitCount((w3 >>> 32).toInt))
-      sum += (p01 * p23).toDouble
+      var p = 1L
+      var i = 0
+      while (i < 4) {
+        val w = b.getLong(block + 8 * i)
+        val lo = Integer.bitCount(w.toInt)
+        val hi = Integer.bitCount((w >>> 32).toInt)
+        p *= lo * hi
+        set += lo + hi
+        i += 1
+      }
+      sum += p.toDouble
       block += 32
     }
-    sum / (1L << 40) / (numBytes / 32)
+    (sum / (1L << 40) / (numBytes / 32), set)
   }
 
-  def setBits(bitset: Array[Byte], offset: Int, numBytes: Int): Long = {
-    val b = ByteBuffer.wrap(bitset, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN)
-    var n = 0L
-    var i = offset
-    val end = offset + numBytes
-    while (i < end) { n += java.lang.Long.bitCount(b.getLong(i)); i += 8 }
-    n
-  }
+  def measuredFpp(bitset: Array[Byte], offset: Int, numBytes: Int): Double = stats(bitset, offset, numBytes)._1
+
+  def setBits(bitset: Array[Byte], offset: Int, numBytes: Int): Long = stats(bitset, offset, numBytes)._2
 
   /** The distinct count the bits suggest; `Long.MaxValue` for a filter with every bit set. */
-  def estimateNdv(bitset: Array[Byte], offset: Int, numBytes: Int): Long = {
+  def estimateNdv(bitset: Array[Byte], offset: Int, numBytes: Int): Long =
+    ndvFromSetBits(setBits(bitset, offset, numBytes), numBytes)
+
+  def ndvFromSetBits(set: Long, numBytes: Int): Long = {
     val total = numBytes.toLong * 8
-    val set = setBits(bitset, offset, numBytes)
     if (set >= total) Long.MaxValue
     else math.round(-32.0 * (numBytes / 32) * math.log1p(-set.toDouble / total))
   }
