@@ -9,7 +9,8 @@ import bloomindex.sbbf.{Sbbf, SbbfSerde}
 import org.apache.datasketches.hll.HllSketch
 import org.apache.spark.internal.Logging
 import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.storage.StorageLevel
 import org.apache.spark.util.CollectionAccumulator
@@ -37,20 +38,23 @@ private final class BuildRun(
   private val n = cols.length
   private val maxDistinct = BloomIndexConf.maxDistinct(spark)
   private val cached = mutable.ArrayBuffer[RDD[_]]()
-  /** (path, column, filter bytes, from the footer) of every row written; tasks re-run may repeat one. */
-  private val written: CollectionAccumulator[(String, Int, Int, Boolean)] = sc.collectionAccumulator("bloomindex rows")
+  /** (path, column, filter bytes, from the footer, file size) of every row written. */
+  private val written = mutable.ArrayBuffer[(String, String, Int, Boolean, Long)]()
   private var globals: Map[String, Long] = Map.empty
-  private lazy val hadoopConf = FooterFilters.hadoopConf(spark)
-
-  private def rows: Map[(String, Int), (Int, Boolean)] =
-    written.value.asScala.map { case (p, i, len, footer) => (p, i) -> (len, footer) }.toMap
+  private lazy val hadoopConf = ConfWritable.broadcast(spark)
 
   def globalNdv: Map[String, Long] = globals
 
-  def filterBytes: Long = rows.valuesIterator.map(_._1.toLong).sum
+  private def byFile = written.groupBy(_._1)
+
+  def indexedFiles: Long = byFile.size.toLong
+
+  def indexedBytes: Long = byFile.valuesIterator.map(_.head._5).sum
+
+  def filterBytes: Long = written.iterator.map(_._3.toLong).sum
 
   /** Files none of whose data was read: every column's filter came from the footer. */
-  def filesFromFooters: Long = rows.toSeq.groupBy(_._1._1).count { case (_, rs) => rs.forall(_._2._2) }.toLong
+  def filesFromFooters: Long = byFile.count { case (_, rs) => rs.forall(_._4) }.toLong
 
   private def timed[T](what: String)(f: => T): T = {
     val t0 = System.nanoTime()
@@ -67,7 +71,7 @@ private final class BuildRun(
     if (files.isEmpty) {
       if (spec.global) IndexBuilder.writeGlobals(spark, spec, dir, Map.empty, Map.empty, baseGlobal,
         cols.map(c => IndexFilters.globalBytes(c, 1)))
-      IndexBuilder.writeRows(carried.getOrElse(spark.createDataFrame(sc.emptyRDD[Row], IndexBuilder.IndexSchema)), dir)
+      writeRows(Nil, carried)
       return
     }
     val needs = sc.collectionAccumulator[NeedsInsert]("bloomindex files to read again")
@@ -78,11 +82,8 @@ private final class BuildRun(
       if (!footersApply) files.map(f => f.path -> Array.fill(n)(true)).toMap
       else {
         val rejected = sc.collectionAccumulator[(String, Int, String)]("bloomindex footer filters not used")
-        timed(s"writing the footer filters of ${files.size} files") {
-          val rows = toRows(Seq(footerFilters(rejected)))
-          IndexBuilder.writeRows(unwritten.map(_.unionByName(rows)).getOrElse(rows), dir)
-          unwritten = None
-        }
+        timed(s"writing the footer filters of ${files.size} files")(writeRows(Seq(footerFilters(rejected)), unwritten))
+        unwritten = None
         val unfit = rejected.value.asScala.toSeq.distinct
         logInfo(s"Bloom index ${spec.name}: ${files.size * n - unfit.size} of ${files.size * n} (file, column) " +
           "filters from Parquet footers" + unfit.map(u => s"${cols(u._2).name}: ${u._3}").groupBy(identity).toSeq
@@ -92,25 +93,26 @@ private final class BuildRun(
     val dataFiles = files.filter(f => wanted.contains(f.path))
     val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
     data.foreach { case (filters, _) =>
-      val rows = toRows(Seq(filters))
-      timed(s"reading ${dataFiles.size} files and writing their rows") {
-        IndexBuilder.writeRows(unwritten.map(_.unionByName(rows)).getOrElse(rows), dir)
-      }
+      timed(s"reading ${dataFiles.size} files and writing their rows")(writeRows(Seq(filters), unwritten))
     }
     secondPass(wanted, data.map(_._2), needs.value.asScala.toSeq.distinct)
   } finally cached.foreach(_.unpersist(blocking = false))
 
-  /** Index rows of `filters`, noting each one in [[written]] as it goes to the writer. */
-  private def toRows(filters: Seq[RDD[FileFilter]]): DataFrame = {
+  /** Writes the index rows of `filters` and `carried` into `dir` in one job ([[IndexFiles]]). */
+  private def writeRows(filters: Seq[RDD[FileFilter]], carried: Option[DataFrame]): Unit = {
     val byPath = sc.broadcast(files.map(f => f.path -> (f.size, f.modificationTime)).toMap)
     val names = cols.map(_.name)
-    val acc = written
-    val rows = sc.union(filters).map { f =>
+    val fresh = filters.map(_.map { f =>
       val (size, mtime) = byPath.value(f.path)
-      acc.add((f.path, f.column, f.filter.length, f.fromFooter))
-      Row(f.path, size, mtime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, if (f.fromFooter) "footer" else "data")
-    }
-    spark.createDataFrame(rows, IndexBuilder.IndexSchema)
+      IndexRow(f.path, size, mtime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, if (f.fromFooter) "footer" else "data")
+    })
+    val old = carried.map(_.select(IndexBuilder.IndexSchema.fieldNames.map(col).toIndexedSeq: _*).rdd.map { r =>
+      IndexRow(r.getString(0), r.getLong(1), r.getLong(2), r.getString(3), r.getLong(4), r.getLong(5), r.getLong(6),
+        r.getAs[Array[Byte]](7), r.getString(8))
+    })
+    val all = fresh ++ old
+    if (all.nonEmpty) written ++= IndexFiles.write(sc.union(all), dir, hadoopConf).flatMap(_.rows)
+    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf)
   }
 
   private def footersApply: Boolean =
@@ -217,9 +219,7 @@ private final class BuildRun(
           val x = info.value(key)
           FileFilter(x.path, x.column, x.rows, x.nulls, x.ndv, SbbfSerde.write(bits, 0, bits.length), fromFooter = false)
         }
-        timed(s"writing the rows of ${needs.map(_.path).distinct.size} files read again") {
-          IndexBuilder.writeRows(toRows(Seq(filters)), dir)
-        }
+        timed(s"writing the rows of ${needs.map(_.path).distinct.size} files read again")(writeRows(Seq(filters), None))
       }
     }
     if (spec.global) {

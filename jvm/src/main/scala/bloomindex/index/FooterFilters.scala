@@ -1,6 +1,6 @@
 package bloomindex.index
 
-import java.io.{ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
+import java.io.ByteArrayOutputStream
 import java.util.Locale
 
 import scala.jdk.CollectionConverters._
@@ -50,10 +50,6 @@ object FooterFilters {
 
   /** Reader settings that decide how Spark maps the file's columns and values. */
   private final case class Settings(caseSensitive: Boolean, fieldIds: Boolean, rebaseMode: String)
-
-  /** The session's Hadoop configuration, for the tasks of [[read]]. */
-  def hadoopConf(spark: SparkSession): Broadcast[ConfWritable] =
-    spark.sparkContext.broadcast(new ConfWritable(spark.sessionState.newHadoopConf()))
 
   /**
    * Whether any of a few of `files` (first, middle, last) has a Bloom filter for one of the
@@ -274,19 +270,5 @@ object FooterFilters {
     if (ok) None
     else Some(s"the file stores it as ${t.toString.trim}, not as Spark writes ${dt.sql}" +
       (if (dt == DateType || dt == TimestampType || dt == TimestampNTZType) " (or Spark would rebase it)" else ""))
-  }
-
-  /** A Hadoop configuration shipped to the tasks (Configuration is Writable, not Serializable). */
-  final class ConfWritable(@transient var conf: Configuration) extends Serializable {
-    private def writeObject(out: ObjectOutputStream): Unit = {
-      out.defaultWriteObject()
-      conf.write(out)
-    }
-
-    private def readObject(in: ObjectInputStream): Unit = {
-      in.defaultReadObject()
-      conf = new Configuration(false)
-      conf.readFields(in)
-    }
   }
 }
