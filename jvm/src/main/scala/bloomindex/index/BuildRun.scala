@@ -38,23 +38,23 @@ private final class BuildRun(
   private val n = cols.length
   private val maxDistinct = BloomIndexConf.maxDistinct(spark)
   private val cached = mutable.ArrayBuffer[RDD[_]]()
-  /** (path, column, filter bytes, from the footer, file size) of every row written. */
-  private val written = mutable.ArrayBuffer[(String, String, Int, Boolean, Long)]()
+  /** Every row written, carried ones included. */
+  private val written = mutable.ArrayBuffer[IndexFiles.RowWritten]()
   private var globals: Map[String, Long] = Map.empty
   private lazy val hadoopConf = ConfWritable.broadcast(spark)
 
   def globalNdv: Map[String, Long] = globals
 
-  private def byFile = written.groupBy(_._1)
+  private def byFile = written.groupBy(_.path)
 
   def indexedFiles: Long = byFile.size.toLong
 
-  def indexedBytes: Long = byFile.valuesIterator.map(_.head._5).sum
+  def indexedBytes: Long = byFile.valuesIterator.map(_.head.fileSize).sum
 
-  def filterBytes: Long = written.iterator.map(_._3.toLong).sum
+  def filterBytes: Long = written.iterator.map(_.filterBytes.toLong).sum
 
   /** Files none of whose data was read: every column's filter came from the footer. */
-  def filesFromFooters: Long = byFile.count { case (_, rs) => rs.forall(_._4) }.toLong
+  def filesFromFooters: Long = byFile.count { case (_, rs) => rs.forall(_.fromFooter) }.toLong
 
   private def timed[T](what: String)(f: => T): T = {
     val t0 = System.nanoTime()

@@ -4,7 +4,6 @@ import bloomindex.sbbf.Sbbf
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types._
 
 /** What one build produced: index rows written under `dir`, plus global filters if asked. */

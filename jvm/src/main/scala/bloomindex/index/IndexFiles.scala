@@ -1,11 +1,14 @@
 package bloomindex.index
 
+import java.nio.ByteBuffer
 import java.util.UUID
 
+import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+import org.apache.parquet.bytes.ByteBufferAllocator
 import org.apache.parquet.hadoop.{ParquetFileWriter, ParquetWriter}
 import org.apache.parquet.hadoop.api.WriteSupport
 import org.apache.parquet.hadoop.metadata.CompressionCodecName
@@ -33,8 +36,11 @@ final case class IndexRow(path: String, size: Long, modificationTime: Long, colu
  */
 private[index] object IndexFiles {
 
-  /** What one task wrote: the pending file (None for no rows) and (path, column, filter bytes, from footer) per row. */
-  final case class Written(file: Option[String], rows: Seq[(String, String, Int, Boolean, Long)])
+  /** One row written: its source file and size, column, filter bytes, and whether from the footer. */
+  final case class RowWritten(path: String, fileSize: Long, column: String, filterBytes: Int, fromFooter: Boolean)
+
+  /** What one task wrote: the pending file (None for no rows) and its rows. */
+  final case class Written(file: Option[String], rows: Seq[RowWritten])
 
   val Schema: MessageType = Types.buildMessage()
     .required(BINARY).as(LogicalTypeAnnotation.stringType()).named("file_path")
@@ -52,7 +58,7 @@ private[index] object IndexFiles {
   def writeTask(partition: Int, rows: Iterator[IndexRow], dir: String, conf: Configuration): Written = {
     if (!rows.hasNext) return Written(None, Nil)
     val file = new Path(new Path(dir, "_pending"), f"part-$partition%05d-${UUID.randomUUID()}.parquet")
-    val meta = Seq.newBuilder[(String, String, Int, Boolean, Long)]
+    val meta = Seq.newBuilder[RowWritten]
     val writer = new Builder(HadoopOutputFile.fromPath(file, conf)).withConf(conf)
       .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
       // Filters are near-random bits, all different: compression, a dictionary, statistics and
@@ -62,10 +68,11 @@ private[index] object IndexFiles {
       .withDictionaryEncoding("filter", false)
       .withStatisticsEnabled("filter", false)
       .withPageWriteChecksumEnabled(false)
+      .withAllocator(new PooledAllocator)
       .build()
     try rows.foreach { r =>
       writer.write(r)
-      meta += ((r.path, r.column, r.filter.length, r.builtFrom == "footer", r.size))
+      meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
     } finally writer.close()
     Written(Some(file.getName), meta.result())
   }
@@ -83,6 +90,27 @@ private[index] object IndexFiles {
     fs.delete(pending, true)
     fs.mkdirs(new Path(dir)) // an index of no rows is an empty folder
     written.toSeq
+  }
+
+  /**
+   * Hands out released buffers of the same size again. parquet-java's page buffers are
+   * allocated and released per page (and copied into the column chunk before release), and
+   * for filters of hundreds of KB allocating and zeroing them again dominated the write.
+   */
+  private final class PooledAllocator extends ByteBufferAllocator {
+    private val free = mutable.HashMap[Int, List[ByteBuffer]]()
+
+    override def allocate(size: Int): ByteBuffer = free.get(size) match {
+      case Some(b :: rest) =>
+        free(size) = rest
+        b.clear()
+        b
+      case _ => ByteBuffer.allocate(size)
+    }
+
+    override def release(b: ByteBuffer): Unit = free(b.capacity) = b :: free.getOrElse(b.capacity, Nil)
+
+    override def isDirect: Boolean = false
   }
 
   private final class Builder(file: HadoopOutputFile) extends ParquetWriter.Builder[IndexRow, Builder](file) {
