@@ -165,13 +165,19 @@ class IndexManager(spark: SparkSession) extends Logging {
       s"${begin.operation} BLOOM INDEX ${spec.name} ON ${spec.source.display}", interruptOnCancel = true)
     try {
       cleanupData(l, keep = base.flatMap(_.data).map(_.dir).toSet)
-      val result = try build(l, spec, dataDir, full, base) catch {
+      var tableVersion: Option[Long] = None
+      val result = try {
+        val (current, version) = SourceResolver.snapshot(spark, spec.source)
+        tableVersion = version
+        build(l, spec, current, dataDir, full, base)
+      } catch {
         case NonFatal(e) =>
           rollback(l, begin, base)
           deleteQuietly(dataDir)
           throw e
       }
-      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, 0L, result.globalNdv)
+      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, 0L, result.globalNdv,
+        tableVersion)
       val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = now(), data = Some(data))
       try l.commit(end) catch {
         case e: ConcurrentBloomIndexUpdateException =>
@@ -187,8 +193,12 @@ class IndexManager(spark: SparkSession) extends Logging {
     }
   }
 
-  private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry]): BuildResult = {
-    val current = SourceResolver.listFiles(spark, spec.source)
+  /**
+   * Indexes `current` (the source's files; for a Delta table those of the snapshot just read
+   * from its log): all of them, or for an incremental refresh those the base does not hold.
+   */
+  private def build(l: IndexLog, spec: IndexSpec, current: Seq[SourceFile], dataDir: Path, full: Boolean,
+      base: Option[LogEntry]): BuildResult = {
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
       case None => (current, None)
@@ -308,7 +318,9 @@ class IndexManager(spark: SparkSession) extends Logging {
         out += "files_indexed" -> d.indexedFiles.toString
         out += "bytes_indexed" -> d.indexedBytes.toString
         out += "filter_bytes" -> d.filterBytes.toString
-        val current = SourceResolver.listFiles(spark, spec.source)
+        d.tableVersion.foreach(v => out += "table_version" -> v.toString)
+        val (current, currentVersion) = SourceResolver.snapshot(spark, spec.source)
+        currentVersion.foreach(v => out += "table_current_version" -> v.toString)
         val known = IndexStore.fileIdentities(rows)
         val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
         val currentPaths = current.map(_.path).toSet

@@ -28,6 +28,10 @@ object SourceResolver {
 
   def resolve(spark: SparkSession, ref: SourceRef): SourceSpec = {
     val parts = ref.parts
+    // delta.`path` first: Delta's catalog also answers to it as a table name.
+    if (parts.size == 2 && parts.head.toLowerCase(Locale.ROOT) == DeltaSource.Format) {
+      return DeltaSource.resolvePath(spark, parts(1))
+    }
     val asTable = parts.size <= 3 && scala.util.Try(spark.catalog.tableExists(quoted(parts))).getOrElse(false)
     if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
       resolvePath(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
@@ -45,7 +49,8 @@ object SourceResolver {
     val qualified = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier
     }.map(_.unquotedString).getOrElse(parts.mkString("."))
-    spec(Some(qualified), rel)
+    if (DeltaSource.isDeltaRelation(rel)) DeltaSource.resolveTable(spark, qualified, rel)
+    else spec(Some(qualified), rel)
   }
 
   def resolvePath(spark: SparkSession, format: String, path: String): SourceSpec = {
@@ -61,6 +66,12 @@ object SourceResolver {
   /** A DataFrame that reads files directly: its relation's roots, format and options. */
   def resolveDataFrame(df: DataFrame): SourceSpec = {
     val rel = relation(df, "the DataFrame")
+    if (DeltaSource.isDeltaRelation(rel)) {
+      val table = df.queryExecution.analyzed.collectFirst {
+        case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
+      }
+      return DeltaSource.resolveTable(df.sparkSession, table.getOrElse("the DataFrame"), rel).copy(table = table)
+    }
     val table = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
     }
@@ -89,6 +100,7 @@ object SourceResolver {
 
   /** A fresh DataFrame over the source (new listing: files added since are seen). */
   def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
+    case _ if s.format == DeltaSource.Format => DeltaSource.dataFrame(spark, s.paths.head)
     case Some(t) =>
       spark.catalog.refreshTable(t)
       spark.table(t)
@@ -98,8 +110,16 @@ object SourceResolver {
       spark.read.format(s.format).options(s.options).load(s.paths: _*)
   }
 
+  /** The source's current files, and for a Delta table the version of the snapshot they are. */
+  def snapshot(spark: SparkSession, s: SourceSpec): (Seq[SourceFile], Option[Long]) =
+    if (s.format == DeltaSource.Format) {
+      val (files, version) = DeltaSource.snapshot(spark, s)
+      (files, Some(version))
+    } else (listFiles(spark, s), None)
+
   /** The source's current files. */
   def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = {
+    if (s.format == DeltaSource.Format) return DeltaSource.snapshot(spark, s)._1
     val rel = relation(dataFrame(spark, s), s.display)
     rel.location.refresh()
     rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
@@ -110,6 +130,8 @@ object SourceResolver {
   /** A reader over exactly `files` of the source, with its data columns (no partition columns). */
   def readFiles(spark: SparkSession, s: SourceSpec, files: Seq[String]): DataFrame = {
     val rel = relation(dataFrame(spark, s), s.display)
-    spark.read.format(s.format).options(s.options).schema(rel.dataSchema).load(files: _*)
+    // A Delta table's data files are Parquet files (column mapping is refused at CREATE).
+    val format = if (s.format == DeltaSource.Format) "parquet" else s.format
+    spark.read.format(format).options(s.options).schema(rel.dataSchema).load(files: _*)
   }
 }
