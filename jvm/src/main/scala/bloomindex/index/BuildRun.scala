@@ -38,6 +38,7 @@ private final class BuildRun(
   /** (path, column, filter bytes, from the footer) of every row written; tasks re-run may repeat one. */
   private val written: CollectionAccumulator[(String, Int, Int, Boolean)] = sc.collectionAccumulator("bloomindex rows")
   private var globals: Map[String, Long] = Map.empty
+  private lazy val hadoopConf = FooterFilters.hadoopConf(spark)
 
   private def rows: Map[(String, Int), (Int, Boolean)] =
     written.value.asScala.map { case (p, i, len, footer) => (p, i) -> (len, footer) }.toMap
@@ -119,7 +120,7 @@ private final class BuildRun(
       Set.empty
     } else {
       val seen = timed("checking Parquet footers")(
-        FooterFilters.check(spark, files, cols.toSeq).map(o => (o.path, o.column, o.ok, o.reason)).collect())
+        FooterFilters.check(spark, hadoopConf, files, cols.toSeq).map(o => (o.path, o.column, o.ok, o.reason)).collect())
       val ok = seen.collect { case (p, i, true, _) => (p, i) }.toSet
       val reasons = seen.collect { case (_, i, false, why) => s"${cols(i).name}: $why" }.groupBy(identity)
       logInfo(s"Bloom index ${spec.name}: ${ok.size} of ${seen.length} (file, column) filters may come from " +
@@ -131,7 +132,7 @@ private final class BuildRun(
   private def footerFilters(pairs: Set[(String, Int)],
       rejected: CollectionAccumulator[(String, Int, String)]): RDD[FileFilter] = {
     val footerFiles = files.filter(f => cols.indices.exists(i => pairs((f.path, i))))
-    FooterFilters.read(spark, footerFiles, cols.toSeq, sc.broadcast(pairs)).flatMap { o =>
+    FooterFilters.read(spark, hadoopConf, footerFiles, cols.toSeq, sc.broadcast(pairs)).flatMap { o =>
       if (o.filter.isEmpty) rejected.add((o.path, o.column, o.reason))
       o.filter
     }

@@ -53,22 +53,25 @@ object FooterFilters {
   /** Reader settings that decide how Spark maps the file's columns and values. */
   private final case class Settings(caseSensitive: Boolean, fieldIds: Boolean, rebaseMode: String)
 
+  /** The session's Hadoop configuration, for the tasks of [[check]] and [[read]]. */
+  def hadoopConf(spark: SparkSession): Broadcast[ConfWritable] =
+    spark.sparkContext.broadcast(new ConfWritable(spark.sessionState.newHadoopConf()))
+
   /** Footer metadata of every (file, column): which may come from the footer. */
-  def check(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec]): RDD[Outcome] =
-    job(spark, files, cols, None)
+  def check(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile],
+      cols: Seq[ColumnSpec]): RDD[Outcome] = job(spark, conf, files, cols, None)
 
   /** The footer filters of `pairs` ((path, column)); outcomes for those pairs only. */
-  def read(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec],
-      pairs: Broadcast[Set[(String, Int)]]): RDD[Outcome] = job(spark, files, cols, Some(pairs))
+  def read(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile], cols: Seq[ColumnSpec],
+      pairs: Broadcast[Set[(String, Int)]]): RDD[Outcome] = job(spark, conf, files, cols, Some(pairs))
 
-  private def job(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec],
+  private def job(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile], cols: Seq[ColumnSpec],
       pairs: Option[Broadcast[Set[(String, Int)]]]): RDD[Outcome] = {
     val sqlConf = spark.sessionState.conf
     val settings = Settings(sqlConf.caseSensitiveAnalysis,
       sqlConf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean,
       sqlConf.getConfString("spark.sql.parquet.datetimeRebaseModeInRead", "EXCEPTION"))
     val sc = spark.sparkContext
-    val conf = sc.broadcast(new ConfWritable(spark.sessionState.newHadoopConf()))
     val colArray = cols.toArray
     val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
     sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism * 4))).mapPartitions { it =>
@@ -130,9 +133,8 @@ object FooterFilters {
           if (!read) chunks.map(_ => None)
           else chunks.flatMap(cs => merge(reader, raw, cs)).flatMap { filter =>
             val nulls = chunks.toOption.get.map(_.getStatistics.getNumNulls).sum
-            fit(filter, cols(i).fpp).map { case (bytes, at, numBytes) =>
-              Some(FileFilter(file.path, i, rows, nulls,
-                math.min(SbbfBits.estimateNdv(bytes, at, numBytes), rows - nulls), bytes, fromFooter = true))
+            fit(filter, cols(i).fpp).map { case (bytes, _, _, ndv) =>
+              Some(FileFilter(file.path, i, rows, nulls, math.min(ndv, rows - nulls), bytes, fromFooter = true))
             }
           }
         Outcome(file.path, i, outcome.isRight, outcome.toOption.flatten, outcome.fold(identity, _ => ""))
@@ -156,26 +158,30 @@ object FooterFilters {
   }
 
   /**
-   * The filter meeting `fpp`, as (serialized bytes, bitset offset, bitset bytes): `filter`
-   * (serialized) halved while the halves still meet it; or why not.
+   * The filter meeting `fpp`, as (serialized bytes, bitset offset, bitset bytes, distinct
+   * count estimate): `filter` (serialized) halved while the halves still meet it; or why not.
    */
-  private def fit(filter: Array[Byte], fpp: Double): Either[String, (Array[Byte], Int, Int)] = {
+  private def fit(filter: Array[Byte], fpp: Double): Either[String, (Array[Byte], Int, Int, Long)] = {
     val (at, numBytes) = SbbfSerde.locateBitset(filter)
     val measured = SbbfBits.measuredFpp(filter, at, numBytes)
     if (measured > fpp) return Left(f"footer filter's false positive rate $measured%.4g is over the fpp $fpp")
+    val ndv = SbbfBits.estimateNdv(filter, at, numBytes)
     var bits = filter
     var offset = at
     var size = numBytes
+    // Worth trying only when a filter of half the size could meet the fpp: folding is exact,
+    // and the half is kept only if its own measured rate meets it.
+    def promising = size % 64 == 0 && ndv < Long.MaxValue && SbbfSizing.expectedFpp(size / 2, ndv) <= 2 * fpp
     var done = false
-    while (!done && size % 64 == 0) {
+    while (!done && promising) {
       val half = SbbfBits.fold(bits, offset, size)
       if (SbbfBits.measuredFpp(half, 0, half.length) > fpp) done = true
       else { bits = half; offset = 0; size = half.length }
     }
-    if (bits eq filter) Right((filter, at, numBytes))
+    if (bits eq filter) Right((filter, at, numBytes, ndv))
     else {
       val out = SbbfSerde.write(bits, 0, size)
-      Right((out, out.length - size, size))
+      Right((out, out.length - size, size, ndv))
     }
   }
 
@@ -272,7 +278,7 @@ object FooterFilters {
   }
 
   /** A Hadoop configuration shipped to the tasks (Configuration is Writable, not Serializable). */
-  private final class ConfWritable(@transient var conf: Configuration) extends Serializable {
+  final class ConfWritable(@transient var conf: Configuration) extends Serializable {
     private def writeObject(out: ObjectOutputStream): Unit = {
       out.defaultWriteObject()
       conf.write(out)

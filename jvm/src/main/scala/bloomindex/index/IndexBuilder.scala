@@ -71,9 +71,10 @@ object IndexBuilder {
   /** Appends index rows to `dir`, the operation's own folder (which may already hold _global). */
   private[index] def writeRows(rows: DataFrame, dir: String): Unit =
     // Filters are near-random bits (sized for about half of them set; footer filters are
-    // halved down to that), all different: compression and a dictionary would only cost time.
+    // halved down to that), all different: compression and a dictionary would only cost time,
+    // and so would page checksums, which Spark's reader does not verify (the file system's are).
     rows.write.mode("append").option("compression", "none").option("parquet.enable.dictionary#filter", "false")
-      .parquet(dir)
+      .option("parquet.page.write-checksum.enabled", "false").parquet(dir)
 
   def globalDir(dir: String): String = new org.apache.hadoop.fs.Path(dir, "_global").toString
 
