@@ -16,6 +16,14 @@ EXTENSIONS_CLASS = "bloomindex.BloomIndexExtensions"
 VECTOR_MODULE_FLAG = "--add-modules jdk.incubator.vector"
 DELTA_EXTENSIONS_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+# Libraries Delta's jars depend on that Spark ships itself, in other versions (delta-kernel
+# pulls parquet-java 1.16 and hadoop-client 3.4 into a Spark with 1.17 and 3.5): left out of
+# the resolution so that only Spark's copies are on the classpath.
+DELTA_EXCLUDES = ",".join(g + ":*" for g in (
+    "org.apache.parquet", "org.apache.hadoop", "com.fasterxml.jackson.core",
+    "org.apache.logging.log4j", "org.slf4j", "org.xerial.snappy", "com.github.luben",
+    "io.airlift", "org.roaringbitmap", "org.locationtech.jts", "commons-pool",
+    "com.google.code.findbugs", "javax.annotation", "commons-logging"))
 _JAR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
 
 
@@ -77,6 +85,7 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
 
     ``delta=True`` also sets the session up for Delta Lake tables: Delta's jar (see
     :func:`delta_package`) in ``spark.jars.packages``, resolved by Spark at session start,
+    without the libraries Spark ships itself (``spark.jars.excludes``),
     ``io.delta.sql.DeltaSparkSessionExtension`` in ``spark.sql.extensions`` after bloomindex's,
     and Delta's catalog as ``spark_catalog`` (unless one is set already).
 
@@ -90,6 +99,7 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     _append(builder, "spark.sql.extensions", EXTENSIONS_CLASS, ",")
     if delta:
         _append(builder, "spark.jars.packages", delta_package(), ",")
+        _append(builder, "spark.jars.excludes", DELTA_EXCLUDES, ",")
         _append(builder, "spark.sql.extensions", DELTA_EXTENSIONS_CLASS, ",")
         if not _get(builder, "spark.sql.catalog.spark_catalog"):
             builder.config("spark.sql.catalog.spark_catalog", DELTA_CATALOG_CLASS)

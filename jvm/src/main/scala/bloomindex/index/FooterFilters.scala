@@ -23,6 +23,7 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.DataSourceUtils
+import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils
 import org.apache.spark.sql.types._
 
 /**
@@ -77,10 +78,12 @@ object FooterFilters {
 
   /** The footer filter, or why not, of every (file, column). */
   def read(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile],
-      cols: Seq[ColumnSpec]): RDD[Outcome] = {
+      cols: Seq[ColumnSpec], schema: StructType): RDD[Outcome] = {
     val sqlConf = spark.sessionState.conf
+    // Spark matches Parquet columns by field id only where the table's schema carries ids (Delta's
+    // extension turns the setting on in every session, for its column mapping tables).
     val settings = Settings(sqlConf.caseSensitiveAnalysis,
-      sqlConf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean,
+      sqlConf.parquetFieldIdReadEnabled && ParquetUtils.hasFieldIds(schema),
       sqlConf.getConfString("spark.sql.parquet.datetimeRebaseModeInRead", "EXCEPTION"))
     val sc = spark.sparkContext
     val colArray = cols.toArray
@@ -94,7 +97,7 @@ object FooterFilters {
   private def readFile(file: SourceFile, cols: Array[ColumnSpec], types: Array[DataType], settings: Settings,
       conf: Configuration): Seq[Outcome] = {
     def all(reason: String) = cols.indices.map(i => Outcome(file.path, i, None, reason))
-    if (settings.fieldIds) return all("spark.sql.parquet.fieldId.read.enabled is on")
+    if (settings.fieldIds) return all("the table matches Parquet columns by field id")
     // Parquet footers hold split block filters under XXH64: only `sbbf` columns can use them.
     def otherDesign(i: Int) = cols(i).algorithm != FilterAlgorithm.SplitBlock
     def designReason(i: Int) = s"the index holds ${cols(i).algorithm.name} filters, Parquet footers sbbf ones"
