@@ -35,7 +35,9 @@ def spark(tmp_path_factory):
                .config("spark.default.parallelism", "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(warehouse))
-               .config("spark.driver.memory", "2g"))
+               .config("spark.driver.memory", "2g")
+               # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
+               .config("spark.databricks.delta.snapshotPartitions", "2"))
     # Delta Lake's extension and catalog in the one session of the run (tests/test_delta.py).
     session = bloomindex.configure(builder, delta=True).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

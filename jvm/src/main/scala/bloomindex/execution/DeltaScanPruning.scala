@@ -38,26 +38,32 @@ class DeltaScanPruning(spark: SparkSession) extends Rule[SparkPlan] {
       case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => prune(s)
     }
 
+  private def prune(s: FileSourceScanExec): SparkPlan =
+    DeltaScanPruning.prunedIndex(spark, s).map { idx =>
+      s.copy(relation = s.relation.copy(location = idx)(s.relation.sparkSession))
+    }.getOrElse(s)
+}
+
+object DeltaScanPruning {
+
   private def usable(e: Expression): Boolean =
     e.deterministic && !e.exists(_.isInstanceOf[PlanExpression[_]])
 
-  private def prune(s: FileSourceScanExec): SparkPlan = {
+  /** The pruned file index for a planned Delta scan, or None when no index applies. */
+  def prunedIndex(spark: SparkSession, s: FileSourceScanExec): Option[BloomPrunedFileIndex] = {
     val dataFilters = s.dataFilters.filter(usable)
-    if (dataFilters.isEmpty) return s
+    if (dataFilters.isEmpty || !BloomIndexConf.pruningEnabled(spark)) return None
     try {
       val location = s.relation.location
       // Dynamic partition pruning filters hold subqueries not run yet: list without them.
       val files = location.listFiles(s.partitionFilters.filter(usable), dataFilters)
         .flatMap(_.files).map(_.fileStatus)
       BloomIndexPruning.decide(spark, dataFilters.reduce(And), s.tableIdentifier.map(_.unquotedString),
-        location.rootPaths, files).map { d =>
-        val idx = new BloomPrunedFileIndex(location, d.skipped, d.info)
-        s.copy(relation = s.relation.copy(location = idx)(s.relation.sparkSession))
-      }.getOrElse(s)
+        location.rootPaths, files).map(d => new BloomPrunedFileIndex(location, d.skipped, d.info))
     } catch {
       case NonFatal(e) =>
         BloomIndexPruning.warnOnce(s"bloomindex: Delta scan not pruned (${e.getMessage})")
-        s
+        None
     }
   }
 }
