@@ -18,20 +18,11 @@ import time
 from pyspark.sql import SparkSession, functions as F
 
 import bloomindex
+from common import best
 
 ROWS = int(os.environ.get("BENCH_ROWS", 20_000_000))
 FILES = int(os.environ.get("BENCH_FILES", 2000))
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
-
-
-def best(fn, runs=3):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def files_read(df) -> int:
