@@ -95,6 +95,7 @@ def spark(tmp_path_factory):
                .config("spark.executor.memory", "1024m")
                .config("spark.driver.memory", "1g")
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(warehouse)))

@@ -40,7 +40,7 @@ def tables(spark, tmp_path_factory):
      .select(F.col("id"), (F.col("id") * 7919 % KEYS).cast("int").alias("k"),
              F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"))
      .write.format("parquet").saveAsTable("events"))
-    (spark.range(0, 10).select((F.col("id") * 97 + 3).cast("int").alias("k"),
+    (spark.range(0, 10).select((F.col("id") * 23 + 3).cast("int").alias("k"),
                                F.lit("gold").alias("tier"))
      .coalesce(1).write.format("parquet").saveAsTable("vip"))
     spark.sql("CREATE BLOOM INDEX events_idx ON events FOR COLUMNS (id, s)")
