@@ -63,7 +63,7 @@ def _build_stages(spark, group: str) -> list:
     return stages
 
 
-def _kill_during(spark, statement: str, index: str) -> dict:
+def _kill_during(spark, statement: str, index: str, prune_meanwhile: bool = True) -> dict:
     """Runs `statement` in a thread and kills one executor while its data pass runs; returns
     what happened (error, the stages' task counts at the kill and at the end, queries
     answered meanwhile)."""
@@ -107,7 +107,7 @@ def _kill_during(spark, statement: str, index: str) -> dict:
     explain = BloomIndex(spark).explain(spark.sql("SELECT * FROM loss WHERE id = 17"))
     if t.is_alive():  # not committed yet when the query was planned
         result["explain_while_building"] = explain
-    _check_queries(spark, expect_pruning=True)
+    _check_queries(spark, expect_pruning=prune_meanwhile)
     t.join(240)
     assert not t.is_alive(), "the build did not end"
     stages = _build_stages(spark, group)
@@ -150,3 +150,31 @@ def test_executor_killed_during_refresh(spark, root, table):
     assert BloomIndex(spark).describe("loss_idx")["files_indexed"] == str(FILES)
     assert r["killed"] not in executor_pids(spark.sparkContext.applicationId)
     _check_queries(spark, expect_pruning=True)
+
+
+@pytest.mark.slow
+def test_executor_killed_during_create_with_global_filters(spark, root, table):
+    """CREATE with global filters: the data pass's output is cached on the executors and read
+    again for the global filters, so the kill also loses cached blocks."""
+    r = _kill_during(spark, "CREATE BLOOM INDEX loss_g ON loss FOR COLUMNS (id, u) OPTIONS (global = true)",
+                     "loss_g", prune_meanwhile=False)
+    print("RESULT", r)
+    done, active, total = r["at_kill"]
+    assert done < total and active >= 1 and r["failed_tasks"] >= 1
+    assert r["killed"] not in executor_pids(spark.sparkContext.applicationId)
+    states = _assert_linear(root, "loss_g")
+    if "error" in r:
+        assert "loss_g" in str(r["error"]) and states == ["CREATING", "DELETED"]
+        _check_queries(spark, expect_pruning=False)
+    else:
+        assert states == ["CREATING", "ACTIVE"]
+        assert BloomIndex(spark).describe("loss_g")["files_indexed"] == str(FILES)
+        _check_queries(spark, expect_pruning=True)
+        # The global filter holds every key: a join on it loses no row.
+        q = "SELECT a.id FROM loss a JOIN loss b ON a.id = b.id WHERE b.u = 'u5'"
+        on = sorted(spark.sql(q).collect())
+        spark.conf.set("spark.bloomindex.joinFilter.enabled", "false")
+        try:
+            assert on == sorted(spark.sql(q).collect()) and len(on) == ROWS // 997 + 1
+        finally:
+            spark.conf.unset("spark.bloomindex.joinFilter.enabled")
