@@ -51,3 +51,15 @@ def test_the_session_has_the_extension_and_the_vector_kernel(spark, jvm_api):
     loader = spark.sparkContext._jvm.Thread.currentThread().getContextClassLoader()
     assert loader.loadClass(EXTENSIONS_CLASS).getName() == EXTENSIONS_CLASS
     assert isinstance(spark, SparkSession)
+
+
+def test_task_kernels_in_local_mode(spark):
+    """In local mode tasks run in the driver's JVM (the cluster tests check executors')."""
+    from bloomindex.session import task_kernels
+
+    tasks = task_kernels(spark, 3)
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    assert len(tasks) == 3
+    assert all(t["executor"] == "driver" and t["pid"] == pid and t["sbbf"] == "vector" for t in tasks)
+    with pytest.raises(ValueError, match="tasks"):
+        task_kernels(spark, 0)

@@ -14,68 +14,15 @@ SPARK_HOME pointing elsewhere cannot mix two Sparks).
 from __future__ import annotations
 
 import os
-import time
 import uuid
 
 import pytest
 
-MASTER = "local-cluster[2,1,1024]"
-EXECUTORS = 2
+from cluster_helpers import MASTER, pyspark_home, wait_for_executors
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: left out of `make test` (run by `make test-cluster`)")
-
-
-def pyspark_home() -> str:
-    import pyspark
-
-    return os.path.dirname(os.path.abspath(pyspark.__file__))
-
-
-def executor_pids(app_id: str) -> list[int]:
-    """PIDs of this application's executor JVMs, from their command lines (other Spark
-    applications on the machine have other app ids)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().split(b"\0")
-        except OSError:
-            continue
-        if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" not in args:
-            continue
-        if b"--app-id" in args and args[args.index(b"--app-id") + 1].decode() == app_id:
-            pids.append(int(entry))
-    return sorted(pids)
-
-
-def executor_cmdline(pid: int) -> list[str]:
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        return [a.decode() for a in f.read().split(b"\0") if a]
-
-
-def wait_for_executors(spark, n: int = EXECUTORS, timeout: float = 120.0) -> None:
-    """Until `n` executors are registered (the driver's block manager counts as one more)."""
-    deadline = time.monotonic() + timeout
-    status = spark.sparkContext._jsc.sc()
-    while status.getExecutorMemoryStatus().size() < n + 1:
-        if time.monotonic() > deadline:
-            pytest.fail(f"{n} executors did not register within {timeout:.0f} s")
-        time.sleep(0.5)
-
-
-def task_kernels(spark, tasks: int) -> list[dict]:
-    """Per task of a small job: the executor id, PID and filter kernels of the JVM it ran in."""
-    from bloomindex.session import jvm_api
-
-    out = []
-    for line in jvm_api(spark).taskKernels(spark._jsparkSession, tasks):
-        executor, pid, sbbf, classic = str(line).split("\t")
-        out.append({"executor": executor, "pid": int(pid), "sbbf": sbbf, "classic": classic})
-    return out
 
 
 @pytest.fixture(scope="session")

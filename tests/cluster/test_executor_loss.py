@@ -14,7 +14,7 @@ import time
 import pytest
 
 from bloomindex import BloomIndex
-from conftest import EXECUTORS, executor_pids, wait_for_executors
+from cluster_helpers import EXECUTORS, executor_pids, wait_for_executors
 from index_helpers import log_entries
 
 FILES = 8
@@ -69,7 +69,6 @@ def _kill_during(spark, statement: str, index: str, prune_meanwhile: bool = True
     answered meanwhile)."""
     from pyspark import InheritableThread
 
-    app = spark.sparkContext.applicationId
     group = f"bloomindex-{index}"
     # One task per file (small files are otherwise packed two or more to a task), the data
     # pass the only job with FILES tasks (no footer check), each task slow.
@@ -99,7 +98,7 @@ def _kill_during(spark, statement: str, index: str, prune_meanwhile: bool = True
     time.sleep(0.5)  # inside the tasks' DELAY_MS sleep
     [stage] = running
     result["at_kill"] = (stage.numCompletedTasks, stage.numActiveTasks, stage.numTasks)
-    pids = executor_pids(app)
+    pids = executor_pids(spark)
     assert len(pids) == EXECUTORS
     os.kill(pids[0], signal.SIGKILL)
     result["killed"] = pids[0]
@@ -148,7 +147,7 @@ def test_executor_killed_during_refresh(spark, root, table):
     entries = log_entries(root, "loss_idx")
     assert entries[-1]["data"]["dir"] != entries[1]["data"]["dir"] or "error" in r
     assert BloomIndex(spark).describe("loss_idx")["files_indexed"] == str(FILES)
-    assert r["killed"] not in executor_pids(spark.sparkContext.applicationId)
+    assert r["killed"] not in executor_pids(spark)
     _check_queries(spark, expect_pruning=True)
 
 
@@ -161,7 +160,7 @@ def test_executor_killed_during_create_with_global_filters(spark, root, table):
     print("RESULT", r)
     done, active, total = r["at_kill"]
     assert done < total and active >= 1 and r["failed_tasks"] >= 1
-    assert r["killed"] not in executor_pids(spark.sparkContext.applicationId)
+    assert r["killed"] not in executor_pids(spark)
     states = _assert_linear(root, "loss_g")
     if "error" in r:
         assert "loss_g" in str(r["error"]) and states == ["CREATING", "DELETED"]

@@ -9,7 +9,8 @@ import os
 import pytest
 
 from bloomindex import BloomIndex
-from conftest import EXECUTORS, executor_cmdline, executor_pids, task_kernels
+from bloomindex.session import task_kernels
+from cluster_helpers import EXECUTORS, executor_cmdline, executor_pids
 from index_helpers import assert_filters_hold_values, log_entries
 
 FILES = 8
@@ -20,7 +21,7 @@ KEYS = 250
 def test_executors_are_separate_jvms_with_the_vector_kernel(spark):
     driver_pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     tasks = task_kernels(spark, 8)
-    pids = executor_pids(spark.sparkContext.applicationId)
+    pids = executor_pids(spark)
     assert len(pids) == EXECUTORS
     assert {t["pid"] for t in tasks} == set(pids)  # both executors ran tasks
     assert driver_pid not in pids and all(t["executor"] != "driver" for t in tasks)

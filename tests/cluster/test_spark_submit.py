@@ -12,7 +12,7 @@ import pytest
 
 import bloomindex
 from bloomindex.session import EXTENSIONS_CLASS, VECTOR_MODULE_FLAG
-from conftest import pyspark_home
+from cluster_helpers import pyspark_home
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "submit_job.py")
 
