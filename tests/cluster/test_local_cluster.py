@@ -25,6 +25,7 @@ def test_executors_are_separate_jvms_with_the_vector_kernel(spark):
     assert len(pids) == EXECUTORS
     assert {t["pid"] for t in tasks} == set(pids)  # both executors ran tasks
     assert driver_pid not in pids and all(t["executor"] != "driver" for t in tasks)
+    print(f"FIGURE driver pid {driver_pid}, tasks {tasks}")
     assert {t["sbbf"] for t in tasks} == {"vector"}
     for pid in pids:
         args = executor_cmdline(pid)
@@ -80,6 +81,7 @@ def test_pruning_differential(spark, tables, where):
     on, off = _rows(spark, q), _rows(spark, q, **{"pruning.enabled": "false"})
     assert on == off
     kept = len(spark.sql(q).inputFiles())
+    print(f"FIGURE files read for {where}: {kept}/{FILES}")
     assert kept < FILES  # files were skipped
     assert kept >= len({r.id * FILES // ROWS for r in on})  # every file holding a match was read
     assert "index events_idx" in BloomIndex(spark).explain(spark.sql(q))
@@ -92,5 +94,6 @@ def test_join_filter_differential(spark, tables):
     df = spark.sql(q)
     df.collect()
     [m] = BloomIndex(spark).join_filter_metrics(df)
+    print(f"FIGURE join filter: {m}, {len(on)} joined rows")
     assert m["numInputRows"] == ROWS
     assert len(on) <= m["numOutputRows"] < ROWS / 10  # rows dropped on the executors
