@@ -50,7 +50,8 @@ def spark(tmp_path_factory):
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(warehouse))
                .config("spark.driver.memory", "2g"))
-    session = bloomindex.configure(builder).getOrCreate()
+    # Delta Lake's extension and catalog in the one session of the run (tests/test_delta.py).
+    session = bloomindex.configure(builder, delta=True).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -63,3 +63,23 @@ def test_task_kernels_in_local_mode(spark):
     assert all(t["executor"] == "driver" and t["pid"] == pid and t["sbbf"] == "vector" for t in tasks)
     with pytest.raises(ValueError, match="tasks"):
         task_kernels(spark, 0)
+
+
+def test_configure_delta_adds_the_package_without_the_libraries_spark_ships():
+    b = bloomindex.configure(_Builder(**{"spark.sql.catalog.spark_catalog": "my.Catalog"}), delta=True)
+    opts = b._options
+    assert opts["spark.jars.packages"].startswith("io.delta:delta-spark_2.13:")
+    excluded = opts["spark.jars.excludes"].split(",")
+    assert "org.apache.parquet:*" in excluded and "org.apache.hadoop:*" in excluded
+    assert not any(e.startswith("io.delta") for e in excluded)
+    assert opts["spark.sql.extensions"] == f"{EXTENSIONS_CLASS},io.delta.sql.DeltaSparkSessionExtension"
+    assert opts["spark.sql.catalog.spark_catalog"] == "my.Catalog"
+
+
+def test_test_session_has_spark_parquet_java_only(spark):
+    """Delta's dependencies must not bring a second parquet-java onto the driver's classpath."""
+    jvm = spark.sparkContext._jvm
+    loader = jvm.Thread.currentThread().getContextClassLoader()
+    jars = " ".join(str(u) for u in loader.getURLs())
+    assert "delta-spark" in jars
+    assert "parquet-hadoop" not in jars and "hadoop-client" not in jars

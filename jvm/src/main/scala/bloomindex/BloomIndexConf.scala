@@ -31,9 +31,9 @@ object BloomIndexConf {
   val FooterFilters = "spark.bloomindex.build.footerFilters"
 
   /**
-   * Distinct values a build task counts exactly per file and column (default 2,000,000, up to
-   * 64 MB of memory per indexed column per running task); a file with more is sized from an
-   * HLL estimate and read a second time.
+   * Distinct values a build task counts exactly per file and column (default 2,000,000: up to
+   * 32 MB of buffered hashes per indexed column plus a 32 MB sort buffer per running task); a
+   * file with more is sized from an HLL estimate and read a second time.
    */
   val MaxDistinct = "spark.bloomindex.build.maxDistinctPerFile"
 

@@ -177,13 +177,15 @@ class IndexManager(spark: SparkSession) extends Logging {
       s"${begin.operation} BLOOM INDEX ${spec.name} ON ${spec.source.display}", interruptOnCancel = true)
     try {
       cleanupData(l, keep = base.flatMap(_.data).map(_.dir).toSet)
-      val result = try build(l, spec, dataDir, full, base, frame) catch {
+      var tableVersion: Option[Long] = None
+      val result = try build(l, spec, dataDir, full, base, frame, v => tableVersion = v) catch {
         case NonFatal(e) =>
           rollback(l, begin, base)
           deleteQuietly(dataDir)
           throw e
       }
-      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, result.filesFromFooters, result.globalNdv)
+      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, result.filesFromFooters,
+        result.globalNdv, tableVersion)
       val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = now(), data = Some(data))
       try l.commit(end) catch {
         case e: ConcurrentBloomIndexUpdateException =>
@@ -200,8 +202,9 @@ class IndexManager(spark: SparkSession) extends Logging {
   }
 
   private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry],
-      frame: Option[DataFrame]): BuildResult = {
-    val (relation, current) = SourceResolver.snapshot(spark, spec.source, frame)
+      frame: Option[DataFrame], version: Option[Long] => Unit): BuildResult = {
+    val (relation, current, tableVersion) = SourceResolver.snapshot(spark, spec.source, frame)
+    version(tableVersion)
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
       case None => (current, None)
@@ -324,7 +327,9 @@ class IndexManager(spark: SparkSession) extends Logging {
         // A file is "from footer" when none of its data was read: every column came from its footer.
         out += "files_from_footer" -> d.filesFromFooters.toString
         out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
-        val current = SourceResolver.listFiles(spark, spec.source)
+        d.tableVersion.foreach(v => out += "table_version" -> v.toString)
+        val (_, current, currentVersion) = SourceResolver.snapshot(spark, spec.source)
+        currentVersion.foreach(v => out += "table_current_version" -> v.toString)
         val known = IndexStore.fileIdentities(rows)
         val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
         val currentPaths = current.map(_.path).toSet

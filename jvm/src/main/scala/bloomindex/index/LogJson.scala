@@ -79,6 +79,7 @@ object LogJson {
     o.put("filesFromFooters", d.filesFromFooters)
     val g = o.putObject("globalNdv")
     d.globalNdv.toSeq.sortBy(_._1).foreach { case (k, v) => g.put(k, v) }
+    d.tableVersion.foreach(o.put("tableVersion", _))
     o
   }
 
@@ -130,7 +131,9 @@ object LogJson {
       long(o, "filesFromFooters"),
       obj(o, "globalNdv").properties().asScala.map(e => e.getKey -> {
         if (e.getValue.canConvertToLong) e.getValue.asLong else fail(s"globalNdv.${e.getKey} is not a number")
-      }).toMap)
+      }).toMap,
+      // Optional (added for Delta Lake sources): entries written before it have none.
+      Option(o.get("tableVersion")).filterNot(_.isNull).map(_ => long(o, "tableVersion")))
   }
 
   private def fail(msg: String): Nothing = throw new InvalidLogEntryException(msg)
