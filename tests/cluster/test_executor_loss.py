@@ -15,7 +15,7 @@ import pytest
 
 from bloomindex import BloomIndex
 from cluster_helpers import EXECUTORS, executor_pids, wait_for_executors
-from index_helpers import log_entries
+from index_helpers import assert_filters_hold_values, index_rows, log_entries, row_path
 
 FILES = 8
 ROWS = 4000
@@ -130,6 +130,15 @@ def _assert_linear(root: str, name: str) -> list[str]:
     return [e["state"] for e in entries]
 
 
+def _assert_index_complete(spark, root: str, name: str) -> None:
+    """One row per (file, column) in the active data (a killed attempt's rows left out, none
+    twice), and each file's filters hold every value of that file."""
+    keys = [(row_path(r.file_path), r.column) for r in index_rows(spark, root, name)]
+    assert len(keys) == len(set(keys)) == FILES * 2
+    checked = assert_filters_hold_values(spark, root, name, spark.table("loss"), {"id": "bigint", "u": "string"})
+    assert checked == 2 * ROWS
+
+
 def test_executor_killed_during_refresh(spark, root, table):
     spark.sql("CREATE BLOOM INDEX loss_idx ON loss FOR COLUMNS (id, u)")
     previous = log_entries(root, "loss_idx")[-1]["version"]
@@ -149,6 +158,7 @@ def test_executor_killed_during_refresh(spark, root, table):
     entries = log_entries(root, "loss_idx")
     assert entries[-1]["data"]["dir"] != entries[1]["data"]["dir"] or "error" in r
     assert BloomIndex(spark).describe("loss_idx")["files_indexed"] == str(FILES)
+    _assert_index_complete(spark, root, "loss_idx")
     assert r["killed"] not in executor_pids(spark)
     _check_queries(spark, expect_pruning=True)
 
@@ -170,6 +180,7 @@ def test_executor_killed_during_create_with_global_filters(spark, root, table):
     else:
         assert states == ["CREATING", "ACTIVE"]
         assert BloomIndex(spark).describe("loss_g")["files_indexed"] == str(FILES)
+        _assert_index_complete(spark, root, "loss_g")
         _check_queries(spark, expect_pruning=True)
         # The global filter holds every key: a join on it loses no row.
         q = "SELECT a.id FROM loss a JOIN loss b ON a.id = b.id WHERE b.u = 'u5'"
