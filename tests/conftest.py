@@ -9,6 +9,20 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
+CLUSTER_TESTS = ROOT / "tests" / "cluster"
+
+
+def pytest_ignore_collect(collection_path, config):
+    """tests/cluster needs its own process (one SparkContext per process, see its conftest):
+    collected only when named on the command line (`make test-cluster`)."""
+    if pathlib.Path(collection_path).resolve() != CLUSTER_TESTS:
+        return None
+    base = pathlib.Path(config.invocation_params.dir)
+    for arg in config.args:
+        p = (base / arg.split("::")[0]).resolve()
+        if p == CLUSTER_TESTS or CLUSTER_TESTS in p.parents:
+            return None
+    return True
 
 
 @pytest.fixture(scope="session")

@@ -53,6 +53,18 @@ def test_the_session_has_the_extension_and_the_vector_kernel(spark, jvm_api):
     assert isinstance(spark, SparkSession)
 
 
+def test_task_kernels_in_local_mode(spark):
+    """In local mode tasks run in the driver's JVM (the cluster tests check executors')."""
+    from bloomindex.session import task_kernels
+
+    tasks = task_kernels(spark, 3)
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    assert len(tasks) == 3
+    assert all(t["executor"] == "driver" and t["pid"] == pid and t["sbbf"] == "vector" for t in tasks)
+    with pytest.raises(ValueError, match="tasks"):
+        task_kernels(spark, 0)
+
+
 def test_configure_delta_adds_the_package_without_the_libraries_spark_ships():
     b = bloomindex.configure(_Builder(**{"spark.sql.catalog.spark_catalog": "my.Catalog"}), delta=True)
     opts = b._options

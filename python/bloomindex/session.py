@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["configure", "jar_paths", "delta_package", "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG",
+__all__ = ["configure", "jar_paths", "delta_package", "task_kernels", "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG",
            "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS"]
 
 EXTENSIONS_CLASS = "bloomindex.BloomIndexExtensions"
@@ -130,3 +130,22 @@ def jvm_object(spark: "SparkSession", class_name: str) -> Any:
 def jvm_api(spark: "SparkSession") -> Any:
     """The Scala facade ``bloomindex.api.PythonApi`` (filters and hashing)."""
     return jvm_object(spark, "bloomindex.api.PythonApi$")
+
+
+def task_kernels(spark: "SparkSession", tasks: int | None = None) -> list[dict[str, Any]]:
+    """The filter kernels of the JVMs that run ``spark``'s tasks: a small job of ``tasks``
+    tasks (default: the default parallelism), each reporting ``executor`` (id), ``pid``,
+    ``sbbf`` and ``classic`` (``"vector"`` or ``"scalar"``) of the JVM it ran in. On a
+    cluster these are the executors', which may differ from the driver's.
+
+    >>> {t["sbbf"] for t in task_kernels(spark)}  # doctest: +SKIP
+    {'vector'}
+    """
+    n = tasks if tasks is not None else spark.sparkContext.defaultParallelism
+    if n < 1:
+        raise ValueError(f"tasks: expected a positive count, got {n}")
+    out = []
+    for line in jvm_api(spark).taskKernels(spark._jsparkSession, n):
+        executor, pid, sbbf, classic = str(line).split("\t")
+        out.append({"executor": executor, "pid": int(pid), "sbbf": sbbf, "classic": classic})
+    return out

@@ -39,6 +39,15 @@ object BloomIndexConf {
 
   def footerFilters(spark: SparkSession): Boolean = flag(spark, FooterFilters)
 
+  /**
+   * Test hook, not for users: each task of a build's data pass sleeps this many milliseconds
+   * before reading (default 0), so that a fault test can kill an executor while a build runs.
+   */
+  val TestBuildTaskDelayMs = "spark.bloomindex.test.buildTaskDelayMs"
+
+  def testBuildTaskDelayMs(spark: SparkSession): Long =
+    spark.conf.getOption(TestBuildTaskDelayMs).map(_.trim.toLong).getOrElse(0L)
+
   def maxDistinct(spark: SparkSession): Int =
     spark.conf.getOption(MaxDistinct).map(_.trim.toInt).getOrElse(2000000)
 
