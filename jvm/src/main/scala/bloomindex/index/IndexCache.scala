@@ -2,6 +2,8 @@ package bloomindex.index
 
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.util.control.NonFatal
+
 import bloomindex.filter.BloomFilter
 
 import org.apache.hadoop.fs.Path
@@ -54,6 +56,8 @@ object IndexCache {
     val rows = IndexStore.rows(spark, indexDir, data)
       .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
       .collect()
+    var unreadable = 0
+    var example = ""
     val byFile = rows.groupBy(_.getString(0)).flatMap { case (path, rs) =>
       val nulls = new Array[Long](cols.size)
       val filters = new Array[BloomFilter](cols.size)
@@ -61,12 +65,26 @@ object IndexCache {
         val i = cols.indexWhere(_ == r.getString(3))
         if (i >= 0) {
           nulls(i) = r.getLong(5)
-          filters(i) = algorithms(i).fromBytes(r.getAs[Array[Byte]](6))
+          // Sizes are checked before anything is allocated (at most 128 MiB, no more than stored).
+          filters(i) = try algorithms(i).fromBytes(r.getAs[Array[Byte]](6)) catch {
+            case NonFatal(e) =>
+              unreadable += 1
+              if (example.isEmpty) example = s"$path column ${cols(i)}: ${e.getMessage}"
+              null
+          }
         }
       }
       // A file the index cannot vouch for on every column is treated as not indexed.
       if (filters.exists(_ == null)) None
       else Some(path -> new IndexedFile(path, rs.head.getLong(1), rs.head.getLong(2), rs.head.getLong(4), nulls, filters))
+    }
+    val name = entry.spec.name
+    if (unreadable > 0) IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: $unreadable " +
+      s"filters unreadable (e.g. $example); their files are read, not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
+    if (unreadable == 0 && byFile.size < data.indexedFiles) {
+      IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: ${data.indexedFiles - byFile.size} of " +
+        s"${data.indexedFiles} indexed files have no index rows (index data missing or unreadable); they are read, " +
+        s"not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
     }
     new LoadedIndex(entry, byFile)
   }
