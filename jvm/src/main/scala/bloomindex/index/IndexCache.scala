@@ -35,6 +35,9 @@ object IndexCache {
 
   private val cache = new ConcurrentHashMap[(String, Long), LoadedIndex]()
 
+  /** Forgets every loaded version (tests: what a new driver would see). */
+  def clear(): Unit = cache.clear()
+
   /** The loaded data of `version`, if this JVM has loaded it. */
   def get(indexDir: Path, version: Long): Option[LoadedIndex] = Option(cache.get((indexDir.toString, version)))
 

@@ -105,4 +105,7 @@ object IndexLog extends Logging {
 
   /** Logs a warning once per JVM: queries over a damaged index would repeat it on every plan. */
   def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
+
+  /** The warnings [[warnOnce]] logged so far in this JVM (tests read them). */
+  def warnings(): java.util.List[String] = new java.util.ArrayList[String](warned)
 }
