@@ -8,6 +8,8 @@ import json
 import os
 import random
 import shutil
+import subprocess
+import sys
 import threading
 
 import pyarrow.parquet as pq
@@ -311,6 +313,29 @@ def test_incremental_refresh_after_a_damaged_log_entry_rebuilds_in_full(spark, r
 
 ALLOWED = ("another command committed", "does not exist")
 
+# A second driver: its own JVM and SparkSession, the same root, the same commands.
+SECOND_PROCESS = r"""
+import json, random, sys
+from pyspark.sql import SparkSession
+import bloomindex
+root, warehouse, seed, ops = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+spark = bloomindex.configure(SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    .config("spark.sql.shuffle.partitions", "1").config("spark.sql.warehouse.dir", warehouse)
+    .config("spark.bloomindex.root", root)).getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+print("READY", flush=True)
+sys.stdin.readline()
+rng = random.Random(seed)
+for _ in range(3):
+    sql = rng.choice(ops)
+    try:
+        spark.sql(sql)
+        print("OUTCOME ok", flush=True)
+    except Exception as e:
+        print("OUTCOME " + json.dumps([sql, type(e).__name__, str(e)[:500]]), flush=True)
+spark.stop()
+"""
+
 
 def test_concurrent_create_refresh_drop_keep_one_linear_history(spark, root, tmp_path):
     path = _source(spark, tmp_path, "conc")
@@ -350,16 +375,39 @@ def test_concurrent_create_refresh_drop_keep_one_linear_history(spark, root, tmp
                 unexpected.append((where, "wrong answer"))
             n += 1
 
-    threads = [threading.Thread(target=worker, args=(s, i)) for i, s in enumerate([spark, spark, other, other])]
-    q = threading.Thread(target=queries)
-    for t in threads + [q]:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
+    proc = subprocess.Popen([sys.executable, "-c", SECOND_PROCESS, root, str(tmp_path / "wh2"), "9", json.dumps(ops)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "READY"  # its JVM is up: start everyone at once
+        threads = [threading.Thread(target=worker, args=(s, i)) for i, s in enumerate([spark, spark, other, other])]
+        q = threading.Thread(target=queries)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        for t in threads + [q]:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     done.set()
     q.join(timeout=300)
+    for line in out.splitlines():
+        if line.startswith("OUTCOME "):
+            o = line[len("OUTCOME "):]
+            if o == "ok":
+                outcomes.append("ok")
+            else:
+                sql, kind, msg = json.loads(o)
+                if kind not in ("AnalysisException", "ConcurrentBloomIndexUpdateException") or \
+                        not any(a in msg for a in ALLOWED):
+                    unexpected.append((sql, kind, msg))
+                outcomes.append("conflict" if "another command" in msg else "gone")
     assert not unexpected, unexpected
-    assert len(outcomes) == 12 and outcomes.count("ok") >= 1, outcomes
+    assert len(outcomes) == 15 and outcomes.count("ok") >= 1, outcomes
+    for o in outcomes:
+        COMPARED["commands " + o] = COMPARED.get("commands " + o, 0) + 1
     entries = log_entries(root, "conc")
     _assert_linear(entries)
     # Whatever happened, the index can be brought back and is whole.
@@ -376,5 +424,5 @@ def test_concurrent_create_refresh_drop_keep_one_linear_history(spark, root, tmp
 def test_differential_totals(capsys):
     """Prints how many queries the tests above compared (docs/reliability.md quotes it)."""
     with capsys.disabled():
-        print(f"\nreliability: {COMPARED['queries']} queries compared, {COMPARED['mismatches']} mismatches")
+        print(f"\nreliability: {COMPARED}")
     assert COMPARED["mismatches"] == 0
