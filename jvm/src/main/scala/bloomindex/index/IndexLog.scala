@@ -55,6 +55,7 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
     while (vs.hasNext) {
       val v = vs.next()
       val e = try read(v) catch {
+        case err: LogJson.NewerFormatException => throw err
         case NonFatal(err) =>
           IndexLog.warnOnce(s"bloomindex: ${entryPath(v)} is damaged and skipped (${err.getMessage}); " +
             s"REFRESH BLOOM INDEX ${indexDir.getName} FULL repairs the index")
@@ -82,7 +83,10 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
     while (it.hasNext) {
       val v = it.next()
       try return Some(LogHead(vs.last, Some(read(v)), damaged.result()))
-      catch { case NonFatal(e) => damaged += v -> e.getMessage }
+      catch {
+        case e: LogJson.NewerFormatException => throw e
+        case NonFatal(e) => damaged += v -> e.getMessage
+      }
     }
     Some(LogHead(vs.last, None, damaged.result()))
   }
