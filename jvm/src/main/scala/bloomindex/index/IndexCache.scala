@@ -2,6 +2,8 @@ package bloomindex.index
 
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.util.control.NonFatal
+
 import bloomindex.filter.BloomFilter
 
 import org.apache.hadoop.fs.Path
@@ -33,6 +35,9 @@ object IndexCache {
 
   private val cache = new ConcurrentHashMap[(String, Long), LoadedIndex]()
 
+  /** Forgets every loaded version (tests: what a new driver would see). */
+  def clear(): Unit = cache.clear()
+
   /** The loaded data of `version`, if this JVM has loaded it. */
   def get(indexDir: Path, version: Long): Option[LoadedIndex] = Option(cache.get((indexDir.toString, version)))
 
@@ -54,6 +59,8 @@ object IndexCache {
     val rows = IndexStore.rows(spark, indexDir, data)
       .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
       .collect()
+    var unreadable = 0
+    var example = ""
     val byFile = rows.groupBy(_.getString(0)).flatMap { case (path, rs) =>
       val nulls = new Array[Long](cols.size)
       val filters = new Array[BloomFilter](cols.size)
@@ -61,12 +68,26 @@ object IndexCache {
         val i = cols.indexWhere(_ == r.getString(3))
         if (i >= 0) {
           nulls(i) = r.getLong(5)
-          filters(i) = algorithms(i).fromBytes(r.getAs[Array[Byte]](6))
+          // Sizes are checked before anything is allocated (at most 128 MiB, no more than stored).
+          filters(i) = try algorithms(i).fromBytes(r.getAs[Array[Byte]](6)) catch {
+            case NonFatal(e) =>
+              unreadable += 1
+              if (example.isEmpty) example = s"$path column ${cols(i)}: ${e.getMessage}"
+              null
+          }
         }
       }
       // A file the index cannot vouch for on every column is treated as not indexed.
       if (filters.exists(_ == null)) None
       else Some(path -> new IndexedFile(path, rs.head.getLong(1), rs.head.getLong(2), rs.head.getLong(4), nulls, filters))
+    }
+    val name = entry.spec.name
+    if (unreadable > 0) IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: $unreadable " +
+      s"filters unreadable (e.g. $example); their files are read, not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
+    if (unreadable == 0 && byFile.size < data.indexedFiles) {
+      IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: ${data.indexedFiles - byFile.size} of " +
+        s"${data.indexedFiles} indexed files have no index rows (index data missing or unreadable); they are read, " +
+        s"not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
     }
     new LoadedIndex(entry, byFile)
   }

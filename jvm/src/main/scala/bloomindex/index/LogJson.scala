@@ -30,6 +30,12 @@ object LogJson {
   /** Thrown for an entry that is not a valid log entry of a version we can read. */
   class InvalidLogEntryException(msg: String) extends RuntimeException(msg)
 
+  /**
+   * An entry of a newer format: not damage, a newer writer. Readers and commands stop there
+   * rather than skip it (this build cannot know what it means, nor commit after it).
+   */
+  class NewerFormatException(msg: String) extends InvalidLogEntryException(msg)
+
   def write(e: LogEntry): String = {
     val o = nodes.objectNode()
     o.put("formatVersion", FormatVersion)
@@ -90,6 +96,8 @@ object LogJson {
     }
     if (root == null || !root.isObject) fail("not a JSON object")
     val fv = long(root, "formatVersion")
+    if (fv > FormatVersion) throw new NewerFormatException(
+      s"format version $fv is not supported (this build reads $FormatVersion): written by a newer bloomindex")
     if (fv != FormatVersion) fail(s"format version $fv is not supported (this build reads $FormatVersion)")
     val state = str(root, "state")
     if (!IndexState.all.contains(state)) fail(s"unknown state '$state'")

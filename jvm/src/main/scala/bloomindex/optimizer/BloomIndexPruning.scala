@@ -1,11 +1,9 @@
 package bloomindex.optimizer
 
-import java.util.concurrent.ConcurrentHashMap
-
 import scala.util.control.NonFatal
 
 import bloomindex.BloomIndexConf
-import bloomindex.index.{DeltaSource, IndexCache, IndexManager, LoadedIndex, SourceResolver}
+import bloomindex.index.{DeltaSource, IndexCache, IndexLog, IndexManager, LoadedIndex, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
@@ -117,9 +115,7 @@ object BloomIndexPruning extends Logging {
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
 
-  private val warned = ConcurrentHashMap.newKeySet[String]()
-
-  def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
+  def warnOnce(msg: String): Unit = IndexLog.warnOnce(msg)
 
   /** ACTIVE indexes over the relation's source, loaded (from the session cache when current). */
   def indexesFor(spark: SparkSession, table: Option[String], rootPaths: Seq[Path]): Seq[LoadedIndex] = {
