@@ -6,12 +6,13 @@ in one run:
 
 The keys are spread over every file (no clustering), the case min/max statistics cannot help
 with. Reports wall time (best of 3 after a warm-up), planning time and files read (the scan's
-"number of files read" metric). The table is cached under bench/out/.
+files kept by the index from the plan). The table is cached under bench/out/.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
@@ -25,16 +26,20 @@ FILES = int(os.environ.get("BENCH_FILES", 2000))
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 
 
-def files_read(df) -> int:
-    """The scan's "number of files read" metric, after the query ran."""
-    plan = df._jdf.queryExecution().executedPlan()
-    leaves = plan.collectLeaves()
-    for i in range(leaves.size()):
-        leaf = leaves.apply(i)
-        metrics = leaf.metrics()
-        if metrics.contains("numFiles"):
-            return int(metrics.apply("numFiles").value())
-    raise RuntimeError("no file scan in the plan")
+def files_kept(sql: str) -> tuple[int, int]:
+    """(files the Bloom index keeps, files Delta's skipping keeps) for `sql`, from the
+    executed plan's `bloomindex://<index>/kept-K-of-N` location (pruning on)."""
+    df = spark_session().sql(sql)
+    df.collect()
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    m = re.search(r"kept-(\d+)-of-(\d+)", plan)
+    if not m:
+        raise RuntimeError(f"the index did not prune: {plan}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def spark_session() -> SparkSession:
+    return SparkSession.getActiveSession()
 
 
 def main() -> int:
@@ -79,7 +84,10 @@ def main() -> int:
             wall = best(lambda: df.collect())
             rows = df.collect()
             results[(qname, setup[:3])] = (wall, sorted(map(repr, rows)))
-            print(f"{qname:<16} {setup:<34} {wall:>8.2f} {plan_s * 1000:>8.0f} {files_read(df):>11}")
+            kept, delta_kept = files_kept(sql) if pruning == "true" else (None, None)
+            files = kept if kept is not None else "see (b)"
+            print(f"{qname:<16} {setup:<34} {wall:>8.2f} {plan_s * 1000:>8.0f} {files:>11}"
+                  + (f"  (of the {delta_kept} Delta's skipping keeps)" if kept is not None else ""))
     for qname, _ in queries:
         (a, rows_a), (b, rows_b) = results[(qname, "(a)")], results[(qname, "(b)")]
         assert rows_a == rows_b, f"{qname}: different answers"
