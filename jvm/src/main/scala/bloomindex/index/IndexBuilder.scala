@@ -1,7 +1,7 @@
 package bloomindex.index
 
 
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types._
@@ -72,8 +72,15 @@ object IndexBuilder {
   private[index] def writeRows(rows: DataFrame, dir: String): Unit =
     // Filters are near-random bits (sized for about half of them set; footer filters are
     // halved down to that), all different: compression and a dictionary would only cost time.
-    rows.write.mode("append").option("compression", "none").option("parquet.enable.dictionary#filter", "false")
-      .parquet(dir)
+    encrypted(rows.write.mode("append").option("compression", "none").option("parquet.enable.dictionary#filter", "false"),
+      rows.sparkSession, dir).parquet(dir)
+
+  /** An encrypted index writes one column's rows per file, encrypted as [[IndexEncryption]] planned. */
+  private def encrypted(w: DataFrameWriter[Row], spark: SparkSession, dir: String): DataFrameWriter[Row] =
+    IndexEncryption.plan(spark.sessionState.newHadoopConf(), dir) match {
+      case Some(plan) => w.options(IndexEncryption.writerOptions(plan)).partitionBy("column")
+      case None => w
+    }
 
   def globalDir(dir: String): String = new org.apache.hadoop.fs.Path(dir, "_global").toString
 
@@ -101,8 +108,8 @@ object IndexBuilder {
       baseGlobal.get(c.name).foreach(b => f.merge(c.algorithm.fromBytes(b)))
       Row(c.name, globalNdv.getOrElse(i, 0L), f.toBytes)
     }
-    spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema)
-      .write.mode("error").parquet(globalDir(dir))
+    encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema).write.mode("error"),
+      spark, dir).parquet(globalDir(dir))
   }
 }
 

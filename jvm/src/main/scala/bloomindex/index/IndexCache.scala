@@ -2,6 +2,8 @@ package bloomindex.index
 
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.util.control.NonFatal
+
 import bloomindex.filter.BloomFilter
 
 import org.apache.hadoop.fs.Path
@@ -16,8 +18,11 @@ final class IndexedFile(
     val nullCounts: Array[Long],
     val filters: Array[BloomFilter])
 
-/** An ACTIVE index version loaded for probing: files by path, columns in spec order. */
-final class LoadedIndex(val entry: LogEntry, val files: Map[String, IndexedFile]) {
+/**
+ * An ACTIVE index version loaded for probing: files by path, columns in spec order.
+ * `keyAccess`: for encrypted index data, the crypto settings of the session that decrypted it.
+ */
+final class LoadedIndex(val entry: LogEntry, val files: Map[String, IndexedFile], val keyAccess: Option[String] = None) {
   def spec: IndexSpec = entry.spec
   def columnIndex(name: String): Int =
     spec.columns.indexWhere(_.name.equalsIgnoreCase(name))
@@ -39,7 +44,8 @@ object IndexCache {
   def load(spark: SparkSession, log: IndexLog, entry: LogEntry): LoadedIndex = {
     val key = (log.indexDir.toString, entry.version)
     val hit = cache.get(key)
-    if (hit != null) return hit
+    // Decrypted data is shared only with sessions whose crypto settings are the same.
+    if (hit != null && hit.keyAccess.forall(_ == IndexEncryption.keyAccess(spark.sessionState.newHadoopConf()))) return hit
     val loaded = read(spark, log.indexDir, entry)
     // Older versions of this index in this session are of no further use.
     cache.keySet().removeIf(k => k._1 == key._1 && k._2 != key._2)
@@ -51,9 +57,13 @@ object IndexCache {
     val data = entry.data.getOrElse(throw new IllegalStateException(s"version ${entry.version} has no data"))
     val cols = entry.spec.columns.map(_.name)
     val algorithms = entry.spec.columns.map(_.algorithm)
-    val rows = IndexStore.rows(spark, indexDir, data)
+    val conf = spark.sessionState.newHadoopConf()
+    val plan = IndexEncryption.plan(conf, IndexStore.dataDir(indexDir, data).toString)
+    val rows = try IndexStore.rows(spark, indexDir, data)
       .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
-      .collect()
+      .collect() catch {
+      case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(entry.spec.name, plan.get, e)
+    }
     val byFile = rows.groupBy(_.getString(0)).flatMap { case (path, rs) =>
       val nulls = new Array[Long](cols.size)
       val filters = new Array[BloomFilter](cols.size)
@@ -68,6 +78,6 @@ object IndexCache {
       if (filters.exists(_ == null)) None
       else Some(path -> new IndexedFile(path, rs.head.getLong(1), rs.head.getLong(2), rs.head.getLong(4), nulls, filters))
     }
-    new LoadedIndex(entry, byFile)
+    new LoadedIndex(entry, byFile, plan.map(_ => IndexEncryption.keyAccess(conf)))
   }
 }
