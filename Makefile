@@ -20,7 +20,7 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
 
-.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-algorithms bench-build bench-query bench-join clean
+.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-scale clean
 
 all: jar
 
@@ -75,6 +75,10 @@ bench-build: $(JAR)
 
 bench-join: $(JAR)
 	$(PY) bench/bench_join.py
+
+# BENCH_SCALE_FILES / BENCH_SCALE_ROWS / BENCH_SCALE_BIG scale it down (defaults 100000 / 20 / 100000000).
+bench-scale: $(JAR)
+	$(PY) bench/bench_scale.py
 
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"

@@ -2,6 +2,7 @@ package bloomindex.index
 
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.collection.mutable
 import scala.util.control.NonFatal
 
 import bloomindex.filter.BloomFilter
@@ -59,25 +60,29 @@ object IndexCache {
     val algorithms = entry.spec.columns.map(_.algorithm)
     val conf = spark.sessionState.newHadoopConf()
     val plan = IndexEncryption.plan(conf, IndexStore.dataDir(indexDir, data).toString)
-    val rows = try IndexStore.rows(spark, indexDir, data)
-      .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
-      .collect() catch {
-      case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(entry.spec.name, plan.get, e)
-    }
-    val byFile = rows.groupBy(_.getString(0)).flatMap { case (path, rs) =>
-      val nulls = new Array[Long](cols.size)
-      val filters = new Array[BloomFilter](cols.size)
-      rs.foreach { r =>
-        val i = cols.indexWhere(_ == r.getString(3))
+    // Row by row, one partition of the index data at a time (not all rows at once, then
+    // grouped): the driver holds the decoded filters plus at most one partition's rows.
+    val partial = mutable.HashMap.empty[String, IndexedFile]
+    try {
+      val rows = IndexStore.rows(spark, indexDir, data)
+        .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
+        .toLocalIterator()
+      while (rows.hasNext) {
+        val r = rows.next()
+        val i = cols.indexOf(r.getString(3))
         if (i >= 0) {
-          nulls(i) = r.getLong(5)
-          filters(i) = algorithms(i).fromBytes(r.getAs[Array[Byte]](6))
+          val path = r.getString(0)
+          val f = partial.getOrElseUpdate(path, new IndexedFile(path, r.getLong(1), r.getLong(2), r.getLong(4),
+            new Array[Long](cols.size), new Array[BloomFilter](cols.size)))
+          f.nullCounts(i) = r.getLong(5)
+          f.filters(i) = algorithms(i).fromBytes(r.getAs[Array[Byte]](6))
         }
       }
-      // A file the index cannot vouch for on every column is treated as not indexed.
-      if (filters.exists(_ == null)) None
-      else Some(path -> new IndexedFile(path, rs.head.getLong(1), rs.head.getLong(2), rs.head.getLong(4), nulls, filters))
+    } catch {
+      case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(entry.spec.name, plan.get, e)
     }
+    // A file the index cannot vouch for on every column is treated as not indexed.
+    val byFile = partial.iterator.filter(_._2.filters.forall(_ != null)).toMap
     new LoadedIndex(entry, byFile, plan.map(_ => IndexEncryption.keyAccess(conf)))
   }
 }
