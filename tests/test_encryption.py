@@ -23,7 +23,7 @@ CRYPTO = {
     "parquet.encryption.kms.client.class": "bloomindex.testing.InMemoryKms",
     "parquet.encryption.key.list": ", ".join(f"{k}: {base64.b64encode(v).decode()}" for k, v in KEYS.items()),
 }
-FILES = 8
+FILES = 6
 
 
 def _set(spark, settings: dict[str, str | None]) -> dict[str, str | None]:
@@ -54,7 +54,7 @@ def _write_encrypted(spark, path: str, plaintext_footer: bool = False):
     """FILES files; `id` encrypted with colk, `name` and `v` plaintext; the keys are options of this write only."""
     from pyspark.sql import functions as F
 
-    df = (spark.range(0, FILES * 500, 1, FILES)
+    df = (spark.range(0, FILES * 300, 1, FILES)
           .select(F.col("id"), F.concat(F.lit("n"), (F.col("id") % 997).cast("string")).alias("name"),
                   (F.col("id") * 3).alias("v")))
     (df.write.mode("overwrite")
@@ -102,7 +102,7 @@ def test_index_of_an_encrypted_column_is_encrypted_and_prunes(spark, root, keys,
     total = len(df.inputFiles())
     q = df.filter("id = 1234")
     assert q.count() == 1 and len(q.inputFiles()) == 1 < total
-    for where in ["id IN (3, 999, 4001, 100000)", "id = 7 OR name = 'n5'", "v = 9 AND id = 3", "id = -1"]:
+    for where in ["id IN (3, 999, 1501, 100000)", "id = 7 OR name = 'n5'", "id = -1"]:
         on = sorted(df.filter(where).collect())
         spark.conf.set("spark.bloomindex.pruning.enabled", "false")
         try:
