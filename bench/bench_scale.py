@@ -30,6 +30,8 @@ from common import bench_session
 FILES = int(os.environ.get("BENCH_SCALE_FILES", 100_000))
 ROWS = int(os.environ.get("BENCH_SCALE_ROWS", 20))
 BIG = int(os.environ.get("BENCH_SCALE_BIG", 100_000_000))
+# 1: keep indexes a previous run built (no build figures), to re-measure DESCRIBE and planning.
+REUSE = os.environ.get("BENCH_SCALE_REUSE") == "1"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 MB = 1 << 20
 
@@ -91,11 +93,12 @@ class Heap:
         return result, secs, (after - before) / MB, (peak - before) / MB
 
 
-def plan_ms(spark, path: str, where: str, pruning: bool, runs: int = 5) -> float:
+def plan_ms(spark, df, where: str, pruning: bool, runs: int = 5) -> float:
+    """Planning a point lookup on `df` (listed once, so no listing in the time), median ms."""
     spark.conf.set("spark.bloomindex.pruning.enabled", str(pruning).lower())
     try:
         def plan():
-            spark.read.parquet(path).where(where)._jdf.queryExecution().executedPlan()
+            df.where(where)._jdf.queryExecution().executedPlan()
         plan()
         times = []
         for _ in range(runs):
@@ -110,7 +113,12 @@ def plan_ms(spark, path: str, where: str, pruning: bool, runs: int = 5) -> float
 def probe_ms(spark, path: str, where: str, runs: int = 5) -> tuple[float, int]:
     """The pruning decision alone, as the optimizer rule makes it (warm index): median ms, files kept."""
     jvm = spark._jvm
-    cond = spark.read.parquet(path).where(where)._jdf.queryExecution().analyzed().condition()
+    # The condition as the rule sees it (optimized: literals folded), from a plan it did not touch.
+    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    try:
+        cond = spark.read.parquet(path).where(where)._jdf.queryExecution().optimizedPlan().condition()
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
     root = jvm.org.apache.hadoop.fs.Path(path)
     fs = root.getFileSystem(spark._jsc.hadoopConfiguration())
     conv = jvm.scala.jdk.javaapi.CollectionConverters
@@ -125,14 +133,18 @@ def probe_ms(spark, path: str, where: str, runs: int = 5) -> tuple[float, int]:
         t0 = time.perf_counter()
         d = decide(spark._jsparkSession, cond, none, roots, files)
         times.append(time.perf_counter() - t0)
+    info = d.get().info()
+    assert info.index() != "none", info.notApplied().mkString("; ")
     return statistics.median(times) * 1000, len(statuses) - d.get().skipped().size()
 
 
 def run_case(spark, heap: Heap, name: str, path: str, key: int) -> dict:
-    spark.sql(f"DROP BLOOM INDEX IF EXISTS {name}")
     res = {"index": name}
-    _, res["build_s"], res["build_retained_mb"], res["build_peak_mb"] = heap.measure(
-        lambda: spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k)"))
+    exists = name in [r.name for r in spark.sql("SHOW BLOOM INDEXES").collect()]
+    if not (REUSE and exists):
+        spark.sql(f"DROP BLOOM INDEX IF EXISTS {name}")
+        _, res["build_s"], res["build_retained_mb"], res["build_peak_mb"] = heap.measure(
+            lambda: spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k)"))
     d, res["describe_s"], res["describe_retained_mb"], res["describe_peak_mb"] = heap.measure(
         lambda: dict(spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()))
     res["files_indexed"] = int(d["files_indexed"])
@@ -141,7 +153,8 @@ def run_case(spark, heap: Heap, name: str, path: str, key: int) -> dict:
     # First planning: loads the index into the driver's cache (what it keeps is "retained").
     _, res["first_plan_s"], res["plan_retained_mb"], res["plan_peak_mb"] = heap.measure(
         lambda: spark.read.parquet(path).where(where)._jdf.queryExecution().executedPlan())
-    on, off = plan_ms(spark, path, where, True), plan_ms(spark, path, where, False)
+    base = spark.read.parquet(path)
+    on, off = plan_ms(spark, base, where, True), plan_ms(spark, base, where, False)
     res["plan_on_ms"], res["plan_off_ms"] = on, off
     res["probe_ms"], res["probe_kept"] = probe_ms(spark, path, where)
     df = spark.read.parquet(path).where(where)
@@ -170,6 +183,7 @@ def main() -> int:
     print(f"\n{'index':<12} {'files':>7} {'filter MB':>9} {'build s':>8} {'build peak/ret MB':>18} "
           f"{'describe s':>10} {'desc peak/ret MB':>17} {'plan peak/ret MB':>17} {'probe ms':>9} {'files read':>10}")
     for r in results:
+        r = {"build_s": float("nan"), "build_peak_mb": float("nan"), "build_retained_mb": float("nan"), **r}
         print(f"{r['index']:<12} {r['files_indexed']:>7} {r['filter_bytes'] / MB:>9.1f} {r['build_s']:>8.1f} "
               f"{r['build_peak_mb']:>9.0f}/{r['build_retained_mb']:<8.0f} {r['describe_s']:>10.2f} "
               f"{r['describe_peak_mb']:>8.0f}/{r['describe_retained_mb']:<8.0f} "

@@ -60,12 +60,14 @@ object IndexCache {
     val algorithms = entry.spec.columns.map(_.algorithm)
     val conf = spark.sessionState.newHadoopConf()
     val plan = IndexEncryption.plan(conf, IndexStore.dataDir(indexDir, data).toString)
-    // Row by row, one partition of the index data at a time (not all rows at once, then
-    // grouped): the driver holds the decoded filters plus at most one partition's rows.
+    // Row by row, one partition of about 64 MB of filters at a time (not all rows at once,
+    // then grouped): the driver holds the decoded filters plus one partition's rows. A job per
+    // partition, so no more partitions than that (an index of 100,000 small files is one job).
     val partial = mutable.HashMap.empty[String, IndexedFile]
     try {
       val rows = IndexStore.rows(spark, indexDir, data)
         .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
+        .coalesce(math.max(1L, data.filterBytes / (64L << 20) + 1).toInt)
         .toLocalIterator()
       while (rows.hasNext) {
         val r = rows.next()
