@@ -111,6 +111,9 @@ def test_index_of_an_encrypted_column_is_encrypted_and_prunes(spark, root, keys,
             spark.conf.unset("spark.bloomindex.pruning.enabled")
         assert on == off, where
 
+    # The global filter (joins, bloom_might_contain) decrypts with the keys too.
+    assert spark.sql("SELECT bloom_might_contain('enc_idx', 'id', CAST(1234 AS BIGINT))").head()[0] is True
+
     # Incremental refresh re-encrypts the carried rows.
     more = str(tmp_path / "more")
     _write_encrypted(spark, more)
