@@ -18,6 +18,7 @@ import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
 
 /**
  * Indexes of columns encrypted with Parquet modular encryption. A filter says which values a
@@ -166,6 +167,20 @@ object IndexEncryption extends Logging {
     IndexCryptoFactory.Delegate -> plan.factory,
     IndexCryptoFactory.FooterKey -> plan.footerKey,
     IndexCryptoFactory.ColumnKeys -> IndexCryptoFactory.encodeKeys(plan.columnKeys))
+
+  /**
+   * For writers of index files other than Spark's (parquet-java in the build's tasks): the
+   * folder of one column's rows under a data folder (the file itself leaves `column` out), ...
+   */
+  def columnFolder(dir: Path, column: String): Path =
+    new Path(dir, "column=" + ExternalCatalogUtils.escapePathName(column))
+
+  /** ... and the Hadoop conf under which a `ParquetWriter` encrypts the files there as planned. */
+  def writerConf(conf: Configuration, plan: Plan): Configuration = {
+    val c = new Configuration(conf)
+    writerOptions(plan).foreach { case (k, v) => c.set(k, v) }
+    c
+  }
 
   /**
    * What decides whether a session may read encrypted index data: its Parquet crypto settings.
