@@ -1,5 +1,6 @@
 # bloomindex: everything a fresh machine needs is fetched by these rules on first use.
-#   make test    every Scala and Python test
+#   make test    every Scala and Python test, and the cluster tests not marked slow
+#   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -19,8 +20,10 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-Dsbt.log.noformat=true -Dsbt.server.forcestart=false -Dsbt.supershell=false \
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
+# tests/cluster runs in a pytest process of its own (one SparkContext per process).
+PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
 
-.PHONY: all jar test test-nightly test-scala test-python demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-scale clean
+.PHONY: all jar test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
@@ -48,12 +51,16 @@ test-nightly: test-python
 test: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) stageJars test
 	$(PY) -m pytest tests $(PYTEST_ARGS)
+	$(PYTEST_CLUSTER) -m "not slow"
 
 test-scala: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) test
 
 test-python: $(JAR)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
+
+test-cluster: $(JAR)
+	$(PYTEST_CLUSTER) $(PYTEST_ARGS)
 
 demo: $(JAR)
 	$(PY) -m bloomindex.demo
@@ -79,6 +86,10 @@ bench-join: $(JAR)
 # BENCH_SCALE_FILES / BENCH_SCALE_ROWS / BENCH_SCALE_BIG scale it down (defaults 100000 / 20 / 100000000).
 bench-scale: $(JAR)
 	$(PY) bench/bench_scale.py
+
+# Delta Lake: Spark resolves Delta's jars from Maven Central at session start (configure(delta=True)).
+bench-delta: $(JAR)
+	$(PY) bench/bench_delta.py
 
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"

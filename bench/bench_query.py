@@ -16,21 +16,11 @@ import time
 
 from pyspark.sql import functions as F
 
-from common import bench_session
+from common import bench_session, best
 
 ROWS = int(os.environ.get("BENCH_ROWS", 50_000_000))
 FILES = int(os.environ.get("BENCH_FILES", 2000))
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
-
-
-def best(fn, runs=3):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> int:

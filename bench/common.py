@@ -1,8 +1,9 @@
-"""The Spark session every benchmark uses: local[2], quiet, indexes under bench/out."""
+"""The Spark session every benchmark uses (local[2], quiet, indexes under bench/out), and timing."""
 
 from __future__ import annotations
 
 import os
+import time
 
 from pyspark.sql import SparkSession
 
@@ -17,3 +18,14 @@ def bench_session(app: str, out: str, kernel: str | None = None) -> SparkSession
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def best(fn, runs=3) -> float:
+    """The fastest of `runs` timed calls of `fn`, after one untimed warm-up call."""
+    fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)

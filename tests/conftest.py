@@ -9,6 +9,20 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
+CLUSTER_TESTS = ROOT / "tests" / "cluster"
+
+
+def pytest_ignore_collect(collection_path, config):
+    """tests/cluster needs its own process (one SparkContext per process, see its conftest):
+    collected only when named on the command line (`make test-cluster`)."""
+    if pathlib.Path(collection_path).resolve() != CLUSTER_TESTS:
+        return None
+    base = pathlib.Path(config.invocation_params.dir)
+    for arg in config.args:
+        p = (base / arg.split("::")[0]).resolve()
+        if p == CLUSTER_TESTS or CLUSTER_TESTS in p.parents:
+            return None
+    return True
 
 
 @pytest.fixture(scope="session")
@@ -35,8 +49,11 @@ def spark(tmp_path_factory):
                .config("spark.default.parallelism", "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(warehouse))
-               .config("spark.driver.memory", "2g"))
-    session = bloomindex.configure(builder).getOrCreate()
+               .config("spark.driver.memory", "2g")
+               # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
+               .config("spark.databricks.delta.snapshotPartitions", "2"))
+    # Delta Lake's extension and catalog in the one session of the run (tests/test_delta.py).
+    session = bloomindex.configure(builder, delta=True).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -51,3 +51,35 @@ def test_the_session_has_the_extension_and_the_vector_kernel(spark, jvm_api):
     loader = spark.sparkContext._jvm.Thread.currentThread().getContextClassLoader()
     assert loader.loadClass(EXTENSIONS_CLASS).getName() == EXTENSIONS_CLASS
     assert isinstance(spark, SparkSession)
+
+
+def test_task_kernels_in_local_mode(spark):
+    """In local mode tasks run in the driver's JVM (the cluster tests check executors')."""
+    from bloomindex.session import task_kernels
+
+    tasks = task_kernels(spark, 3)
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    assert len(tasks) == 3
+    assert all(t["executor"] == "driver" and t["pid"] == pid and t["sbbf"] == "vector" for t in tasks)
+    with pytest.raises(ValueError, match="tasks"):
+        task_kernels(spark, 0)
+
+
+def test_configure_delta_adds_the_package_without_the_libraries_spark_ships():
+    b = bloomindex.configure(_Builder(**{"spark.sql.catalog.spark_catalog": "my.Catalog"}), delta=True)
+    opts = b._options
+    assert opts["spark.jars.packages"].startswith("io.delta:delta-spark_2.13:")
+    excluded = opts["spark.jars.excludes"].split(",")
+    assert "org.apache.parquet:*" in excluded and "org.apache.hadoop:*" in excluded
+    assert not any(e.startswith("io.delta") for e in excluded)
+    assert opts["spark.sql.extensions"] == f"{EXTENSIONS_CLASS},io.delta.sql.DeltaSparkSessionExtension"
+    assert opts["spark.sql.catalog.spark_catalog"] == "my.Catalog"
+
+
+def test_test_session_has_spark_parquet_java_only(spark):
+    """Delta's dependencies must not bring a second parquet-java onto the driver's classpath."""
+    jvm = spark.sparkContext._jvm
+    loader = jvm.Thread.currentThread().getContextClassLoader()
+    jars = " ".join(str(u) for u in loader.getURLs())
+    assert "delta-spark" in jars
+    assert "parquet-hadoop" not in jars and "hadoop-client" not in jars

@@ -9,10 +9,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["configure", "jar_paths", "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG"]
+__all__ = ["configure", "jar_paths", "delta_package", "task_kernels", "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG",
+           "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS"]
 
 EXTENSIONS_CLASS = "bloomindex.BloomIndexExtensions"
 VECTOR_MODULE_FLAG = "--add-modules jdk.incubator.vector"
+DELTA_EXTENSIONS_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+# Libraries Delta's jars depend on that Spark ships itself, in other versions (delta-kernel
+# pulls parquet-java 1.16 and hadoop-client 3.4 into a Spark with 1.17 and 3.5): left out of
+# the resolution so that only Spark's copies are on the classpath.
+DELTA_EXCLUDES = ",".join(g + ":*" for g in (
+    "org.apache.parquet", "org.apache.hadoop", "com.fasterxml.jackson.core",
+    "org.apache.logging.log4j", "org.slf4j", "org.xerial.snappy", "com.github.luben",
+    "io.airlift", "org.roaringbitmap", "org.locationtech.jts", "commons-pool",
+    "com.google.code.findbugs", "javax.annotation", "commons-logging"))
 _JAR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
 
 
@@ -43,7 +54,27 @@ def _append(builder: Any, key: str, value: str, sep: str) -> None:
     builder.config(key, value)
 
 
-def configure(builder: "SparkSession.Builder", kernel: str | None = None) -> "SparkSession.Builder":
+def delta_package() -> str:
+    """The Maven coordinates of Delta Lake's jar matching the installed ``delta-spark`` and PySpark.
+
+    ``io.delta:delta-spark_2.13:<delta-spark version>``: Spark resolves it and its dependencies
+    (``io.delta:delta-storage``) from Maven Central at session start and caches them in
+    ``~/.ivy2.5.2``. (delta-spark's own ``configure_spark_with_delta_pip`` names a
+    ``delta-spark_<spark major.minor>_2.13`` artifact that is not published for these releases.)
+    """
+    from importlib import metadata
+
+    try:
+        version = metadata.version("delta-spark")
+    except metadata.PackageNotFoundError as e:
+        raise RuntimeError(
+            "configure(delta=True) needs the delta-spark Python package: "
+            "pip install 'bloomindex[delta]'") from e
+    return f"io.delta:delta-spark_2.13:{version}"
+
+
+def configure(builder: "SparkSession.Builder", kernel: str | None = None,
+              delta: bool = False) -> "SparkSession.Builder":
     """Returns ``builder`` set up for bloomindex, before ``getOrCreate()``.
 
     Adds the packaged jars to ``spark.jars``, ``bloomindex.BloomIndexExtensions`` to
@@ -51,6 +82,12 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None) -> "Sp
     executors' Java options (the filters' SIMD kernel; without it they use the scalar one).
     Values already set are kept and appended to. ``kernel`` (``"vector"`` or ``"scalar"``)
     forces a kernel, for tests and benchmarks.
+
+    ``delta=True`` also sets the session up for Delta Lake tables: Delta's jar (see
+    :func:`delta_package`) in ``spark.jars.packages``, resolved by Spark at session start,
+    without the libraries Spark ships itself (``spark.jars.excludes``),
+    ``io.delta.sql.DeltaSparkSessionExtension`` in ``spark.sql.extensions`` after bloomindex's,
+    and Delta's catalog as ``spark_catalog`` (unless one is set already).
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
@@ -60,6 +97,12 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None) -> "Sp
     for jar in jar_paths():
         _append(builder, "spark.jars", jar, ",")
     _append(builder, "spark.sql.extensions", EXTENSIONS_CLASS, ",")
+    if delta:
+        _append(builder, "spark.jars.packages", delta_package(), ",")
+        _append(builder, "spark.jars.excludes", DELTA_EXCLUDES, ",")
+        _append(builder, "spark.sql.extensions", DELTA_EXTENSIONS_CLASS, ",")
+        if not _get(builder, "spark.sql.catalog.spark_catalog"):
+            builder.config("spark.sql.catalog.spark_catalog", DELTA_CATALOG_CLASS)
     java_options = VECTOR_MODULE_FLAG
     if kernel is not None:
         java_options += f" -Dbloomindex.kernel={kernel}"
@@ -87,3 +130,22 @@ def jvm_object(spark: "SparkSession", class_name: str) -> Any:
 def jvm_api(spark: "SparkSession") -> Any:
     """The Scala facade ``bloomindex.api.PythonApi`` (filters and hashing)."""
     return jvm_object(spark, "bloomindex.api.PythonApi$")
+
+
+def task_kernels(spark: "SparkSession", tasks: int | None = None) -> list[dict[str, Any]]:
+    """The filter kernels of the JVMs that run ``spark``'s tasks: a small job of ``tasks``
+    tasks (default: the default parallelism), each reporting ``executor`` (id), ``pid``,
+    ``sbbf`` and ``classic`` (``"vector"`` or ``"scalar"``) of the JVM it ran in. On a
+    cluster these are the executors', which may differ from the driver's.
+
+    >>> {t["sbbf"] for t in task_kernels(spark)}  # doctest: +SKIP
+    {'vector'}
+    """
+    n = tasks if tasks is not None else spark.sparkContext.defaultParallelism
+    if n < 1:
+        raise ValueError(f"tasks: expected a positive count, got {n}")
+    out = []
+    for line in jvm_api(spark).taskKernels(spark._jsparkSession, n):
+        executor, pid, sbbf, classic = str(line).split("\t")
+        out.append({"executor": executor, "pid": int(pid), "sbbf": sbbf, "classic": classic})
+    return out

@@ -37,9 +37,9 @@ object BloomIndexErrors {
  * Two writers raced for the same log version of an index and this one lost: nothing it did
  * is visible. Safe to retry the command.
  */
-class ConcurrentBloomIndexUpdateException(val index: String, val version: Long, detail: String)
+class ConcurrentBloomIndexUpdateException(val index: String, val version: Long, detail: String, cause: Throwable = null)
   extends AnalysisException(
     BloomIndexErrors.MessageCondition,
     Map("errorMessage" -> (s"Bloom index '$index': another command committed log version $version first " +
       s"($detail lost the race); nothing was changed by this one, retry it")),
-    None)
+    Option(cause))

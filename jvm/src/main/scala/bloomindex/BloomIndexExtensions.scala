@@ -37,7 +37,8 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
 
     // physical: mark pruned scans for EXPLAIN and the UI's metrics, and plan Bloom filter
     // checks as BloomFilterExec. A columnar rule because those run on every physical plan,
-    // adaptive or not, before transitions are inserted.
-    extensions.injectColumnar(_ => new BloomIndexColumnarRule)
+    // adaptive or not, before transitions are inserted. Delta Lake scans are pruned there too,
+    // once Delta's own rules and strategies have planned them (see DeltaScanPruning).
+    extensions.injectColumnar(spark => new BloomIndexColumnarRule(spark))
   }
 }

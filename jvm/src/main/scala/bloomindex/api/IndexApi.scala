@@ -2,15 +2,15 @@ package bloomindex.api
 
 import scala.jdk.CollectionConverters._
 
-import bloomindex.execution.BloomFilterExec
-import bloomindex.index.{IndexManager, SourceResolver, SourceSpec}
+import bloomindex.execution.{BloomFilterExec, DeltaScanPruning}
+import bloomindex.index.{DeltaSource, IndexManager, SourceResolver, SourceSpec}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex, PruningInfo}
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, DataSourceV2ScanRelation, FileScan}
@@ -99,11 +99,21 @@ object IndexApi {
     val v2Infos = df.queryExecution.sparkPlan.collect {
       case b: BatchScanExec => b.scan
     }.collect { case f: FileScan => f.fileIndex }.collect { case p: BloomPrunedV2FileIndex => p.info }
+    lazy val deltaScans = df.queryExecution.sparkPlan.collect {
+      case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => s
+    }
     val lines = df.queryExecution.optimizedPlan.collect {
       case DataSourceV2ScanRelation(r, _: FileScan, _, _, _, _) =>
         // V2 scans are pruned at planning: the pruned index is on the physical scan.
         val what = r.identifier.map(_.toString).getOrElse(r.table.name())
         v2Infos.headOption.map(describe(_, what)).getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
+      case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if DeltaSource.isDeltaRelation(rel) =>
+        // Delta scans are pruned once planned (DeltaScanPruning): decide on the planned scan.
+        val what = table.map(_.identifier.unquotedString).getOrElse(rel.location.rootPaths.mkString(", "))
+        deltaScans.find(_.relation.location.rootPaths == rel.location.rootPaths)
+          .flatMap(s => DeltaScanPruning.prunedIndex(df.sparkSession, s))
+          .map(idx => describe(idx.info, what))
+          .getOrElse(s"scan of $what: no Bloom index for this Delta table (or pruning disabled, or no filter to prune on)")
       case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
         val (roots, info) = rel.location match {
           case b: BloomPrunedFileIndex => (b.delegate.rootPaths, Some(b.info))

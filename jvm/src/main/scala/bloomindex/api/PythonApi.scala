@@ -1,8 +1,10 @@
 package bloomindex.api
 
+import bloomindex.filter.ClassicKernels
 import bloomindex.sbbf.{ParquetHash, Sbbf, SbbfKernels, SbbfSizing}
 
-import org.apache.spark.sql.DataFrame
+import org.apache.spark.SparkEnv
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.types.DataType
 
 /**
@@ -16,6 +18,18 @@ object PythonApi {
 
   /** True when this JVM can run the vector kernel. */
   def vectorAvailable(): Boolean = SbbfKernels.vector.isDefined
+
+  /**
+   * What the JVMs running a job's tasks use: a job of `numTasks` tasks, each reporting
+   * "executor id, process id, SBBF kernel, classic kernel" (tab-separated) of the JVM it ran
+   * in. On a cluster these are the executors', which may differ from the driver's
+   * [[defaultKernel]] when the executors lack `--add-modules jdk.incubator.vector`.
+   */
+  def taskKernels(spark: SparkSession, numTasks: Int): Array[String] =
+    spark.sparkContext.parallelize(0 until numTasks, numTasks).map { _ =>
+      Seq(SparkEnv.get.executorId, ProcessHandle.current().pid().toString,
+        SbbfKernels.default.name, ClassicKernels.default.name).mkString("\t")
+    }.collect()
 
   def numBytesFor(ndv: Long, fpp: Double, sizing: String): Int =
     SbbfSizing.numBytes(ndv, fpp, SbbfSizing.Sizing.fromName(sizing))

@@ -4,19 +4,22 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import bloomindex.BloomIndexConf
+import bloomindex.filter.FilterAlgorithm
 
 import org.apache.datasketches.hll.HllSketch
 import org.apache.spark.internal.Logging
 import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.storage.StorageLevel
 import org.apache.spark.util.CollectionAccumulator
 
 /**
- * The jobs of one build (see [[IndexBuilder]]). In the common case there are two: the
- * footer check (Parquet only) and one job that reads the data and writes the index rows as
- * it goes, nothing cached. Split files and global filters cache the data pass's output (a
+ * The jobs of one build (see [[IndexBuilder]]). In the common case there are one or two:
+ * for Parquet, one that writes the filters the files' footers carry; then, for the files (and
+ * columns) without fitting ones, one that reads the data and writes the index rows as it
+ * goes, nothing cached. Split files and global filters cache the data pass's output (a
  * shuffle and a second job use it); files too large to count exactly, and new global
  * filters, add a second read whose rows are appended.
  */
@@ -35,19 +38,23 @@ private final class BuildRun(
   private val n = cols.length
   private val maxDistinct = BloomIndexConf.maxDistinct(spark)
   private val cached = mutable.ArrayBuffer[RDD[_]]()
-  /** (path, column, filter bytes, from the footer) of every row written; tasks re-run may repeat one. */
-  private val written: CollectionAccumulator[(String, Int, Int, Boolean)] = sc.collectionAccumulator("bloomindex rows")
+  /** Every row written, carried ones included. */
+  private val written = mutable.ArrayBuffer[IndexFiles.RowWritten]()
   private var globals: Map[String, Long] = Map.empty
-
-  private def rows: Map[(String, Int), (Int, Boolean)] =
-    written.value.asScala.map { case (p, i, len, footer) => (p, i) -> (len, footer) }.toMap
+  private lazy val hadoopConf = ConfWritable.broadcast(spark)
 
   def globalNdv: Map[String, Long] = globals
 
-  def filterBytes: Long = rows.valuesIterator.map(_._1.toLong).sum
+  private def byFile = written.groupBy(_.path)
+
+  def indexedFiles: Long = byFile.size.toLong
+
+  def indexedBytes: Long = byFile.valuesIterator.map(_.head.fileSize).sum
+
+  def filterBytes: Long = written.iterator.map(_.filterBytes.toLong).sum
 
   /** Files none of whose data was read: every column's filter came from the footer. */
-  def filesFromFooters: Long = rows.toSeq.groupBy(_._1._1).count { case (_, rs) => rs.forall(_._2._2) }.toLong
+  def filesFromFooters: Long = byFile.count { case (_, rs) => rs.forall(_.fromFooter) }.toLong
 
   private def timed[T](what: String)(f: => T): T = {
     val t0 = System.nanoTime()
@@ -64,78 +71,67 @@ private final class BuildRun(
     if (files.isEmpty) {
       if (spec.global) IndexBuilder.writeGlobals(spark, spec, dir, Map.empty, Map.empty, baseGlobal,
         cols.map(c => IndexFilters.globalBytes(c, 1)))
-      IndexBuilder.writeRows(carried.getOrElse(spark.createDataFrame(sc.emptyRDD[Row], IndexBuilder.IndexSchema)), dir)
+      writeRows(Nil, carried)
       return
     }
-    val candidates = footerCandidates()
-    val wanted = wantedExcept(files, candidates)
-    val rejected = sc.collectionAccumulator[(String, Int, String)]("bloomindex footer filters not used")
-    val footerRows = if (candidates.isEmpty) None else Some(footerFilters(candidates, rejected))
-    val dataFiles = files.filter(f => wanted.contains(f.path))
     val needs = sc.collectionAccumulator[NeedsInsert]("bloomindex files to read again")
-    val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
-    val newRows = toRows(footerRows.toSeq ++ data.map(_._1).toSeq)
-    timed(s"writing the rows of ${files.size} files (${dataFiles.size} read)") {
-      IndexBuilder.writeRows(carried.map(_.unionByName(newRows)).getOrElse(newRows), dir)
-    }
-    // Footer filters found unfit on reading them (over the fpp, sizes differ): from the data.
-    val unfit = rejected.value.asScala.toSeq.distinct
-    var allWanted = wanted
-    if (unfit.nonEmpty) {
-      logInfo(s"Bloom index ${spec.name}: ${unfit.size} footer filters not used, built from the data" +
-        unfit.map(_._3).groupBy(identity).toSeq.sortBy(-_._2.size).take(5).map { case (why, k) => s"; ${k.size} x $why" }.mkString)
-      val again = unfit.groupBy(_._1).map { case (p, xs) => p -> cols.indices.map(i => xs.exists(_._2 == i)).toArray }
-      val againFiles = files.filter(f => again.contains(f.path))
-      timed(s"writing the rows of ${againFiles.size} files whose footer filters did not fit") {
-        IndexBuilder.writeRows(toRows(Seq(dataPass(againFiles, again, needs)._1)), dir)
+    // Parquet: first the filters its files carry, with the carried rows; the pairs whose
+    // footers do not qualify come back in `rejected`. Otherwise every file is read.
+    var unwritten = carried
+    val wanted: Map[String, Array[Boolean]] =
+      if (!footersApply) files.map(f => f.path -> Array.fill(n)(true)).toMap
+      else {
+        val rejected = sc.collectionAccumulator[(String, Int, String)]("bloomindex footer filters not used")
+        timed(s"writing the footer filters of ${files.size} files")(writeRows(Seq(footerFilters(rejected)), unwritten))
+        unwritten = None
+        val unfit = rejected.value.asScala.toSeq.distinct
+        logInfo(s"Bloom index ${spec.name}: ${files.size * n - unfit.size} of ${files.size * n} (file, column) " +
+          "filters from Parquet footers" + unfit.map(u => s"${cols(u._2).name}: ${u._3}").groupBy(identity).toSeq
+            .sortBy(-_._2.size).take(5).map { case (why, k) => s"; ${k.size} x $why" }.mkString)
+        unfit.groupBy(_._1).map { case (p, xs) => p -> cols.indices.map(i => xs.exists(_._2 == i)).toArray }
       }
-      allWanted = allWanted ++ again.map { case (p, w) => p -> allWanted.get(p).map(_.zip(w).map(x => x._1 || x._2)).getOrElse(w) }
+    val dataFiles = files.filter(f => wanted.contains(f.path))
+    val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
+    data.foreach { case (filters, _) =>
+      timed(s"reading ${dataFiles.size} files and writing their rows")(writeRows(Seq(filters), unwritten))
     }
-    secondPass(allWanted, data.map(_._2), needs.value.asScala.toSeq.distinct)
+    secondPass(wanted, data.map(_._2), needs.value.asScala.toSeq.distinct)
   } finally cached.foreach(_.unpersist(blocking = false))
 
-  /** Index rows of `filters`, noting each one in [[written]] as it goes to the writer. */
-  private def toRows(filters: Seq[RDD[FileFilter]]): DataFrame = {
+  /** Writes the index rows of `filters` and `carried` into `dir` in one job ([[IndexFiles]]). */
+  private def writeRows(filters: Seq[RDD[FileFilter]], carried: Option[DataFrame]): Unit = {
     val byPath = sc.broadcast(files.map(f => f.path -> (f.size, f.modificationTime)).toMap)
     val names = cols.map(_.name)
-    val acc = written
-    val rows = sc.union(filters).map { f =>
+    val fresh = filters.map(_.map { f =>
       val (size, mtime) = byPath.value(f.path)
-      acc.add((f.path, f.column, f.filter.length, f.fromFooter))
-      Row(f.path, size, mtime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, if (f.fromFooter) "footer" else "data")
-    }
-    spark.createDataFrame(rows, IndexBuilder.IndexSchema)
+      IndexRow(f.path, size, mtime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, if (f.fromFooter) "footer" else "data")
+    })
+    val old = carried.map(_.select(IndexBuilder.IndexSchema.fieldNames.map(col).toIndexedSeq: _*).rdd.map { r =>
+      IndexRow(r.getString(0), r.getLong(1), r.getLong(2), r.getString(3), r.getLong(4), r.getLong(5), r.getLong(6),
+        r.getAs[Array[Byte]](7), r.getString(8))
+    })
+    val all = fresh ++ old
+    if (all.nonEmpty) written ++= IndexFiles.write(sc.union(all), dir, hadoopConf).flatMap(_.rows)
+    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf)
   }
 
-  /** For each file, the columns not taken from its footer (files with none are left out). */
-  private def wantedExcept(fs: Seq[SourceFile], fromFooter: Set[(String, Int)]): Map[String, Array[Boolean]] =
-    fs.map(f => f.path -> cols.indices.map(i => !fromFooter((f.path, i))).toArray).filter(_._2.exists(identity)).toMap
-
-  /** The (file, column) pairs whose footers qualify (their filters are checked when read). */
-  private def footerCandidates(): Set[(String, Int)] =
-    if (spec.source.format != "parquet" || !BloomIndexConf.footerFilters(spark)) Set.empty
+  private def footersApply: Boolean =
+    if (spec.source.format != "parquet" || !BloomIndexConf.footerFilters(spark)) false
+    else if (!cols.exists(_.algorithm == FilterAlgorithm.SplitBlock)) false // footers hold sbbf filters only
     else if (spec.global) {
       logInfo(s"Bloom index ${spec.name}: a global filter needs every value, so every file's data is read")
-      Set.empty
-    } else {
-      val seen = timed("checking Parquet footers")(
-        FooterFilters.check(spark, files, cols.toSeq).map(o => (o.path, o.column, o.ok, o.reason)).collect())
-      val ok = seen.collect { case (p, i, true, _) => (p, i) }.toSet
-      val reasons = seen.collect { case (_, i, false, why) => s"${cols(i).name}: $why" }.groupBy(identity)
-      logInfo(s"Bloom index ${spec.name}: ${ok.size} of ${seen.length} (file, column) filters may come from " +
-        "Parquet footers" + reasons.toSeq.sortBy(-_._2.length).take(5).map { case (why, k) => s"; ${k.length} x $why" }.mkString)
-      ok
-    }
+      false
+    } else if (!FooterFilters.sampleHasFilters(spark, files, cols.toSeq)) {
+      logInfo(s"Bloom index ${spec.name}: sampled Parquet footers carry no Bloom filter for the columns; reading the data")
+      false
+    } else true
 
-  /** The footer filters of `pairs` that fit; the others are reported to `rejected`. */
-  private def footerFilters(pairs: Set[(String, Int)],
-      rejected: CollectionAccumulator[(String, Int, String)]): RDD[FileFilter] = {
-    val footerFiles = files.filter(f => cols.indices.exists(i => pairs((f.path, i))))
-    FooterFilters.read(spark, footerFiles, cols.toSeq, sc.broadcast(pairs)).flatMap { o =>
+  /** The footer filters that qualify and fit; the other (file, column) pairs go to `rejected`. */
+  private def footerFilters(rejected: CollectionAccumulator[(String, Int, String)]): RDD[FileFilter] =
+    FooterFilters.read(spark, hadoopConf, files, cols.toSeq, relation.dataSchema).flatMap { o =>
       if (o.filter.isEmpty) rejected.add((o.path, o.column, o.reason))
       o.filter
     }
-  }
 
   /**
    * The data pass over `dataFiles` (columns per `wanted`): the filters to write, and the pass's
@@ -226,9 +222,7 @@ private final class BuildRun(
           val c = colsF(x.column)
           FileFilter(x.path, x.column, x.rows, x.nulls, x.ndv, c.algorithm.fromBitset(bits, c.fpp).toBytes, fromFooter = false)
         }
-        timed(s"writing the rows of ${needs.map(_.path).distinct.size} files read again") {
-          IndexBuilder.writeRows(toRows(Seq(filters)), dir)
-        }
+        timed(s"writing the rows of ${needs.map(_.path).distinct.size} files read again")(writeRows(Seq(filters), None))
       }
     }
     if (spec.global) {

@@ -2,6 +2,7 @@ package bloomindex.index
 
 import scala.reflect.ClassTag
 
+import bloomindex.BloomIndexConf
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.FieldHasher
 
@@ -87,12 +88,19 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
       consume: (Int, Iterator[HashedBatch]) => Iterator[T]): RDD[T] = {
     val types = columns.map(c => DataType.fromDDL(c.dataType)).toArray
     val algorithms = columns.map(_.algorithm).toArray
+    val delay = BloomIndexConf.testBuildTaskDelayMs(spark)
     rdd match {
       case Left(batches) =>
         val ordinals = scanOrdinals(scan.get)
-        batches.mapPartitionsWithIndex((i, it) => consume(i, BuildScan.fromColumnar(it, types, algorithms, ordinals, wanted.value)))
+        batches.mapPartitionsWithIndex { (i, it) =>
+          if (delay > 0) Thread.sleep(delay)
+          consume(i, BuildScan.fromColumnar(it, types, algorithms, ordinals, wanted.value))
+        }
       case Right(rows) =>
-        rows.mapPartitionsWithIndex((i, it) => consume(i, BuildScan.fromRows(it, types, algorithms, wanted.value)))
+        rows.mapPartitionsWithIndex { (i, it) =>
+          if (delay > 0) Thread.sleep(delay)
+          consume(i, BuildScan.fromRows(it, types, algorithms, wanted.value))
+        }
     }
   }
 

@@ -2,8 +2,8 @@ package bloomindex.index
 
 /**
  * The distinct values among a stream of 64-bit hashes, counted exactly: hashes are appended
- * as they come and, when the buffer is large or the caller asks, sorted on their high 33
- * bits (three radix passes of 11 bits) and deduplicated in place. Appends are sequential and
+ * as they come and, when the buffer is large or the caller asks, sorted on their high 22
+ * bits (two radix passes of 11 bits) and deduplicated in place. Appends are sequential and
  * the sort touches memory in order, so this is several times cheaper than a hash set over
  * the same random keys; and a filter fed the sorted result writes its blocks in order.
  *
@@ -78,60 +78,68 @@ object DistinctHashes {
 
   private val Bits = 11
   private val Buckets = 1 << Bits
+  /** The sort key: the high 22 bits (a filter's block index grows with the high 32). */
+  private val Shift = 64 - 2 * Bits
 
   /**
-   * Sorts `a(0 until n)` by the unsigned value of bits 31..63 (LSD radix, three passes through
-   * `tmp`), then deduplicates each run of equal high bits (almost always a single hash; longer
-   * runs are sorted in full first). Leaves the distinct hashes in `a(0 until result)`.
+   * Sorts `a(0 until n)` by the unsigned value of its high 22 bits (LSD radix, two passes
+   * through `tmp` and back), then deduplicates each run of equal high bits in place (short
+   * runs by insertion sort, long ones by `Arrays.sort`). Leaves the distinct hashes in
+   * `a(0 until result)`, ordered by their high bits.
    */
   private[index] def sortDistinct(a: Array[Long], n: Int, tmp: Array[Long]): Int = {
-    val count = new Array[Int](Buckets * 3)
+    val count = new Array[Int](Buckets * 2)
     var i = 0
     while (i < n) {
       val v = a(i)
-      count((v >>> 31).toInt & (Buckets - 1)) += 1
-      count(Buckets + ((v >>> 42).toInt & (Buckets - 1))) += 1
-      count(2 * Buckets + (v >>> 53).toInt) += 1
+      count((v >>> Shift).toInt & (Buckets - 1)) += 1
+      count(Buckets + (v >>> (Shift + Bits)).toInt) += 1
       i += 1
     }
-    var src = a
-    var dst = tmp
-    var pass = 0
-    while (pass < 3) {
-      val base = pass * Buckets
-      var sum = 0
-      var d = 0
-      while (d < Buckets) { val c = count(base + d); count(base + d) = sum; sum += c; d += 1 }
-      val shift = 31 + pass * Bits
-      i = 0
-      while (i < n) {
-        val v = src(i)
-        val slot = base + ((v >>> shift).toInt & (Buckets - 1))
-        dst(count(slot)) = v
-        count(slot) += 1
-        i += 1
-      }
-      val t = src; src = dst; dst = t
-      pass += 1
-    }
-    // Three passes: the sorted data is in tmp; deduplicate from there back into a.
+    scatter(a, tmp, n, count, 0, Shift)
+    scatter(tmp, a, n, count, Buckets, Shift + Bits)
     var k = 0
     i = 0
     while (i < n) {
-      val high = src(i) >>> 31
+      val high = a(i) >>> Shift
       var j = i + 1
-      while (j < n && (src(j) >>> 31) == high) j += 1
-      if (j - i == 1) { a(k) = src(i); k += 1 }
-      else {
-        java.util.Arrays.sort(src, i, j)
-        var m = i
-        while (m < j) {
-          if (m == i || src(m) != src(m - 1)) { a(k) = src(m); k += 1 }
-          m += 1
-        }
+      while (j < n && (a(j) >>> Shift) == high) j += 1
+      if (j - i > 1) {
+        if (j - i <= 16) insertionSort(a, i, j) else java.util.Arrays.sort(a, i, j)
+      }
+      // k <= i: the run is read before anything is written over it.
+      var m = i
+      while (m < j) {
+        if (m == i || a(m) != a(m - 1)) { a(k) = a(m); k += 1 }
+        m += 1
       }
       i = j
     }
     k
+  }
+
+  private def scatter(src: Array[Long], dst: Array[Long], n: Int, count: Array[Int], base: Int, shift: Int): Unit = {
+    var sum = 0
+    var d = 0
+    while (d < Buckets) { val c = count(base + d); count(base + d) = sum; sum += c; d += 1 }
+    var i = 0
+    while (i < n) {
+      val v = src(i)
+      val slot = base + ((v >>> shift).toInt & (Buckets - 1))
+      dst(count(slot)) = v
+      count(slot) += 1
+      i += 1
+    }
+  }
+
+  private def insertionSort(a: Array[Long], from: Int, until: Int): Unit = {
+    var i = from + 1
+    while (i < until) {
+      val v = a(i)
+      var j = i - 1
+      while (j >= from && a(j) > v) { a(j + 1) = a(j); j -= 1 }
+      a(j + 1) = v
+      i += 1
+    }
   }
 }

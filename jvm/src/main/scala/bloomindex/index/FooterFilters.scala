@@ -1,6 +1,6 @@
 package bloomindex.index
 
-import java.io.{ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
+import java.io.ByteArrayOutputStream
 import java.util.Locale
 
 import scala.jdk.CollectionConverters._
@@ -23,6 +23,7 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.DataSourceUtils
+import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils
 import org.apache.spark.sql.types._
 
 /**
@@ -40,60 +41,67 @@ import org.apache.spark.sql.types._
  *  - every row group's statistics carry the null count;
  *  - the merged filter's measured false positive rate ([[SbbfBits.measuredFpp]]) is within
  *    the column's fpp.
- * [[check]] looks at the footers only (the first three); [[read]] reads the filters, merges
- * and measures them, and halves them ([[SbbfBits.fold]]) while they still meet the fpp, so a
- * filter its writer made larger than needed does not make the index larger. Its distinct
- * count is the estimate from the merged filter's bits, at most the non-null count.
+ * The filters are merged and measured, and halved ([[SbbfBits.fold]]) while they still meet
+ * the fpp, so a filter its writer made larger than needed does not make the index larger.
+ * Its distinct count is the estimate from the merged filter's bits, at most the non-null count.
  */
 object FooterFilters {
 
-  /** The filter taken from the footer (or, from [[check]], only that it may be), or why not. */
-  final case class Outcome(path: String, column: Int, ok: Boolean, filter: Option[FileFilter], reason: String)
+  /** The filter taken from the footer, or why not. */
+  final case class Outcome(path: String, column: Int, filter: Option[FileFilter], reason: String)
 
   /** Reader settings that decide how Spark maps the file's columns and values. */
   private final case class Settings(caseSensitive: Boolean, fieldIds: Boolean, rebaseMode: String)
 
-  /** Footer metadata of every (file, column): which may come from the footer. */
-  def check(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec]): RDD[Outcome] =
-    job(spark, files, cols, None)
-
-  /** The footer filters of `pairs` ((path, column)); outcomes for those pairs only. */
-  def read(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec],
-      pairs: Broadcast[Set[(String, Int)]]): RDD[Outcome] = job(spark, files, cols, Some(pairs))
-
-  private def job(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec],
-      pairs: Option[Broadcast[Set[(String, Int)]]]): RDD[Outcome] = {
-    val sqlConf = spark.sessionState.conf
-    val settings = Settings(sqlConf.caseSensitiveAnalysis,
-      sqlConf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean,
-      sqlConf.getConfString("spark.sql.parquet.datetimeRebaseModeInRead", "EXCEPTION"))
-    val sc = spark.sparkContext
-    val conf = sc.broadcast(new ConfWritable(spark.sessionState.newHadoopConf()))
-    val colArray = cols.toArray
-    val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
-    sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism * 4))).mapPartitions { it =>
-      it.flatMap { f =>
-        val which = pairs match {
-          case Some(b) => colArray.indices.filter(i => b.value((f.path, i)))
-          case None => colArray.indices
-        }
-        readFile(f, colArray, types, which, read = pairs.isDefined, settings, conf.value.conf)
+  /**
+   * Whether any of a few of `files` (first, middle, last) has a Bloom filter for one of the
+   * columns in its footer, read on the driver: a table written without filters then skips the
+   * footer job. An unreadable footer counts as "maybe" (the job finds out).
+   */
+  def sampleHasFilters(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec]): Boolean = {
+    val conf = spark.sessionState.newHadoopConf()
+    val names = cols.map(_.name.toLowerCase(Locale.ROOT)).toSet
+    val sample = Seq(0, files.size / 2, files.size - 1).distinct.map(files)
+    sample.exists { f =>
+      val path = new Path(f.path)
+      try {
+        val input = HadoopInputFile.fromStatus(new FileStatus(f.size, false, 1, 0L, f.modificationTime, path), conf)
+        val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, path).build())
+        try reader.getRowGroups.asScala.exists(_.getColumns.asScala.exists { c =>
+          c.getBloomFilterOffset >= 0 && c.getPath.size == 1 && names(c.getPath.toArray()(0).toLowerCase(Locale.ROOT))
+        }) finally reader.close()
+      } catch {
+        case NonFatal(_) => true
       }
     }
   }
 
-  private def readFile(file: SourceFile, cols: Array[ColumnSpec], types: Array[DataType], which: Seq[Int],
-      read: Boolean, settings: Settings, conf: Configuration): Seq[Outcome] = {
-    def all(reason: String) = which.map(i => Outcome(file.path, i, ok = false, None, reason))
-    if (settings.fieldIds) return all("spark.sql.parquet.fieldId.read.enabled is on")
-    // Parquet footers hold split block filters under XXH64: only `sbbf` columns can use them.
-    val otherDesign = which.filter(i => cols(i).algorithm != FilterAlgorithm.SplitBlock)
-    if (otherDesign.nonEmpty) {
-      val rest = readFile(file, cols, types, which.diff(otherDesign), read, settings, conf)
-      return otherDesign.map(i => Outcome(file.path, i, ok = false, None,
-        s"the index holds ${cols(i).algorithm.name} filters, Parquet footers sbbf ones")) ++ rest
+  /** The footer filter, or why not, of every (file, column). */
+  def read(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile],
+      cols: Seq[ColumnSpec], schema: StructType): RDD[Outcome] = {
+    val sqlConf = spark.sessionState.conf
+    // Spark matches Parquet columns by field id only where the table's schema carries ids (Delta's
+    // extension turns the setting on in every session, for its column mapping tables).
+    val settings = Settings(sqlConf.caseSensitiveAnalysis,
+      sqlConf.parquetFieldIdReadEnabled && ParquetUtils.hasFieldIds(schema),
+      sqlConf.getConfString("spark.sql.parquet.datetimeRebaseModeInRead", "EXCEPTION"))
+    val sc = spark.sparkContext
+    val colArray = cols.toArray
+    val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
+    // As many tasks as cores: each task of the write that consumes this has a fixed cost.
+    sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism))).mapPartitions { it =>
+      it.flatMap(f => readFile(f, colArray, types, settings, conf.value.conf))
     }
-    if (which.isEmpty) return Nil
+  }
+
+  private def readFile(file: SourceFile, cols: Array[ColumnSpec], types: Array[DataType], settings: Settings,
+      conf: Configuration): Seq[Outcome] = {
+    def all(reason: String) = cols.indices.map(i => Outcome(file.path, i, None, reason))
+    if (settings.fieldIds) return all("the table matches Parquet columns by field id")
+    // Parquet footers hold split block filters under XXH64: only `sbbf` columns can use them.
+    def otherDesign(i: Int) = cols(i).algorithm != FilterAlgorithm.SplitBlock
+    def designReason(i: Int) = s"the index holds ${cols(i).algorithm.name} filters, Parquet footers sbbf ones"
+    if (cols.indices.forall(otherDesign)) return cols.indices.map(i => Outcome(file.path, i, None, designReason(i)))
     val path = new Path(file.path)
     val input = HadoopInputFile.fromStatus(new FileStatus(file.size, false, 1, 0L, file.modificationTime, path), conf)
     val (reader, stream) = try {
@@ -114,28 +122,27 @@ object FooterFilters {
       lazy val rebased = !DataSourceUtils.datetimeRebaseSpec((k: String) => kv.get(k), settings.rebaseMode)
         .mode.toString.equalsIgnoreCase("CORRECTED")
       val fields = meta.getSchema.getFields.asScala.toSeq
-      which.map { i =>
-        val byName = fields.filter(_.getName == cols(i).name) match {
-          case Seq() if !settings.caseSensitive =>
-            fields.filter(_.getName.toLowerCase(Locale.ROOT) == cols(i).name.toLowerCase(Locale.ROOT))
-          case exact => exact
-        }
-        val chunks: Either[String, Seq[ColumnChunkMetaData]] = byName match {
-          case Seq(_) if blocks.isEmpty => Left("no row groups")
-          case Seq(field) => typeMismatch(types(i), field, rebased).toLeft(()).flatMap(_ => usableChunks(blocks, field.getName))
-          case Seq() => Left("column not in the file")
-          case _ => Left("column name matches several of the file's columns")
-        }
-        val outcome: Either[String, Option[FileFilter]] =
-          if (!read) chunks.map(_ => None)
-          else chunks.flatMap(cs => merge(reader, raw, cs)).flatMap { filter =>
-            val nulls = chunks.toOption.get.map(_.getStatistics.getNumNulls).sum
-            fit(filter, cols(i).fpp).map { case (bytes, at, numBytes) =>
-              Some(FileFilter(file.path, i, rows, nulls,
-                math.min(SbbfBits.estimateNdv(bytes, at, numBytes), rows - nulls), bytes, fromFooter = true))
+      cols.indices.map { i =>
+        if (otherDesign(i)) Outcome(file.path, i, None, designReason(i)) else {
+          val byName = fields.filter(_.getName == cols(i).name) match {
+            case Seq() if !settings.caseSensitive =>
+              fields.filter(_.getName.toLowerCase(Locale.ROOT) == cols(i).name.toLowerCase(Locale.ROOT))
+            case exact => exact
+          }
+          val chunks: Either[String, Seq[ColumnChunkMetaData]] = byName match {
+            case Seq(_) if blocks.isEmpty => Left("no row groups")
+            case Seq(field) => typeMismatch(types(i), field, rebased).toLeft(()).flatMap(_ => usableChunks(blocks, field.getName))
+            case Seq() => Left("column not in the file")
+            case _ => Left("column name matches several of the file's columns")
+          }
+          val outcome: Either[String, FileFilter] = chunks.flatMap { cs =>
+            merge(reader, raw, cs).flatMap(filter => fit(filter, cols(i).fpp)).map { case (bytes, _, _, ndv) =>
+              val nulls = cs.map(_.getStatistics.getNumNulls).sum
+              FileFilter(file.path, i, rows, nulls, math.min(ndv, rows - nulls), bytes, fromFooter = true)
             }
           }
-        Outcome(file.path, i, outcome.isRight, outcome.toOption.flatten, outcome.fold(identity, _ => ""))
+          Outcome(file.path, i, outcome.toOption, outcome.fold(identity, _ => ""))
+        }
       }
     } finally reader.close()
   }
@@ -156,26 +163,30 @@ object FooterFilters {
   }
 
   /**
-   * The filter meeting `fpp`, as (serialized bytes, bitset offset, bitset bytes): `filter`
-   * (serialized) halved while the halves still meet it; or why not.
+   * The filter meeting `fpp`, as (serialized bytes, bitset offset, bitset bytes, distinct
+   * count estimate): `filter` (serialized) halved while the halves still meet it; or why not.
    */
-  private def fit(filter: Array[Byte], fpp: Double): Either[String, (Array[Byte], Int, Int)] = {
+  private def fit(filter: Array[Byte], fpp: Double): Either[String, (Array[Byte], Int, Int, Long)] = {
     val (at, numBytes) = SbbfSerde.locateBitset(filter)
-    val measured = SbbfBits.measuredFpp(filter, at, numBytes)
+    val (measured, setBits) = SbbfBits.stats(filter, at, numBytes)
     if (measured > fpp) return Left(f"footer filter's false positive rate $measured%.4g is over the fpp $fpp")
+    val ndv = SbbfBits.ndvFromSetBits(setBits, numBytes)
     var bits = filter
     var offset = at
     var size = numBytes
+    // Worth trying only when a filter of half the size should meet the fpp for the estimated
+    // count: folding is exact, and the half is kept only if its own measured rate meets it.
+    def promising = size % 64 == 0 && ndv < Long.MaxValue && SbbfSizing.expectedFpp(size / 2, ndv) <= fpp
     var done = false
-    while (!done && size % 64 == 0) {
+    while (!done && promising) {
       val half = SbbfBits.fold(bits, offset, size)
       if (SbbfBits.measuredFpp(half, 0, half.length) > fpp) done = true
       else { bits = half; offset = 0; size = half.length }
     }
-    if (bits eq filter) Right((filter, at, numBytes))
+    if (bits eq filter) Right((filter, at, numBytes, ndv))
     else {
       val out = SbbfSerde.write(bits, 0, size)
-      Right((out, out.length - size, size))
+      Right((out, out.length - size, size, ndv))
     }
   }
 
@@ -269,19 +280,5 @@ object FooterFilters {
     if (ok) None
     else Some(s"the file stores it as ${t.toString.trim}, not as Spark writes ${dt.sql}" +
       (if (dt == DateType || dt == TimestampType || dt == TimestampNTZType) " (or Spark would rebase it)" else ""))
-  }
-
-  /** A Hadoop configuration shipped to the tasks (Configuration is Writable, not Serializable). */
-  private final class ConfWritable(@transient var conf: Configuration) extends Serializable {
-    private def writeObject(out: ObjectOutputStream): Unit = {
-      out.defaultWriteObject()
-      conf.write(out)
-    }
-
-    private def readObject(in: ObjectInputStream): Unit = {
-      in.defaultReadObject()
-      conf = new Configuration(false)
-      conf.readFields(in)
-    }
   }
 }

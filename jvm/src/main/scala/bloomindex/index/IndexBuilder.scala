@@ -3,7 +3,6 @@ package bloomindex.index
 
 import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types._
 
 /** What one build produced: index rows written under `dir`, plus global filters if asked. */
@@ -59,23 +58,17 @@ object IndexBuilder {
       baseGlobal: Map[String, Array[Byte]],
       baseGlobalNdv: Map[String, Long] = Map.empty): BuildResult = {
     val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal)
-    run.write(carried.map(_.select(IndexSchema.fieldNames.map(col).toIndexedSeq: _*)))
-    val (oldFiles, oldBytes, oldFilterBytes, oldFooter) = carried.map(carriedTotals).getOrElse((0L, 0L, 0L, 0L))
+    run.write(carried)
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
     val globalNdv = if (!spec.global) Map.empty[String, Long]
       else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
-    BuildResult(oldFiles + files.size, oldBytes + files.map(_.size).sum, oldFilterBytes + run.filterBytes,
-      oldFooter + run.filesFromFooters, globalNdv)
+    BuildResult(run.indexedFiles, run.indexedBytes, run.filterBytes, run.filesFromFooters, globalNdv)
   }
 
-  /** Appends index rows to `dir`, the operation's own folder (which may already hold _global). */
-  private[index] def writeRows(rows: DataFrame, dir: String): Unit =
-    // Filters are near-random bits (sized for about half of them set; footer filters are
-    // halved down to that), all different: compression and a dictionary would only cost time.
-    encrypted(rows.write.mode("append").option("compression", "none").option("parquet.enable.dictionary#filter", "false"),
-      rows.sparkSession, dir).parquet(dir)
-
-  /** An encrypted index writes one column's rows per file, encrypted as [[IndexEncryption]] planned. */
+  /**
+   * An encrypted index's global filters: one column's row per file, encrypted as
+   * [[IndexEncryption]] planned (the per-file rows go through [[IndexFiles]]).
+   */
   private def encrypted(w: DataFrameWriter[Row], spark: SparkSession, dir: String): DataFrameWriter[Row] =
     IndexEncryption.plan(spark.sessionState.newHadoopConf(), dir) match {
       case Some(plan) => w.options(IndexEncryption.writerOptions(plan)).partitionBy("column")
@@ -83,15 +76,6 @@ object IndexBuilder {
     }
 
   def globalDir(dir: String): String = new org.apache.hadoop.fs.Path(dir, "_global").toString
-
-  /** Files, bytes, filter bytes and all-footer files of carried index rows, in one job. */
-  private def carriedTotals(rows: DataFrame): (Long, Long, Long, Long) = {
-    val r = rows.groupBy("file_path").agg(max("file_size").as("size"), sum(length(col("filter"))).as("fb"),
-      min(when(col("built_from") === "footer", 1).otherwise(0)).as("footer"))
-      .agg(count(lit(1)), sum("size"), sum("fb"), sum("footer")).head()
-    def orZero(i: Int): Long = Option(r.get(i)).map(_.asInstanceOf[Number].longValue()).getOrElse(0L)
-    (orZero(0), orZero(1), orZero(2), orZero(3))
-  }
 
   private[index] def writeGlobals(
       spark: SparkSession,

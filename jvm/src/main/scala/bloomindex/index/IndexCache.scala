@@ -39,6 +39,9 @@ object IndexCache {
 
   private val cache = new ConcurrentHashMap[(String, Long), LoadedIndex]()
 
+  /** Forgets every loaded version (tests: what a new driver would see). */
+  def clear(): Unit = cache.clear()
+
   /** The loaded data of `version`, if this JVM has loaded it. */
   def get(indexDir: Path, version: Long): Option[LoadedIndex] = Option(cache.get((indexDir.toString, version)))
 
@@ -64,6 +67,8 @@ object IndexCache {
     // then grouped): the driver holds the decoded filters plus one partition's rows. A job per
     // partition, so no more partitions than that (an index of 100,000 small files is one job).
     val partial = mutable.HashMap.empty[String, IndexedFile]
+    var unreadable = 0
+    var example = ""
     try {
       val rows = IndexStore.rows(spark, indexDir, data)
         .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
@@ -77,7 +82,13 @@ object IndexCache {
           val f = partial.getOrElseUpdate(path, new IndexedFile(path, r.getLong(1), r.getLong(2), r.getLong(4),
             new Array[Long](cols.size), new Array[BloomFilter](cols.size)))
           f.nullCounts(i) = r.getLong(5)
-          f.filters(i) = algorithms(i).fromBytes(r.getAs[Array[Byte]](6))
+          // Sizes are checked before anything is allocated (at most 128 MiB, no more than stored).
+          f.filters(i) = try algorithms(i).fromBytes(r.getAs[Array[Byte]](6)) catch {
+            case NonFatal(e) =>
+              unreadable += 1
+              if (example.isEmpty) example = s"$path column ${cols(i)}: ${e.getMessage}"
+              null
+          }
         }
       }
     } catch {
@@ -85,6 +96,14 @@ object IndexCache {
     }
     // A file the index cannot vouch for on every column is treated as not indexed.
     val byFile = partial.iterator.filter(_._2.filters.forall(_ != null)).toMap
+    val name = entry.spec.name
+    if (unreadable > 0) IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: $unreadable " +
+      s"filters unreadable (e.g. $example); their files are read, not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
+    if (unreadable == 0 && byFile.size < data.indexedFiles) {
+      IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: ${data.indexedFiles - byFile.size} of " +
+        s"${data.indexedFiles} indexed files have no index rows (index data missing or unreadable); they are read, " +
+        s"not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
+    }
     new LoadedIndex(entry, byFile, plan.map(_ => IndexEncryption.keyAccess(conf)))
   }
 }

@@ -8,6 +8,7 @@ import scala.util.control.NonFatal
 import bloomindex.ConcurrentBloomIndexUpdateException
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
 
 /**
  * The history of one index: `_log/%020d.json`, one committed [[LogEntry]] per version, each
@@ -17,6 +18,7 @@ import org.apache.hadoop.fs.Path
  * a command in progress (or one that died) never hides the last good data.
  */
 class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
+  import IndexLog.LogHead
 
   private val store = new LogStore(hadoopConf)
   val logDir = new Path(indexDir, "_log")
@@ -42,27 +44,51 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
   /** The newest entry, or None for an index that never existed. Damage is an exception. */
   def latest(): Option[LogEntry] = versions().lastOption.map(read)
 
-  /** The newest ACTIVE entry at or after the last DELETED one: what queries may use. */
+  /**
+   * The newest ACTIVE entry at or after the last DELETED one: what queries may use. Entries
+   * that cannot be read are skipped (with a warning): whatever a damaged entry said, using an
+   * older version's data is never a wrong answer, since files it does not know as they are
+   * now are read anyway.
+   */
   def lastActive(): Option[LogEntry] = {
     val vs = versions().reverseIterator
     while (vs.hasNext) {
-      val e = read(vs.next())
-      if (e.state == IndexState.Active) return Some(e)
-      if (e.state == IndexState.Deleted) return None
+      val v = vs.next()
+      val e = try read(v) catch {
+        case err: LogJson.NewerFormatException => throw err
+        case NonFatal(err) =>
+          IndexLog.warnOnce(s"bloomindex: ${entryPath(v)} is damaged and skipped (${err.getMessage}); " +
+            s"REFRESH BLOOM INDEX ${indexDir.getName} FULL repairs the index")
+          null
+      }
+      if (e != null && e.state == IndexState.Active) return Some(e)
+      if (e != null && e.state == IndexState.Deleted) return None
     }
     None
   }
 
-  /** The newest entry that reads cleanly, skipping damaged ones; for DESCRIBE and repair. */
-  def latestReadable(): Option[(LogEntry, Seq[(Long, String)])] = {
+  /** The newest entry that reads cleanly, and the damaged ones after it (newest first). */
+  def latestReadable(): Option[(LogEntry, Seq[(Long, String)])] = head().flatMap(h => h.entry.map(_ -> h.damaged))
+
+  /**
+   * What a command builds on: the newest committed version number (the next commit is one
+   * more, whatever that entry holds), the newest entry that reads cleanly, and the unreadable
+   * entries after it. None for an index that never existed.
+   */
+  def head(): Option[LogHead] = {
+    val vs = versions()
+    if (vs.isEmpty) return None
     val damaged = Seq.newBuilder[(Long, String)]
-    val it = versions().reverseIterator
+    val it = vs.reverseIterator
     while (it.hasNext) {
       val v = it.next()
-      try return Some((read(v), damaged.result()))
-      catch { case NonFatal(e) => damaged += v -> e.getMessage }
+      try return Some(LogHead(vs.last, Some(read(v)), damaged.result()))
+      catch {
+        case e: LogJson.NewerFormatException => throw e
+        case NonFatal(e) => damaged += v -> e.getMessage
+      }
     }
-    None
+    Some(LogHead(vs.last, None, damaged.result()))
   }
 
   /** Commits `entry` as its version; throws [[ConcurrentBloomIndexUpdateException]] if taken. */
@@ -72,4 +98,18 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
       case _: FileAlreadyExistsException | _: org.apache.hadoop.fs.FileAlreadyExistsException =>
         throw new ConcurrentBloomIndexUpdateException(entry.spec.name, entry.version, entry.operation)
     }
+}
+
+object IndexLog extends Logging {
+
+  /** See [[IndexLog.head]]: `damaged` are (version, what is wrong), newest first. */
+  case class LogHead(version: Long, entry: Option[LogEntry], damaged: Seq[(Long, String)])
+
+  private val warned = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  /** Logs a warning once per JVM: queries over a damaged index would repeat it on every plan. */
+  def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
+
+  /** The warnings [[warnOnce]] logged so far in this JVM (tests read them). */
+  def warnings(): java.util.List[String] = new java.util.ArrayList[String](warned)
 }

@@ -45,6 +45,31 @@ class IndexManager(spark: SparkSession) extends Logging {
     new IndexLog(new Path(root, name), hadoopConf)
   }
 
+  /**
+   * The log of an index a command is about to write. Names cannot leave the root; on local
+   * files the index's folders must not be symbolic links either (one planted in the root
+   * would send the writes elsewhere).
+   */
+  private def writableLog(name: String): IndexLog = {
+    val l = log(name)
+    val dir = l.indexDir
+    if (dir.toUri.getScheme == null || dir.toUri.getScheme == "file") {
+      Seq(dir, l.logDir, new Path(dir, "data")).map(p => java.nio.file.Paths.get(p.toUri.getPath))
+        .find(java.nio.file.Files.isSymbolicLink).foreach { link =>
+          throw BloomIndexErrors.analysis(
+            s"Bloom index '$name': $link is a symbolic link; refusing to write outside ${BloomIndexConf.Root} ($root)")
+        }
+    }
+    l
+  }
+
+  /** Whether `name` has a history whose newest readable entry is not a DROP (or has damage after it). */
+  def exists(name: String): Boolean =
+    log(name).head().exists(h => h.entry.exists(_.state != IndexState.Deleted) || h.damaged.nonEmpty)
+
+  private def damageNote(damaged: Seq[(Long, String)]): String =
+    damaged.map { case (v, why) => s"log version $v is damaged ($why)" }.mkString("; ")
+
   private def now(): Long = System.currentTimeMillis()
 
   // ---------------------------------------------------------------- create
@@ -136,17 +161,26 @@ class IndexManager(spark: SparkSession) extends Logging {
 
   /** `frame`: a DataFrame over the source, just resolved (see [[SourceResolver.resolveFrame]]). */
   def createFromSpec(spec: IndexSpec, ifNotExists: Boolean, frame: Option[DataFrame] = None): Option[LogEntry] = {
-    val l = log(spec.name)
-    val latest = l.latest()
-    latest match {
-      case Some(e) if e.state == IndexState.Active || e.state == IndexState.Refreshing =>
+    val l = writableLog(spec.name)
+    val head = l.head()
+    // A damaged newest entry hides what it was: an index whose last readable state is live
+    // still exists (REFRESH ... FULL repairs it, DROP removes it); a log with no readable
+    // entry at all holds nothing to keep, and a new history starts after it.
+    head.flatMap(h => h.entry.map(_ -> h.damaged)) match {
+      case Some((e, damaged)) if e.state == IndexState.Active || e.state == IndexState.Refreshing ||
+          (e.state == IndexState.Creating && damaged.nonEmpty) =>
         if (ifNotExists) return None
-        throw BloomIndexErrors.alreadyExists(spec.name)
-      case Some(e) if e.state == IndexState.Creating && l.lastActive().isEmpty =>
+        if (damaged.isEmpty) throw BloomIndexErrors.alreadyExists(spec.name)
+        throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' already exists and its ${damageNote(damaged)}: " +
+          s"REFRESH BLOOM INDEX ${spec.name} FULL repairs it, DROP BLOOM INDEX ${spec.name} removes it")
+      case Some((e, _)) if e.state == IndexState.Creating && l.lastActive().isEmpty =>
         logWarning(s"Bloom index '${spec.name}': taking over from an unfinished CREATE (log version ${e.version})")
+      case None if head.nonEmpty =>
+        logWarning(s"Bloom index '${spec.name}': no log entry is readable (${damageNote(head.get.damaged)}); " +
+          s"starting a new history at version ${head.get.version + 1}")
       case _ =>
     }
-    val next = latest.map(_.version + 1).getOrElse(0L)
+    val next = head.map(_.version + 1).getOrElse(0L)
     val opId = UUID.randomUUID().toString
     val created = now()
     val begin = LogEntry(next, IndexState.Creating, "CREATE", opId, created, created, spec, None)
@@ -156,15 +190,30 @@ class IndexManager(spark: SparkSession) extends Logging {
 
   // ---------------------------------------------------------------- refresh
 
+  /**
+   * A refresh after damaged log entries (see [[IndexLog.head]]) builds on the newest readable
+   * entry, commits after the damaged ones (never over them) and is always a full rebuild:
+   * what the damaged entries did is unknown.
+   */
   def refresh(name: String, full: Boolean): LogEntry = {
-    val l = log(name)
-    val latest = l.latest().filter(_.state != IndexState.Deleted).getOrElse(throw BloomIndexErrors.notFound(name))
+    val l = writableLog(name)
+    val head = l.head().getOrElse(throw BloomIndexErrors.notFound(name))
+    val latest = head.entry match {
+      case Some(e) if e.state != IndexState.Deleted => e
+      case Some(_) => throw BloomIndexErrors.notFound(name)
+      case None => throw BloomIndexErrors.analysis(s"Bloom index '$name' cannot be refreshed: no log entry is " +
+        s"readable (${damageNote(head.damaged)}); CREATE BLOOM INDEX $name starts a new history")
+    }
+    if (head.damaged.nonEmpty) {
+      logWarning(s"Bloom index '$name': ${damageNote(head.damaged)}; rebuilding it in full from version ${latest.version}")
+    }
     val base = l.lastActive()
-    val begin = LogEntry(latest.version + 1, IndexState.Refreshing,
-      if (full) "REFRESH FULL" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, now(),
+    val rebuild = full || base.isEmpty || head.damaged.nonEmpty
+    val begin = LogEntry(head.version + 1, IndexState.Refreshing,
+      if (rebuild) "REFRESH FULL" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, now(),
       latest.createdAt, latest.spec, base.flatMap(_.data))
     l.commit(begin)
-    runOperation(l, begin, latest.spec, full || base.isEmpty, base)
+    runOperation(l, begin, latest.spec, rebuild, base)
   }
 
   /** Build, then commit ACTIVE; on failure, roll back with a stable entry and remove the data. */
@@ -177,14 +226,20 @@ class IndexManager(spark: SparkSession) extends Logging {
     sc.setJobGroup(IndexManager.jobGroup(spec.name),
       s"${begin.operation} BLOOM INDEX ${spec.name} ON ${spec.source.display}", interruptOnCancel = true)
     try {
-      cleanupData(l, keep = base.flatMap(_.data).map(_.dir).toSet)
-      val result = try build(l, spec, dataDir, full, base, frame) catch {
+      cleanupData(l, begin.version, keep = base.flatMap(_.data).map(_.dir).toSet)
+      var tableVersion: Option[Long] = None
+      val result = try build(l, spec, dataDir, full, base, frame, v => tableVersion = v) catch {
         case NonFatal(e) =>
-          rollback(l, begin, base)
           deleteQuietly(dataDir)
+          // Another command took over meanwhile (and may have removed this one's data, which
+          // is what failed the build): that is a conflict, not this build's own failure.
+          if (!rollback(l, begin, base)) throw new ConcurrentBloomIndexUpdateException(spec.name, begin.version + 1,
+            s"${begin.operation}, whose build failed meanwhile (${e.getMessage}),", e)
           throw e
       }
-      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, result.filesFromFooters, result.globalNdv)
+      BloomIndexConf.testFault(spark, BloomIndexConf.TestFailAfterDataWrite, s"${begin.operation} BLOOM INDEX ${spec.name}")
+      val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, result.filesFromFooters,
+        result.globalNdv, tableVersion)
       val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = now(), data = Some(data))
       try l.commit(end) catch {
         case e: ConcurrentBloomIndexUpdateException =>
@@ -201,8 +256,9 @@ class IndexManager(spark: SparkSession) extends Logging {
   }
 
   private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry],
-      frame: Option[DataFrame]): BuildResult = {
-    val (relation, current) = SourceResolver.snapshot(spark, spec.source, frame)
+      frame: Option[DataFrame], version: Option[Long] => Unit): BuildResult = {
+    val (relation, current, tableVersion) = SourceResolver.snapshot(spark, spec.source, frame)
+    version(tableVersion)
     IndexEncryption.prepare(spark, spec, current, dataDir.toString)
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
@@ -222,25 +278,39 @@ class IndexManager(spark: SparkSession) extends Logging {
     IndexBuilder.build(spark, spec, relation, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
   }
 
-  private def rollback(l: IndexLog, begin: LogEntry, base: Option[LogEntry]): Unit = {
+  /** Commits the stable entry after a failed build; false when another command committed that version first. */
+  private def rollback(l: IndexLog, begin: LogEntry, base: Option[LogEntry]): Boolean = {
     val entry = base match {
       case Some(b) => begin.copy(version = begin.version + 1, state = IndexState.Active,
         operation = s"${begin.operation} (failed, rolled back)", timestamp = now(), data = b.data)
       case None => begin.copy(version = begin.version + 1, state = IndexState.Deleted,
         operation = s"${begin.operation} (failed)", timestamp = now(), data = None)
     }
-    try l.commit(entry) catch {
-      case NonFatal(e) => logWarning(s"Bloom index '${begin.spec.name}': could not record the rollback: $e")
+    try { l.commit(entry); true } catch {
+      case _: ConcurrentBloomIndexUpdateException => false
+      case NonFatal(e) =>
+        logWarning(s"Bloom index '${begin.spec.name}': could not record the rollback: $e")
+        true
     }
   }
 
-  /** Removes data folders no committed entry needs: leftovers of failed or dead builds. */
-  private def cleanupData(l: IndexLog, keep: Set[String]): Unit = {
+  /**
+   * Removes data folders no committed entry needs: leftovers of failed or dead builds. Run by
+   * the command that committed log version `version`, keeping `keep` and the folders of
+   * commands that committed after it (listed first, then the log read: a command commits its
+   * first entry before it creates its folder, so every folder listed has its entry by then).
+   */
+  private def cleanupData(l: IndexLog, version: Long, keep: Set[String]): Unit = {
     val dir = new Path(l.indexDir, "data")
     val fs = dir.getFileSystem(hadoopConf)
     if (fs.exists(dir)) {
-      fs.listStatus(dir).filter(_.isDirectory).foreach { st =>
-        if (!keep.contains(s"data/${st.getPath.getName}")) deleteQuietly(st.getPath)
+      val folders = fs.listStatus(dir).filter(_.isDirectory).map(_.getPath)
+      val newer = l.versions().filter(_ > version).flatMap(v => try Some(l.read(v).operationId) catch {
+        case NonFatal(_) => None
+      }).map(id => s"data/$id").toSet
+      folders.foreach { p =>
+        val rel = s"data/${p.getName}"
+        if (!keep.contains(rel) && !newer.contains(rel)) deleteQuietly(p)
       }
     }
   }
@@ -252,17 +322,22 @@ class IndexManager(spark: SparkSession) extends Logging {
 
   // ---------------------------------------------------------------- drop
 
+  /** A DROP after damaged log entries commits after them, with the newest readable entry's spec. */
   def drop(name: String, ifExists: Boolean): Boolean = {
-    val l = log(name)
-    val latest = l.latest().filter(_.state != IndexState.Deleted)
-    latest match {
-      case None =>
-        if (ifExists) false else throw BloomIndexErrors.notFound(name)
-      case Some(e) =>
-        l.commit(e.copy(version = e.version + 1, state = IndexState.Deleted, operation = "DROP",
-          operationId = UUID.randomUUID().toString, timestamp = now(), data = None))
-        cleanupData(l, keep = Set.empty)
+    val l = writableLog(name)
+    l.head() match {
+      case Some(h) if h.entry.isDefined && (h.entry.get.state != IndexState.Deleted || h.damaged.nonEmpty) =>
+        val e = h.entry.get
+        val dropped = e.copy(version = h.version + 1, state = IndexState.Deleted, operation = "DROP",
+          operationId = UUID.randomUUID().toString, timestamp = now(), data = None)
+        l.commit(dropped)
+        cleanupData(l, dropped.version, keep = Set.empty)
         true
+      case Some(h) if h.entry.isEmpty =>
+        throw BloomIndexErrors.analysis(s"Bloom index '$name' cannot be dropped: no log entry is readable " +
+          s"(${damageNote(h.damaged)}); CREATE BLOOM INDEX $name starts a new history, or remove ${l.indexDir}")
+      case _ =>
+        if (ifExists) false else throw BloomIndexErrors.notFound(name)
     }
   }
 
@@ -275,7 +350,7 @@ class IndexManager(spark: SparkSession) extends Logging {
     fs.listStatus(root).filter(_.isDirectory).map(_.getPath.getName).sorted.toSeq.flatMap { name =>
       try {
         if (!name.matches("[A-Za-z0-9_][A-Za-z0-9_-]{0,127}")) None
-        else log(name).latest().filter(_.state != IndexState.Deleted)
+        else log(name).head().flatMap(_.entry).filter(_.state != IndexState.Deleted)
       } catch {
         case NonFatal(e) =>
           logWarning(s"Bloom index '$name': unreadable log, skipped: ${e.getMessage}")
@@ -294,19 +369,27 @@ class IndexManager(spark: SparkSession) extends Logging {
 
   private def normalizeRoot(p: String): String = new Path(p).toUri.getPath.stripSuffix("/")
 
-  /** DESCRIBE BLOOM INDEX as (key, value) pairs, in display order. */
+  /**
+   * DESCRIBE BLOOM INDEX as (key, value) pairs, in display order. `damage` is "none" or what
+   * is wrong with the version queries use: damaged log entries after the newest readable one,
+   * missing or unreadable index data, filters that do not deserialize (all checked here).
+   */
   def describe(name: String): Seq[(String, String)] = {
     val l = log(name)
-    val (latest, damaged) = l.latestReadable().getOrElse(throw BloomIndexErrors.notFound(name))
-    if (latest.state == IndexState.Deleted) throw BloomIndexErrors.notFound(name)
+    val head = l.head().getOrElse(throw BloomIndexErrors.notFound(name))
+    val latest = head.entry.getOrElse(throw BloomIndexErrors.analysis(
+      s"Bloom index '$name': no log entry is readable (${damageNote(head.damaged)})"))
+    if (latest.state == IndexState.Deleted && head.damaged.isEmpty) throw BloomIndexErrors.notFound(name)
     val active = l.lastActive()
     val spec = latest.spec
+    val damage = Seq.newBuilder[String]
+    head.damaged.foreach { case (v, why) => damage += s"log version $v unreadable: $why" }
     val out = Seq.newBuilder[(String, String)]
     out += "name" -> spec.name
     out += "source" -> spec.source.display
     out += "format" -> spec.source.format
     out += "state" -> latest.state
-    out += "log_version" -> latest.version.toString
+    out += "log_version" -> head.version.toString
     out += "active_version" -> active.map(_.version.toString).getOrElse("none")
     out += "created" -> new java.sql.Timestamp(latest.createdAt).toString
     out += "refreshed" -> active.map(e => new java.sql.Timestamp(e.timestamp).toString).getOrElse("never")
@@ -315,43 +398,78 @@ class IndexManager(spark: SparkSession) extends Logging {
     out += "global" -> spec.global.toString
     out += "encryption" -> active.flatMap(_.data).flatMap(d => IndexEncryption.plan(hadoopConf, IndexStore.dataDir(l.indexDir, d).toString))
       .map(p => p.columnKeys.toSeq.sorted.map { case (c, k) => s"$c (key $k)" }.mkString(", ")).getOrElse("none")
-    damaged.foreach { case (v, msg) => out += s"damaged_log_version_$v" -> msg }
+    val details = Seq.newBuilder[(String, String)]
     active.flatMap(_.data) match {
       case Some(d) =>
-        val rows = IndexStore.rows(spark, l.indexDir, d)
-        val perColumn = rows.groupBy("column").agg(count(lit(1)), sum(length(col("filter"))),
-          sum(when(col("built_from") === "footer", 1).otherwise(0))).collect()
-          .map(r => r.getString(0) -> (r.getLong(1), r.getLong(2), r.getLong(3))).toMap
-        out += "files_indexed" -> d.indexedFiles.toString
-        out += "bytes_indexed" -> d.indexedBytes.toString
-        out += "filter_bytes" -> d.filterBytes.toString
-        // A file is "from footer" when none of its data was read: every column came from its footer.
-        out += "files_from_footer" -> d.filesFromFooters.toString
-        out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
-        val current = SourceResolver.listFiles(spark, spec.source)
-        val known = IndexStore.fileIdentities(rows)
-        val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
-        val currentPaths = current.map(_.path).toSet
-        val deleted = known.map(_._1).count(p => !currentPaths.contains(p))
-        out += "files_new_or_changed" -> stale.toString
-        out += "files_deleted" -> deleted.toString
-        spec.columns.foreach { c =>
-          val (files, bytes, fromFooter) = perColumn.getOrElse(c.name, (0L, 0L, 0L))
-          out += s"column.${c.name}.type" -> c.dataType
-          out += s"column.${c.name}.fpp" -> c.fpp.toString
-          out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
-          out += s"column.${c.name}.sizing" -> c.sizing.name
-          out += s"column.${c.name}.algorithm" -> c.algorithm.name
-          out += s"column.${c.name}.files" -> files.toString
-          out += s"column.${c.name}.filter_bytes" -> bytes.toString
-          out += s"column.${c.name}.files_from_footer" -> fromFooter.toString
-          out += s"column.${c.name}.files_from_data" -> (files - fromFooter).toString
-          if (spec.global) out += s"column.${c.name}.global_ndv" -> d.globalNdv.getOrElse(c.name, 0L).toString
+        val rows = try Some(IndexStore.rows(spark, l.indexDir, d).cache()) catch {
+          case NonFatal(e) => damage += s"index data ${d.dir} unreadable: ${e.getMessage.linesIterator.next()}"; None
         }
+        rows.foreach { rows => try describeData(l.indexDir, spec, d, rows, details, damage) finally rows.unpersist() }
+        if (rows.isEmpty) details += "files_indexed" -> "0"
       case None =>
-        out += "files_indexed" -> "0"
+        details += "files_indexed" -> "0"
     }
-    out.result()
+    val problems = damage.result()
+    out += "damage" -> (if (problems.isEmpty) "none" else problems.mkString("; "))
+    out.result() ++ details.result()
+  }
+
+  private def describeData(indexDir: Path, spec: IndexSpec, d: IndexData, rows: DataFrame,
+      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]],
+      damage: scala.collection.mutable.Builder[String, Seq[String]]): Unit = {
+    val perColumn = rows.groupBy("column").agg(count(lit(1)), sum(length(col("filter"))),
+      sum(when(col("built_from") === "footer", 1).otherwise(0))).collect()
+      .map(r => r.getString(0) -> (r.getLong(1), r.getLong(2), r.getLong(3))).toMap
+    out += "files_indexed" -> d.indexedFiles.toString
+    out += "bytes_indexed" -> d.indexedBytes.toString
+    out += "filter_bytes" -> d.filterBytes.toString
+    // A file is "from footer" when none of its data was read: every column came from its footer.
+    out += "files_from_footer" -> d.filesFromFooters.toString
+    out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
+    d.tableVersion.foreach(v => out += "table_version" -> v.toString)
+    val (_, current, currentVersion) = SourceResolver.snapshot(spark, spec.source)
+    currentVersion.foreach(v => out += "table_current_version" -> v.toString)
+    val known = IndexStore.fileIdentities(rows)
+    val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
+    val currentPaths = current.map(_.path).toSet
+    val deleted = known.map(_._1).count(p => !currentPaths.contains(p))
+    out += "files_new_or_changed" -> stale.toString
+    out += "files_deleted" -> deleted.toString
+    spec.columns.foreach { c =>
+      val (files, bytes, fromFooter) = perColumn.getOrElse(c.name, (0L, 0L, 0L))
+      out += s"column.${c.name}.type" -> c.dataType
+      out += s"column.${c.name}.fpp" -> c.fpp.toString
+      out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
+      out += s"column.${c.name}.sizing" -> c.sizing.name
+      out += s"column.${c.name}.algorithm" -> c.algorithm.name
+      out += s"column.${c.name}.files" -> files.toString
+      out += s"column.${c.name}.filter_bytes" -> bytes.toString
+      out += s"column.${c.name}.files_from_footer" -> fromFooter.toString
+      out += s"column.${c.name}.files_from_data" -> (files - fromFooter).toString
+      if (spec.global) out += s"column.${c.name}.global_ndv" -> d.globalNdv.getOrElse(c.name, 0L).toString
+      if (files < d.indexedFiles) {
+        damage += s"column ${c.name}: ${d.indexedFiles - files} of ${d.indexedFiles} indexed files have no index " +
+          s"row (index data files under ${d.dir} missing or unreadable)"
+      }
+    }
+    IndexStore.unreadableFilters(rows, spec).foreach { case (n, example) =>
+      damage += s"$n filters unreadable, e.g. $example"
+    }
+    if (spec.global) {
+      try {
+        val g = IndexStore.globalFilters(spark, indexDir, d)
+        spec.columns.foreach { c =>
+          g.get(c.name) match {
+            case None => damage += s"global filter of ${c.name} missing"
+            case Some(b) => try c.algorithm.fromBytes(b) catch {
+              case NonFatal(e) => damage += s"global filter of ${c.name} unreadable: ${e.getMessage}"
+            }
+          }
+        }
+      } catch {
+        case NonFatal(e) => damage += s"global filters unreadable: ${e.getMessage.linesIterator.next()}"
+      }
+    }
   }
 }
 

@@ -53,14 +53,19 @@ object IndexState {
   def isStable(s: String): Boolean = s == Active || s == Deleted
 }
 
-/** The data of an ACTIVE version: a folder of index Parquet files, relative to the index's folder. */
+/**
+ * The data of an ACTIVE version: a folder of index Parquet files, relative to the index's folder.
+ * `tableVersion` is the version of the table's snapshot the files were taken from (Delta Lake
+ * sources only; absent in entries written before it existed and for plain file sources).
+ */
 case class IndexData(
     dir: String,
     indexedFiles: Long,
     indexedBytes: Long,
     filterBytes: Long,
     filesFromFooters: Long,
-    globalNdv: Map[String, Long])
+    globalNdv: Map[String, Long],
+    tableVersion: Option[Long] = None)
 
 /**
  * One committed log entry: version N of the index's history. Written once, never changed.

@@ -30,6 +30,12 @@ object LogJson {
   /** Thrown for an entry that is not a valid log entry of a version we can read. */
   class InvalidLogEntryException(msg: String) extends RuntimeException(msg)
 
+  /**
+   * An entry of a newer format: not damage, a newer writer. Readers and commands stop there
+   * rather than skip it (this build cannot know what it means, nor commit after it).
+   */
+  class NewerFormatException(msg: String) extends InvalidLogEntryException(msg)
+
   def write(e: LogEntry): String = {
     val o = nodes.objectNode()
     o.put("formatVersion", FormatVersion)
@@ -80,6 +86,7 @@ object LogJson {
     o.put("filesFromFooters", d.filesFromFooters)
     val g = o.putObject("globalNdv")
     d.globalNdv.toSeq.sortBy(_._1).foreach { case (k, v) => g.put(k, v) }
+    d.tableVersion.foreach(o.put("tableVersion", _))
     o
   }
 
@@ -90,6 +97,8 @@ object LogJson {
     }
     if (root == null || !root.isObject) fail("not a JSON object")
     val fv = long(root, "formatVersion")
+    if (fv > FormatVersion) throw new NewerFormatException(
+      s"format version $fv is not supported (this build reads $FormatVersion): written by a newer bloomindex")
     if (fv != FormatVersion) fail(s"format version $fv is not supported (this build reads $FormatVersion)")
     val state = str(root, "state")
     if (!IndexState.all.contains(state)) fail(s"unknown state '$state'")
@@ -135,7 +144,9 @@ object LogJson {
       long(o, "filesFromFooters"),
       obj(o, "globalNdv").properties().asScala.map(e => e.getKey -> {
         if (e.getValue.canConvertToLong) e.getValue.asLong else fail(s"globalNdv.${e.getKey} is not a number")
-      }).toMap)
+      }).toMap,
+      // Optional (added for Delta Lake sources): entries written before it have none.
+      Option(o.get("tableVersion")).filterNot(_.isNull).map(_ => long(o, "tableVersion")))
   }
 
   private def fail(msg: String): Nothing = throw new InvalidLogEntryException(msg)

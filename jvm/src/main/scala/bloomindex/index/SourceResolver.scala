@@ -9,6 +9,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.paths.SparkPath
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.{FileStatusCache, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.sources.DataSourceRegister
 
@@ -34,6 +35,11 @@ object SourceResolver {
    */
   def resolveFrame(spark: SparkSession, ref: SourceRef): (SourceSpec, DataFrame) = {
     val parts = ref.parts
+    // delta.`path` first: Delta's catalog also answers to it as a table name.
+    if (parts.size == 2 && parts.head.toLowerCase(Locale.ROOT) == DeltaSource.Format) {
+      val delta = DeltaSource.resolvePath(spark, parts(1))
+      return (delta, DeltaSource.dataFrame(spark, delta.paths.head))
+    }
     val asTable = parts.size <= 3 && scala.util.Try(spark.catalog.tableExists(quoted(parts))).getOrElse(false)
     if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
       resolvePathFrame(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
@@ -54,7 +60,8 @@ object SourceResolver {
     val qualified = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier
     }.map(_.unquotedString).getOrElse(parts.mkString("."))
-    (spec(Some(qualified), rel), df)
+    if (DeltaSource.isDeltaRelation(rel)) (DeltaSource.resolveTable(spark, qualified, rel), df)
+    else (spec(Some(qualified), rel), df)
   }
 
   def resolvePath(spark: SparkSession, format: String, path: String): SourceSpec = resolvePathFrame(spark, format, path)._1
@@ -73,6 +80,12 @@ object SourceResolver {
   /** A DataFrame that reads files directly: its relation's roots, format and options. */
   def resolveDataFrame(df: DataFrame): SourceSpec = {
     val rel = relation(df, "the DataFrame")
+    if (DeltaSource.isDeltaRelation(rel)) {
+      val table = df.queryExecution.analyzed.collectFirst {
+        case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
+      }
+      return DeltaSource.resolveTable(df.sparkSession, table.getOrElse("the DataFrame"), rel).copy(table = table)
+    }
     val table = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
     }
@@ -101,6 +114,7 @@ object SourceResolver {
 
   /** A fresh DataFrame over the source (new listing: files added since are seen). */
   def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
+    case _ if s.format == DeltaSource.Format => DeltaSource.dataFrame(spark, s.paths.head)
     case Some(t) =>
       spark.catalog.refreshTable(t)
       spark.table(t)
@@ -114,15 +128,22 @@ object SourceResolver {
   def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = snapshot(spark, s)._2
 
   /**
-   * The source's relation (format, schema, options) and its current files, listed once;
-   * `frame`: a DataFrame over the source just resolved (its listing is refreshed here).
+   * The source's relation (format, schema, options), its current files, listed once, and for a
+   * Delta table the version of the snapshot they are (from its log, not a listing); `frame`: a
+   * DataFrame over the source just resolved (its listing is refreshed here). A Delta table's
+   * relation reads its data files as the Parquet files they are (column mapping is refused at
+   * CREATE; rows a deletion vector hides are read too, which only adds values to a filter).
    */
-  def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame] = None): (HadoopFsRelation, Seq[SourceFile]) = {
+  def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame] = None): (HadoopFsRelation, Seq[SourceFile], Option[Long]) = {
+    if (s.format == DeltaSource.Format) {
+      val (rel, files, version) = DeltaSource.snapshot(spark, s)
+      return (rel.copy(fileFormat = new ParquetFileFormat())(rel.sparkSession), files, Some(version))
+    }
     val rel = relation(frame.getOrElse(dataFrame(spark, s)), s.display)
     rel.location.refresh()
     val files = rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
       SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
     }.distinct
-    (rel, files)
+    (rel, files, None)
   }
 }

@@ -3,7 +3,7 @@ package bloomindex.join
 import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
 
 import bloomindex.BloomIndexErrors
-import bloomindex.index.{IndexEncryption, IndexManager, IndexState, IndexStore, LogEntry}
+import bloomindex.index.{IndexEncryption, IndexManager, IndexStore, LogEntry}
 import bloomindex.filter.{BloomFilter, FilterAlgorithm}
 
 import org.apache.spark.SparkContext
@@ -83,7 +83,7 @@ object GlobalFilter {
     val manager = new IndexManager(spark)
     manager.checkName(name)
     val log = manager.log(name)
-    val entry = log.lastActive().filter(_ => log.latest().forall(_.state != IndexState.Deleted))
+    val entry = log.lastActive()
       .getOrElse(throw BloomIndexErrors.notFound(name))
     load(spark, log.indexDir.toString, entry, column)
   }

@@ -1,11 +1,9 @@
 package bloomindex.optimizer
 
-import java.util.concurrent.ConcurrentHashMap
-
 import scala.util.control.NonFatal
 
 import bloomindex.BloomIndexConf
-import bloomindex.index.{IndexCache, IndexManager, LoadedIndex, SourceResolver}
+import bloomindex.index.{DeltaSource, IndexCache, IndexLog, IndexManager, LoadedIndex, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
@@ -37,7 +35,10 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
     if (!BloomIndexConf.pruningEnabled(spark)) plan
     else plan.transformWithPruning(_.containsPattern(FILTER)) {
       case f @ Filter(condition, l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _))
-          if !rel.location.isInstanceOf[BloomPrunedFileIndex] && condition.deterministic =>
+          if !rel.location.isInstanceOf[BloomPrunedFileIndex] && condition.deterministic &&
+            // Delta's rules and strategies match its own file index classes (data skipping,
+            // deletion vectors): its scans are pruned after planning, by DeltaScanPruning.
+            !DeltaSource.isDeltaRelation(rel) =>
         val table = l.catalogTable.map(_.identifier.unquotedString)
         val base = partitionPruned(condition, l, rel)
         val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
@@ -114,9 +115,7 @@ object BloomIndexPruning extends Logging {
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
 
-  private val warned = ConcurrentHashMap.newKeySet[String]()
-
-  def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
+  def warnOnce(msg: String): Unit = IndexLog.warnOnce(msg)
 
   /** ACTIVE indexes over the relation's source, loaded (from the session cache when current). */
   def indexesFor(spark: SparkSession, table: Option[String], rootPaths: Seq[Path]): Seq[LoadedIndex] = {
@@ -132,7 +131,9 @@ object BloomIndexPruning extends Logging {
         val current = versions.lastOption.flatMap(v => IndexCache.get(log.indexDir, v)).map(_.entry)
         current.orElse(log.lastActive()).filter { e =>
           val s = e.spec.source
-          if (s.table.isDefined) table.contains(s.table.get) || table.exists(t => s.table.get.endsWith("." + t))
+          // A Delta table is one folder however it is named (catalog name or delta.`path`).
+          if (s.format == DeltaSource.Format) s.paths.map(normalizeRoot).toSet == roots
+          else if (s.table.isDefined) table.contains(s.table.get) || table.exists(t => s.table.get.endsWith("." + t))
           else table.isEmpty && s.paths.map(normalizeRoot).toSet.subsetOf(roots) ||
             s.paths.map(normalizeRoot).toSet == roots
         }.map(e => IndexCache.load(spark, log, e))

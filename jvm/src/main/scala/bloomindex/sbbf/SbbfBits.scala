@@ -21,39 +21,42 @@ import java.nio.{ByteBuffer, ByteOrder}
  */
 object SbbfBits {
 
-  def measuredFpp(bitset: Array[Byte], offset: Int, numBytes: Int): Double = {
+  /** [[measuredFpp]] and [[setBits]] in one pass. */
+  def stats(bitset: Array[Byte], offset: Int, numBytes: Int): (Double, Long) = {
     SbbfSizing.checkNumBytes(numBytes)
     val b = ByteBuffer.wrap(bitset, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN)
+    // Per block, the product of the eight popcounts (at most 32^8 = 2^40) in integers.
     var sum = 0.0
+    var set = 0L
     var block = offset
     val end = offset + numBytes
     while (block < end) {
-      var p = 1.0
+      var p = 1L
       var i = 0
       while (i < 4) {
-        val two = b.getLong(block + 8 * i)
-        p *= Integer.bitCount(two.toInt) * Integer.bitCount((two >>> 32).toInt) / 1024.0
+        val w = b.getLong(block + 8 * i)
+        val lo = Integer.bitCount(w.toInt)
+        val hi = Integer.bitCount((w >>> 32).toInt)
+        p *= lo * hi
+        set += lo + hi
         i += 1
       }
-      sum += p
+      sum += p.toDouble
       block += 32
     }
-    sum / (numBytes / 32)
+    (sum / (1L << 40) / (numBytes / 32), set)
   }
 
-  def setBits(bitset: Array[Byte], offset: Int, numBytes: Int): Long = {
-    val b = ByteBuffer.wrap(bitset, offset, numBytes).order(ByteOrder.LITTLE_ENDIAN)
-    var n = 0L
-    var i = offset
-    val end = offset + numBytes
-    while (i < end) { n += java.lang.Long.bitCount(b.getLong(i)); i += 8 }
-    n
-  }
+  def measuredFpp(bitset: Array[Byte], offset: Int, numBytes: Int): Double = stats(bitset, offset, numBytes)._1
+
+  def setBits(bitset: Array[Byte], offset: Int, numBytes: Int): Long = stats(bitset, offset, numBytes)._2
 
   /** The distinct count the bits suggest; `Long.MaxValue` for a filter with every bit set. */
-  def estimateNdv(bitset: Array[Byte], offset: Int, numBytes: Int): Long = {
+  def estimateNdv(bitset: Array[Byte], offset: Int, numBytes: Int): Long =
+    ndvFromSetBits(setBits(bitset, offset, numBytes), numBytes)
+
+  def ndvFromSetBits(set: Long, numBytes: Int): Long = {
     val total = numBytes.toLong * 8
-    val set = setBits(bitset, offset, numBytes)
     if (set >= total) Long.MaxValue
     else math.round(-32.0 * (numBytes / 32) * math.log1p(-set.toDouble / total))
   }
@@ -62,12 +65,14 @@ object SbbfBits {
   def fold(bitset: Array[Byte], offset: Int, numBytes: Int): Array[Byte] = {
     require(numBytes % 64 == 0, s"numBytes: an even number of blocks is needed to fold, got $numBytes bytes")
     val out = new Array[Byte](numBytes / 2)
+    // OR is the same in any byte order: 8 bytes at a time.
+    val in = ByteBuffer.wrap(bitset)
+    val to = ByteBuffer.wrap(out)
     var j = 0
     while (j < out.length) {
-      val block = j / 32
-      val k = j % 32
-      out(j) = (bitset(offset + 64 * block + k) | bitset(offset + 64 * block + 32 + k)).toByte
-      j += 1
+      val from = offset + 2 * (j - j % 32) + j % 32 // byte j % 32 of block j / 32 <- blocks 2(j / 32), +1
+      to.putLong(j, in.getLong(from) | in.getLong(from + 32))
+      j += 8
     }
     out
   }

@@ -25,7 +25,7 @@ case class CreateBloomFilterIndexCommand(
       manager.plan(name, spec, Seq(c), options)
     }
     plans.foreach { p =>
-      if (manager.log(p.name).latest().exists(_.state != bloomindex.index.IndexState.Deleted)) {
+      if (manager.exists(p.name)) {
         throw BloomIndexErrors.analysis(
           s"Column '${p.columns.head.name}' of ${spec.display} already has a Bloom filter index (${p.name})")
       }

@@ -17,6 +17,16 @@ class LogJsonSuite extends AnyFunSuite {
     assert(LogJson.read(LogJson.write(entry)) == entry)
     val noData = entry.copy(state = IndexState.Creating, data = None)
     assert(LogJson.read(LogJson.write(noData)) == noData)
+    val delta = entry.copy(data = entry.data.map(_.copy(tableVersion = Some(12L))))
+    assert(LogJson.read(LogJson.write(delta)) == delta)
+  }
+
+  test("entries written before tableVersion existed stay readable") {
+    val json = LogJson.write(entry)
+    assert(!json.contains("tableVersion"))
+    assert(LogJson.read(json).data.get.tableVersion.isEmpty)
+    val bad = json.replace("\"globalNdv\":{", "\"tableVersion\":\"x\",\"globalNdv\":{")
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(bad)).getMessage.contains("'tableVersion' is not an integer"))
   }
 
   test("a future format version, damage and wrong types are refused with a clear message") {

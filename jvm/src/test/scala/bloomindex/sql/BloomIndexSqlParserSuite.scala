@@ -68,4 +68,67 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
       assert(e.getMessage.contains("PARSE_SYNTAX_ERROR"))
     }
   }
+
+  test("fuzz: mutated statements are parsed or refused with a ParseException, quickly") {
+    val outcomes = ParserFuzz.statements(seed = 20261121L, count = 4000).map { sql =>
+      val t0 = System.nanoTime()
+      val outcome = ParserFuzz.parseWithin(parser, sql, timeoutMs = 5000)
+      assert((System.nanoTime() - t0) / 1e9 < 5, s"slow: $sql")
+      outcome match {
+        case Right(_) | Left(_: ParseException) | Left(_: org.apache.spark.sql.AnalysisException) =>
+        case Left(other) => fail(s"${other.getClass.getName} for ${sql.take(300)}", other)
+      }
+      outcome.isRight
+    }
+    // The generator must reach both outcomes, or it tests nothing.
+    assert(outcomes.count(identity) > 50 && outcomes.count(!_) > 2000, outcomes.count(identity))
+  }
+}
+
+/** Seeded statements for the parser fuzz: our statements, mutated token by token. */
+object ParserFuzz {
+
+  val Valid: Seq[String] = Seq(
+    "CREATE BLOOM INDEX IF NOT EXISTS i ON db.t FOR COLUMNS (a OPTIONS (fpp = 0.01, ndv = 100), `b c`) OPTIONS (global = true)",
+    "CREATE BLOOM INDEX i ON parquet.`/data/t` FOR COLUMNS (a)",
+    "REFRESH BLOOM INDEX i FULL",
+    "REFRESH BLOOM INDEX i INCREMENTAL",
+    "DROP BLOOM INDEX IF EXISTS i",
+    "SHOW BLOOM INDEXES ON t",
+    "DESCRIBE BLOOM INDEX `i`",
+    "CREATE BLOOMFILTER INDEX ON TABLE t FOR COLUMNS (c OPTIONS (fpp = 0.1, numItems = 5000000))",
+    "DROP BLOOMFILTER INDEX ON TABLE t FOR COLUMNS (c, d)")
+
+  private val Junk = Seq("(", ")", "'", "\"", "`", ",", "=", ";", ".", "--", "/*", "*/", "OPTIONS", "INDEX",
+    "BLOOM", "ON", "FOR", "COLUMNS", "IF", "NOT", "EXISTS", "FULL", "99999999999999999999999999999", "1e999999",
+    "-0.0", "NaN", "\u0000", "\u202e", "\ud83d\ude00", "é", "\\", "../x", "/abs", "file:/x", "SELECT")
+
+  def tokens(sql: String): Vector[String] = sql.split("(?<=[ (),=])|(?=[ (),=])").filter(_.nonEmpty).toVector
+
+  def statements(seed: Long, count: Int): Seq[String] = {
+    val rng = new scala.util.Random(seed)
+    Seq.fill(count) {
+      var t = tokens(Valid(rng.nextInt(Valid.size)))
+      for (_ <- 0 to rng.nextInt(4)) {
+        val i = rng.nextInt(t.size)
+        t = rng.nextInt(7) match {
+          case 0 => t.patch(i, Nil, 1)
+          case 1 => t.patch(i, Seq(" ", Junk(rng.nextInt(Junk.size)), " "), 0)
+          case 2 => val j = rng.nextInt(t.size); t.updated(i, t(j)).updated(j, t(i))
+          case 3 => t.patch(i, Seq(new String(Array.fill(1 + rng.nextInt(5))(rng.nextInt(0x2FFFF)).flatMap(Character.toChars))), 0)
+          case 4 => t.patch(i, Seq("(" * 500, ")" * rng.nextInt(501)), 0)
+          case 5 => t.patch(i, Seq("9" * (1 + rng.nextInt(400))), 1)
+          case _ => t.patch(i, Seq(t(i).take(rng.nextInt(t(i).length + 1))), 1)
+        }
+        if (t.isEmpty) t = Vector("DROP")
+      }
+      t.mkString
+    }
+  }
+
+  /** Parses on another thread: a hang is a failed test, not a stuck build. */
+  def parseWithin(parser: BloomIndexSqlParser, sql: String, timeoutMs: Long): Either[Throwable, Any] = {
+    val f = java.util.concurrent.CompletableFuture.supplyAsync(() => scala.util.Try(parser.parsePlan(sql)))
+    f.get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS).toEither
+  }
 }

@@ -1,0 +1,265 @@
+"""Bloom indexes on Delta Lake tables: indexed from the log's snapshot, pruning Delta scans
+(after Delta's own data skipping) and staying correct across appends, deletes (with and
+without deletion vectors), UPDATE / MERGE rewrites, OPTIMIZE and time travel."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import Row, types as T
+
+from bloomindex import BloomIndex
+
+SCHEMA = T.StructType([T.StructField("k", T.LongType()), T.StructField("s", T.StringType()),
+                       T.StructField("v", T.IntegerType())])
+FILES = 8
+ROWS_PER_FILE = 40
+
+
+def _rows(keys: list[int]) -> list:
+    return [Row(k, f"s{k}", k % 7) for k in keys]
+
+
+def _write(spark, path: str, keys: list[int], mode: str = "overwrite", files: int = FILES, **props) -> None:
+    """Key i of `keys` goes to file i % files, so every file's min/max spans nearly the whole key
+    range and Delta's own data skipping keeps every file on a point lookup of a key away from
+    the ends: only the Bloom index skips."""
+
+    df = (spark.createDataFrame([(i % files, *r) for i, r in enumerate(_rows(keys))],
+                                T.StructType([T.StructField("__f", T.IntegerType())] + SCHEMA.fields))
+          .repartitionByRange(files, "__f").sortWithinPartitions("k").drop("__f"))
+    writer = df.write.format("delta").mode(mode)
+    for k, v in props.items():
+        writer = writer.option(k, v)
+    writer.save(path)
+
+
+def _describe(spark, name: str) -> dict:
+    return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+
+
+def _run(spark, sql: str, pruning: bool) -> tuple[list, tuple[int, int] | None]:
+    """The sorted answer, and (files kept, files Delta would read) from the executed plan."""
+    spark.conf.set("spark.bloomindex.pruning.enabled", str(pruning).lower())
+    try:
+        df = spark.sql(sql)
+        rows = sorted(df.collect(), key=repr)
+        plan = df._jdf.queryExecution().executedPlan().toString()
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
+    m = re.search(r"bloomindex://[\w-]+/kept-(\d+)-of-(\d+)", plan)
+    return rows, (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _same(spark, sql: str) -> tuple[int, int] | None:
+    on, kept = _run(spark, sql, True)
+    off, none = _run(spark, sql, False)
+    assert on == off, sql
+    assert none is None
+    return kept
+
+
+def _queries(table: str, keys: list[int]) -> list[str]:
+    """Two queries over `keys`, pruned differently (kept few: every step of a Delta test pays a
+    planning and a scan per query, twice)."""
+    return [f"SELECT * FROM {table} WHERE s = 's{keys[1]}' OR k = {keys[-1]}",
+            f"SELECT k, v FROM {table} WHERE k IN ({', '.join(map(str, keys))}, -5) AND v >= 0"]
+
+
+@pytest.fixture()
+def delta_path(tmp_path):
+    return str(tmp_path / "delta_t")
+
+
+def test_index_on_a_delta_path_prunes_a_point_lookup(spark, root, delta_path):
+    _write(spark, delta_path, [k for k in range(FILES * ROWS_PER_FILE + 1) if k != 100])
+    t = f"delta.`{delta_path}`"
+    spark.sql(f"CREATE BLOOM INDEX d_idx ON {t} FOR COLUMNS (k, s) OPTIONS (fpp = 0.001)")
+    d = _describe(spark, "d_idx")
+    assert d["format"] == "delta"
+    assert d["table_version"] == "0" and d["table_current_version"] == "0"
+    assert d["files_indexed"] == str(FILES)
+    assert d["files_new_or_changed"] == "0" and d["files_deleted"] == "0"
+    # Delta's own skipping keeps every file (each spans the key range); the index keeps one.
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 17") == (1, FILES)
+    assert _same(spark, f"SELECT * FROM {t} WHERE s = 's123'") == (1, FILES)
+    # Absent inside every file's range: Delta keeps all files, the index none.
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 100") == (0, FILES)
+    # Outside every file's range: Delta's skipping alone leaves nothing to prune.
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = -1") == (0, 0)
+    # The DataFrame reader form of the same table is pruned by the same index.
+    spark.conf.set("spark.bloomindex.pruning.enabled", "true")
+    try:
+        df = spark.read.format("delta").load(delta_path).where("k = 42")
+        assert [r.k for r in df.collect()] == [42]
+        assert "kept-1-of-8" in df._jdf.queryExecution().executedPlan().toString()
+        # BloomIndex.explain reports the Delta scan's pruning before anything runs.
+        report = BloomIndex(spark).explain(spark.read.format("delta").load(delta_path).where("k = 42"))
+        assert f"index d_idx (log version 1) kept 1/{FILES} files" in report, report
+        spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+        report = BloomIndex(spark).explain(spark.read.format("delta").load(delta_path).where("k = 42"))
+        assert "no Bloom index for this Delta table" in report, report
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
+    for q in _queries(t, [0, 5, 77, 200, 319]):
+        _same(spark, q)
+
+
+def test_delta_data_skipping_still_applies_under_the_index(spark, root, delta_path):
+    # Sorted keys: Delta's min/max statistics alone narrow a lookup to one file.
+    spark.createDataFrame(_rows(list(range(400))), SCHEMA).repartitionByRange(FILES, "k") \
+        .write.format("delta").save(delta_path)
+    t = f"delta.`{delta_path}`"
+    spark.sql(f"CREATE BLOOM INDEX skip_idx ON {t} FOR COLUMNS (k) OPTIONS (fpp = 0.001)")
+    # Of the one file Delta keeps, the index keeps it (the key is there) ...
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 17") == (1, 1)
+    # ... and for a key inside that file's range but absent, skips it.
+    spark.sql(f"DELETE FROM {t} WHERE k = 18")
+    spark.sql(f"REFRESH BLOOM INDEX skip_idx")
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 18") == (0, 1)
+
+
+def test_catalog_table_and_databricks_forms(spark, root):
+    spark.sql("DROP TABLE IF EXISTS delta_cat")
+    spark.sql("CREATE TABLE delta_cat (k BIGINT, s STRING, v INT) USING delta")
+    keys = list(range(200))
+    random.Random(3).shuffle(keys)
+    spark.createDataFrame(_rows(keys), SCHEMA).repartition(4).write.format("delta").mode("append") \
+        .saveAsTable("delta_cat")
+    try:
+        spark.sql("CREATE BLOOMFILTER INDEX ON TABLE delta_cat FOR COLUMNS (k OPTIONS (fpp = 0.01))")
+        names = [r[0] for r in spark.sql("SHOW BLOOM INDEXES").collect()]
+        assert "bloomfilter_delta_cat_k" in names
+        d = _describe(spark, "bloomfilter_delta_cat_k")
+        assert d["format"] == "delta" and d["files_indexed"] == "4" and d["table_version"] == "1"
+        assert _same(spark, "SELECT * FROM delta_cat WHERE k = 150") == (1, 4)
+        # The same table through its path uses the same index.
+        location = spark.sql("DESCRIBE DETAIL delta_cat").head().location
+        assert _same(spark, f"SELECT * FROM delta.`{location}` WHERE k = 150") == (1, 4)
+        spark.sql("DROP BLOOMFILTER INDEX ON TABLE delta_cat FOR COLUMNS (k)")
+        assert _same(spark, "SELECT * FROM delta_cat WHERE k = 150") is None
+    finally:
+        spark.sql("DROP TABLE IF EXISTS delta_cat")
+
+
+def test_differential_across_commits_refresh_and_time_travel(spark, root, delta_path):
+    """Deletion vectors on: DELETE / UPDATE / MERGE mark rows in files the index holds."""
+    deletion_vectors = True
+    keys = list(range(FILES * ROWS_PER_FILE))
+    _write(spark, delta_path, keys)
+    t = f"delta.`{delta_path}`"
+    spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('delta.enableDeletionVectors' = '{str(deletion_vectors).lower()}')")
+    spark.sql(f"CREATE BLOOM INDEX dd_idx ON {t} FOR COLUMNS (k, s) OPTIONS (fpp = 0.001)")
+    indexed_version = int(_describe(spark, "dd_idx")["table_version"])
+    assert indexed_version == 1
+    probe = [13, 64, 150, 250, 301]
+    for q in _queries(t, probe):
+        _same(spark, q)
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 64") == (1, FILES)
+
+    # Append: the new file is not in the index and is read; the old files are still pruned.
+    _write(spark, delta_path, [1000, 1001, 64], mode="append", files=1)
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 1000") == (1, 1)  # Delta skips the old files
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 64") == (2, FILES + 1)
+    for q in _queries(t, probe + [1000, 1001]):
+        _same(spark, q)
+
+    # DELETE (a rewrite, or a deletion vector on the same file), UPDATE and MERGE.
+    spark.sql(f"DELETE FROM {t} WHERE k IN (13, 150)")
+    for q in _queries(t, probe):
+        _same(spark, q)
+    spark.sql(f"UPDATE {t} SET k = k + 5000, s = concat(s, 'u') WHERE k = 250")
+    for q in _queries(t, probe + [5250]) + [f"SELECT * FROM {t} WHERE s = 's250u'"]:
+        _same(spark, q)
+    spark.createDataFrame(_rows([301, 7000]), SCHEMA).createOrReplaceTempView("delta_src")
+    spark.sql(f"""MERGE INTO {t} AS d USING delta_src AS src ON d.k = src.k
+                  WHEN MATCHED THEN UPDATE SET v = -1
+                  WHEN NOT MATCHED THEN INSERT *""")
+    for q in _queries(t, probe + [7000]) + [f"SELECT * FROM {t} WHERE k = 301 AND v = -1"]:
+        _same(spark, q)
+    assert len(spark.sql(f"SELECT * FROM {t} WHERE k = 301 AND v = -1").collect()) == 1
+
+    # OPTIMIZE rewrites everything into new files: none is indexed, all are read.
+    spark.sql(f"OPTIMIZE {t}")
+    latest = spark.sql(f"DESCRIBE HISTORY {t} LIMIT 1").head().version
+    kept = _same(spark, f"SELECT * FROM {t} WHERE k = 64")
+    assert kept is not None and kept[0] == kept[1]
+    d = _describe(spark, "dd_idx")
+    assert d["table_version"] == str(indexed_version) and d["table_current_version"] == str(latest)
+    assert int(d["files_deleted"]) > 0 and int(d["files_new_or_changed"]) > 0
+
+    # Time travel to the indexed version: its files are all indexed and pruned.
+    assert _same(spark, f"SELECT * FROM {t} VERSION AS OF {indexed_version} WHERE k = 64") == (1, FILES)
+    for v in (indexed_version, indexed_version + 2, latest - 1):
+        for q in _queries(f"{t} VERSION AS OF {v}", probe + [1000, 5250, 7000]):
+            _same(spark, q)
+    ts = spark.sql(f"DESCRIBE HISTORY {t}").where(f"version = {indexed_version + 1}").head().timestamp
+    for q in _queries(f"{t} TIMESTAMP AS OF '{ts}'", probe + [1000]):
+        _same(spark, q)
+    assert _same(spark, f"SELECT * FROM {t} TIMESTAMP AS OF '{ts}' WHERE k = 64") == (2, FILES + 1)
+
+    # REFRESH: indexes the files added since, drops the removed ones, records the version.
+    spark.sql("REFRESH BLOOM INDEX dd_idx")
+    d = _describe(spark, "dd_idx")
+    assert d["table_version"] == str(latest)
+    assert d["files_new_or_changed"] == "0" and d["files_deleted"] == "0"
+    current_files = len(spark.read.format("delta").load(delta_path).inputFiles())
+    assert d["files_indexed"] == str(current_files)
+    for q in _queries(t, probe + [1000, 5250, 7000]):
+        _same(spark, q)
+    # Old versions after the refresh: their removed files are no longer indexed and are read.
+    for q in _queries(f"{t} VERSION AS OF {indexed_version}", probe):
+        _same(spark, q)
+    kept = _same(spark, f"SELECT * FROM {t} VERSION AS OF {indexed_version} WHERE k = 64")
+    assert kept is not None and kept[1] == FILES
+
+
+def test_the_snapshot_not_the_folder_is_indexed(spark, root, delta_path):
+    _write(spark, delta_path, list(range(100)), files=4)
+    _write(spark, delta_path, list(range(100, 160)), files=2)  # overwrite: 4 files removed
+    t = f"delta.`{delta_path}`"
+    spark.sql(f"CREATE BLOOM INDEX snap_idx ON {t} FOR COLUMNS (k)")
+    d = _describe(spark, "snap_idx")
+    assert d["files_indexed"] == "2" and d["table_version"] == "1"
+    assert _same(spark, f"SELECT * FROM {t} VERSION AS OF 0 WHERE k = 5") is not None
+    assert _same(spark, f"SELECT * FROM {t} VERSION AS OF 0 WHERE k = 5") == (4, 4)
+    assert _same(spark, f"SELECT * FROM {t} WHERE k = 150")[1] == 2
+
+
+def test_bad_delta_sources_are_refused(spark, root, tmp_path):
+    with pytest.raises(AnalysisException, match="Path does not exist"):
+        spark.sql(f"CREATE BLOOM INDEX bad ON delta.`{tmp_path / 'nothing'}` FOR COLUMNS (k)")
+    plain = str(tmp_path / "plain")
+    spark.createDataFrame(_rows([1, 2]), SCHEMA).write.parquet(plain)
+    with pytest.raises(AnalysisException, match="is not a Delta table"):
+        spark.sql(f"CREATE BLOOM INDEX bad ON delta.`{plain}` FOR COLUMNS (k)")
+    mapped = str(tmp_path / "mapped")
+    _write(spark, mapped, [1, 2, 3], files=1)
+    spark.sql(f"""ALTER TABLE delta.`{mapped}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name',
+                  'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')""")
+    with pytest.raises(AnalysisException, match="column mapping"):
+        spark.sql(f"CREATE BLOOM INDEX bad ON delta.`{mapped}` FOR COLUMNS (k)")
+    with pytest.raises(AnalysisException, match="does not exist"):
+        spark.sql(f"CREATE BLOOM INDEX bad ON delta.`{tmp_path / 'plain'}_x` FOR COLUMNS (k)")
+
+
+def test_differential_across_rewrites_without_deletion_vectors(spark, root, delta_path):
+    """Deletion vectors off: DELETE and UPDATE rewrite files (new paths, not indexed, read)."""
+    _write(spark, delta_path, list(range(FILES * ROWS_PER_FILE)))
+    t = f"delta.`{delta_path}`"
+    spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')")
+    spark.sql(f"CREATE BLOOM INDEX rw_idx ON {t} FOR COLUMNS (k, s) OPTIONS (fpp = 0.001)")
+    probe = [13, 64, 150, 250, 301]
+    spark.sql(f"DELETE FROM {t} WHERE k IN (13, 150)")
+    spark.sql(f"UPDATE {t} SET k = k + 5000 WHERE k = 250")
+    for q in _queries(t, probe + [5250]):
+        _same(spark, q)
+    # Three files were rewritten: the rewrites are read, the files not rewritten still pruned.
+    kept = _same(spark, f"SELECT * FROM {t} WHERE k = 64")
+    assert kept is not None and 1 < kept[0] < kept[1], kept
+    spark.sql("REFRESH BLOOM INDEX rw_idx")
+    kept = _same(spark, f"SELECT * FROM {t} WHERE k = 64")
+    assert kept is not None and kept[0] == 1, kept

@@ -1,0 +1,428 @@
+"""Issue 7: a driver dying between data write and log commit, damaged indexes, concurrent
+commands. Every check is differential: the same rows with pruning on and off."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import functions as F
+
+import bloomindex
+from bloomindex import BloomIndex
+from bloomindex._thrift import zigzag_i32
+from index_helpers import log_entries, row_path
+
+FAULT = "spark.bloomindex.test.failAfterDataWrite"
+PRUNING = "spark.bloomindex.pruning.enabled"
+N_FILES = 8
+KEYS = 800
+
+# Differential queries compared, for docs/reliability.md (printed by the last test).
+COMPARED = {"queries": 0, "mismatches": 0}
+
+
+def _source(spark, tmp_path, name):
+    """N_FILES Parquet files with disjoint key ranges: a point query keeps one file."""
+    path = str(tmp_path / name)
+    (spark.range(KEYS).select(F.col("id").alias("k"), F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"))
+     .repartitionByRange(N_FILES, "k").write.parquet(path))
+    return path
+
+
+def _queries(rng, n=6):
+    qs = []
+    for _ in range(n):
+        kind = rng.randrange(4)
+        a, b = rng.randrange(-10, KEYS + 10), rng.randrange(KEYS)
+        qs.append([f"k = {a}", f"k IN ({a}, {b})", f"s = 's{a}'", f"k = {a} OR s = 's{b}'"][kind])
+    return qs
+
+
+def _rows(spark, path, where, pruning):
+    spark.conf.set(PRUNING, str(pruning).lower())
+    try:
+        q = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE {where}")
+        return sorted(tuple(r) for r in q.collect()), {row_path(p) for p in q.inputFiles()}
+    finally:
+        spark.conf.unset(PRUNING)
+
+
+def differential(spark, path, seed, n=6):
+    """Rows with the index == rows without, for n random predicates; the files each read."""
+    read = {}
+    for where in _queries(random.Random(seed), n):
+        on, files = _rows(spark, path, where, True)
+        off, _ = _rows(spark, path, where, False)
+        COMPARED["queries"] += 1
+        if on != off:
+            COMPARED["mismatches"] += 1
+        assert on == off, where
+        read[where] = files
+    return read
+
+
+def _first_keys(spark, path):
+    """The smallest key of each file -> that file."""
+    rows = spark.read.parquet(path).groupBy(F.col("_metadata.file_path").alias("p")).agg(F.min("k")).collect()
+    return {r[1]: row_path(r[0]) for r in rows}
+
+
+def _describe(spark, name):
+    return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+
+
+def _warnings(spark):
+    return list(spark.sparkContext._jvm.bloomindex.index.IndexLog.warnings())
+
+
+def _assert_linear(entries):
+    """Versions 0..n, and each entry a valid successor of the one before it."""
+    assert [e["version"] for e in entries] == list(range(len(entries)))
+    prev = None
+    for e in entries:
+        s = e["state"]
+        if s == "ACTIVE":
+            # The end of the operation whose transient entry is right before it.
+            assert prev is not None and prev["state"] in ("CREATING", "REFRESHING"), (prev, e)
+            assert prev["operationId"] == e["operationId"], (prev, e)
+            if "rolled back" not in e["operation"]:
+                assert e["data"]["dir"] == "data/" + e["operationId"]
+        elif s == "CREATING":
+            assert prev is None or prev["state"] in ("DELETED", "CREATING"), (prev, e)
+        elif s == "REFRESHING":
+            assert prev is not None and prev["state"] in ("ACTIVE", "CREATING", "REFRESHING"), (prev, e)
+        else:
+            assert s == "DELETED" and prev is not None and prev["state"] != "DELETED", (prev, e)
+        prev = e
+
+
+# --------------------------------------------------------------- a driver dying mid-command
+
+def test_a_driver_dying_after_the_data_write_leaves_no_half_version(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "die")
+    bi = BloomIndex(spark, progress=False)
+    spark.sql(f"CREATE BLOOM INDEX die ON parquet.`{path}` FOR COLUMNS (k, s)")
+    before = differential(spark, path, seed=1)
+    assert all(len(f) <= 2 for f in before.values())
+
+    spark.conf.set(FAULT, "true")
+    try:
+        with pytest.raises(Exception, match="failAfterDataWrite"):
+            spark.sql("REFRESH BLOOM INDEX die FULL")
+    finally:
+        spark.conf.unset(FAULT)
+    entries = log_entries(root, "die")
+    assert [e["state"] for e in entries] == ["CREATING", "ACTIVE", "REFRESHING"]
+    leftover = os.path.join(root, "die", "data", entries[-1]["operationId"])
+    assert glob.glob(os.path.join(leftover, "*.parquet")), "the dead command's data was written"
+    # Readers see version 1: same files pruned, same answers.
+    assert differential(spark, path, seed=1) == before
+    assert "log version 1" in bi.explain(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 5"))
+    d = _describe(spark, "die")
+    assert (d["state"], d["active_version"], d["damage"]) == ("REFRESHING", "1", "none")
+
+    # The next command takes over and removes the leftovers.
+    spark.sql("REFRESH BLOOM INDEX die")
+    entries = log_entries(root, "die")
+    _assert_linear(entries)
+    assert entries[-1]["state"] == "ACTIVE" and entries[-1]["version"] == 4
+    assert not os.path.exists(leftover)
+    assert differential(spark, path, seed=1) == before
+    assert "log version 4" in bi.explain(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 5"))
+
+
+def test_a_driver_dying_in_create_leaves_nothing_visible(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "die_c")
+    spark.conf.set(FAULT, "true")
+    try:
+        with pytest.raises(Exception, match="failAfterDataWrite"):
+            spark.sql(f"CREATE BLOOM INDEX die_c ON parquet.`{path}` FOR COLUMNS (k)")
+    finally:
+        spark.conf.unset(FAULT)
+    entries = log_entries(root, "die_c")
+    assert [e["state"] for e in entries] == ["CREATING"]
+    leftover = os.path.join(root, "die_c", "data", entries[0]["operationId"])
+    assert os.path.isdir(leftover)
+    read = differential(spark, path, seed=2)
+    assert all(len(f) == N_FILES for f in read.values()), "no version to prune with"
+    assert _describe(spark, "die_c")["active_version"] == "none"
+    spark.sql(f"CREATE BLOOM INDEX die_c ON parquet.`{path}` FOR COLUMNS (k)")
+    entries = log_entries(root, "die_c")
+    _assert_linear(entries)
+    assert [e["state"] for e in entries] == ["CREATING", "CREATING", "ACTIVE"]
+    assert not os.path.exists(leftover)
+    read = differential(spark, path, seed=2)
+    assert any(len(f) < N_FILES for f in read.values())
+
+
+# --------------------------------------------------------------- damage
+
+def _sbbf_with_header(filter_bytes: bytes, num_bytes: int) -> bytes:
+    """`filter_bytes` (Parquet's header + bitset) with its header's numBytes replaced."""
+    assert filter_bytes[0] == 0x15  # field 1, i32
+    end = 1
+    while filter_bytes[end] & 0x80:
+        end += 1
+    return b"\x15" + zigzag_i32(num_bytes) + filter_bytes[end + 1:]
+
+
+def _damage(spark, root, name, kind):
+    """Damages index `name` as `kind` says; returns the source files whose rows were hit."""
+    log_dir = os.path.join(root, name, "_log")
+    version = log_entries_lenient(root, name)[-1][0]
+    newest = os.path.join(log_dir, "%020d.json" % version)
+    if kind == "log truncated":
+        text = open(newest).read()
+        open(newest, "w").write(text[: len(text) // 2])
+        return set()
+    if kind == "log not an entry":
+        open(newest, "w").write('{"formatVersion": 1, "version": "three"}')
+        return set()
+    if kind == "log oversized":
+        # A next version of 2 MiB: refused on its size before it is read.
+        text = open(newest).read().replace(f'"version":{version}', f'"version":{version + 1}')
+        with open(os.path.join(log_dir, "%020d.json" % (version + 1)), "w") as out:
+            out.write(text[:-1] + " " * (2 << 20) + "}")
+        return set()
+    data_dir = os.path.join(root, name, json.load(open(newest))["data"]["dir"])
+    parts = sorted(p for p in glob.glob(os.path.join(data_dir, "*.parquet")) if pq.read_metadata(p).num_rows > 0)
+    hit = {row_path(p) for p in pq.read_table(parts[0]).column("file_path").to_pylist()}
+    if kind == "data file deleted":
+        os.remove(parts[0])
+        return hit
+    if kind == "data file junk":
+        size = os.path.getsize(parts[0])
+        open(parts[0], "wb").write(bytes(random.Random(7).randrange(256) for _ in range(size)))
+        return hit
+    # One row's filter gets a hostile header; the file is rewritten by Spark, as the index writes it.
+    df = spark.read.parquet(parts[0])
+    rows = [r.asDict() for r in df.collect()]
+    victim = rows[0]
+    stored = bytes(victim["filter"])
+    real = bloomindex.Sbbf.from_parquet_bytes(stored).num_bytes
+    if kind == "filter size beyond its bytes":
+        victim["filter"] = bytearray(_sbbf_with_header(stored, real + 32))
+    elif kind == "filter size over 128 MiB":
+        victim["filter"] = bytearray(_sbbf_with_header(stored, 1 << 30))
+    else:
+        raise AssertionError(kind)
+    out = os.path.join(os.path.dirname(data_dir), "rewrite")
+    spark.createDataFrame([tuple(r[f] for f in df.schema.names) for r in rows], df.schema).coalesce(1) \
+        .write.option("compression", "none").parquet(out)
+    os.replace(glob.glob(os.path.join(out, "*.parquet"))[0], parts[0])
+    # Hadoop's checksum file of the old bytes would refuse the whole file: drop it, so the
+    # damage is only in the filter.
+    crc = os.path.join(data_dir, "." + os.path.basename(parts[0]) + ".crc")
+    if os.path.exists(crc):
+        os.remove(crc)
+    shutil.rmtree(out)
+    return {row_path(victim["file_path"])}
+
+
+DAMAGE = {
+    "log truncated": "log version 3 unreadable: not valid JSON",
+    "log not an entry": "log version 3 unreadable",
+    "log oversized": "more than a log entry may hold",
+    "data file deleted": "have no index row",
+    "data file junk": "have no index row",
+    "filter size beyond its bytes": "filters unreadable",
+    "filter size over 128 MiB": "filters unreadable",
+}
+
+
+@pytest.mark.parametrize("kind", list(DAMAGE))
+def test_a_damaged_index_answers_correctly_says_so_and_refresh_full_repairs_it(spark, root, tmp_path, kind):
+    name = "dmg_" + kind.replace(" ", "_").replace("128_MiB", "max")
+    path = _source(spark, tmp_path, name)
+    spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s)")
+    if kind.startswith("log"):
+        spark.sql(f"REFRESH BLOOM INDEX {name} FULL")  # versions 0..3: queries fall back to version 1
+    before = differential(spark, path, seed=3)
+    hit = _damage(spark, root, name, kind)
+    _fresh_driver(spark)
+
+    after = differential(spark, path, seed=3)
+    for where, files in after.items():
+        # Never pruned from the damaged part; everything else pruned as before.
+        assert files == before[where] | hit, where
+    if hit:
+        victim = sorted(hit)[0]
+        key = next(k for k, f in _first_keys(spark, path).items() if f not in hit)
+        _, files = _rows(spark, path, f"k = {key}", True)
+        assert victim in files and len(files) < N_FILES
+    d = _describe(spark, name)
+    assert DAMAGE[kind] in d["damage"], d["damage"]
+    assert any(name in w for w in _warnings(spark)), "a warning names the index"
+
+    spark.sql(f"REFRESH BLOOM INDEX {name} FULL")
+    d = _describe(spark, name)
+    assert d["damage"] == "none" and d["state"] == "ACTIVE" and d["files_indexed"] == str(N_FILES)
+    assert differential(spark, path, seed=3) == before
+    entries = [e for e in log_entries_lenient(root, name)]
+    assert [v for v, _ in entries] == list(range(len(entries)))
+
+
+def _fresh_driver(spark):
+    """Forgets the index versions this JVM loaded, as a new driver would not have them."""
+    spark.sparkContext._jvm.bloomindex.index.IndexCache.clear()
+
+
+def log_entries_lenient(root, name):
+    """(version, state or None for an unreadable entry) of every log file."""
+    out = []
+    for f in sorted(glob.glob(os.path.join(root, name, "_log", "*.json"))):
+        try:
+            out.append((int(os.path.basename(f)[:20]), json.load(open(f))["state"]))
+        except (ValueError, KeyError):
+            out.append((int(os.path.basename(f)[:20]), None))
+    return out
+
+
+def test_incremental_refresh_after_a_damaged_log_entry_rebuilds_in_full(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "dmg_inc")
+    spark.sql(f"CREATE BLOOM INDEX dmg_inc ON parquet.`{path}` FOR COLUMNS (k)")
+    _damage(spark, root, "dmg_inc", "log truncated")  # version 1, the only ACTIVE one: nothing to read
+    _fresh_driver(spark)
+    d = _describe(spark, "dmg_inc")
+    assert d["state"] == "CREATING" and d["active_version"] == "none" and "log version 1" in d["damage"]
+    assert all(len(f) == N_FILES for f in differential(spark, path, seed=4, n=4).values())
+    with pytest.raises(AnalysisException, match="REFRESH BLOOM INDEX dmg_inc FULL repairs it"):
+        spark.sql(f"CREATE BLOOM INDEX dmg_inc ON parquet.`{path}` FOR COLUMNS (k)")
+    spark.sql("REFRESH BLOOM INDEX dmg_inc")
+    d = _describe(spark, "dmg_inc")
+    assert d["last_operation"] == "REFRESH FULL" and d["damage"] == "none" and d["log_version"] == "3"
+    assert any(len(f) < N_FILES for f in differential(spark, path, seed=4, n=4).values())
+    # DROP after a damaged entry commits after it too.
+    _damage(spark, root, "dmg_inc", "log truncated")
+    spark.sql("DROP BLOOM INDEX dmg_inc")
+    assert [s for _, s in log_entries_lenient(root, "dmg_inc")][-2:] == [None, "DELETED"]
+    assert all(len(f) == N_FILES for f in differential(spark, path, seed=4, n=4).values())
+
+
+# --------------------------------------------------------------- concurrency
+
+ALLOWED = ("another command committed", "does not exist")
+
+# A second driver: its own JVM and SparkSession, the same root, the same commands.
+SECOND_PROCESS = r"""
+import json, random, sys
+from pyspark.sql import SparkSession
+import bloomindex
+root, warehouse, seed, ops = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+spark = bloomindex.configure(SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    .config("spark.sql.shuffle.partitions", "1").config("spark.sql.warehouse.dir", warehouse)
+    .config("spark.bloomindex.root", root)).getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+print("READY", flush=True)
+sys.stdin.readline()
+rng = random.Random(seed)
+for _ in range(3):
+    sql = rng.choice(ops)
+    try:
+        spark.sql(sql)
+        print("OUTCOME ok", flush=True)
+    except Exception as e:
+        print("OUTCOME " + json.dumps([sql, type(e).__name__, str(e)[:500]]), flush=True)
+spark.stop()
+"""
+
+
+def test_concurrent_create_refresh_drop_keep_one_linear_history(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "conc")
+    create = f"CREATE BLOOM INDEX IF NOT EXISTS conc ON parquet.`{path}` FOR COLUMNS (k, s)"
+    spark.sql(create)
+    expected = {w: _rows(spark, path, w, False)[0] for w in _queries(random.Random(5), 12)}
+    other = spark.newSession()
+    reader = spark.newSession()
+    for s in (other, reader):
+        s.conf.set("spark.bloomindex.root", root)
+    ops = [create, "REFRESH BLOOM INDEX conc", "REFRESH BLOOM INDEX conc FULL", "DROP BLOOM INDEX IF EXISTS conc"]
+    outcomes, unexpected = [], []
+    done = threading.Event()
+
+    def worker(session, seed):
+        rng = random.Random(seed)
+        for _ in range(3):
+            sql = rng.choice(ops)
+            try:
+                session.sql(sql)
+                outcomes.append("ok")
+            except AnalysisException as e:
+                if not any(a in str(e) for a in ALLOWED):
+                    unexpected.append((sql, repr(e)))
+                outcomes.append("conflict" if "another command" in str(e) else "gone")
+            except Exception as e:  # noqa: BLE001 - any other type is the failure under test
+                unexpected.append((sql, repr(e)))
+
+    def queries():
+        n = 0
+        while not done.is_set() or n < len(expected):
+            where = list(expected)[n % len(expected)]
+            rows = sorted(tuple(r) for r in reader.sql(f"SELECT k, s FROM parquet.`{path}` WHERE {where}").collect())
+            COMPARED["queries"] += 1
+            if rows != expected[where]:
+                COMPARED["mismatches"] += 1
+                unexpected.append((where, "wrong answer"))
+            n += 1
+
+    proc = subprocess.Popen([sys.executable, "-c", SECOND_PROCESS, root, str(tmp_path / "wh2"), "9", json.dumps(ops)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "READY"  # its JVM is up: start everyone at once
+        threads = [threading.Thread(target=worker, args=(s, i)) for i, s in enumerate([spark, spark, other, other])]
+        q = threading.Thread(target=queries)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        for t in threads + [q]:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    done.set()
+    q.join(timeout=300)
+    for line in out.splitlines():
+        if line.startswith("OUTCOME "):
+            o = line[len("OUTCOME "):]
+            if o == "ok":
+                outcomes.append("ok")
+            else:
+                sql, kind, msg = json.loads(o)
+                if kind not in ("AnalysisException", "ConcurrentBloomIndexUpdateException") or \
+                        not any(a in msg for a in ALLOWED):
+                    unexpected.append((sql, kind, msg))
+                outcomes.append("conflict" if "another command" in msg else "gone")
+    assert not unexpected, unexpected
+    assert len(outcomes) == 15 and outcomes.count("ok") >= 1, outcomes
+    for o in outcomes:
+        COMPARED["commands " + o] = COMPARED.get("commands " + o, 0) + 1
+    entries = log_entries(root, "conc")
+    _assert_linear(entries)
+    # Whatever happened, the index can be brought back and is whole.
+    spark.sql(create)
+    spark.sql("REFRESH BLOOM INDEX conc FULL")
+    d = _describe(spark, "conc")
+    assert d["damage"] == "none" and d["files_indexed"] == str(N_FILES)
+    _assert_linear(log_entries(root, "conc"))
+    live = {e["data"]["dir"] for e in log_entries(root, "conc") if e["state"] == "ACTIVE"}
+    assert set(os.listdir(os.path.join(root, "conc", "data"))) <= {d.split("/")[1] for d in live}
+    differential(spark, path, seed=6)
+
+
+def test_differential_totals(capsys):
+    """Prints how many queries the tests above compared (docs/reliability.md quotes it)."""
+    with capsys.disabled():
+        print(f"\nreliability: {COMPARED}")
+    assert COMPARED["mismatches"] == 0
