@@ -97,6 +97,10 @@ object IndexCache {
     // A file the index cannot vouch for on every column is treated as not indexed.
     val byFile = partial.iterator.filter(_._2.filters.forall(_ != null)).toMap
     val name = entry.spec.name
+    // Rows missing from encrypted data: first, whether this session can decrypt it at all.
+    if (byFile.size < data.indexedFiles) plan.foreach { p =>
+      IndexEncryption.probe(conf, IndexStore.dataDir(indexDir, data), p).foreach(e => throw IndexEncryption.unreadable(name, p, e))
+    }
     if (unreadable > 0) IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: $unreadable " +
       s"filters unreadable (e.g. $example); their files are read, not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
     if (unreadable == 0 && byFile.size < data.indexedFiles) {

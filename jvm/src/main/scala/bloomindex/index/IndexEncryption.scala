@@ -191,6 +191,23 @@ object IndexEncryption extends Logging {
       .filter { case (k, _) => k.startsWith("parquet.crypto.") || k.startsWith("parquet.encryption.") }
       .toSeq.sorted.map { case (k, v) => s"$k=$v" }.mkString("\n").hashCode.toHexString
 
+  /**
+   * Whether this session can decrypt the data in `dir` under `plan`: the first row group of one
+   * file of an encrypted column, read with the session's settings. The index's reader skips files it
+   * cannot read (damage), so a session without the keys would otherwise only see rows missing.
+   */
+  def probe(conf: Configuration, dir: Path, plan: Plan): Option[Throwable] = try {
+    val fs = dir.getFileSystem(conf)
+    plan.columnKeys.keys.toSeq.sorted.iterator.map(c => columnFolder(dir, c)).filter(fs.exists)
+      .flatMap(d => fs.listStatus(d).iterator.map(_.getPath).filter(_.getName.endsWith(".parquet")))
+      .take(1).foreach { f =>
+        // A plaintext footer opens without keys; its encrypted chunks do not.
+        val reader = ParquetFileReader.open(HadoopInputFile.fromPath(f, conf), HadoopReadOptions.builder(conf, f).build())
+        try reader.readNextRowGroup() finally reader.close()
+      }
+    None
+  } catch { case NonFatal(e) => Some(e) }
+
   /** Explains a failure to read encrypted index data. */
   def unreadable(name: String, plan: Plan, e: Throwable): Exception = {
     var root = e
