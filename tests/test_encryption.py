@@ -80,6 +80,7 @@ def test_index_of_an_encrypted_column_is_encrypted_and_prunes(spark, root, keys,
     d = bi.describe("enc_idx")
     # Found from the footers' key metadata: the session does not name the column.
     assert d["encryption"] == "id (key colk)"
+    assert d["damage"] == "none" and d["files_indexed"] == str(FILES)
     files = _data_files(root, "enc_idx")
     assert set(files) == {"id", "name"}
     stored = spark.read.parquet(os.path.join(root, "enc_idx", "data")).collect()
@@ -120,7 +121,8 @@ def test_index_of_an_encrypted_column_is_encrypted_and_prunes(spark, root, keys,
     for f in glob.glob(os.path.join(more, "*.parquet"))[:1]:
         os.rename(f, os.path.join(path, "part-99999-extra.parquet"))
     bi.refresh("enc_idx")
-    assert bi.describe("enc_idx")["files_indexed"] == str(FILES + 1)
+    d = bi.describe("enc_idx")
+    assert d["files_indexed"] == str(FILES + 1) and d["damage"] == "none"
     assert all(open(f, "rb").read()[:4] == b"PARE" for f in _data_files(root, "enc_idx")["id"])
     assert len(spark.read.parquet(path).filter("id = 1234").inputFiles()) <= 2
 
