@@ -23,7 +23,7 @@ PYTEST_ARGS ?=
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
 
-.PHONY: all jar test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta clean
+.PHONY: all jar test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
@@ -82,6 +82,10 @@ bench-build: $(JAR)
 
 bench-join: $(JAR)
 	$(PY) bench/bench_join.py
+
+# BENCH_SCALE_FILES / BENCH_SCALE_ROWS / BENCH_SCALE_BIG scale it down (defaults 100000 / 20 / 100000000).
+bench-scale: $(JAR)
+	$(PY) bench/bench_scale.py
 
 # Delta Lake: Spark resolves Delta's jars from Maven Central at session start (configure(delta=True)).
 bench-delta: $(JAR)

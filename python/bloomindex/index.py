@@ -56,7 +56,9 @@ class BloomIndex:
         DataFrame that reads files directly. ``columns`` is a list of names or a dict of
         name -> per-column options (``fpp``, ``ndv``, ``sizing``, ``algorithm``). ``fpp``/``ndv``,
         ``algorithm`` and ``options`` (``global_=True`` or ``**{"global": True}``,
-        ``sizing="power-of-two"``) are defaults for every column.
+        ``sizing="power-of-two"``) are defaults for every column; ``allow_unencrypted_index=True``
+        stores the index unencrypted when source columns are encrypted (Parquet modular
+        encryption) and the session cannot encrypt it (otherwise refused).
 
         ``algorithm`` is the Bloom filter design: ``"sbbf"`` (Parquet's split block filter, the
         default), ``"sbbf-murmur3"`` (its deprecated MurmurHash3 predecessor) or ``"classic"``

@@ -42,6 +42,8 @@ private final class BuildRun(
   private val written = mutable.ArrayBuffer[IndexFiles.RowWritten]()
   private var globals: Map[String, Long] = Map.empty
   private lazy val hadoopConf = ConfWritable.broadcast(spark)
+  /** How the rows are encrypted ([[IndexEncryption]]), recorded in `dir` before the build. */
+  private lazy val encryption = IndexEncryption.plan(hadoopConf.value.conf, dir)
 
   def globalNdv: Map[String, Long] = globals
 
@@ -111,8 +113,8 @@ private final class BuildRun(
         r.getAs[Array[Byte]](7), r.getString(8))
     })
     val all = fresh ++ old
-    if (all.nonEmpty) written ++= IndexFiles.write(sc.union(all), dir, hadoopConf).flatMap(_.rows)
-    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf)
+    if (all.nonEmpty) written ++= IndexFiles.write(sc.union(all), dir, hadoopConf, encryption).flatMap(_.rows)
+    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption)
   }
 
   private def footersApply: Boolean =

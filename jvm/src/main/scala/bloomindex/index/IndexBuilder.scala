@@ -1,7 +1,7 @@
 package bloomindex.index
 
 
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.types._
 
@@ -65,6 +65,16 @@ object IndexBuilder {
     BuildResult(run.indexedFiles, run.indexedBytes, run.filterBytes, run.filesFromFooters, globalNdv)
   }
 
+  /**
+   * An encrypted index's global filters: one column's row per file, encrypted as
+   * [[IndexEncryption]] planned (the per-file rows go through [[IndexFiles]]).
+   */
+  private def encrypted(w: DataFrameWriter[Row], spark: SparkSession, dir: String): DataFrameWriter[Row] =
+    IndexEncryption.plan(spark.sessionState.newHadoopConf(), dir) match {
+      case Some(plan) => w.options(IndexEncryption.writerOptions(plan)).partitionBy("column")
+      case None => w
+    }
+
   def globalDir(dir: String): String = new org.apache.hadoop.fs.Path(dir, "_global").toString
 
   private[index] def writeGlobals(
@@ -82,8 +92,8 @@ object IndexBuilder {
       baseGlobal.get(c.name).foreach(b => f.merge(c.algorithm.fromBytes(b)))
       Row(c.name, globalNdv.getOrElse(i, 0L), f.toBytes)
     }
-    spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema)
-      .write.mode("error").parquet(globalDir(dir))
+    encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema).write.mode("error"),
+      spark, dir).parquet(globalDir(dir))
   }
 }
 

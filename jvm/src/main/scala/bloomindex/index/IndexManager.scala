@@ -75,7 +75,7 @@ class IndexManager(spark: SparkSession) extends Logging {
   // ---------------------------------------------------------------- create
 
   private val ColumnOptions = Set("fpp", "ndv", "numitems", "sizing", "algorithm")
-  private val TableOptions = ColumnOptions + "global"
+  private val TableOptions = ColumnOptions + "global" + IndexEncryption.AllowOption
 
   /** Validates everything a CREATE names before anything is written. */
   def plan(name: String, source: SourceSpec, columns: Seq[ColumnRequest], options: Map[String, String],
@@ -83,6 +83,7 @@ class IndexManager(spark: SparkSession) extends Logging {
     checkName(name)
     val opts = lowerKeys(options, TableOptions, "index")
     val global = opts.get("global").map(v => parseBool("global", v)).getOrElse(false)
+    val allowUnencrypted = opts.get(IndexEncryption.AllowOption).exists(v => parseBool(IndexEncryption.AllowOption, v))
     if (columns.isEmpty) throw BloomIndexErrors.analysis("FOR COLUMNS needs at least one column")
     val df = frame.getOrElse(SourceResolver.dataFrame(spark, source))
     val resolver = spark.sessionState.conf.resolver
@@ -102,7 +103,7 @@ class IndexManager(spark: SparkSession) extends Logging {
         case e: IllegalArgumentException => throw BloomIndexErrors.analysis(
           s"Column '${field.name}' of type ${field.dataType.sql} cannot be indexed: ${e.getMessage.stripPrefix("type: ")}")
       }
-      val colOpts = opts.filter { case (k, _) => k != "global" } ++ lowerKeys(c.options, ColumnOptions, s"column '${c.name}'")
+      val colOpts = opts.filter { case (k, _) => k != "global" && k != IndexEncryption.AllowOption } ++ lowerKeys(c.options, ColumnOptions, s"column '${c.name}'")
       val fpp = colOpts.get("fpp").map(v => parseFpp(v)).getOrElse(BloomIndexConf.defaultFpp(spark))
       val ndv = colOpts.get("ndv").orElse(colOpts.get("numitems")).map(v => parseNdv(v))
       val sizing = colOpts.get("sizing").map { v =>
@@ -118,7 +119,7 @@ class IndexManager(spark: SparkSession) extends Logging {
         throw BloomIndexErrors.analysis(s"Invalid fpp '$fpp' for algorithm '${algorithm.name}': ${e.getMessage.stripPrefix("fpp: ")}") }
       ColumnSpec(field.name, field.dataType.sql, fpp, ndv, sizing, algorithm)
     }
-    IndexSpec(name, source, specs, global)
+    IndexSpec(name, source, specs, global, allowUnencrypted)
   }
 
   private def lowerKeys(options: Map[String, String], allowed: Set[String], where: String): Map[String, String] =
@@ -258,6 +259,7 @@ class IndexManager(spark: SparkSession) extends Logging {
       frame: Option[DataFrame], version: Option[Long] => Unit): BuildResult = {
     val (relation, current, tableVersion) = SourceResolver.snapshot(spark, spec.source, frame)
     version(tableVersion)
+    IndexEncryption.prepare(spark, spec, current, dataDir.toString)
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
       case None => (current, None)
@@ -394,6 +396,8 @@ class IndexManager(spark: SparkSession) extends Logging {
     out += "last_operation" -> latest.operation
     out += "columns" -> spec.columns.map(_.name).mkString(", ")
     out += "global" -> spec.global.toString
+    out += "encryption" -> active.flatMap(_.data).flatMap(d => IndexEncryption.plan(hadoopConf, IndexStore.dataDir(l.indexDir, d).toString))
+      .map(p => p.columnKeys.toSeq.sorted.map { case (c, k) => s"$c (key $k)" }.mkString(", ")).getOrElse("none")
     val details = Seq.newBuilder[(String, String)]
     active.flatMap(_.data) match {
       case Some(d) =>

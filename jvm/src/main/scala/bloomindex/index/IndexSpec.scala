@@ -33,8 +33,12 @@ case class SourceSpec(
   def display: String = table.getOrElse(s"$format.`${paths.mkString(",")}`")
 }
 
-/** What an index is: fixed at CREATE, carried by every log entry. */
-case class IndexSpec(name: String, source: SourceSpec, columns: Seq[ColumnSpec], global: Boolean) {
+/**
+ * What an index is: fixed at CREATE, carried by every log entry. `allowUnencrypted`: the
+ * index may be stored unencrypted although source columns are encrypted ([[IndexEncryption]]).
+ */
+case class IndexSpec(name: String, source: SourceSpec, columns: Seq[ColumnSpec], global: Boolean,
+    allowUnencrypted: Boolean = false) {
   def column(name: String): Option[ColumnSpec] =
     columns.find(_.name.toLowerCase(Locale.ROOT) == name.toLowerCase(Locale.ROOT))
 }

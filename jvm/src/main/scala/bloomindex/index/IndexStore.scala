@@ -48,6 +48,6 @@ object IndexStore {
   /** Column name -> the global filter in Parquet's serialized form. */
   def globalFilters(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Array[Byte]] =
     spark.read.schema(IndexBuilder.GlobalSchema)
-      .parquet(IndexBuilder.globalDir(dataDir(indexDir, data).toString)).collect()
-      .map(r => r.getString(0) -> r.getAs[Array[Byte]](2)).toMap
+      .parquet(IndexBuilder.globalDir(dataDir(indexDir, data).toString)).select("column", "filter").collect()
+      .map(r => r.getString(0) -> r.getAs[Array[Byte]](1)).toMap
 }

@@ -54,6 +54,7 @@ object LogJson {
     val o = nodes.objectNode()
     o.put("name", s.name)
     o.put("global", s.global)
+    if (s.allowUnencrypted) o.put("allowUnencryptedIndex", true)
     val src = o.putObject("source")
     s.source.table.foreach(src.put("table", _))
     src.put("format", s.source.format)
@@ -130,7 +131,11 @@ object LogJson {
         }.getOrElse(FilterAlgorithm.Default))
     }
     if (columns.isEmpty) fail("an index without columns")
-    IndexSpec(str(o, "name"), source, columns, bool(o, "global"))
+    // Entries written before the option existed have no field: false.
+    val allowUnencrypted = Option(o.get("allowUnencryptedIndex")).filterNot(_.isNull).exists { n =>
+      if (n.isBoolean) n.asBoolean else fail("allowUnencryptedIndex is not a boolean")
+    }
+    IndexSpec(str(o, "name"), source, columns, bool(o, "global"), allowUnencrypted)
   }
 
   private def readData(o: JsonNode): IndexData = {

@@ -3,7 +3,7 @@ package bloomindex.join
 import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
 
 import bloomindex.BloomIndexErrors
-import bloomindex.index.{IndexManager, IndexStore, LogEntry}
+import bloomindex.index.{IndexEncryption, IndexManager, IndexStore, LogEntry}
 import bloomindex.filter.{BloomFilter, FilterAlgorithm}
 
 import org.apache.spark.SparkContext
@@ -45,9 +45,10 @@ object GlobalFilter {
   private val MaxCached = 32
 
   // LRU of the broadcasts this driver made; an evicted one is cleaned up by Spark once no
-  // plan refers to it any more.
-  private val cache = new JLinkedHashMap[(SparkContext, GlobalFilterRef), GlobalFilter](16, 0.75f, true) {
-    override def removeEldestEntry(e: JMap.Entry[(SparkContext, GlobalFilterRef), GlobalFilter]): Boolean =
+  // plan refers to it any more. Keyed also by the session's Parquet crypto settings: the
+  // filter of an encrypted index goes only to sessions that could decrypt it themselves.
+  private val cache = new JLinkedHashMap[(SparkContext, GlobalFilterRef, String), GlobalFilter](16, 0.75f, true) {
+    override def removeEldestEntry(e: JMap.Entry[(SparkContext, GlobalFilterRef, String), GlobalFilter]): Boolean =
       size() > MaxCached
   }
 
@@ -65,7 +66,7 @@ object GlobalFilter {
     val data = entry.data.getOrElse(
       throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' version ${entry.version} has no data"))
     val ref = GlobalFilterRef(spec.name, indexDir, entry.version, col.name, DataType.fromDDL(col.dataType))
-    val key = (spark.sparkContext, ref)
+    val key = (spark.sparkContext, ref, IndexEncryption.keyAccess(spark.sessionState.newHadoopConf()))
     cache.synchronized(Option(cache.get(key))).getOrElse {
       val bytes = IndexStore.globalFilters(spark, new org.apache.hadoop.fs.Path(indexDir), data).getOrElse(col.name,
         throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' version ${entry.version} lacks the global filter of '${col.name}'"))

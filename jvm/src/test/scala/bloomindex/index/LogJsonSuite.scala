@@ -55,4 +55,20 @@ class LogJsonSuite extends AnyFunSuite {
     assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"classic\"", "7")))
       .getMessage.contains("'algorithm' is not a string"))
   }
+
+  test("allow_unencrypted_index is kept; entries without the field mean false") {
+    assert(!LogJson.write(entry).contains("allowUnencryptedIndex"))
+    val allowed = entry.copy(spec = entry.spec.copy(allowUnencrypted = true))
+    val json = LogJson.write(allowed)
+    assert(json.contains("\"allowUnencryptedIndex\":true"))
+    assert(LogJson.read(json) == allowed)
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"allowUnencryptedIndex\":true",
+      "\"allowUnencryptedIndex\":\"yes\""))).getMessage.contains("allowUnencryptedIndex"))
+  }
+
+  test("index writer crypto options: column keys survive any column name") {
+    val keys = Map("a" -> "k1", "we=ird&name" -> "k 2", "é" -> "k3")
+    assert(IndexCryptoFactory.decodeKeys(IndexCryptoFactory.encodeKeys(keys)) == keys)
+    assert(IndexCryptoFactory.decodeKeys("") == Map.empty)
+  }
 }
