@@ -142,6 +142,10 @@ def _assert_index_complete(spark, root: str, name: str) -> None:
 def test_executor_killed_during_refresh(spark, root, table):
     spark.sql("CREATE BLOOM INDEX loss_idx ON loss FOR COLUMNS (id, u)")
     previous = log_entries(root, "loss_idx")[-1]["version"]
+    # Load the index now, as a query running before the REFRESH would: loading it is a Spark
+    # job, which during the build would queue behind the build's slow tasks.
+    assert f"index loss_idx (log version {previous})" in \
+        BloomIndex(spark).explain(spark.sql("SELECT * FROM loss WHERE id = 17"))
     r = _kill_during(spark, "REFRESH BLOOM INDEX loss_idx FULL", "loss_idx")
     print("RESULT", r)
     done, active, total = r["at_kill"]
@@ -154,6 +158,7 @@ def test_executor_killed_during_refresh(spark, root, table):
     else:  # retried and succeeded
         assert states == ["CREATING", "ACTIVE", "REFRESHING", "ACTIVE"]
         assert r["stage_at_end"][0] >= total
+    assert "explain_while_building" in r, f"the build ended before a query could be planned: {r}"
     assert f"index loss_idx (log version {previous})" in r["explain_while_building"], r
     entries = log_entries(root, "loss_idx")
     assert entries[-1]["data"]["dir"] != entries[1]["data"]["dir"] or "error" in r
