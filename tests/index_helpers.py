@@ -53,3 +53,16 @@ def assert_filters_hold_values(spark, root: str, name: str, source_df, columns: 
             assert f.might_contain(v, type_name), (rec.p, col, v)
             checked += 1
     return checked
+
+
+def assert_same_with_pruning_off(spark, query) -> list:
+    """Runs `query()` (a function returning a DataFrame, planned anew each call) with pruning on
+    and with it off and asserts the same rows; returns them."""
+    on = sorted(query().collect())
+    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    try:
+        off = sorted(query().collect())
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
+    assert on == off
+    return on

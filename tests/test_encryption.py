@@ -16,6 +16,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 import bloomindex
+from index_helpers import assert_same_with_pruning_off
 
 KEYS = {"footk": bytes(range(16)), "colk": bytes(range(16, 32)), "otherk": bytes(range(32, 48))}
 CRYPTO = {
@@ -104,13 +105,7 @@ def test_index_of_an_encrypted_column_is_encrypted_and_prunes(spark, root, keys,
     q = df.filter("id = 1234")
     assert q.count() == 1 and len(q.inputFiles()) == 1 < total
     for where in ["id IN (3, 999, 1501, 100000)", "id = 7 OR name = 'n5'", "id = -1"]:
-        on = sorted(df.filter(where).collect())
-        spark.conf.set("spark.bloomindex.pruning.enabled", "false")
-        try:
-            off = sorted(df.filter(where).collect())
-        finally:
-            spark.conf.unset("spark.bloomindex.pruning.enabled")
-        assert on == off, where
+        assert_same_with_pruning_off(spark, lambda: df.filter(where))
 
     # The global filter (joins, bloom_might_contain) decrypts with the keys too.
     assert spark.sql("SELECT bloom_might_contain('enc_idx', 'id', CAST(1234 AS BIGINT))").head()[0] is True

@@ -15,7 +15,8 @@ import pytest
 
 from bloomindex import BloomIndex
 from cluster_helpers import EXECUTORS, executor_pids, wait_for_executors
-from index_helpers import assert_filters_hold_values, index_rows, log_entries, row_path
+from index_helpers import (assert_filters_hold_values, assert_same_with_pruning_off, index_rows, log_entries,
+                           row_path)
 
 FILES = 8
 ROWS = 4000
@@ -40,13 +41,7 @@ QUERIES = ["id IN (1, 2222, 3999)", "u = 'u5'", "u = 'nothing' OR id = 3000"]
 def _check_queries(spark, expect_pruning: bool) -> None:
     for where in QUERIES:
         q = f"SELECT * FROM loss WHERE {where}"
-        on = sorted(spark.sql(q).collect())
-        spark.conf.set("spark.bloomindex.pruning.enabled", "false")
-        try:
-            off = sorted(spark.sql(q).collect())
-        finally:
-            spark.conf.unset("spark.bloomindex.pruning.enabled")
-        assert on == off, q
+        assert_same_with_pruning_off(spark, lambda: spark.sql(q))
         if expect_pruning and where != "u = 'u5'":
             assert len(spark.sql(q).inputFiles()) < FILES, q
 
