@@ -99,6 +99,10 @@ def test_index_on_a_delta_path_prunes_a_point_lookup(spark, root, delta_path):
         # BloomIndex.explain reports the Delta scan's pruning before anything runs.
         report = BloomIndex(spark).explain(spark.read.format("delta").load(delta_path).where("k = 42"))
         assert f"index d_idx (log version 1) kept 1/{FILES} files" in report, report
+        # A self-join: each side is reported with its own scan's filters.
+        report = BloomIndex(spark).explain(spark.sql(
+            f"SELECT a.k FROM {t} a JOIN {t} b ON a.v = b.v WHERE a.k = 42 AND b.k = 100"))
+        assert f"kept 1/{FILES} files" in report and f"kept 0/{FILES} files" in report, report
         spark.conf.set("spark.bloomindex.pruning.enabled", "false")
         report = BloomIndex(spark).explain(spark.read.format("delta").load(delta_path).where("k = 42"))
         assert "no Bloom index for this Delta table" in report, report

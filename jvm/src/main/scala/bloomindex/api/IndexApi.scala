@@ -107,10 +107,11 @@ object IndexApi {
         // V2 scans are pruned at planning: the pruned index is on the physical scan.
         val what = r.identifier.map(_.toString).getOrElse(r.table.name())
         v2Infos.headOption.map(describe(_, what)).getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
-      case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if DeltaSource.isDeltaRelation(rel) =>
-        // Delta scans are pruned once planned (DeltaScanPruning): decide on the planned scan.
+      case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if DeltaSource.isDeltaRelation(rel) =>
+        // Delta scans are pruned once planned (DeltaScanPruning): decide on this relation's
+        // planned scan (its output is the relation's attributes, so a self-join's two scans differ).
         val what = table.map(_.identifier.unquotedString).getOrElse(rel.location.rootPaths.mkString(", "))
-        deltaScans.find(_.relation.location.rootPaths == rel.location.rootPaths)
+        deltaScans.find(s => s.relation.location.rootPaths == rel.location.rootPaths && s.output.forall(l.outputSet.contains))
           .flatMap(s => DeltaScanPruning.prunedIndex(df.sparkSession, s))
           .map(idx => describe(idx.info, what))
           .getOrElse(s"scan of $what: no Bloom index for this Delta table (or pruning disabled, or no filter to prune on)")

@@ -33,8 +33,7 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 class DeltaScanPruning(spark: SparkSession) extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan =
-    if (!BloomIndexConf.pruningEnabled(spark)) plan
-    else plan.transformUp {
+    plan.transformUp {
       case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => prune(s)
     }
 

@@ -124,9 +124,6 @@ object SourceResolver {
       spark.read.format(s.format).options(s.options).load(s.paths: _*)
   }
 
-  /** The source's current files. */
-  def listFiles(spark: SparkSession, s: SourceSpec): Seq[SourceFile] = snapshot(spark, s)._2
-
   /**
    * The source's relation (format, schema, options), its current files, listed once, and for a
    * Delta table the version of the snapshot they are (from its log, not a listing); `frame`: a
