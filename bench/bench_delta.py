@@ -26,20 +26,16 @@ FILES = int(os.environ.get("BENCH_FILES", 2000))
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 
 
-def files_kept(sql: str) -> tuple[int, int]:
+def files_kept(spark, sql: str) -> tuple[int, int]:
     """(files the Bloom index keeps, files Delta's skipping keeps) for `sql`, from the
     executed plan's `bloomindex://<index>/kept-K-of-N` location (pruning on)."""
-    df = spark_session().sql(sql)
+    df = spark.sql(sql)
     df.collect()
     plan = df._jdf.queryExecution().executedPlan().toString()
     m = re.search(r"kept-(\d+)-of-(\d+)", plan)
     if not m:
         raise RuntimeError(f"the index did not prune: {plan}")
     return int(m.group(1)), int(m.group(2))
-
-
-def spark_session() -> SparkSession:
-    return SparkSession.getActiveSession()
 
 
 def main() -> int:
@@ -84,7 +80,7 @@ def main() -> int:
             wall = best(lambda: df.collect())
             rows = df.collect()
             results[(qname, setup[:3])] = (wall, sorted(map(repr, rows)))
-            kept, delta_kept = files_kept(sql) if pruning == "true" else (None, None)
+            kept, delta_kept = files_kept(spark, sql) if pruning == "true" else (None, None)
             files = kept if kept is not None else "see (b)"
             print(f"{qname:<16} {setup:<34} {wall:>8.2f} {plan_s * 1000:>8.0f} {files:>11}"
                   + (f"  (of the {delta_kept} Delta's skipping keeps)" if kept is not None else ""))

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from common import bench_session
+from common import bench_session, timings
 
 FILES = int(os.environ.get("BENCH_SCALE_FILES", 100_000))
 ROWS = int(os.environ.get("BENCH_SCALE_ROWS", 20))
@@ -97,14 +97,7 @@ def plan_ms(spark, df, where: str, pruning: bool, runs: int = 5) -> float:
     """Planning a point lookup on `df` (listed once, so no listing in the time), median ms."""
     spark.conf.set("spark.bloomindex.pruning.enabled", str(pruning).lower())
     try:
-        def plan():
-            df.where(where)._jdf.queryExecution().executedPlan()
-        plan()
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            plan()
-            times.append(time.perf_counter() - t0)
+        times, _ = timings(lambda: df.where(where)._jdf.queryExecution().executedPlan(), runs)
         return statistics.median(times) * 1000
     finally:
         spark.conf.unset("spark.bloomindex.pruning.enabled")
@@ -127,12 +120,7 @@ def probe_ms(spark, path: str, where: str, runs: int = 5) -> tuple[float, int]:
     roots = conv.asScala(jvm.java.util.ArrayList([root])).toSeq()
     decide = jvm.bloomindex.optimizer.BloomIndexPruning.decide
     none = jvm.scala.Option.apply(None)
-    decide(spark._jsparkSession, cond, none, roots, files)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        d = decide(spark._jsparkSession, cond, none, roots, files)
-        times.append(time.perf_counter() - t0)
+    times, d = timings(lambda: decide(spark._jsparkSession, cond, none, roots, files), runs)
     info = d.get().info()
     assert info.index() != "none", info.notApplied().mkString("; ")
     return statistics.median(times) * 1000, len(statuses) - d.get().skipped().size()

@@ -20,12 +20,18 @@ def bench_session(app: str, out: str, kernel: str | None = None) -> SparkSession
     return spark
 
 
-def best(fn, runs=3) -> float:
-    """The fastest of `runs` timed calls of `fn`, after one untimed warm-up call."""
-    fn()
+def timings(fn, runs=3) -> tuple[list[float], object]:
+    """`runs` timed calls of `fn` after one untimed warm-up call: the seconds of each, and what
+    the last call returned."""
+    result = fn()
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        fn()
+        result = fn()
         times.append(time.perf_counter() - t0)
-    return min(times)
+    return times, result
+
+
+def best(fn, runs=3) -> float:
+    """The fastest of `runs` timed calls of `fn`, after one untimed warm-up call."""
+    return min(timings(fn, runs)[0])
