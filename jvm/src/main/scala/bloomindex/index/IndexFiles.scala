@@ -176,20 +176,14 @@ private[index] object IndexFiles {
       string(0, "file_path", r.path)
       long(1, "file_size", r.size)
       long(2, "modification_time", r.modificationTime)
-      if (perColumn) {
-        long(3, "row_count", r.rows)
-        long(4, "null_count", r.nulls)
-        long(5, "ndv", r.ndv)
-        field(6, "filter")(out.addBinary(Binary.fromConstantByteArray(r.filter)))
-        string(7, "built_from", r.builtFrom)
-      } else {
-        string(3, "column", r.column)
-        long(4, "row_count", r.rows)
-        long(5, "null_count", r.nulls)
-        long(6, "ndv", r.ndv)
-        field(7, "filter")(out.addBinary(Binary.fromConstantByteArray(r.filter)))
-        string(8, "built_from", r.builtFrom)
-      }
+      // A per-column file has no `column` field: the fields after it move up one.
+      val c = if (perColumn) 3 else 4
+      if (!perColumn) string(3, "column", r.column)
+      long(c, "row_count", r.rows)
+      long(c + 1, "null_count", r.nulls)
+      long(c + 2, "ndv", r.ndv)
+      field(c + 3, "filter")(out.addBinary(Binary.fromConstantByteArray(r.filter)))
+      string(c + 4, "built_from", r.builtFrom)
       out.endMessage()
     }
 
