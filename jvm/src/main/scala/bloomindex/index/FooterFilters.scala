@@ -101,7 +101,6 @@ object FooterFilters {
     // Parquet footers hold split block filters under XXH64: only `sbbf` columns can use them.
     def otherDesign(i: Int) = cols(i).algorithm != FilterAlgorithm.SplitBlock
     def designReason(i: Int) = s"the index holds ${cols(i).algorithm.name} filters, Parquet footers sbbf ones"
-    if (cols.indices.forall(otherDesign)) return cols.indices.map(i => Outcome(file.path, i, None, designReason(i)))
     val path = new Path(file.path)
     val input = HadoopInputFile.fromStatus(new FileStatus(file.size, false, 1, 0L, file.modificationTime, path), conf)
     val (reader, stream) = try {
