@@ -122,13 +122,18 @@ class BloomIndex:
         pre-filter the index, column and key it checks, and why a join got none."""
         return str(capture_sql_exception(self._api.explain)(df._jdf))
 
-    def prefilter(self, df: "DataFrame", key: "str | Column", index: str, column: str) -> "DataFrame":
+    def prefilter(self, df: "DataFrame", key: "str | Column", index: str, column: str,
+                  *, allow_stale: bool = False) -> "DataFrame":
         """``df`` without the rows whose ``key`` is certainly absent from the global filter of
         ``column`` in ``index`` (null keys are dropped too): a join pre-filter by hand.
 
+        Refused (``AnalysisException``) when the index does not hold every current file of its
+        source as it is now, since rows matching the new files' values would be dropped;
+        ``allow_stale=True`` uses the filter anyway.
+
         >>> orders = bi.prefilter(spark.table("orders"), "user_id", "users_idx", "id")  # doctest: +SKIP
         """
-        return df.filter(might_contain(index, column, key))
+        return df.filter(might_contain(index, column, key, allow_stale=allow_stale))
 
     def join_filter_metrics(self, df: "DataFrame") -> list[dict[str, int]]:
         """The metrics of each Bloom filter operator of ``df``'s executed plan (run an action
@@ -172,10 +177,15 @@ class BloomIndex:
             sys.stderr.write("\n")
 
 
-def might_contain(index: str, column: str, key: "str | Column") -> "Column":
+def might_contain(index: str, column: str, key: "str | Column", *, allow_stale: bool = False) -> "Column":
     """The SQL function ``bloom_might_contain('<index>', '<column>', key)`` as a Column: true
     when ``key`` may be in the index's global filter of ``column``, false when it certainly is
     not, null for a null key.
+
+    The filter must hold every value of the column as this session reads the source: refused
+    (``AnalysisException``) when files were added or changed since the index's last refresh
+    (unless ``allow_stale=True``), or when the session decodes the column otherwise than the
+    build did (another time zone for a CSV timestamp, say).
 
     >>> df.filter(might_contain("users_idx", "id", "user_id"))   # doctest: +SKIP
     """
@@ -183,8 +193,11 @@ def might_contain(index: str, column: str, key: "str | Column") -> "Column":
 
     if not isinstance(index, str) or not isinstance(column, str):
         raise ValueError("might_contain: index and column must be names (str)")
+    if not isinstance(allow_stale, bool):
+        raise ValueError(f"might_contain: allow_stale must be True or False, got {allow_stale!r}")
     k = F.col(key) if isinstance(key, str) else key
-    return F.call_function("bloom_might_contain", F.lit(index), F.lit(column), k)
+    args = [F.lit(index), F.lit(column), k] + ([F.lit(True)] if allow_stale else [])
+    return F.call_function("bloom_might_contain", *args)
 
 
 def _opt(v: Any) -> str:

@@ -5,7 +5,8 @@ import scala.jdk.CollectionConverters._
 import bloomindex.execution.{BloomFilterExec, DeltaScanPruning}
 import bloomindex.index.{DeltaSource, IndexManager, SourceResolver, SourceSpec}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
-import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex, PruningInfo}
+import bloomindex.catalog.PruningInfo
+import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex}
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}

@@ -1,6 +1,6 @@
 package bloomindex.execution
 
-import bloomindex.optimizer.PruningInfo
+import bloomindex.catalog.PruningInfo
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow

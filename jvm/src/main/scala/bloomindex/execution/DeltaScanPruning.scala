@@ -3,8 +3,10 @@ package bloomindex.execution
 import scala.util.control.NonFatal
 
 import bloomindex.BloomIndexConf
+import bloomindex.catalog.IndexCatalog
 import bloomindex.index.DeltaSource
-import bloomindex.optimizer.{BloomIndexPruning, BloomPrunedFileIndex}
+import bloomindex.optimizer.BloomPrunedFileIndex
+import bloomindex.source.DeltaProvider
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, PlanExpression}
@@ -57,11 +59,11 @@ object DeltaScanPruning {
       // Dynamic partition pruning filters hold subqueries not run yet: list without them.
       val files = location.listFiles(s.partitionFilters.filter(usable), dataFilters)
         .flatMap(_.files).map(_.fileStatus)
-      BloomIndexPruning.decide(spark, dataFilters.reduce(And), s.tableIdentifier.map(_.unquotedString),
-        location.rootPaths, files).map(d => new BloomPrunedFileIndex(location, d.skipped, d.info))
+      new IndexCatalog(spark).decide(dataFilters.reduce(And), DeltaProvider.ofScan(s), files)
+        .map(d => new BloomPrunedFileIndex(location, d.skipped, d.info))
     } catch {
       case NonFatal(e) =>
-        BloomIndexPruning.warnOnce(s"bloomindex: Delta scan not pruned (${e.getMessage})")
+        IndexCatalog.warnOnce(s"bloomindex: Delta scan not pruned (${e.getMessage})")
         None
     }
   }

@@ -5,6 +5,7 @@ import scala.reflect.ClassTag
 import bloomindex.BloomIndexConf
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.FieldHasher
+import bloomindex.source.Decoding
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.broadcast.Broadcast
@@ -54,8 +55,7 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
 
   private val scanDf = {
     val exact = new HadoopFsRelation(new ExactFileIndex(files), new StructType(), relation.dataSchema,
-      None, relation.fileFormat,
-      relation.options.filter { case (k, _) => k != "path" && k != "paths" })(spark)
+      None, relation.fileFormat, BuildScan.readerOptions(relation))(spark)
     spark.baseRelationToDataFrame(exact)
       .select((names.map(n => col(s"`${n.replace("`", "``")}`")) :+ col("_metadata.file_path")): _*)
   }
@@ -123,6 +123,22 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
 }
 
 object BuildScan {
+
+  /**
+   * The options a build reads `relation` with: the source's own, except that text formats
+   * (CSV, JSON) are always read PERMISSIVE. That mode keeps every row and, field by field, every
+   * value that parses, so a column's filter holds every value a query in any mode can see:
+   * DROPMALFORMED drops rows a query reading fewer columns would keep, FAILFAST stops on a
+   * malformed column the query may never read.
+   */
+  def readerOptions(relation: HadoopFsRelation): Map[String, String] = {
+    val own = relation.options.filter { case (k, _) => k != "path" && k != "paths" }
+    relation.fileFormat match {
+      case r: org.apache.spark.sql.sources.DataSourceRegister if Decoding.TextFormats.contains(r.shortName()) =>
+        own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
+      case _ => own
+    }
+  }
 
   private val RowBatch = 4096
 

@@ -5,6 +5,7 @@ import java.util.Locale
 import scala.util.control.NonFatal
 
 import bloomindex.BloomIndexErrors
+import bloomindex.source.DeltaFiles
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -22,19 +23,9 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation}
  */
 object DeltaSource {
 
-  val Format = "delta"
+  val Format: String = DeltaFiles.Format
 
-  /** Delta's file indexes: `TahoeLogFileIndex`, `PreparedDeltaFileIndex`, ... all extend it. */
-  private val TahoeFileIndexClass = "org.apache.spark.sql.delta.files.TahoeFileIndex"
-
-  def isDeltaIndex(index: FileIndex): Boolean = {
-    var c: Class[_] = index.getClass
-    while (c != null) {
-      if (c.getName == TahoeFileIndexClass) return true
-      c = c.getSuperclass
-    }
-    false
-  }
+  def isDeltaIndex(index: FileIndex): Boolean = DeltaFiles.isDeltaIndex(index)
 
   def isDeltaRelation(rel: HadoopFsRelation): Boolean = isDeltaIndex(rel.location)
 

@@ -87,9 +87,13 @@ object IndexBuilder {
       sizes: Array[Int]): Unit = {
     val rows = spec.columns.indices.map { i =>
       val c = spec.columns(i)
-      // A column with no non-null value in the new files still gets its global filter.
-      val f = built.get(i).map(b => c.algorithm.fromBitset(b, c.fpp)).getOrElse(IndexFilters.ofBytes(c, sizes(i)))
-      baseGlobal.get(c.name).foreach(b => f.merge(c.algorithm.fromBytes(b)))
+      // A column with no non-null value in the new files still gets its global filter; an
+      // incremental refresh with nothing new built (files only deleted) keeps the old one whole
+      // (the values of deleted files stay in it: a global filter may only hold too many).
+      val base = baseGlobal.get(c.name).map(c.algorithm.fromBytes)
+      val f = built.get(i).map(b => c.algorithm.fromBitset(b, c.fpp))
+        .getOrElse(IndexFilters.ofBytes(c, base.map(_.numBytes).getOrElse(sizes(i))))
+      base.foreach(f.merge)
       Row(c.name, globalNdv.getOrElse(i, 0L), f.toBytes)
     }
     encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema).write.mode("error"),

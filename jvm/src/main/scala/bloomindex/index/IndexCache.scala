@@ -25,8 +25,6 @@ final class IndexedFile(
  */
 final class LoadedIndex(val entry: LogEntry, val files: Map[String, IndexedFile], val keyAccess: Option[String] = None) {
   def spec: IndexSpec = entry.spec
-  def columnIndex(name: String): Int =
-    spec.columns.indexWhere(_.name.equalsIgnoreCase(name))
 }
 
 /**

@@ -8,6 +8,7 @@ import bloomindex.{BloomIndexConf, BloomIndexErrors, ConcurrentBloomIndexUpdateE
 import bloomindex.sbbf.ParquetHash
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
+import bloomindex.source.Decoding
 import bloomindex.sql.{ColumnRequest, SourceRef}
 
 import org.apache.hadoop.fs.Path
@@ -208,13 +209,41 @@ class IndexManager(spark: SparkSession) extends Logging {
       logWarning(s"Bloom index '$name': ${damageNote(head.damaged)}; rebuilding it in full from version ${latest.version}")
     }
     val base = l.lastActive()
-    val rebuild = full || base.isEmpty || head.damaged.nonEmpty
+    var rebuild = full || base.isEmpty || head.damaged.nonEmpty
+    // An incremental refresh adds values decoded as this session decodes them now: only to an
+    // index whose values were decoded the same way (never two ways in one index).
+    val frame = if (rebuild || latest.spec.source.format == DeltaSource.Format) None
+      else Some(SourceResolver.dataFrame(spark, latest.spec.source))
+    if (!rebuild) base.flatMap(_.data).foreach { d =>
+      val now = SourceResolver.decoding(spark, latest.spec, SourceResolver.relation(
+        frame.getOrElse(SourceResolver.dataFrame(spark, latest.spec.source)), latest.spec.source.display))
+      d.decoding match {
+        case None =>
+          logWarning(s"Bloom index '$name' was built before decoding contexts were recorded: rebuilding it in full")
+          rebuild = true
+        case Some(built) =>
+          contextChanges(built, now).headOption.foreach { why =>
+            throw BloomIndexErrors.analysis(s"Bloom index '$name' was built under another decoding context ($why): " +
+              "an incremental refresh would mix values decoded two ways. REFRESH BLOOM INDEX " +
+              s"$name FULL rebuilds it as this session reads ${latest.spec.source.display}")
+          }
+      }
+    }
     val begin = LogEntry(head.version + 1, IndexState.Refreshing,
       if (rebuild) "REFRESH FULL" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, now(),
       latest.createdAt, latest.spec, base.flatMap(_.data))
     l.commit(begin)
-    runOperation(l, begin, latest.spec, rebuild, base)
+    runOperation(l, begin, latest.spec, rebuild, base, frame)
   }
+
+  /** Why values decoded under `now` could differ from values decoded under `built`, per column. */
+  private def contextChanges(built: Decoding, now: Decoding): Seq[String] =
+    built.columns.flatMap { b =>
+      now.column(b.name) match {
+        case None => Some(s"${b.name}: no longer a column")
+        case Some(n) => Decoding.difference(built.format, b, now.format, n)
+      }
+    }
 
   /** Build, then commit ACTIVE; on failure, roll back with a stable entry and remove the data. */
   private def runOperation(l: IndexLog, begin: LogEntry, spec: IndexSpec, full: Boolean, base: Option[LogEntry],
@@ -228,7 +257,8 @@ class IndexManager(spark: SparkSession) extends Logging {
     try {
       cleanupData(l, begin.version, keep = base.flatMap(_.data).map(_.dir).toSet)
       var tableVersion: Option[Long] = None
-      val result = try build(l, spec, dataDir, full, base, frame, v => tableVersion = v) catch {
+      var decoding: Option[Decoding] = None
+      val result = try build(l, spec, dataDir, full, base, frame, (v, d) => { tableVersion = v; decoding = Some(d) }) catch {
         case NonFatal(e) =>
           deleteQuietly(dataDir)
           // Another command took over meanwhile (and may have removed this one's data, which
@@ -239,7 +269,7 @@ class IndexManager(spark: SparkSession) extends Logging {
       }
       BloomIndexConf.testFault(spark, BloomIndexConf.TestFailAfterDataWrite, s"${begin.operation} BLOOM INDEX ${spec.name}")
       val data = IndexData(dataRel, result.files, result.bytes, result.filterBytes, result.filesFromFooters,
-        result.globalNdv, tableVersion)
+        result.globalNdv, tableVersion, decoding)
       val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = now(), data = Some(data))
       try l.commit(end) catch {
         case e: ConcurrentBloomIndexUpdateException =>
@@ -256,9 +286,9 @@ class IndexManager(spark: SparkSession) extends Logging {
   }
 
   private def build(l: IndexLog, spec: IndexSpec, dataDir: Path, full: Boolean, base: Option[LogEntry],
-      frame: Option[DataFrame], version: Option[Long] => Unit): BuildResult = {
+      frame: Option[DataFrame], recorded: (Option[Long], Decoding) => Unit): BuildResult = {
     val (relation, current, tableVersion) = SourceResolver.snapshot(spark, spec.source, frame)
-    version(tableVersion)
+    recorded(tableVersion, SourceResolver.decoding(spark, spec, relation))
     IndexEncryption.prepare(spark, spec, current, dataDir.toString)
     val baseRows = if (full) None else base.flatMap(_.data).map(d => IndexStore.rows(spark, l.indexDir, d))
     val (toBuild, carried) = baseRows match {
@@ -358,16 +388,6 @@ class IndexManager(spark: SparkSession) extends Logging {
       }
     }
   }
-
-  /** Indexes over `source` (same table, or same format and paths). */
-  def indexesOn(source: SourceSpec): Seq[LogEntry] = list().filter { e =>
-    val s = e.spec.source
-    (s.table.isDefined && s.table == source.table) ||
-      (s.table.isEmpty && source.table.isEmpty && s.format == source.format &&
-        s.paths.map(normalizeRoot) == source.paths.map(normalizeRoot))
-  }
-
-  private def normalizeRoot(p: String): String = new Path(p).toUri.getPath.stripSuffix("/")
 
   /**
    * DESCRIBE BLOOM INDEX as (key, value) pairs, in display order. `damage` is "none" or what

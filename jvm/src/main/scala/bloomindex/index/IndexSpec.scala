@@ -57,6 +57,8 @@ object IndexState {
  * The data of an ACTIVE version: a folder of index Parquet files, relative to the index's folder.
  * `tableVersion` is the version of the table's snapshot the files were taken from (Delta Lake
  * sources only; absent in entries written before it existed and for plain file sources).
+ * `decoding`: how the build decoded each indexed column ([[bloomindex.source.Decoding]]); absent
+ * in entries written before it was recorded (log format 1), which no query uses.
  */
 case class IndexData(
     dir: String,
@@ -65,7 +67,8 @@ case class IndexData(
     filterBytes: Long,
     filesFromFooters: Long,
     globalNdv: Map[String, Long],
-    tableVersion: Option[Long] = None)
+    tableVersion: Option[Long] = None,
+    decoding: Option[bloomindex.source.Decoding] = None)
 
 /**
  * One committed log entry: version N of the index's history. Written once, never changed.

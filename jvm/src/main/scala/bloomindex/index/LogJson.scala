@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.{JsonNodeFactory, ObjectNode}
 
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
+import bloomindex.source.{ColumnDecoding, Decoding}
 
 /**
  * Log entries as JSON, read with an explicit schema: every field is checked for presence and
@@ -16,7 +17,12 @@ import bloomindex.sbbf.SbbfSizing.Sizing
  */
 object LogJson {
 
-  val FormatVersion = 1
+  /**
+   * 2: ACTIVE data records its decoding context. Entries of format 1 are read (without one: no
+   * query uses their data until a full refresh); this build writes 2, which older builds refuse.
+   */
+  val FormatVersion = 2
+  val OldestReadable = 1
   val MaxEntryBytes: Int = 1 << 20
 
   private val mapper = {
@@ -87,7 +93,39 @@ object LogJson {
     val g = o.putObject("globalNdv")
     d.globalNdv.toSeq.sortBy(_._1).foreach { case (k, v) => g.put(k, v) }
     d.tableVersion.foreach(o.put("tableVersion", _))
+    d.decoding.foreach(x => o.set[JsonNode]("decoding", decodingJson(x)))
     o
+  }
+
+  private def stringMap(o: ObjectNode, name: String, m: Map[String, String]): Unit = {
+    val n = o.putObject(name)
+    m.toSeq.sortBy(_._1).foreach { case (k, v) => n.put(k, v) }
+  }
+
+  private def decodingJson(d: Decoding): ObjectNode = {
+    val o = nodes.objectNode()
+    o.put("format", d.format)
+    val cols = o.putArray("columns")
+    d.columns.foreach { c =>
+      val co = cols.addObject()
+      co.put("name", c.name)
+      co.put("type", c.dataType)
+      stringMap(co, "physical", c.physical)
+      stringMap(co, "settings", c.settings)
+      stringMap(co, "options", c.options)
+    }
+    o
+  }
+
+  private def readStringMap(o: JsonNode, name: String): Map[String, String] =
+    obj(o, name).properties().asScala.map(e => e.getKey -> text(e.getValue, s"$name.${e.getKey}")).toMap
+
+  private def readDecoding(o: JsonNode): Decoding = {
+    if (!o.isObject) fail("decoding is not an object")
+    Decoding(str(o, "format"), arr(o, "columns").map { c =>
+      ColumnDecoding(str(c, "name"), str(c, "type"), readStringMap(c, "physical"), readStringMap(c, "settings"),
+        readStringMap(c, "options"))
+    })
   }
 
   def read(json: String): LogEntry = {
@@ -99,7 +137,7 @@ object LogJson {
     val fv = long(root, "formatVersion")
     if (fv > FormatVersion) throw new NewerFormatException(
       s"format version $fv is not supported (this build reads $FormatVersion): written by a newer bloomindex")
-    if (fv != FormatVersion) fail(s"format version $fv is not supported (this build reads $FormatVersion)")
+    if (fv < OldestReadable) fail(s"format version $fv is not supported (this build reads $OldestReadable to $FormatVersion)")
     val state = str(root, "state")
     if (!IndexState.all.contains(state)) fail(s"unknown state '$state'")
     LogEntry(
@@ -146,7 +184,9 @@ object LogJson {
         if (e.getValue.canConvertToLong) e.getValue.asLong else fail(s"globalNdv.${e.getKey} is not a number")
       }).toMap,
       // Optional (added for Delta Lake sources): entries written before it have none.
-      Option(o.get("tableVersion")).filterNot(_.isNull).map(_ => long(o, "tableVersion")))
+      Option(o.get("tableVersion")).filterNot(_.isNull).map(_ => long(o, "tableVersion")),
+      // Format 2 on: how the build decoded each column. Format 1 entries have none.
+      Option(o.get("decoding")).filterNot(_.isNull).map(readDecoding))
   }
 
   private def fail(msg: String): Nothing = throw new InvalidLogEntryException(msg)

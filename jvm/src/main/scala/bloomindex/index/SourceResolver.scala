@@ -3,6 +3,7 @@ package bloomindex.index
 import java.util.Locale
 
 import bloomindex.BloomIndexErrors
+import bloomindex.source.{Decoding, DeltaProvider, FileRelationProvider, ScanSource}
 import bloomindex.sql.SourceRef
 
 import org.apache.hadoop.fs.Path
@@ -122,6 +123,29 @@ object SourceResolver {
       // Path reads share the session's file status cache: drop it so deletes are seen.
       FileStatusCache.getOrCreate(spark).invalidateAll()
       spark.read.format(s.format).options(s.options).load(s.paths: _*)
+  }
+
+  /** How the catalog describes a scan of `rel`, a relation over source `s`. */
+  def scanOf(s: SourceSpec, rel: HadoopFsRelation): ScanSource =
+    if (s.format == DeltaSource.Format) DeltaProvider.of(rel, s.table) else FileRelationProvider.of(rel, s.table)
+
+  /**
+   * How `rel` (a relation over `spec`'s source, as a build reads it) decodes each indexed
+   * column in this session: what the build records. A Delta column stored under another
+   * physical name (column mapping) cannot be read by name, and is refused.
+   */
+  def decoding(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation): Decoding = {
+    val scan = scanOf(spec.source, rel)
+    Decoding(scan.format, spec.columns.map { c =>
+      val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.analysis(
+        s"Column '${c.name}' of Bloom index '${spec.name}' is no longer a column of ${spec.source.display} " +
+          s"(columns: ${rel.dataSchema.fieldNames.mkString(", ")}); DROP BLOOM INDEX ${spec.name}"))
+      d.physical.get("physicalName").filter(_ != c.name).foreach { p =>
+        throw BloomIndexErrors.analysis(s"Column '${c.name}' of ${spec.source.display} is stored as physical column " +
+          s"'$p' (Delta column mapping), which Bloom indexes cannot read; DROP BLOOM INDEX ${spec.name}")
+      }
+      d
+    })
   }
 
   /**

@@ -1,12 +1,13 @@
 package bloomindex.join
 
 import bloomindex.BloomIndexErrors
+import bloomindex.catalog.{GlobalFilter, IndexCatalog}
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Predicate, UnaryExpression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
-import org.apache.spark.sql.types.StringType
+import org.apache.spark.sql.types.{BooleanType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
@@ -40,20 +41,25 @@ object BloomMightContain {
 
   val FunctionName = "bloom_might_contain"
 
-  /** `bloom_might_contain('<index>', '<column>', expr)`, resolved against the newest ACTIVE version. */
+  /**
+   * `bloom_might_contain('<index>', '<column>', expr [, allowStale])`, resolved against the newest
+   * ACTIVE version: refused when the index does not hold every current file of its source as it
+   * is now, unless `allowStale` is true (see [[IndexCatalog.globalFilterNamed]]).
+   */
   def build(args: Seq[Expression]): Expression = args match {
-    case Seq(index, column, value) =>
+    case Seq(index, column, value, rest @ _*) if rest.size <= 1 =>
       val name = constantString(index, "index")
       val col = constantString(column, "column")
+      val allowStale = rest.headOption.exists(constantBoolean)
       val spark = SparkSession.active
-      val global = GlobalFilter.forIndex(spark, name, col)
+      val global = new IndexCatalog(spark).globalFilterNamed(name, col, allowStale)
       KeyHash.forTypes(value.dataType, global.ref.dataType, global.algorithm.hash) match {
         case Right(kh) => BloomMightContain(value, global, kh)
         case Left(why) => throw BloomIndexErrors.analysis(
           s"$FunctionName: cannot check ${value.sql} against '$name'.'$col': $why")
       }
     case _ => throw BloomIndexErrors.analysis(
-      s"$FunctionName takes 3 arguments ('<index>', '<column>', expr), got ${args.size}")
+      s"$FunctionName takes 3 arguments ('<index>', '<column>', expr), or 4 with allow_stale last, got ${args.size}")
   }
 
   private def constantString(e: Expression, what: String): String =
@@ -61,6 +67,10 @@ object BloomMightContain {
       Option(e.eval()).map(_.asInstanceOf[UTF8String].toString).getOrElse(
         throw BloomIndexErrors.analysis(s"$FunctionName: the $what name is null"))
     } else throw BloomIndexErrors.analysis(s"$FunctionName: the $what name must be a string literal, got ${e.sql}")
+
+  private def constantBoolean(e: Expression): Boolean =
+    if (e.foldable && e.dataType == BooleanType && e.eval() != null) e.eval().asInstanceOf[Boolean]
+    else throw BloomIndexErrors.analysis(s"$FunctionName: allow_stale must be true or false, got ${e.sql}")
 
   val function: (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression) = (
     FunctionIdentifier(FunctionName),

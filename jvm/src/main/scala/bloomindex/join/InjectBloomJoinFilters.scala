@@ -1,12 +1,9 @@
 package bloomindex.join
 
-import scala.util.control.NonFatal
-
 import bloomindex.BloomIndexConf
-import bloomindex.index.{IndexManager, LoadedIndex, SourceResolver}
-import bloomindex.optimizer.{BloomIndexPruning, BloomPrunedFileIndex}
+import bloomindex.catalog.{GlobalFilter, IndexCatalog}
+import bloomindex.source.{ScanSource, SourceProviders}
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Cast, EqualTo, Exists, Expression, ExprId, InSubquery, KnownFloatingPointNormalized, ListQuery, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.optimizer.PushDownPredicates
@@ -15,8 +12,6 @@ import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, JOIN}
-import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, FileTable}
 
 /**
  * Join pre-filtering: for an equi-join where one side's key is a column with a global filter
@@ -143,34 +138,8 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] with
     }
   }
 
-  private def indexed(leaf: LeafSource, column: String): Either[String, GlobalFilter] = {
-    val indexes = try BloomIndexPruning.indexesFor(spark, leaf.table, leaf.roots) catch {
-      case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
-    }
-    val withColumn = indexes.filter(i => i.spec.global && i.columnIndex(column) >= 0)
-    if (withColumn.isEmpty) return Left(s"no index with a global filter on ${leaf.display}.$column")
-    val files = try leaf.files() catch {
-      case NonFatal(e) => return Left(s"cannot list ${leaf.display} (${e.getMessage})")
-    }
-    withColumn.find(covers(_, files)) match {
-      case None => Left(s"stale: files of ${leaf.display} changed since ${withColumn.map(i => s"${i.spec.name} v${i.entry.version}").mkString(", ")}")
-      case Some(index) =>
-        try {
-          val dir = new IndexManager(spark).log(index.spec.name).indexDir.toString
-          Right(GlobalFilter.load(spark, dir, index.entry, column))
-        } catch {
-          case NonFatal(e) =>
-            BloomIndexPruning.warnOnce(s"bloomindex: global filter of '${index.spec.name}' unreadable, join not filtered: ${e.getMessage}")
-            Left(s"global filter of ${index.spec.name} unreadable")
-        }
-    }
-  }
-
-  private def covers(index: LoadedIndex, files: Seq[org.apache.hadoop.fs.FileStatus]): Boolean =
-    files.forall { f =>
-      index.files.get(SourceResolver.normalize(f.getPath))
-        .exists(e => e.size == f.getLen && e.modificationTime == f.getModificationTime)
-    }
+  private def indexed(leaf: ScanSource, column: String): Either[String, GlobalFilter] =
+    new IndexCatalog(spark).globalFilterFor(leaf, column)
 }
 
 object InjectBloomJoinFilters {
@@ -186,31 +155,14 @@ object InjectBloomJoinFilters {
     case _ => (false, false)
   }
 
-  /** A file source at the bottom of a join side. */
-  private[join] final case class LeafSource(table: Option[String], roots: Seq[Path], index: FileIndex) {
-    def display: String = table.getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
-    /** Every file the source may read, whatever the query's partition filters. */
-    def files(): Seq[org.apache.hadoop.fs.FileStatus] = index.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
-  }
-
   /**
    * The file source whose column `id` (by name) is, if the attribute's values on `plan` are a
    * subset of that column's: followed through the operators that pass an attribute on
    * unchanged (or drop rows, or null it), stopping at anything else (a union mixes sources).
    */
-  private[join] def origin(plan: LogicalPlan, id: ExprId): Option[(LeafSource, String)] = plan match {
-    case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
-      l.output.find(_.exprId == id).map { a =>
-        val base = rel.location match {
-          case b: BloomPrunedFileIndex => b.delegate
-          case other => other
-        }
-        (LeafSource(table.map(_.identifier.unquotedString), base.rootPaths, base), a.name)
-      }
-    case r @ DataSourceV2Relation(t: FileTable, _, _, ident, _, _) =>
-      r.output.find(_.exprId == id).map { a =>
-        (LeafSource(ident.map(_.toString), t.fileIndex.rootPaths, t.fileIndex), a.name)
-      }
+  private[join] def origin(plan: LogicalPlan, id: ExprId): Option[(ScanSource, String)] = plan match {
+    case leaf: LeafNode =>
+      leaf.output.find(_.exprId == id).flatMap(a => SourceProviders.describe(leaf).map(_ -> a.name))
     case p: Project =>
       p.projectList.find(_.exprId == id).flatMap {
         case a: Attribute => origin(p.child, a.exprId)

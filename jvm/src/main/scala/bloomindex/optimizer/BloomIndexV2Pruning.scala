@@ -1,6 +1,8 @@
 package bloomindex.optimizer
 
 import bloomindex.BloomIndexConf
+import bloomindex.catalog.IndexCatalog
+import bloomindex.source.FileTableProvider
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression}
@@ -23,9 +25,9 @@ class BloomIndexV2Pruning(spark: SparkSession) extends SparkStrategy {
         if filters.nonEmpty && filters.forall(_.deterministic) && BloomIndexConf.pruningEnabled(spark) &&
           !scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex] =>
       val condition: Expression = filters.reduce(And)
-      val table = r.identifier.map(_.toString)
       val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
-      BloomIndexPruning.decide(spark, condition, table, scan.fileIndex.rootPaths, files)
+      FileTableProvider.ofScan(r, scan)
+        .flatMap(source => new IndexCatalog(spark).decide(condition, source, files))
         .filter(_.skipped.nonEmpty)
         .flatMap(d => BloomPrunedV2FileIndex.prune(spark, scan, d))
         .map { newScan =>

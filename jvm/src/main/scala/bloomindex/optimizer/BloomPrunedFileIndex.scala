@@ -1,15 +1,13 @@
 package bloomindex.optimizer
 
+import bloomindex.catalog.PruningInfo
 import bloomindex.index.SourceResolver
+import bloomindex.source.WrappingFileIndex
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
 import org.apache.spark.sql.types.StructType
-
-/** What pruning did to one scan, for EXPLAIN and `BloomIndex.explain`. */
-final case class PruningInfo(index: String, version: Long, filesKept: Int, filesTotal: Int,
-    bytesSkipped: Long, notApplied: Seq[String])
 
 /**
  * The source's file index minus the files a Bloom index proved cannot match the query.
@@ -20,7 +18,7 @@ final case class PruningInfo(index: String, version: Long, filesKept: Int, files
  * an already-listed index.
  */
 class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: Set[String], val info: PruningInfo)
-  extends FileIndex {
+  extends WrappingFileIndex {
 
   override def rootPaths: Seq[Path] =
     new Path("bloomindex", info.index, s"/kept-${info.filesKept}-of-${info.filesTotal}") +: delegate.rootPaths

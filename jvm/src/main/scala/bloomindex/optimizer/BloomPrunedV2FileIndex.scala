@@ -1,5 +1,6 @@
 package bloomindex.optimizer
 
+import bloomindex.catalog.{Decision, PruningInfo}
 import bloomindex.index.SourceResolver
 
 import org.apache.hadoop.fs.Path

@@ -3,6 +3,7 @@ package bloomindex.sql
 import java.util.Locale
 
 import bloomindex.BloomIndexErrors
+import bloomindex.catalog.IndexCatalog
 import bloomindex.index.{IndexManager, SourceResolver}
 
 import org.apache.spark.sql.{Row, SparkSession}
@@ -18,7 +19,7 @@ case class DropBloomFilterIndexCommand(source: SourceRef, columns: Option[Seq[St
   override def run(spark: SparkSession): Seq[Row] = {
     val manager = new IndexManager(spark)
     val spec = SourceResolver.resolve(spark, source)
-    val indexes = manager.indexesOn(spec)
+    val indexes = new IndexCatalog(spark).indexesOn(spec)
     val targets = columns match {
       case None => indexes
       case Some(cols) =>

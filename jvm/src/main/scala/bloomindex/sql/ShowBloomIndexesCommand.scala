@@ -1,5 +1,6 @@
 package bloomindex.sql
 
+import bloomindex.catalog.IndexCatalog
 import bloomindex.index.{IndexManager, SourceResolver}
 
 import org.apache.spark.sql.{Row, SparkSession}
@@ -20,10 +21,9 @@ case class ShowBloomIndexesCommand(source: Option[SourceRef]) extends LeafRunnab
     AttributeReference("bytes", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
-    val manager = new IndexManager(spark)
     val entries = source match {
-      case Some(ref) => manager.indexesOn(SourceResolver.resolve(spark, ref))
-      case None => manager.list()
+      case Some(ref) => new IndexCatalog(spark).indexesOn(SourceResolver.resolve(spark, ref))
+      case None => new IndexManager(spark).list()
     }
     entries.map { e =>
       Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.name).mkString(", "), e.state, e.version,

@@ -2,6 +2,7 @@ package bloomindex.index
 
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
+import bloomindex.source.{ColumnDecoding, Decoding}
 import org.scalatest.funsuite.AnyFunSuite
 
 class LogJsonSuite extends AnyFunSuite {
@@ -32,13 +33,30 @@ class LogJsonSuite extends AnyFunSuite {
   test("a future format version, damage and wrong types are refused with a clear message") {
     val json = LogJson.write(entry)
     def err(s: String): String = intercept[LogJson.InvalidLogEntryException](LogJson.read(s)).getMessage
-    assert(err(json.replace("\"formatVersion\":1", "\"formatVersion\":2")).contains("format version 2"))
+    assert(err(json.replace("\"formatVersion\":2", "\"formatVersion\":3")).contains("format version 3"))
+    assert(err(json.replace("\"formatVersion\":2", "\"formatVersion\":0")).contains("format version 0"))
     assert(err(json.take(json.length / 2)).contains("not valid JSON"))
     assert(err(json.replace("\"state\":\"ACTIVE\"", "\"state\":\"DONE\"")).contains("unknown state"))
     assert(err(json.replace("\"version\":3", "\"version\":\"3\"")).contains("'version' is not an integer"))
     assert(err(json.replace("\"columns\":[", "\"columnz\":[")).contains("missing field 'columns'"))
     assert(err("[]").contains("not a JSON object"))
     assert(err("{" * 100000).nonEmpty)
+  }
+
+  private val decoding = Decoding("csv", Seq(
+    ColumnDecoding("a", "BIGINT", Map.empty, Map.empty, Map("header" -> "true")),
+    ColumnDecoding("b", "TIMESTAMP", Map("physicalName" -> "col-1", "fieldId" -> "4"),
+      Map("spark.sql.session.timeZone" -> "UTC"), Map("timestampformat" -> "yyyy"))))
+
+  test("the decoding context of the data round-trips; format 1 entries (none recorded) stay readable") {
+    val withDecoding = entry.copy(data = entry.data.map(_.copy(decoding = Some(decoding))))
+    val json = LogJson.write(withDecoding)
+    assert(json.contains("\"formatVersion\":2") && json.contains("\"decoding\":{"))
+    assert(LogJson.read(json) == withDecoding)
+    val v1 = LogJson.write(entry).replace("\"formatVersion\":2", "\"formatVersion\":1")
+    assert(LogJson.read(v1) == entry && LogJson.read(v1).data.get.decoding.isEmpty)
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"settings\":{\"spark", "\"settings\":{\"x\":1,\"spark")))
+      .getMessage.contains("'settings.x' is not a string"))
   }
 
   test("each column's filter design is written; entries without one (older writers) mean sbbf") {

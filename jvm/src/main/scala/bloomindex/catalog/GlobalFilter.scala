@@ -1,9 +1,9 @@
-package bloomindex.join
+package bloomindex.catalog
 
 import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
 
 import bloomindex.BloomIndexErrors
-import bloomindex.index.{IndexEncryption, IndexManager, IndexStore, LogEntry}
+import bloomindex.index.{IndexEncryption, IndexStore, LogEntry}
 import bloomindex.filter.{BloomFilter, FilterAlgorithm}
 
 import org.apache.spark.SparkContext
@@ -76,15 +76,5 @@ object GlobalFilter {
         Option(cache.get(key)).getOrElse { cache.put(key, loaded); loaded }
       }
     }
-  }
-
-  /** The global filter of `column` in the newest ACTIVE version of index `name`. */
-  def forIndex(spark: SparkSession, name: String, column: String): GlobalFilter = {
-    val manager = new IndexManager(spark)
-    manager.checkName(name)
-    val log = manager.log(name)
-    val entry = log.lastActive()
-      .getOrElse(throw BloomIndexErrors.notFound(name))
-    load(spark, log.indexDir.toString, entry, column)
   }
 }

@@ -1,6 +1,6 @@
-package bloomindex.optimizer
+package bloomindex.catalog
 
-import bloomindex.index.{IndexedFile, LoadedIndex}
+import bloomindex.index.IndexedFile
 import bloomindex.sbbf.PlainHash
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, IsNotNull, IsNull, Literal, Or}
@@ -54,7 +54,7 @@ object FilePredicate {
   }
 
   /** Translates `e`; Left(reason) when no part of it can prune. */
-  def translate(e: Expression, index: LoadedIndex): Either[NotApplicable, FilePredicate] = e match {
+  def translate(e: Expression, index: IndexView): Either[NotApplicable, FilePredicate] = e match {
     case And(a, b) =>
       (translate(a, index), translate(b, index)) match {
         case (Right(x), Right(y)) => Right(AllOf(Seq(x, y)))
@@ -80,9 +80,13 @@ object FilePredicate {
     case other => Left(NotApplicable(s"predicate shape: ${other.prettyName}"))
   }
 
-  private def column(a: Attribute, index: LoadedIndex): Either[NotApplicable, Int] = {
-    val i = index.columnIndex(a.name)
-    if (i < 0) return Left(NotApplicable(s"column not indexed: ${a.name}"))
+  private def column(a: Attribute, index: IndexView): Either[NotApplicable, Int] = {
+    // By the scan's exact spelling; a column the scan decodes otherwise than the build did
+    // (IndexCatalog.unusableColumns) is not used.
+    val i = index.column(a.name) match {
+      case Left(why) => return Left(NotApplicable(why))
+      case Right(i) => i
+    }
     val indexed = DataType.fromDDL(index.spec.columns(i).dataType)
     val actual = a.dataType
     if (!sameType(indexed, actual)) Left(NotApplicable(s"type mismatch on ${a.name}: index ${indexed.sql}, query ${actual.sql}"))
@@ -99,9 +103,9 @@ object FilePredicate {
     case _ => indexed == actual
   }
 
-  private def isNull(a: Attribute, index: LoadedIndex): Either[NotApplicable, FilePredicate] = column(a, index).map(HasNull)
+  private def isNull(a: Attribute, index: IndexView): Either[NotApplicable, FilePredicate] = column(a, index).map(HasNull)
 
-  private def equality(a: Attribute, values: Seq[Any], index: LoadedIndex): Either[NotApplicable, FilePredicate] =
+  private def equality(a: Attribute, values: Seq[Any], index: IndexView): Either[NotApplicable, FilePredicate] =
     column(a, index).flatMap { i =>
       val dt = a.dataType
       val nonNull = values.filter(_ != null) // `col = NULL` and `col IN (NULL)` match nothing

@@ -1,0 +1,251 @@
+package bloomindex.catalog
+
+import scala.util.control.NonFatal
+
+import bloomindex.{BloomIndexConf, BloomIndexErrors}
+import bloomindex.index.{IndexCache, IndexLog, IndexManager, IndexState, IndexedFile, LoadedIndex, LogEntry, SourceResolver, SourceSpec}
+import bloomindex.source.{Decoding, ScanSource, SourceProviders}
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.Expression
+
+/** What pruning did to one scan, for EXPLAIN and `BloomIndex.explain`. */
+final case class PruningInfo(index: String, version: Long, filesKept: Int, filesTotal: Int,
+    bytesSkipped: Long, notApplied: Seq[String])
+
+/** Which files of a scan to skip, and what to say about it. */
+final case class Decision(skipped: Set[String], info: PruningInfo)
+
+/**
+ * An ACTIVE index version whose source is a scan's, as that scan may use it: `unusable` maps
+ * each column that may not answer for the scan to why (its decoding context differs, or none
+ * was recorded). The index's data is loaded only when a column is used.
+ */
+final class IndexView(val log: IndexLog, val entry: LogEntry, val unusable: Map[String, String], load: () => LoadedIndex) {
+  lazy val loaded: LoadedIndex = load()
+  def spec: bloomindex.index.IndexSpec = entry.spec
+  def name: String = spec.name
+
+  /** The index column that answers for the scan's attribute `name` (exact spelling), or why none does. */
+  def column(name: String): Either[String, Int] = {
+    val i = spec.columns.indexWhere(_.name == name)
+    if (i < 0) Left(s"column not indexed: $name")
+    else unusable.get(spec.columns(i).name).toLeft(i)
+  }
+
+  /** Whether the index holds `f` as it is now (same path, size and modification time). */
+  def holds(f: FileStatus): Option[IndexedFile] =
+    loaded.files.get(SourceResolver.normalize(f.getPath))
+      .filter(e => e.size == f.getLen && e.modificationTime == f.getModificationTime)
+}
+
+/**
+ * The one place that finds the Bloom indexes for a scan and decides whether one may answer for
+ * it: file pruning (V1 rule, V2 strategy, Delta), the join filter, `bloom_might_contain`,
+ * `BloomIndex.explain` and `SHOW BLOOM INDEXES ON` all ask it.
+ *
+ * An index may answer for a scan when
+ *  - its source is the scan's (same table; or same root folders for path sources and Delta);
+ *  - for each column used, the scan decodes the files as the build did ([[Decoding]]: format,
+ *    reader options, the session settings that matter for the format and type, the exact
+ *    column, its physical identity and type); a column that differs is not used, and the
+ *    reason is reported;
+ *  - per file: the index holds the file with the same path, size and modification time. Other
+ *    files are read (pruning), or make the index unusable (join filters, `bloom_might_contain`).
+ * Anything unreadable means no pruning and one warning, never a failed query.
+ */
+class IndexCatalog(spark: SparkSession) extends Logging {
+
+  private val manager = new IndexManager(spark)
+  private def conf = spark.sessionState.conf
+
+  /** The newest ACTIVE entry of every index whose source is `scan`'s. */
+  private def activeFor(scan: ScanSource): Seq[(IndexLog, LogEntry)] = {
+    val root = manager.root
+    val fs = root.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(root)) return Seq.empty
+    val roots = scan.roots.map(p => IndexCatalog.normalizeRoot(p.toString)).toSet
+    fs.listStatus(root).filter(_.isDirectory).map(_.getPath.getName).toSeq.sorted.flatMap { name =>
+      try {
+        val log = manager.log(name)
+        // Warm path: when the newest version is the one already loaded, no entry is re-read.
+        val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v)).map(_.entry)
+        current.orElse(log.lastActive()).filter(e => IndexCatalog.sameSource(e.spec.source, scan.table, roots, scan.isDelta))
+          .map(log -> _)
+      } catch {
+        case NonFatal(e) =>
+          IndexCatalog.warnOnce(s"bloomindex: index '$name' is unreadable and is not used for pruning: ${e.getMessage}")
+          None
+      }
+    }
+  }
+
+  /** The indexes over `scan`'s source, each with the columns that may not answer for it and why. */
+  def viewsFor(scan: ScanSource): Seq[IndexView] =
+    activeFor(scan).map { case (log, entry) =>
+      new IndexView(log, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
+    }
+
+  /** Columns of `entry` that may not answer for `scan`, with the reason. */
+  def unusableColumns(entry: LogEntry, scan: ScanSource): Map[String, String] = {
+    val spec = entry.spec
+    entry.data.flatMap(_.decoding) match {
+      case None =>
+        val why = s"built before decoding contexts were recorded; REFRESH BLOOM INDEX ${spec.name} FULL records one"
+        IndexCatalog.warnOnce(s"bloomindex: index '${spec.name}' $why (not used until then)")
+        spec.columns.map(_.name -> why).toMap
+      case Some(built) =>
+        spec.columns.flatMap { c =>
+          (built.column(c.name), scan.decoding(conf, c.name)) match {
+            case (None, _) => Some(c.name -> s"${c.name}: no decoding context recorded for the column")
+            case (_, None) => Some(c.name -> s"${c.name}: the scan of ${scan.display} has no column named exactly ${c.name}")
+            case (Some(b), Some(q)) => Decoding.difference(built.format, b, scan.format, q).map(c.name -> _)
+          }
+        }.toMap
+    }
+  }
+
+  // ---------------------------------------------------------------- file pruning
+
+  /** Which of `files` (the scan's, as it will read them) the indexes prove cannot match `condition`. */
+  def decide(condition: Expression, scan: ScanSource, files: Seq[FileStatus]): Option[Decision] = {
+    val views = try viewsFor(scan) catch {
+      case NonFatal(e) =>
+        IndexCatalog.warnOnce(s"bloomindex: could not look for indexes (${e.getMessage}); not pruning")
+        return None
+    }
+    if (views.isEmpty) return None
+    val notApplied = Seq.newBuilder[String]
+    var best: Option[Decision] = None
+    views.foreach { view =>
+      FilePredicate.translate(condition, view) match {
+        case Left(r) => notApplied += s"${view.name}: ${r.reason}"
+        case Right(pred) =>
+          val skipped = Set.newBuilder[String]
+          var skippedBytes = 0L
+          var covered = 0
+          files.foreach { f =>
+            view.holds(f).foreach { entry =>
+              covered += 1
+              if (!pred.mayMatch(entry)) {
+                skipped += SourceResolver.normalize(f.getPath)
+                skippedBytes += f.getLen
+              }
+            }
+          }
+          val s = skipped.result()
+          if (covered == 0 && files.nonEmpty) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
+          val info = PruningInfo(view.name, view.entry.version, files.size - s.size, files.size, skippedBytes, Nil)
+          if (best.forall(_.skipped.size < s.size)) best = Some(Decision(s, info))
+      }
+    }
+    val reasons = notApplied.result()
+    best.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
+      .orElse(if (reasons.nonEmpty) Some(Decision(Set.empty,
+        PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
+  }
+
+  // ---------------------------------------------------------------- global filters
+
+  /** Files of `files` the view does not hold as they are now. */
+  private def uncovered(view: IndexView, files: Seq[FileStatus]): Int = files.count(f => view.holds(f).isEmpty)
+
+  /**
+   * The global filter of `column` (the scan's exact name) that holds every value the scan can
+   * produce for it: an index over the scan's source with global filters, the column decoded
+   * as the scan decodes it, and every current file of the source held as it is now.
+   */
+  def globalFilterFor(scan: ScanSource, column: String): Either[String, GlobalFilter] = {
+    val views = try viewsFor(scan) catch {
+      case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
+    }
+    val withColumn = views.filter(v => v.spec.global && v.spec.columns.exists(_.name == column))
+    if (withColumn.isEmpty) return Left(s"no index with a global filter on ${scan.display}.$column")
+    val usable = withColumn.filter(_.column(column).isRight)
+    if (usable.isEmpty) return Left(withColumn.map(v => s"${v.name}: ${v.unusable(column)}").mkString("; "))
+    val files = try scan.allFiles() catch {
+      case NonFatal(e) => return Left(s"cannot list ${scan.display} (${e.getMessage})")
+    }
+    usable.find(v => uncovered(v, files) == 0) match {
+      case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
+      case Some(view) =>
+        try Right(GlobalFilter.load(spark, view.log.indexDir.toString, view.entry, column))
+        catch {
+          case NonFatal(e) =>
+            IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")
+            Left(s"global filter of ${view.name} unreadable")
+        }
+    }
+  }
+
+  /**
+   * The global filter of `column` in the newest ACTIVE version of index `name`, for
+   * `bloom_might_contain` and `prefilter`: refused when the session would decode the column
+   * otherwise than the build did, and (unless `allowStale`) when the index does not hold every
+   * current file of its source as it is now.
+   */
+  def globalFilterNamed(name: String, column: String, allowStale: Boolean): GlobalFilter = {
+    val log = manager.log(name)
+    val entry = log.lastActive().getOrElse(throw BloomIndexErrors.notFound(name))
+    val spec = entry.spec
+    val col = spec.column(column).getOrElse(
+      throw BloomIndexErrors.analysis(s"Bloom index '$name' has no column '$column'"))
+    if (!spec.global) throw BloomIndexErrors.analysis(
+      s"Bloom index '$name' has no global filters; create it with OPTIONS (global = true)")
+    val scan = currentScan(spec.source)
+    val view = new IndexView(log, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
+    view.column(col.name).left.foreach { why =>
+      throw BloomIndexErrors.analysis(s"Bloom index '$name' cannot answer for column ${col.name} as this session " +
+        s"reads ${spec.source.display}: $why. REFRESH BLOOM INDEX $name FULL rebuilds it as this session reads it")
+    }
+    if (!allowStale) {
+      val files = scan.allFiles()
+      val missing = uncovered(view, files)
+      if (missing > 0) throw BloomIndexErrors.analysis(
+        s"Bloom index '$name' is stale: $missing of ${files.size} current files of ${spec.source.display} are not " +
+          s"indexed as they are now (added or changed since log version ${entry.version}). REFRESH BLOOM INDEX $name, " +
+          s"or allow a stale filter explicitly: bloom_might_contain('$name', '${col.name}', key, true) in SQL, " +
+          "allow_stale=True in Python")
+    }
+    GlobalFilter.load(spark, log.indexDir.toString, entry, col.name)
+  }
+
+  /** The scan a new query of `source` would make in this session. */
+  def currentScan(source: SourceSpec): ScanSource = {
+    val plan = SourceResolver.dataFrame(spark, source).queryExecution.analyzed
+    plan.collectLeaves().flatMap(SourceProviders.describe).headOption.getOrElse(
+      throw BloomIndexErrors.analysis(s"${source.display} is no longer a file-based source"))
+  }
+
+  // ---------------------------------------------------------------- listing
+
+  /** Indexes (not dropped) over `source`: same table, or same format and root folders. */
+  def indexesOn(source: SourceSpec): Seq[LogEntry] = manager.list().filter { e =>
+    val s = e.spec.source
+    (s.table.isDefined && s.table == source.table) ||
+      (s.table.isEmpty && source.table.isEmpty && s.format == source.format &&
+        s.paths.map(IndexCatalog.normalizeRoot) == source.paths.map(IndexCatalog.normalizeRoot))
+  }
+}
+
+object IndexCatalog {
+
+  def warnOnce(msg: String): Unit = IndexLog.warnOnce(msg)
+
+  def normalizeRoot(p: String): String = new Path(p).toUri.getPath.stripSuffix("/")
+
+  /**
+   * Whether an index over `s` is over the scan's source: a Delta table is one folder however it
+   * is named (catalog name or delta.`path`); a catalog table by name; a path source by its
+   * root folders (also a scan over more roots than the index's: a file the index does not
+   * hold as it is now is read anyway).
+   */
+  def sameSource(s: SourceSpec, table: Option[String], roots: Set[String], scanIsDelta: Boolean): Boolean = {
+    val paths = s.paths.map(normalizeRoot).toSet
+    if (s.format == bloomindex.source.DeltaFiles.Format) scanIsDelta && paths == roots
+    else if (s.table.isDefined) table.contains(s.table.get) || table.exists(t => s.table.get.endsWith("." + t))
+    else table.isEmpty && paths.subsetOf(roots) || paths == roots
+  }
+}
