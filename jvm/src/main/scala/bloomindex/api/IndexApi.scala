@@ -6,7 +6,7 @@ import bloomindex.execution.{BloomFilterExec, DeltaScanPruning}
 import bloomindex.index.{DeltaSource, IndexManager, SourceResolver, SourceSpec}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.catalog.PruningInfo
-import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex}
+import bloomindex.optimizer.{BloomIndexV2Pruning, BloomPrunedFileIndex}
 import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -14,7 +14,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, DataSourceV2ScanRelation, FileScan}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2ScanRelation, FileScan}
 
 /**
  * The index operations for Python's `BloomIndex`, through py4j: the same [[IndexManager]]
@@ -97,17 +97,17 @@ object IndexApi {
           s"files, skipped ${i.filesTotal - i.filesKept} files (${i.bytesSkipped} bytes)"
       (applied +: i.notApplied.map(r => s"  not applied: $r")).mkString("\n")
     }
-    val v2Infos = df.queryExecution.sparkPlan.collect {
-      case b: BatchScanExec => b.scan
-    }.collect { case f: FileScan => f.fileIndex }.collect { case p: BloomPrunedV2FileIndex => p.info }
-    lazy val deltaScans = df.queryExecution.sparkPlan.collect {
+    // Planning (which V2 pruning is part of) comes first: it tags each V2 scan with its decision.
+    val planned = df.queryExecution.sparkPlan
+    lazy val deltaScans = planned.collect {
       case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => s
     }
     val lines = df.queryExecution.optimizedPlan.collect {
-      case DataSourceV2ScanRelation(r, _: FileScan, _, _, _, _) =>
-        // V2 scans are pruned at planning: the pruned index is on the physical scan.
+      case s @ DataSourceV2ScanRelation(r, _: FileScan, _, _, _, _) =>
+        // V2 scans are pruned at planning, which tagged the logical scan with its decision.
         val what = r.identifier.map(_.toString).getOrElse(r.table.name())
-        v2Infos.headOption.map(describe(_, what)).getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
+        s.getTagValue(BloomIndexV2Pruning.InfoTag).map(describe(_, what))
+          .getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
       case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if DeltaSource.isDeltaRelation(rel) =>
         // Delta scans are pruned once planned (DeltaScanPruning): decide on this relation's
         // planned scan (its output is the relation's attributes, so a self-join's two scans differ).

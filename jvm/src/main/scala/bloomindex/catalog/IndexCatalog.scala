@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.{BloomIndexConf, BloomIndexErrors}
 import bloomindex.index.{IndexCache, IndexLog, IndexManager, IndexState, IndexedFile, LoadedIndex, LogEntry, SourceResolver, SourceSpec}
-import bloomindex.source.{Decoding, ScanSource, SourceProviders}
+import bloomindex.source.{Decoding, ScanSource}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
@@ -23,7 +23,7 @@ final case class Decision(skipped: Set[String], info: PruningInfo)
  * each column that may not answer for the scan to why (its decoding context differs, or none
  * was recorded). The index's data is loaded only when a column is used.
  */
-final class IndexView(val log: IndexLog, val entry: LogEntry, val unusable: Map[String, String], load: () => LoadedIndex) {
+final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map[String, String], load: () => LoadedIndex) {
   lazy val loaded: LoadedIndex = load()
   def spec: bloomindex.index.IndexSpec = entry.spec
   def name: String = spec.name
@@ -85,7 +85,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** The indexes over `scan`'s source, each with the columns that may not answer for it and why. */
   def viewsFor(scan: ScanSource): Seq[IndexView] =
     activeFor(scan).map { case (log, entry) =>
-      new IndexView(log, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
+      new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
     }
 
   /** Columns of `entry` that may not answer for `scan`, with the reason. */
@@ -122,6 +122,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     views.foreach { view =>
       FilePredicate.translate(condition, view) match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
+        case Right(_) if !loads(view) => notApplied += s"${view.name}: index data unreadable (see the warning)"
         case Right(pred) =>
           val skipped = Set.newBuilder[String]
           var skippedBytes = 0L
@@ -147,6 +148,14 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
 
+  /** Loads the view's data; false (and one warning) when it cannot be read (damaged, or encrypted and no keys). */
+  private def loads(view: IndexView): Boolean =
+    try { view.loaded; true } catch {
+      case NonFatal(e) =>
+        IndexCatalog.warnOnce(s"bloomindex: index '${view.name}' is unreadable and is not used for pruning: ${e.getMessage}")
+        false
+    }
+
   // ---------------------------------------------------------------- global filters
 
   /** Files of `files` the view does not hold as they are now. */
@@ -168,10 +177,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val files = try scan.allFiles() catch {
       case NonFatal(e) => return Left(s"cannot list ${scan.display} (${e.getMessage})")
     }
-    usable.find(v => uncovered(v, files) == 0) match {
+    usable.find(v => loads(v) && uncovered(v, files) == 0) match {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
-        try Right(GlobalFilter.load(spark, view.log.indexDir.toString, view.entry, column))
+        try Right(GlobalFilter.load(spark, view.indexDir.toString, view.entry, column))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")
@@ -194,8 +203,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       throw BloomIndexErrors.analysis(s"Bloom index '$name' has no column '$column'"))
     if (!spec.global) throw BloomIndexErrors.analysis(
       s"Bloom index '$name' has no global filters; create it with OPTIONS (global = true)")
-    val scan = currentScan(spec.source)
-    val view = new IndexView(log, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
+    val scan = SourceResolver.currentScan(spark, spec.source)
+    val view = new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
     view.column(col.name).left.foreach { why =>
       throw BloomIndexErrors.analysis(s"Bloom index '$name' cannot answer for column ${col.name} as this session " +
         s"reads ${spec.source.display}: $why. REFRESH BLOOM INDEX $name FULL rebuilds it as this session reads it")
@@ -210,13 +219,6 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           "allow_stale=True in Python")
     }
     GlobalFilter.load(spark, log.indexDir.toString, entry, col.name)
-  }
-
-  /** The scan a new query of `source` would make in this session. */
-  def currentScan(source: SourceSpec): ScanSource = {
-    val plan = SourceResolver.dataFrame(spark, source).queryExecution.analyzed
-    plan.collectLeaves().flatMap(SourceProviders.describe).headOption.getOrElse(
-      throw BloomIndexErrors.analysis(s"${source.display} is no longer a file-based source"))
   }
 
   // ---------------------------------------------------------------- listing

@@ -3,7 +3,7 @@ package bloomindex.index
 import java.util.Locale
 
 import bloomindex.BloomIndexErrors
-import bloomindex.source.{Decoding, DeltaProvider, FileRelationProvider, ScanSource}
+import bloomindex.source.{Decoding, DeltaProvider, FileRelationProvider, ScanSource, SourceProviders}
 import bloomindex.sql.SourceRef
 
 import org.apache.hadoop.fs.Path
@@ -123,6 +123,21 @@ object SourceResolver {
       // Path reads share the session's file status cache: drop it so deletes are seen.
       FileStatusCache.getOrCreate(spark).invalidateAll()
       spark.read.format(s.format).options(s.options).load(s.paths: _*)
+  }
+
+  /**
+   * The scan a new query of `s` makes in this session, with a fresh listing, for checks made
+   * while a query is analysed (no cache is dropped: `refreshTable` would uncache the table).
+   */
+  def currentScan(spark: SparkSession, s: SourceSpec): ScanSource = {
+    val df = s.table match {
+      case Some(t) if s.format != DeltaSource.Format => spark.table(t)
+      case _ => dataFrame(spark, s)
+    }
+    val scan = df.queryExecution.analyzed.collectLeaves().flatMap(SourceProviders.describe).headOption.getOrElse(
+      throw BloomIndexErrors.analysis(s"${s.display} is no longer a file-based source"))
+    scan.index.refresh()
+    scan
   }
 
   /** How the catalog describes a scan of `rel`, a relation over source `s`. */

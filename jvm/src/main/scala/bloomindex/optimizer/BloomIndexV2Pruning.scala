@@ -1,13 +1,14 @@
 package bloomindex.optimizer
 
 import bloomindex.BloomIndexConf
-import bloomindex.catalog.IndexCatalog
+import bloomindex.catalog.{IndexCatalog, PruningInfo}
 import bloomindex.source.FileTableProvider
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2ScanRelation, DataSourceV2Strategy, FileScan}
 
@@ -26,8 +27,10 @@ class BloomIndexV2Pruning(spark: SparkSession) extends SparkStrategy {
           !scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex] =>
       val condition: Expression = filters.reduce(And)
       val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
-      FileTableProvider.ofScan(r, scan)
-        .flatMap(source => new IndexCatalog(spark).decide(condition, source, files))
+      val decision = FileTableProvider.ofScan(r, scan).flatMap(source => new IndexCatalog(spark).decide(condition, source, files))
+      // What was decided, kept on the logical scan for BloomIndex.explain (even when nothing is skipped).
+      decision.foreach(d => s.setTagValue(BloomIndexV2Pruning.InfoTag, d.info))
+      decision
         .filter(_.skipped.nonEmpty)
         .flatMap(d => BloomPrunedV2FileIndex.prune(spark, scan, d))
         .map { newScan =>
@@ -38,4 +41,9 @@ class BloomIndexV2Pruning(spark: SparkSession) extends SparkStrategy {
         .getOrElse(Nil)
     case _ => Nil
   }
+}
+
+object BloomIndexV2Pruning {
+  /** The decision made for a V2 scan, on its logical node. */
+  val InfoTag: TreeNodeTag[PruningInfo] = TreeNodeTag[PruningInfo]("bloomindex.v2.pruningInfo")
 }

@@ -1,7 +1,7 @@
 package bloomindex.bench
 
 import bloomindex.index.{ColumnSpec, IndexData, IndexSpec, IndexState, IndexedFile, LoadedIndex, LogEntry, SourceSpec}
-import bloomindex.optimizer.FilePredicate
+import bloomindex.catalog.{FilePredicate, IndexView}
 import bloomindex.sbbf.{ParquetHash, Sbbf, SbbfSizing}
 import bloomindex.sbbf.SbbfSizing.Sizing
 
@@ -30,6 +30,7 @@ object ProbeBench {
       Seq(ColumnSpec("k", "BIGINT", 0.01, None, Sizing.Exact)), global = false)
     val index = new LoadedIndex(LogEntry(1, IndexState.Active, "CREATE", "op", 0, 0, spec,
       Some(IndexData("data/op", files, 0, 0, 0, Map.empty))), indexed)
+    val view = new IndexView(new org.apache.hadoop.fs.Path("file:/i/probe"), index.entry, Map.empty, () => index)
     val k = AttributeReference("k", LongType)()
     val queries = Seq(
       "point" -> EqualTo(k, Literal(123456789L)),
@@ -38,7 +39,7 @@ object ProbeBench {
     println(s"# probe: $files files x $perFile values, ${bytes} bytes per filter, JDK ${System.getProperty("java.version")}")
     for ((name, expr) <- queries) {
       def run(): Int = {
-        val pred = FilePredicate.translate(expr, index).toOption.get
+        val pred = FilePredicate.translate(expr, view).toOption.get
         index.files.valuesIterator.count(pred.mayMatch)
       }
       (1 to 20).foreach(_ => run())

@@ -1,0 +1,100 @@
+package bloomindex.source
+
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
+import org.scalatest.funsuite.AnyFunSuite
+
+class DecodingSuite extends AnyFunSuite {
+
+  private def conf(settings: (String, String)*): SQLConf = {
+    val c = new SQLConf
+    c.setConfString(Decoding.SessionTimeZone, "UTC")
+    settings.foreach { case (k, v) => c.setConfString(k, v) }
+    c
+  }
+
+  private def col(c: SQLConf, format: String, field: StructField, options: Map[String, String] = Map.empty) =
+    Decoding.column(c, format, options, field)
+
+  private def diff(format: String, field: StructField, built: SQLConf, queried: SQLConf,
+      builtOptions: Map[String, String] = Map.empty, queriedOptions: Map[String, String] = Map.empty): Option[String] =
+    Decoding.difference(format, col(built, format, field, builtOptions), format, col(queried, format, field, queriedOptions))
+
+  private val ts = StructField("ts", TimestampType)
+  private val id = StructField("id", IntegerType)
+  private val la = Decoding.SessionTimeZone -> "America/Los_Angeles"
+
+  test("the session time zone changes text timestamps, not Parquet's or ORC's, nor other types") {
+    val why = diff("csv", ts, conf(), conf(la))
+    assert(why.contains("ts: session time zone differs: built under UTC, queried under America/Los_Angeles"))
+    assert(diff("json", ts, conf(), conf(la)).isDefined)
+    assert(diff("csv", id, conf(), conf(la)).isEmpty)
+    assert(diff("csv", StructField("d", DateType), conf(), conf(la)).isEmpty)
+    assert(diff("csv", StructField("n", TimestampNTZType), conf(), conf(la)).isEmpty)
+    assert(diff("parquet", ts, conf(), conf(la)).isEmpty)
+    assert(diff("orc", ts, conf(), conf(la)).isEmpty)
+    assert(diff("delta", ts, conf(), conf(la)).isEmpty)
+    // The reader's own timeZone option wins over the session's.
+    val tzOption = Map("timeZone" -> "UTC")
+    assert(diff("csv", ts, conf(), conf(la), tzOption, tzOption).isEmpty)
+  }
+
+  test("Parquet timestamps depend on the zone only where Spark converts them (LEGACY rebase, INT96 conversion)") {
+    val legacy = Decoding.ParquetRebase -> "LEGACY"
+    assert(diff("parquet", ts, conf(legacy), conf(legacy, la)).exists(_.contains("time zone")))
+    val int96 = Decoding.ParquetInt96Conversion -> "true"
+    assert(diff("parquet", ts, conf(int96), conf(int96, la)).exists(_.contains("time zone")))
+    assert(diff("parquet", ts, conf(), conf(legacy)).exists(_.contains(Decoding.ParquetRebase)))
+    assert(diff("parquet", id, conf(), conf(legacy)).isEmpty)
+  }
+
+  test("case sensitivity matters where columns are matched by name, not for CSV") {
+    val cs = Decoding.CaseSensitive -> "true"
+    for (f <- Seq("parquet", "orc", "json", "delta")) assert(diff(f, id, conf(), conf(cs)).isDefined, f)
+    assert(diff("csv", id, conf(), conf(cs)).isEmpty)
+  }
+
+  test("reader options: all count, except the neutral ones and those of other types; parse modes do not") {
+    assert(diff("csv", id, conf(), conf(), Map("nullValue" -> "-"), Map.empty)
+      .contains("id: reader option 'nullvalue' differs: built with '-', queried with (not set)"))
+    assert(diff("csv", id, conf(), conf(), Map("timestampFormat" -> "x"), Map("timestampFormat" -> "y")).isEmpty)
+    assert(diff("csv", ts, conf(), conf(), Map("timestampFormat" -> "x"), Map("TIMESTAMPFORMAT" -> "y"))
+      .exists(_.contains("'timestampformat'")))
+    assert(diff("csv", ts, conf(), conf(), Map("TimestampFormat" -> "x"), Map("timestampformat" -> "x")).isEmpty)
+    assert(diff("csv", StructField("d", DateType), conf(), conf(), Map("dateFormat" -> "x"), Map.empty).isDefined)
+    assert(diff("json", id, conf(), conf(), Map("mode" -> "DROPMALFORMED", "path" -> "/a"), Map("mode" -> "FAILFAST")).isEmpty)
+    // Parquet has no parse mode: an option it does not know still counts (it may be a newer one).
+    assert(diff("parquet", id, conf(), conf(), Map("mode" -> "x"), Map.empty).isDefined)
+  }
+
+  test("text datetime parsing settings, JSON string parsing") {
+    val policy = Decoding.TimeParserPolicy -> "LEGACY"
+    assert(diff("csv", StructField("d", DateType), conf(), conf(policy)).exists(_.contains("parser policy")))
+    assert(diff("csv", id, conf(), conf(policy)).isEmpty)
+    val exact = Decoding.JsonExactStrings -> "false" // the default is true
+    assert(diff("json", StructField("s", StringType), conf(), conf(exact)).isDefined)
+    assert(diff("csv", StructField("s", StringType), conf(), conf(exact)).isEmpty)
+  }
+
+  test("format, type, exact name and physical column") {
+    val c = conf()
+    assert(Decoding.difference("csv", col(c, "csv", id), "json", col(c, "json", id)).exists(_.contains("format differs")))
+    assert(Decoding.difference("csv", col(c, "csv", id), "csv", col(c, "csv", StructField("id", LongType)))
+      .exists(_.contains("type differs: built as INT, queried as BIGINT")))
+    assert(Decoding.difference("csv", col(c, "csv", id), "csv", col(c, "csv", StructField("ID", IntegerType))).isDefined)
+    def mapped(physical: String, fieldId: Long) = StructField("k", IntegerType, metadata = new MetadataBuilder()
+      .putString(Decoding.DeltaPhysicalName, physical).putLong(Decoding.DeltaFieldId, fieldId).build())
+    val plain = col(c, "delta", StructField("k", IntegerType))
+    // Column mapping turned on: an existing column keeps its name as physical name, and its values.
+    assert(Decoding.difference("delta", plain, "delta", col(c, "delta", mapped("k", 1))).isEmpty)
+    assert(Decoding.difference("delta", plain, "delta", col(c, "delta", mapped("col-9", 3)))
+      .contains("k: another physical column: built from 'k', the table now reads 'col-9'"))
+    assert(Decoding.difference("delta", col(c, "delta", mapped("col-1", 1)), "delta", col(c, "delta", mapped("col-1", 2)))
+      .exists(_.contains("field id 1, now 2")))
+  }
+
+  test("unset settings without a default are recorded, not failed on") {
+    val d = col(conf(), "csv", ts)
+    assert(d.settings.contains(Decoding.CsvDateTimeFallback) && d.settings(Decoding.CsvDateTimeFallback) == "")
+  }
+}

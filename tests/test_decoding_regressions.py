@@ -1,0 +1,818 @@
+"""Regressions: an index is used only for scans that decode its columns as its build did.
+
+Each test builds an index under one decoding context (session settings, reader options,
+column names, physical columns) and queries under another; every answer must equal the
+answer with pruning off. Where the context is unchanged, the index must still prune.
+tests/test_decoding_context.py is the randomized suite over the same dimensions."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import glob
+import json
+import os
+import re
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import Row, types as T
+
+from bloomindex import BloomIndex, might_contain
+from index_helpers import log_entries
+
+PRUNING = "spark.bloomindex.pruning.enabled"
+JOIN_FILTER = "spark.bloomindex.joinFilter.enabled"
+TZ = "spark.sql.session.timeZone"
+CASE = "spark.sql.caseSensitive"
+V1_LIST = "spark.sql.sources.useV1SourceList"
+LA = "America/Los_Angeles"
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+@contextlib.contextmanager
+def confs(spark, settings: dict):
+    """Sets session confs (None: unset) for the block and restores what was there before."""
+    saved = {k: spark.conf.get(k, None) for k in settings}
+    try:
+        for k, v in settings.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def _sort_key(row: tuple):
+    return tuple((v is None, v if v is not None else 0) for v in row)
+
+
+def _rows(df) -> list:
+    return sorted((tuple(r) for r in df.collect()), key=_sort_key)
+
+
+def outcome(spark, make_df, pruning: bool):
+    """("rows", sorted rows) or ("error", exception class name) of `make_df()` (planned anew)."""
+    with confs(spark, {PRUNING: "true" if pruning else "false"}):
+        try:
+            return ("rows", _rows(make_df()))
+        except Exception as e:  # AnalysisException, Py4JJavaError, SparkException: any failure
+            return ("error", type(e).__name__ + ": " + str(e).split("\n")[0][:300])
+
+
+def same(spark, make_df, what: str = "") -> list:
+    """Asserts the rows with pruning on equal the rows with pruning off (both must succeed)."""
+    on, off = outcome(spark, make_df, True), outcome(spark, make_df, False)
+    assert off[0] == "rows", f"{what}: pruning off failed: {off[1]}"
+    assert on == off, f"{what}: pruning on {on}, pruning off {off}"
+    return on[1]
+
+
+def sql_same(spark, sql: str) -> list:
+    return same(spark, lambda: spark.sql(sql), sql)
+
+
+def report(spark, make_df) -> str:
+    with confs(spark, {PRUNING: "true"}):
+        return BloomIndex(spark).explain(make_df())
+
+
+def kept(text: str, index: str):
+    """(files kept, files) when `index` pruned the scan, per BloomIndex.explain; else None."""
+    m = re.search(rf"index {re.escape(index)} \(log version \d+\) kept (\d+)/(\d+) files", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def assert_prunes(spark, make_df, index: str) -> None:
+    text = report(spark, make_df)
+    k = kept(text, index)
+    assert k is not None and k[0] < k[1], f"expected {index} to skip files:\n{text}"
+
+
+def assert_not_applied(spark, make_df, index: str, *words: str) -> str:
+    """explain says `  not applied: <index>: <reason>` with every one of `words` in the reason."""
+    text = report(spark, make_df)
+    lines = [ln for ln in text.splitlines() if ln.strip().startswith(f"not applied: {index}:")]
+    assert lines, f"expected a 'not applied: {index}: ...' line:\n{text}"
+    assert any(all(w.lower() in ln.lower() for w in words) for ln in lines), \
+        f"expected {words} in a 'not applied: {index}' line:\n{text}"
+    k = kept(text, index)
+    assert k is None or k[0] == k[1], text
+    return text
+
+
+def clear_index_cache(spark) -> None:
+    """Forgets the driver's loaded indexes (what a new driver would see)."""
+    for name in ("bloomindex.index.IndexCache", "bloomindex.catalog.IndexCache"):
+        obj = spark._jvm
+        try:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+            obj.clear()
+            return
+        except Exception:
+            continue
+    raise AssertionError("IndexCache not found in bloomindex.index or bloomindex.catalog")
+
+
+def newest_active_log_file(root: str, name: str) -> str:
+    files = sorted(glob.glob(os.path.join(root, name, "_log", "*.json")))
+    active = [f for f in files if json.load(open(f))["state"] == "ACTIVE"]
+    assert active, files
+    return active[-1]
+
+
+def make_pre_decoding_entry(spark, root: str, name: str) -> None:
+    """Rewrites the newest ACTIVE entry as a build from before decoding contexts existed wrote it:
+    format version 1, no data.decoding."""
+    path = newest_active_log_file(root, name)
+    entry = json.load(open(path))
+    entry["formatVersion"] = 1
+    entry.get("data", {}).pop("decoding", None)
+    os.remove(path)  # log files are hard links made at commit: write a new file, not through the link
+    with open(path, "w") as out:
+        out.write(json.dumps(entry))
+    clear_index_cache(spark)
+
+
+def write_text_files(path: str, files: list[list[str]], ext: str) -> None:
+    os.makedirs(path, exist_ok=True)
+    for i, lines in enumerate(files):
+        with open(os.path.join(path, f"part-{i:03d}.{ext}"), "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+
+def remove_data_file(path: str) -> None:
+    os.remove(path)
+    crc = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.crc")
+    if os.path.exists(crc):
+        os.remove(crc)
+
+
+# ---------------------------------------------------------------------------------------------
+# case sensitivity
+
+
+@pytest.mark.parametrize("indexed,other", [("a", "A"), ("A", "a")])
+def test_case_sensitive_columns_a_and_A_of_parquet(spark, root, tmp_path, indexed, other):
+    """Files with columns `a` and `A`, index on one: with spark.sql.caseSensitive=true a lookup on
+    the other must not be pruned by the indexed one's filters."""
+    path = str(tmp_path / "cs")
+    src = f"parquet.`{path}`"
+    with confs(spark, {CASE: "true"}):
+        schema = T.StructType([T.StructField("a", T.IntegerType()), T.StructField("A", T.IntegerType())])
+        spark.createDataFrame([(i, 1000 + i) for i in range(40)], schema).repartition(4).write.parquet(path)
+        spark.sql(f"CREATE BLOOM INDEX cs_idx ON {src} FOR COLUMNS ({indexed})")
+        value_of = {"a": lambda i: i, "A": lambda i: 1000 + i}
+        rows = sql_same(spark, f"SELECT * FROM {src} WHERE {other} = {value_of[other](5)}")
+        assert rows == [(5, 1005)]
+        for where in [f"{other} IN ({value_of[other](5)}, {value_of[other](17)})",
+                      f"{other} = {value_of[indexed](5)}", f"{other} IS NULL", f"{other} IS NOT NULL",
+                      f"{other} <=> {value_of[other](33)}"]:
+            sql_same(spark, f"SELECT * FROM {src} WHERE {where}")
+        # The indexed column itself still prunes.
+        assert sql_same(spark, f"SELECT * FROM {src} WHERE {indexed} = {value_of[indexed](5)}") == [(5, 1005)]
+        assert_prunes(spark, lambda: spark.sql(f"SELECT * FROM {src} WHERE {indexed} = {value_of[indexed](5)}"),
+                      "cs_idx")
+
+
+@pytest.mark.parametrize("build_case,query_case", [("false", "true"), ("true", "false")])
+def test_parquet_column_read_case_insensitively(spark, root, tmp_path, build_case, query_case):
+    """A Parquet file's column `V` read through a schema spelling it `v`: case-insensitive
+    resolution reads the values, case-sensitive reads nulls; an index built one way is not used
+    the other way."""
+    path = str(tmp_path / "upper")
+    spark.range(40).selectExpr("cast(id AS INT) AS id", "cast(id + 100 AS INT) AS V").repartition(4).write.parquet(path)
+    read = lambda: spark.read.schema("id INT, v INT").parquet(path)
+    with confs(spark, {CASE: build_case}):
+        BloomIndex(spark, progress=False).create("upper_idx", read(), ["id", "v"])
+    with confs(spark, {CASE: query_case}):
+        for where in ["v = 105", "v IS NULL", "v IS NOT NULL", "v IN (101, 139)", "id = 5 AND v IS NULL"]:
+            same(spark, lambda: read().where(where), f"caseSensitive {build_case} -> {query_case}: {where}")
+        assert_not_applied(spark, lambda: read().where("v = 105"), "upper_idx", "differs")
+        assert_not_applied(spark, lambda: read().where("v IS NULL"), "upper_idx", "differs")
+    with confs(spark, {CASE: build_case}):
+        assert_prunes(spark, lambda: read().where("v = 105" if build_case == "false" else "id = 5"), "upper_idx")
+
+
+def test_index_column_spelled_in_another_case_still_prunes(spark, root, tmp_path):
+    """The recorded name is the source's own spelling, whatever the CREATE statement wrote."""
+    path = str(tmp_path / "spelled")
+    spark.range(40).selectExpr("cast(id AS INT) AS Id", "cast(id AS STRING) AS s").repartition(4).write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX spelled_idx ON parquet.`{path}` FOR COLUMNS (ID, S)")
+    for where in ["id = 7", "ID = 7", "Id = 7", "s = '7'"]:
+        q = lambda: spark.sql(f"SELECT * FROM parquet.`{path}` WHERE {where}")
+        assert same(spark, q, where) == [(7, "7")]
+        assert_prunes(spark, q, "spelled_idx")
+
+
+# ---------------------------------------------------------------------------------------------
+# time zones and reader options
+
+
+def _csv_timestamps(path: str) -> None:
+    # Timestamps without an offset: read in the session time zone.
+    write_text_files(path, [[f"{f * 10 + h},2021-03-0{f + 1} {h:02d}:00:00" for h in range(10)] for f in range(4)], "csv")
+
+
+def test_csv_timestamp_index_queried_under_another_time_zone(spark, root, tmp_path):
+    path = str(tmp_path / "csv_ts")
+    _csv_timestamps(path)
+    read = lambda: spark.read.csv(path, schema="id INT, ts TIMESTAMP")
+    with confs(spark, {TZ: "UTC"}):
+        BloomIndex(spark, progress=False).create("csv_ts", read(), ["id", "ts"])
+        assert [r[0] for r in same(spark, lambda: read().where("ts = TIMESTAMP'2021-03-02 05:00:00'"))] == [15]
+        assert_prunes(spark, lambda: read().where("ts = TIMESTAMP'2021-03-02 05:00:00'"), "csv_ts")
+    for zone in (LA, "Asia/Kolkata"):
+        with confs(spark, {TZ: zone}):
+            q = lambda: read().where("ts = TIMESTAMP'2021-03-02 05:00:00'")
+            assert len(same(spark, q, zone)) == 1
+            for where in ["ts IN (TIMESTAMP'2021-03-01 00:00:00', TIMESTAMP'2021-03-04 09:00:00')",
+                          "ts = TIMESTAMP'2021-03-02 05:00:00Z'", "ts <=> TIMESTAMP'2021-03-03 01:00:00'",
+                          "ts = TIMESTAMP'2021-03-02 05:00:00' AND id = 15",
+                          "ts = TIMESTAMP'2021-03-02 05:00:00' OR id = 33"]:
+                same(spark, lambda: read().where(where), f"{zone}: {where}")
+            assert_not_applied(spark, q, "csv_ts", "time zone", "differs")
+            # The other column of the same index does not depend on the zone: it still prunes.
+            assert same(spark, lambda: read().where("id = 15"))[0][0] == 15
+            assert_prunes(spark, lambda: read().where("id = 15"), "csv_ts")
+            # A V2 scan of the same files, too.
+            with confs(spark, {V1_LIST: ""}):
+                assert len(same(spark, q, f"{zone} V2")) == 1
+                same(spark, lambda: read().where("ts IS NULL OR ts = TIMESTAMP'2021-03-04 09:00:00'"), f"{zone} V2")
+
+
+def test_csv_timestamp_table_queried_under_another_time_zone(spark, root, tmp_path):
+    path = str(tmp_path / "csv_ts_table")
+    _csv_timestamps(path)
+    spark.sql("DROP TABLE IF EXISTS csv_ts_t")
+    spark.sql(f"CREATE TABLE csv_ts_t (id INT, ts TIMESTAMP) USING csv LOCATION '{path}'")
+    try:
+        with confs(spark, {TZ: "UTC"}):
+            spark.sql("CREATE BLOOM INDEX csv_ts_t_idx ON csv_ts_t FOR COLUMNS (ts)")
+        with confs(spark, {TZ: LA}):
+            assert len(sql_same(spark, "SELECT * FROM csv_ts_t WHERE ts = TIMESTAMP'2021-03-02 05:00:00'")) == 1
+            assert_not_applied(spark, lambda: spark.sql(
+                "SELECT * FROM csv_ts_t WHERE ts = TIMESTAMP'2021-03-02 05:00:00'"), "csv_ts_t_idx", "time zone")
+        with confs(spark, {TZ: "UTC"}):
+            assert_prunes(spark, lambda: spark.sql(
+                "SELECT * FROM csv_ts_t WHERE ts = TIMESTAMP'2021-03-02 05:00:00'"), "csv_ts_t_idx")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS csv_ts_t")
+
+
+def test_json_timestamp_index_queried_under_another_time_zone(spark, root, tmp_path):
+    path = str(tmp_path / "json_ts")
+    write_text_files(path, [[json.dumps({"id": f * 10 + h, "ts": f"2021-03-0{f + 1} {h:02d}:00:00"}) for h in range(10)]
+                            for f in range(4)], "json")
+    read = lambda: spark.read.schema("id INT, ts TIMESTAMP").json(path)
+    with confs(spark, {TZ: "UTC"}):
+        BloomIndex(spark, progress=False).create("json_ts", read(), ["id", "ts"])
+    with confs(spark, {TZ: LA}):
+        q = lambda: read().where("ts = TIMESTAMP'2021-03-02 05:00:00'")
+        assert len(same(spark, q)) == 1
+        assert_not_applied(spark, q, "json_ts", "time zone")
+        assert_prunes(spark, lambda: read().where("id = 15"), "json_ts")
+
+
+def test_parquet_timestamp_index_keeps_pruning_under_another_time_zone(spark, root, tmp_path):
+    """Parquet timestamps are instants: the session zone does not change them."""
+    path = str(tmp_path / "pq_ts")
+    spark.range(40).selectExpr("cast(id AS INT) AS id", "timestamp_seconds(1600000000 + id * 3600) AS ts") \
+        .repartition(4).write.parquet(path)
+    read = lambda: spark.read.parquet(path)
+    with confs(spark, {TZ: "UTC"}):
+        BloomIndex(spark, progress=False).create("pq_ts", read(), ["ts"])
+    for zone in ("UTC", LA, "Asia/Kolkata"):
+        with confs(spark, {TZ: zone}):
+            q = lambda: read().where(f"ts = timestamp_seconds({1600000000 + 5 * 3600})")
+            assert [r[0] for r in same(spark, q, zone)] == [5]
+            assert_prunes(spark, q, "pq_ts")
+            same(spark, lambda: read().where("ts = TIMESTAMP'2020-09-13 17:26:40'"), zone)
+            with confs(spark, {V1_LIST: ""}):
+                assert [r[0] for r in same(spark, q, zone + " V2")] == [5]
+                assert_prunes(spark, q, "pq_ts")
+
+
+def test_csv_reader_option_timestamp_format_differs(spark, root, tmp_path):
+    path = str(tmp_path / "fmt")
+    write_text_files(path, [[f"{f * 10 + h},2021/0{f + 1}/0{h % 9 + 1} {h:02d}:30" for h in range(10)] for f in range(4)], "csv")
+    schema = "id INT, ts TIMESTAMP"
+    built = lambda: spark.read.option("timestampFormat", "yyyy/MM/dd HH:mm").csv(path, schema=schema)
+    swapped = lambda: spark.read.option("timestampFormat", "yyyy/dd/MM HH:mm").csv(path, schema=schema)
+    BloomIndex(spark, progress=False).create("fmt_idx", built(), ["id", "ts"])
+    # "2021/02/06 05:30" is Feb 6 as built, Jun 2 as the other format reads it.
+    assert [r[0] for r in same(spark, lambda: built().where("ts = TIMESTAMP'2021-02-06 05:30:00'"))] == [15]
+    assert_prunes(spark, lambda: built().where("ts = TIMESTAMP'2021-02-06 05:30:00'"), "fmt_idx")
+    q = lambda: swapped().where("ts = TIMESTAMP'2021-06-02 05:30:00'")
+    assert [r[0] for r in same(spark, q)] == [15]
+    for where in ["ts IN (TIMESTAMP'2021-06-02 05:30:00', TIMESTAMP'2021-01-01 00:30:00')", "ts IS NULL",
+                  "ts = TIMESTAMP'2021-02-06 05:30:00'"]:
+        same(spark, lambda: swapped().where(where), where)
+    assert_not_applied(spark, q, "fmt_idx", "timestampformat", "differs")
+    # The option key's case is no difference.
+    lower = lambda: spark.read.option("timestampformat", "yyyy/MM/dd HH:mm").csv(path, schema=schema)
+    assert_prunes(spark, lambda: lower().where("ts = TIMESTAMP'2021-02-06 05:30:00'"), "fmt_idx")
+    # No option at all: the default format does not parse these.
+    plain = lambda: spark.read.csv(path, schema=schema)
+    same(spark, lambda: plain().where("ts IS NULL"))
+    same(spark, lambda: plain().where("ts = TIMESTAMP'2021-02-06 05:30:00'"))
+
+
+def test_csv_null_value_option_differs(spark, root, tmp_path):
+    path = str(tmp_path / "nulls")
+    write_text_files(path, [[f"{f * 10 + i},{'NA' if i == 3 else 's' + str(f * 10 + i)}" for i in range(10)]
+                            for f in range(4)], "csv")
+    plain = lambda: spark.read.csv(path, schema="id INT, s STRING")
+    na = lambda: spark.read.option("nullValue", "NA").csv(path, schema="id INT, s STRING")
+    BloomIndex(spark, progress=False).create("nulls_idx", plain(), ["s"])
+    assert len(same(spark, lambda: na().where("s IS NULL"))) == 4
+    assert same(spark, lambda: na().where("s = 'NA'")) == []
+    assert len(same(spark, lambda: plain().where("s = 'NA'"))) == 4
+    assert_not_applied(spark, lambda: na().where("s IS NULL"), "nulls_idx", "nullvalue", "differs")
+    assert_prunes(spark, lambda: plain().where("s = 's12'"), "nulls_idx")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_time_parser_policy_and_datetime_fallback(spark, root, tmp_path, fmt):
+    """Dates that only the legacy parser or the fallback parser reads: an index built under one
+    policy is not used under another."""
+    path = str(tmp_path / fmt)
+    texts = ["2021-03-04", "2021-3-5", "2021-02-30", "2021-03-06T10:00:00", "2021-03-07 junk"]
+    lines = [[(f"{f * 10 + i},{t}" if fmt == "csv" else json.dumps({"id": f * 10 + i, "d": t}))
+              for i, t in enumerate(texts)] for f in range(4)]
+    write_text_files(path, lines, fmt)
+    read = lambda: spark.read.format(fmt).schema("id INT, d DATE").load(path)
+    fallback = f"spark.sql.legacy.{fmt}.enableDateTimeParsingFallback"
+    policy = "spark.sql.legacy.timeParserPolicy"
+    BloomIndex(spark, progress=False).create("dates_idx", read(), ["id", "d"])
+    contexts = [{policy: "LEGACY"}, {fallback: "false"}, {fallback: "true"}, {policy: "LEGACY", fallback: "false"}]
+    for ctx in contexts:
+        with confs(spark, ctx):
+            for where in ["d = DATE'2021-03-05'", "d = DATE'2021-03-02'", "d IS NULL", "d IS NOT NULL",
+                          "d IN (DATE'2021-03-04', DATE'2021-03-06', DATE'2021-03-07')", "id = 13"]:
+                same(spark, lambda: read().where(where), f"{ctx}: {where}")
+    assert_prunes(spark, lambda: read().where("id = 13"), "dates_idx")
+    assert_prunes(spark, lambda: read().where("d = DATE'2021-03-04'").where("id = 12"), "dates_idx")
+
+
+# ---------------------------------------------------------------------------------------------
+# Parquet: rebase, INT96, field ids
+
+
+def _ancient_parquet(path: str, int96: bool) -> None:
+    """Files written by pyarrow (no Spark metadata): Spark reads their ancient dates and
+    timestamps with the session's rebase modes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(path, exist_ok=True)
+    base = dt.datetime(1500, 3, 1, 12, tzinfo=dt.timezone.utc)
+    for f in range(4):
+        ids = list(range(f * 10, f * 10 + 10))
+        d = [dt.date(1500, 3, 1) + dt.timedelta(days=3 * i) if i % 2 else dt.date(2020, 3, 1) + dt.timedelta(days=i)
+             for i in ids]
+        ts = [base + dt.timedelta(hours=5 * i) if i % 2 else dt.datetime(2020, 3, 1, tzinfo=dt.timezone.utc)
+              + dt.timedelta(hours=i) for i in ids]
+        table = pa.table({"id": pa.array(ids, pa.int32()), "d": pa.array(d, pa.date32()),
+                          "ts": pa.array(ts, pa.timestamp("us", tz="UTC"))})
+        pq.write_table(table, os.path.join(path, f"part-{f}.parquet"), use_deprecated_int96_timestamps=int96)
+
+
+def _probe_values(spark, read, ids=(1, 8, 15)) -> dict:
+    """For each of d and ts, the values of rows `ids` (ancient: odd ids) as the current session
+    decodes them, as literals."""
+    with confs(spark, {PRUNING: "false"}):
+        rows = read().selectExpr("id", "unix_date(d) AS d", "unix_micros(ts) AS ts") \
+            .where(f"id IN ({', '.join(map(str, ids))})").collect()
+    return {"d": [f"date_from_unix_date({r.d})" for r in rows if r.d is not None],
+            "ts": [f"timestamp_micros({r.ts})" for r in rows if r.ts is not None]}
+
+
+@pytest.mark.parametrize("int96", [False, True])
+def test_parquet_rebase_modes(spark, root, tmp_path, int96):
+    path = str(tmp_path / "ancient")
+    _ancient_parquet(path, int96)
+    read = lambda: spark.read.parquet(path)
+    rebase, rebase96 = "spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead"
+    contexts = [{rebase: "CORRECTED", rebase96: "CORRECTED"}, {rebase: "LEGACY", rebase96: "LEGACY"},
+                {rebase: "LEGACY", rebase96: "CORRECTED"} if int96 else {rebase: "CORRECTED", rebase96: "LEGACY"}]
+    probes = []
+    for ctx in contexts:
+        with confs(spark, ctx):
+            p = _probe_values(spark, read)
+            probes += [f"d = {v}" for v in p["d"]] + [f"ts = {v}" for v in p["ts"]]
+    probes = sorted(set(probes))
+    for build in contexts[:2]:
+        with confs(spark, build):
+            BloomIndex(spark, progress=False).create("rebase_idx", read(), ["d", "ts"])
+        for ctx in contexts:
+            with confs(spark, ctx):
+                for where in probes:
+                    same(spark, lambda: read().where(where), f"built {build}, queried {ctx}: {where}")
+        with confs(spark, build):
+            assert_prunes(spark, lambda: read().where(probes[0]).where("id = 1"), "rebase_idx")
+        # The reader option overrides the setting: an index built under one is not used under the other.
+        legacy = lambda: spark.read.option("datetimeRebaseMode", "LEGACY").option("int96RebaseMode", "LEGACY").parquet(path)
+        for where in probes:
+            same(spark, lambda: legacy().where(where), f"built {build}, option LEGACY: {where}")
+        BloomIndex(spark, progress=False).drop("rebase_idx")
+
+
+def test_parquet_int96_timestamp_conversion_depends_on_the_time_zone(spark, root, tmp_path):
+    """INT96 timestamps of files not written by parquet-mr are shifted by the session zone when
+    spark.sql.parquet.int96TimestampConversion is on: then the zone matters for Parquet too."""
+    path = str(tmp_path / "int96")
+    _ancient_parquet(path, int96=True)
+    read = lambda: spark.read.parquet(path)
+    conv = "spark.sql.parquet.int96TimestampConversion"
+    contexts = [{conv: "false", TZ: "UTC"}, {conv: "true", TZ: "UTC"}, {conv: "true", TZ: LA},
+                {conv: "true", TZ: "Asia/Kolkata"}]
+    probes = []
+    for ctx in contexts:
+        with confs(spark, ctx):
+            probes += [f"ts = {v}" for v in _probe_values(spark, read, ids=(1, 8))["ts"]]
+    probes = sorted(set(probes))
+    for build in contexts[1:3]:
+        with confs(spark, build):
+            BloomIndex(spark, progress=False).create("int96_idx", read(), ["ts"])
+        for ctx in contexts:
+            with confs(spark, ctx):
+                for where in probes + ["ts IS NULL"]:
+                    same(spark, lambda: read().where(where), f"built {build}, queried {ctx}: {where}")
+        BloomIndex(spark, progress=False).drop("int96_idx")
+
+
+def test_parquet_field_ids(spark, root, tmp_path):
+    """With spark.sql.parquet.fieldId.read.enabled a column is read by its field id, not its name."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = str(tmp_path / "ids")
+    os.makedirs(path)
+    schema = pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": b"1"}),
+                        pa.field("x", pa.int32(), metadata={b"PARQUET:field_id": b"2"})])
+    for f in range(4):
+        ids = list(range(f * 10, f * 10 + 10))
+        pq.write_table(pa.table({"a": ids, "x": [1000 + i for i in ids]}, schema=schema),
+                       os.path.join(path, f"part-{f}.parquet"))
+    # Column x of the read schema carries field id 1: by id it is the file's `a`, by name its `x`.
+    read_schema = T.StructType([T.StructField("x", T.IntegerType(), True, {"parquet.field.id": 1})])
+    read = lambda: spark.read.schema(read_schema).parquet(path)
+    # Spark pushes filters to Parquet by name even when it reads by id (its own answers would
+    # then be wrong with pruning off): not what this test is about.
+    no_pushdown = {"spark.sql.parquet.filterPushdown": "false"}
+    ids_on = {"spark.sql.parquet.fieldId.read.enabled": "true", **no_pushdown}
+    ids_off = {"spark.sql.parquet.fieldId.read.enabled": "false", **no_pushdown}
+    for build, query in [(ids_off, ids_on), (ids_on, ids_off)]:
+        with confs(spark, build):
+            BloomIndex(spark, progress=False).create("fid_idx", read(), ["x"])
+        with confs(spark, query):
+            for where in ["x = 5", "x = 1005", "x IN (5, 1017)", "x IS NULL"]:
+                same(spark, lambda: read().where(where), f"built {build}, queried {query}: {where}")
+            assert same(spark, lambda: read().where("x = 5" if query is ids_on else "x = 1005")) != []
+        with confs(spark, build):
+            assert_prunes(spark, lambda: read().where("x = 5" if build is ids_on else "x = 1005"), "fid_idx")
+        BloomIndex(spark, progress=False).drop("fid_idx")
+
+
+# ---------------------------------------------------------------------------------------------
+# parse modes: builds read text PERMISSIVE, so no query in any mode loses a row
+
+
+MODES = ["PERMISSIVE", "DROPMALFORMED", "FAILFAST"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_malformed_row_in_one_column_under_each_parse_mode(spark, root, tmp_path, fmt, mode):
+    path = str(tmp_path / fmt)
+    files = [[(f"{f * 10 + i},{f * 10 + i}" if fmt == "csv" else json.dumps({"id": f * 10 + i, "v": f * 10 + i}))
+              for i in range(5)] for f in range(3)]
+    files[0].append("5,oops" if fmt == "csv" else '{"id": 5, "v": "oops"}')
+    write_text_files(path, files, fmt)
+    table = f"pm_{fmt}_{mode.lower()}"
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    spark.sql(f"CREATE TABLE {table} (id INT, v INT) USING {fmt} OPTIONS (mode '{mode}') LOCATION '{path}'")
+    try:
+        spark.sql(f"CREATE BLOOM INDEX {table}_idx ON {table} FOR COLUMNS (id, v)")
+        # Only the good column is read: every mode keeps the row.
+        assert sql_same(spark, f"SELECT id FROM {table} WHERE id = 5") == [(5,)]
+        assert sql_same(spark, f"SELECT id FROM {table} WHERE id IN (5, 12)") == [(5,), (12,)]
+        assert sql_same(spark, f"SELECT count(*) FROM {table} WHERE id = 5") == [(1,)]
+        bad_column = [f"SELECT * FROM {table} WHERE id = 5", f"SELECT id, v FROM {table} WHERE v IS NULL",
+                      f"SELECT id FROM {table} WHERE id = 5 AND v IS NULL"]
+        if mode == "FAILFAST":
+            for sql in bad_column:
+                on, off = outcome(spark, lambda: spark.sql(sql), True), outcome(spark, lambda: spark.sql(sql), False)
+                assert on[0] == "error" and off[0] == "error", f"{sql}: pruning on {on}, off {off}"
+        else:
+            expected = [(5, None)] if mode == "PERMISSIVE" else []
+            assert sql_same(spark, bad_column[0]) == expected
+            assert sql_same(spark, bad_column[1]) == expected
+            assert sql_same(spark, bad_column[2]) == ([(5,)] if mode == "PERMISSIVE" else [])
+            assert sql_same(spark, f"SELECT * FROM {table} WHERE v = 12") == [(12, 12)]
+            sql_same(spark, f"SELECT * FROM {table} WHERE v IN (3, 13, 23) OR id = 5")
+        # The context is unchanged: a point lookup of a good value still prunes.
+        assert_prunes(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE id = 12"), f"{table}_idx")
+        assert_prunes(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE id = 5"), f"{table}_idx")
+    finally:
+        spark.sql(f"DROP BLOOM INDEX IF EXISTS {table}_idx")
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_path_source_parse_mode_at_query_differs_from_build(spark, root, tmp_path, fmt):
+    """Index built from a DROPMALFORMED reader, queried PERMISSIVE and the other way round."""
+    path = str(tmp_path / fmt)
+    files = [[(f"{f * 10 + i},{f * 10 + i}" if fmt == "csv" else json.dumps({"id": f * 10 + i, "v": f * 10 + i}))
+              for i in range(5)] for f in range(3)]
+    files[1].append("15,oops" if fmt == "csv" else '{"id": 15, "v": "oops"}')
+    write_text_files(path, files, fmt)
+    read = lambda mode: spark.read.format(fmt).option("mode", mode).schema("id INT, v INT").load(path)
+    for build in ("DROPMALFORMED", "PERMISSIVE"):
+        BloomIndex(spark, progress=False).create("mode_idx", read(build), ["id", "v"])
+        for query in ("PERMISSIVE", "DROPMALFORMED"):
+            assert same(spark, lambda: read(query).select("id").where("id = 15"), f"{build}->{query}") == [(15,)]
+            same(spark, lambda: read(query).where("id = 15"), f"{build}->{query}")
+            same(spark, lambda: read(query).where("v IS NULL"), f"{build}->{query}")
+            assert_prunes(spark, lambda: read(query).select("id").where("id = 15"), "mode_idx")
+            assert_prunes(spark, lambda: read(query).select("id").where("id = 3"), "mode_idx")
+        BloomIndex(spark, progress=False).drop("mode_idx")
+
+
+# ---------------------------------------------------------------------------------------------
+# refresh under another context
+
+
+@contextlib.contextmanager
+def csv_ts_table(spark, name: str, path: str):
+    """A catalog table over `_csv_timestamps` files (a table keeps its schema for REFRESH)."""
+    _csv_timestamps(path)
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(f"CREATE TABLE {name} (id INT, ts TIMESTAMP) USING csv LOCATION '{path}'")
+    try:
+        yield lambda: spark.table(name)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_incremental_refresh_under_another_context_is_refused(spark, root, tmp_path):
+    path = str(tmp_path / "refresh")
+    probe = "ts = TIMESTAMP'2021-03-02 05:00:00'"
+    with csv_ts_table(spark, "rf_t", path) as read:
+        with confs(spark, {TZ: "UTC"}):
+            spark.sql("CREATE BLOOM INDEX rf_idx ON rf_t FOR COLUMNS (id, ts)")
+        before = log_entries(root, "rf_idx")
+        # A file added meanwhile: an incremental refresh would index it under the new zone only.
+        write_text_files(str(tmp_path / "more"), [["100,2021-03-02 05:00:00"]], "csv")
+        os.replace(str(tmp_path / "more" / "part-000.csv"), os.path.join(path, "part-new.csv"))
+        spark.catalog.refreshTable("rf_t")
+        with confs(spark, {TZ: LA}):
+            with pytest.raises(AnalysisException, match=re.escape("REFRESH BLOOM INDEX rf_idx FULL")):
+                spark.sql("REFRESH BLOOM INDEX rf_idx")
+            with pytest.raises(AnalysisException, match=re.escape("REFRESH BLOOM INDEX rf_idx FULL")):
+                BloomIndex(spark, progress=False).refresh("rf_idx")
+            assert log_entries(root, "rf_idx") == before
+            assert sorted(r[0] for r in same(spark, lambda: read().where(probe))) == [15, 100]
+        # Nothing stored was lost: the old index still answers, and prunes, for UTC queries.
+        with confs(spark, {TZ: "UTC"}):
+            assert sorted(r[0] for r in same(spark, lambda: read().where(probe))) == [15, 100]
+            assert_prunes(spark, lambda: read().where("id = 33"), "rf_idx")
+            assert_prunes(spark, lambda: read().where(probe), "rf_idx")  # the new file is read, others skipped
+        # FULL rebuilds under the session's zone; then queries in that zone prune again.
+        with confs(spark, {TZ: LA}):
+            spark.sql("REFRESH BLOOM INDEX rf_idx FULL")
+            assert sorted(r[0] for r in same(spark, lambda: read().where(probe))) == [15, 100]
+            assert_prunes(spark, lambda: read().where(probe), "rf_idx")
+            assert_prunes(spark, lambda: read().where("id = 100"), "rf_idx")
+            for where in ["ts IN (TIMESTAMP'2021-03-01 00:00:00', TIMESTAMP'2021-03-04 09:00:00')", "id = 100",
+                          "ts IS NULL"]:
+                same(spark, lambda: read().where(where), where)
+            # And an incremental refresh in the same zone is fine.
+            spark.sql("REFRESH BLOOM INDEX rf_idx")
+        with confs(spark, {TZ: "UTC"}):
+            assert sorted(r[0] for r in same(spark, lambda: read().where(probe))) == [15, 100]
+            assert_not_applied(spark, lambda: read().where(probe), "rf_idx", "time zone")
+
+
+def test_incremental_refresh_of_a_parquet_index_under_another_time_zone(spark, root, tmp_path):
+    """The zone is no part of a Parquet timestamp's decoding: the refresh is incremental."""
+    path = str(tmp_path / "pq")
+    spark.range(40).selectExpr("cast(id AS INT) AS id", "timestamp_seconds(1600000000 + id * 3600) AS ts") \
+        .repartition(4).write.parquet(path)
+    with confs(spark, {TZ: "UTC"}):
+        spark.sql(f"CREATE BLOOM INDEX pq_rf ON parquet.`{path}` FOR COLUMNS (id, ts)")
+    spark.range(100, 110).selectExpr("cast(id AS INT) AS id", "timestamp_seconds(1600000000 + id * 3600) AS ts") \
+        .coalesce(1).write.mode("append").parquet(path)
+    with confs(spark, {TZ: LA}):
+        spark.sql("REFRESH BLOOM INDEX pq_rf")
+        assert log_entries(root, "pq_rf")[-1]["operation"] == "REFRESH INCREMENTAL"
+        q = lambda: spark.read.parquet(path).where(f"ts = timestamp_seconds({1600000000 + 105 * 3600})")
+        assert [r[0] for r in same(spark, q)] == [105]
+        assert_prunes(spark, q, "pq_rf")
+
+
+def test_refresh_of_a_table_whose_options_changed(spark, root, tmp_path):
+    """ALTER TABLE ... SET SERDEPROPERTIES / OPTIONS changes the reader options of a table."""
+    path = str(tmp_path / "opt_table")
+    write_text_files(path, [[f"{f * 10 + i},{'NA' if i == 2 else 's' + str(f * 10 + i)}" for i in range(10)]
+                            for f in range(4)], "csv")
+    spark.sql("DROP TABLE IF EXISTS opt_t")
+    spark.sql(f"CREATE TABLE opt_t (id INT, s STRING) USING csv LOCATION '{path}'")
+    try:
+        spark.sql("CREATE BLOOM INDEX opt_t_idx ON opt_t FOR COLUMNS (s)")
+        spark.sql("ALTER TABLE opt_t SET SERDEPROPERTIES ('nullValue' = 'NA')")
+        assert len(sql_same(spark, "SELECT * FROM opt_t WHERE s IS NULL")) == 4
+        assert sql_same(spark, "SELECT * FROM opt_t WHERE s = 'NA'") == []
+        with pytest.raises(AnalysisException, match=re.escape("REFRESH BLOOM INDEX opt_t_idx FULL")):
+            spark.sql("REFRESH BLOOM INDEX opt_t_idx")
+        spark.sql("REFRESH BLOOM INDEX opt_t_idx FULL")
+        assert len(sql_same(spark, "SELECT * FROM opt_t WHERE s IS NULL")) == 4
+        assert sql_same(spark, "SELECT * FROM opt_t WHERE s = 's15'") == [(15, "s15")]
+        assert_prunes(spark, lambda: spark.sql("SELECT * FROM opt_t WHERE s = 's15'"), "opt_t_idx")
+    finally:
+        spark.sql("DROP BLOOM INDEX IF EXISTS opt_t_idx")
+        spark.sql("DROP TABLE IF EXISTS opt_t")
+
+
+# ---------------------------------------------------------------------------------------------
+# entries written before decoding contexts were recorded
+
+
+def test_index_written_before_decoding_contexts_is_not_used_until_rebuilt(spark, root, tmp_path):
+    """An entry of log format 1 says nothing of how its values were decoded. Here they were
+    decoded in Asia/Kolkata; the refresh runs in UTC and must rebuild everything, not stamp the
+    old filters with UTC."""
+    probe = "ts = TIMESTAMP'2021-03-02 05:00:00'"
+    with csv_ts_table(spark, "old_t", str(tmp_path / "old")) as read:
+        with confs(spark, {TZ: "Asia/Kolkata"}):
+            spark.sql("CREATE BLOOM INDEX old_idx ON old_t FOR COLUMNS (id, ts)")
+            entry = json.load(open(newest_active_log_file(root, "old_idx")))
+            assert "decoding" in entry["data"], entry
+            make_pre_decoding_entry(spark, root, "old_idx")
+            # Even in the build's own zone it is not used: nothing says which zone that was.
+            assert_not_applied(spark, lambda: read().where("id = 15"), "old_idx", "REFRESH BLOOM INDEX old_idx FULL")
+            assert len(same(spark, lambda: read().where(probe))) == 1
+        with confs(spark, {TZ: "UTC"}):
+            for where in [probe, "id = 15", "ts IS NULL"]:
+                same(spark, lambda: read().where(where), where)
+            assert_not_applied(spark, lambda: read().where(probe), "old_idx", "REFRESH BLOOM INDEX old_idx FULL")
+            version = BloomIndex(spark, progress=False).refresh("old_idx")  # incremental: rebuilds in full
+            entries = log_entries(root, "old_idx")
+            assert entries[-1]["version"] == version and entries[-1]["state"] == "ACTIVE"
+            assert "decoding" in entries[-1]["data"]
+            clear_index_cache(spark)
+            assert [r[0] for r in same(spark, lambda: read().where(probe))] == [15]
+            assert_prunes(spark, lambda: read().where(probe), "old_idx")
+            for where in ["ts IN (TIMESTAMP'2021-03-01 00:00:00', TIMESTAMP'2021-03-04 09:00:00')", "id = 15"]:
+                same(spark, lambda: read().where(where), where)
+                assert_prunes(spark, lambda: read().where(where), "old_idx")
+        spark.sql("DROP BLOOM INDEX old_idx")
+
+
+def test_old_parquet_table_index_is_rebuilt_by_an_incremental_refresh(spark, root):
+    spark.sql("DROP TABLE IF EXISTS old_pq")
+    spark.range(40).selectExpr("cast(id AS INT) AS id", "cast(id AS STRING) AS s").repartition(4) \
+        .write.saveAsTable("old_pq")
+    try:
+        spark.sql("CREATE BLOOM INDEX old_pq_idx ON old_pq FOR COLUMNS (id, s)")
+        assert_prunes(spark, lambda: spark.sql("SELECT * FROM old_pq WHERE id = 7"), "old_pq_idx")
+        make_pre_decoding_entry(spark, root, "old_pq_idx")
+        assert sql_same(spark, "SELECT * FROM old_pq WHERE id = 7") == [(7, "7")]
+        assert_not_applied(spark, lambda: spark.sql("SELECT * FROM old_pq WHERE id = 7"), "old_pq_idx",
+                           "REFRESH BLOOM INDEX old_pq_idx FULL")
+        spark.sql("REFRESH BLOOM INDEX old_pq_idx")
+        assert "decoding" in log_entries(root, "old_pq_idx")[-1]["data"]
+        assert sql_same(spark, "SELECT * FROM old_pq WHERE s = '7'") == [(7, "7")]
+        assert_prunes(spark, lambda: spark.sql("SELECT * FROM old_pq WHERE s = '7'"), "old_pq_idx")
+    finally:
+        spark.sql("DROP BLOOM INDEX IF EXISTS old_pq_idx")
+        spark.sql("DROP TABLE IF EXISTS old_pq")
+
+
+# ---------------------------------------------------------------------------------------------
+# global filters
+
+
+@pytest.mark.parametrize("added", [False, True], ids=["delete", "delete-and-add"])
+def test_global_index_incremental_refresh_after_a_deleted_file(spark, root, tmp_path, added):
+    dim, fact = str(tmp_path / "dim"), str(tmp_path / "fact")
+    spark.range(200).selectExpr("id * 3 AS k", "cast(id AS STRING) AS s").repartition(4).write.parquet(dim)
+    spark.range(800).selectExpr("id AS k", "id AS v").repartition(2).write.parquet(fact)
+    spark.sql(f"CREATE BLOOM INDEX g_idx ON parquet.`{dim}` FOR COLUMNS (k) OPTIONS (global = true)")
+    remove_data_file(sorted(glob.glob(os.path.join(dim, "*.parquet")))[0])
+    if added:
+        spark.range(1000, 1010).selectExpr("id AS k", "cast(id AS STRING) AS s").coalesce(1) \
+            .write.mode("append").parquet(dim)
+    spark.sql("REFRESH BLOOM INDEX g_idx")
+    # No current key is certainly absent.
+    assert spark.sql(f"SELECT count(*) FROM parquet.`{dim}` WHERE NOT bloom_might_contain('g_idx', 'k', k)") \
+        .collect()[0][0] == 0
+    keys = sorted(r.k for r in spark.read.parquet(dim).collect())
+    assert sorted(r.k for r in BloomIndex(spark).prefilter(spark.read.parquet(dim), "k", "g_idx", "k").collect()) == keys
+    spark.read.parquet(fact).createOrReplaceTempView("g_fact")
+    spark.read.parquet(dim).createOrReplaceTempView("g_dim")
+    for sql in ["SELECT f.v, d.s FROM g_fact f JOIN g_dim d ON f.k = d.k",
+                "SELECT f.v FROM g_fact f LEFT SEMI JOIN g_dim d ON f.k = d.k",
+                "SELECT count(*) FROM g_fact WHERE bloom_might_contain('g_idx', 'k', k) AND k IN (SELECT k FROM g_dim)"]:
+        with confs(spark, {JOIN_FILTER: "true"}):
+            on = _rows(spark.sql(sql))
+        with confs(spark, {JOIN_FILTER: "false"}):
+            off = _rows(spark.sql(sql))
+        assert on == off, sql
+    joined = spark.sql("SELECT f.k FROM g_fact f JOIN g_dim d ON f.k = d.k").collect()
+    assert sorted(r.k for r in joined) == [k for k in keys if k < 800]
+    # The refreshed index covers the current files: a point lookup prunes.
+    assert_prunes(spark, lambda: spark.read.parquet(dim).where(f"k = {keys[len(keys) // 2]}"), "g_idx")
+
+
+def test_bloom_might_contain_on_a_stale_index_needs_an_opt_in(spark, root, tmp_path):
+    dim = str(tmp_path / "dim")
+    spark.range(100).selectExpr("id * 2 AS k").repartition(2).write.parquet(dim)
+    spark.sql(f"CREATE BLOOM INDEX st_idx ON parquet.`{dim}` FOR COLUMNS (k) OPTIONS (global = true)")
+    dim_df = lambda: spark.read.parquet(dim)
+    assert spark.sql(f"SELECT count(*) FROM parquet.`{dim}` WHERE bloom_might_contain('st_idx', 'k', k)").collect()[0][0] == 100
+    assert dim_df().filter(might_contain("st_idx", "k", "k")).count() == 100
+    spark.range(500, 505).selectExpr("id AS k").coalesce(1).write.mode("append").parquet(dim)
+
+    def refused(run):
+        with pytest.raises(AnalysisException) as e:
+            run()
+        assert "st_idx" in str(e.value) and "stale" in str(e.value).lower(), str(e.value)
+
+    refused(lambda: spark.sql(f"SELECT * FROM parquet.`{dim}` WHERE bloom_might_contain('st_idx', 'k', k)").collect())
+    refused(lambda: spark.sql("SELECT bloom_might_contain('st_idx', 'k', 4L)").collect())
+    refused(lambda: dim_df().filter(might_contain("st_idx", "k", "k")).collect())
+    refused(lambda: BloomIndex(spark).prefilter(dim_df(), "k", "st_idx", "k").collect())
+    # Opted in: the stale filter is used (the new file's keys are certainly absent from it).
+    n = spark.sql(f"SELECT count(*) FROM parquet.`{dim}` WHERE bloom_might_contain('st_idx', 'k', k, true)").collect()[0][0]
+    assert 100 <= n <= 105
+    assert 100 <= dim_df().filter(might_contain("st_idx", "k", "k", allow_stale=True)).count() <= 105
+    assert 100 <= BloomIndex(spark).prefilter(dim_df(), "k", "st_idx", "k", allow_stale=True).count() <= 105
+    refused(lambda: spark.sql("SELECT bloom_might_contain('st_idx', 'k', 4L, false)").collect())
+    # Refreshed: no opt-in needed.
+    spark.sql("REFRESH BLOOM INDEX st_idx")
+    assert dim_df().filter(might_contain("st_idx", "k", "k")).count() == 105
+
+
+# ---------------------------------------------------------------------------------------------
+# Delta Lake: column mapping changes which physical column a name reads
+
+
+def _delta_table(spark, path: str) -> str:
+    spark.range(40).selectExpr("id AS k", "cast(id + 100 AS INT) AS v").repartition(4) \
+        .write.format("delta").save(path)
+    return f"delta.`{path}`"
+
+
+def _enable_column_mapping(spark, t: str) -> None:
+    spark.sql(f"""ALTER TABLE {t} SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name',
+                  'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')""")
+
+
+def test_delta_column_dropped_and_added_again(spark, root, tmp_path):
+    t = _delta_table(spark, str(tmp_path / "delta"))
+    spark.sql(f"CREATE BLOOM INDEX dm_idx ON {t} FOR COLUMNS (k, v)")
+    _enable_column_mapping(spark, t)
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE k = 5") == [(5, 105)]
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN k")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMNS (k INT)")
+    assert sql_same(spark, f"SELECT count(*) FROM {t} WHERE k IS NULL") == [(40,)]
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE k = 5") == []
+    assert sql_same(spark, f"SELECT count(*) FROM {t} WHERE k IS NOT NULL") == [(0,)]
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE v = 105") == [(105, None)]
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN v TO w")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN k TO v")
+    assert sql_same(spark, f"SELECT count(*) FROM {t} WHERE v IS NULL") == [(40,)]
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE v = 105") == []
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE w = 105") == [(105, None)]
+    assert sql_same(spark, f"SELECT count(*) FROM {t} WHERE w IS NULL") == [(0,)]
+
+
+def test_delta_columns_renamed_across(spark, root, tmp_path):
+    t = _delta_table(spark, str(tmp_path / "delta"))
+    spark.sql(f"CREATE BLOOM INDEX dr_idx ON {t} FOR COLUMNS (k, v)")
+    _enable_column_mapping(spark, t)
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN v TO w")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN k TO v")
+    # `v` now reads the files' `k`; the index's `v` holds the old `v`.
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE v = 5") == [(5, 105)]
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE v = 105") == []
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE w = 105") == [(5, 105)]
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE v IN (5, 17) AND w IS NOT NULL") == [(5, 105), (17, 117)]
+    assert sql_same(spark, f"SELECT count(*) FROM {t} WHERE v IS NULL") == [(0,)]
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN v TO k")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN w TO v")
+    # Back to the names the index was built with, on the same physical columns.
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE k = 5") == [(5, 105)]
+    assert sql_same(spark, f"SELECT * FROM {t} WHERE v = 105") == [(5, 105)]
