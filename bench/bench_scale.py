@@ -117,10 +117,10 @@ def probe_ms(spark, path: str, where: str, runs: int = 5) -> tuple[float, int]:
     conv = jvm.scala.jdk.javaapi.CollectionConverters
     statuses = [s for s in fs.listStatus(root) if s.getPath().getName().endswith(".parquet")]
     files = conv.asScala(jvm.java.util.ArrayList(statuses)).toSeq()
-    roots = conv.asScala(jvm.java.util.ArrayList([root])).toSeq()
-    decide = jvm.bloomindex.optimizer.BloomIndexPruning.decide
-    none = jvm.scala.Option.apply(None)
-    times, d = timings(lambda: decide(spark._jsparkSession, cond, none, roots, files), runs)
+    scan = jvm.bloomindex.source.SourceProviders.describe(
+        spark.read.parquet(path)._jdf.queryExecution().analyzed()).get()
+    catalog = jvm.bloomindex.catalog.IndexCatalog(spark._jsparkSession)
+    times, d = timings(lambda: catalog.decide(cond, scan, files), runs)
     info = d.get().info()
     assert info.index() != "none", info.notApplied().mkString("; ")
     return statistics.median(times) * 1000, len(statuses) - d.get().skipped().size()

@@ -138,7 +138,7 @@ def test_without_keys_the_index_is_skipped_and_answers_stay_right(spark, root, k
         assert df.count() == expected
         assert len(df.inputFiles()) == FILES
         # The warning says why: encrypted, not damaged (the reader skips files it cannot read).
-        warnings = list(spark.sparkContext._jvm.bloomindex.index.IndexLog.warnings())
+        warnings = list(spark.sparkContext._jvm.bloomindex.log.IndexLog.warnings())
         assert any("enc_nokeys" in w and "cannot decrypt" in w for w in warnings), warnings
     finally:
         _set(spark, before)

@@ -82,7 +82,7 @@ def _describe(spark, name):
 
 
 def _warnings(spark):
-    return list(spark.sparkContext._jvm.bloomindex.index.IndexLog.warnings())
+    return list(spark.sparkContext._jvm.bloomindex.log.IndexLog.warnings())
 
 
 def _assert_linear(entries):
@@ -274,7 +274,7 @@ def test_a_damaged_index_answers_correctly_says_so_and_refresh_full_repairs_it(s
 
 def _fresh_driver(spark):
     """Forgets the index versions this JVM loaded, as a new driver would not have them."""
-    spark.sparkContext._jvm.bloomindex.index.IndexCache.clear()
+    spark.sparkContext._jvm.bloomindex.catalog.IndexCache.clear()
 
 
 def log_entries_lenient(root, name):

@@ -3,7 +3,7 @@
 ``hash="murmur3"`` hashes the same encoding with MurmurHash3 x64 128 (low 64 bits, parquet-mr's
 seed) instead: the hash of the deprecated ``sbbf-murmur3`` design.
 
-Same rules as the JVM's ``bloomindex.sbbf.ParquetHash``:
+Same rules as the JVM's ``bloomindex.hash.ParquetHash``:
 
 ==========================================  ====================  =============================
 Spark type                                  Parquet physical      bytes hashed

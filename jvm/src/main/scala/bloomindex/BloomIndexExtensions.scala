@@ -1,8 +1,8 @@
 package bloomindex
 
-import bloomindex.execution.BloomIndexColumnarRule
+import bloomindex.execution.{BloomIndexColumnarRule, BloomIndexV2Pruning}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
-import bloomindex.optimizer.{BloomIndexPruning, BloomIndexV2Pruning}
+import bloomindex.optimizer.BloomIndexPruning
 import bloomindex.sql.BloomIndexSqlParser
 
 import org.apache.spark.sql.SparkSessionExtensions

@@ -1,7 +1,7 @@
 package bloomindex.api
 
-import bloomindex.filter.{BloomFilter, ClassicBloomFilter, ClassicKernels, FilterAlgorithm, SbbfMurmur3}
-import bloomindex.sbbf.{Sbbf, SbbfKernels, SbbfSizing}
+import bloomindex.filter.{BloomFilter, ClassicBloomFilter, ClassicKernels, FilterAlgorithm, Sbbf, SbbfMurmur3}
+import bloomindex.sbbf.{SbbfKernels, SbbfSizing}
 
 import org.apache.spark.sql.DataFrame
 

@@ -2,12 +2,14 @@ package bloomindex.api
 
 import scala.jdk.CollectionConverters._
 
-import bloomindex.execution.{BloomFilterExec, DeltaScanPruning}
-import bloomindex.index.{DeltaSource, IndexManager, SourceResolver, SourceSpec}
-import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
+import bloomindex.actions.{ColumnRequest, IndexManager}
 import bloomindex.catalog.PruningInfo
-import bloomindex.optimizer.{BloomIndexV2Pruning, BloomPrunedFileIndex}
-import bloomindex.sql.{ColumnRequest, ShowBloomIndexesCommand, SourceRef}
+import bloomindex.execution.{BloomFilterExec, BloomIndexV2Pruning, DeltaScanPruning}
+import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
+import bloomindex.log.SourceSpec
+import bloomindex.optimizer.BloomPrunedFileIndex
+import bloomindex.source.{DeltaSource, SourceRef, SourceResolver}
+import bloomindex.sql.ShowBloomIndexesCommand
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}

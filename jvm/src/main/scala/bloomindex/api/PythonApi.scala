@@ -1,7 +1,8 @@
 package bloomindex.api
 
-import bloomindex.filter.ClassicKernels
-import bloomindex.sbbf.{ParquetHash, Sbbf, SbbfKernels, SbbfSizing}
+import bloomindex.filter.{ClassicKernels, Sbbf}
+import bloomindex.hash.ParquetHash
+import bloomindex.sbbf.{SbbfKernels, SbbfSizing}
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.{DataFrame, SparkSession}

@@ -1,7 +1,6 @@
 package bloomindex.catalog
 
-import bloomindex.index.IndexedFile
-import bloomindex.sbbf.PlainHash
+import bloomindex.hash.PlainHash
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, IsNotNull, IsNull, Literal, Or}
 import org.apache.spark.sql.types._

@@ -2,9 +2,11 @@ package bloomindex.catalog
 
 import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
 
-import bloomindex.BloomIndexErrors
-import bloomindex.index.{IndexEncryption, IndexStore, LogEntry}
+import bloomindex.build.IndexStore
+import bloomindex.crypto.IndexEncryption
+import bloomindex.errors.BloomIndexErrors
 import bloomindex.filter.{BloomFilter, FilterAlgorithm}
+import bloomindex.log.LogEntry
 
 import org.apache.spark.SparkContext
 import org.apache.spark.broadcast.Broadcast

@@ -2,9 +2,10 @@ package bloomindex.catalog
 
 import scala.util.control.NonFatal
 
-import bloomindex.{BloomIndexConf, BloomIndexErrors}
-import bloomindex.index.{IndexCache, IndexLog, IndexManager, IndexState, IndexedFile, LoadedIndex, LogEntry, SourceResolver, SourceSpec}
-import bloomindex.source.{Decoding, ScanSource}
+import bloomindex.actions.IndexManager
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{IndexLog, LogEntry, SourceSpec}
+import bloomindex.source.{DecodingContext, ScanSource, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
@@ -25,7 +26,7 @@ final case class Decision(skipped: Set[String], info: PruningInfo)
  */
 final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map[String, String], load: () => LoadedIndex) {
   lazy val loaded: LoadedIndex = load()
-  def spec: bloomindex.index.IndexSpec = entry.spec
+  def spec: bloomindex.log.IndexSpec = entry.spec
   def name: String = spec.name
 
   /** The index column that answers for the scan's attribute `name` (exact spelling), or why none does. */
@@ -101,7 +102,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           (built.column(c.name), scan.decoding(conf, c.name)) match {
             case (None, _) => Some(c.name -> s"${c.name}: no decoding context recorded for the column")
             case (_, None) => Some(c.name -> s"${c.name}: the scan of ${scan.display} has no column named exactly ${c.name}")
-            case (Some(b), Some(q)) => Decoding.difference(built.format, b, scan.format, q).map(c.name -> _)
+            case (Some(b), Some(q)) => DecodingContext.difference(built.format, b, scan.format, q).map(c.name -> _)
           }
         }.toMap
     }

@@ -2,11 +2,10 @@ package bloomindex.execution
 
 import scala.util.control.NonFatal
 
-import bloomindex.BloomIndexConf
 import bloomindex.catalog.IndexCatalog
-import bloomindex.index.DeltaSource
+import bloomindex.config.BloomIndexConf
 import bloomindex.optimizer.BloomPrunedFileIndex
-import bloomindex.source.DeltaProvider
+import bloomindex.source.{DeltaProvider, DeltaSource}
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, PlanExpression}

@@ -2,9 +2,8 @@ package bloomindex.execution
 
 import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex}
 
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
 
 /**
@@ -34,15 +33,4 @@ object MarkPrunedScans extends Rule[SparkPlan] {
         }
     }
   }
-}
-
-/**
- * The columnar hook: before transitions, prunes Delta Lake scans ([[DeltaScanPruning]]), marks
- * pruned scans ([[MarkPrunedScans]]) and plans Bloom filter checks as [[BloomFilterExec]]
- * ([[PlanBloomFilters]]).
- */
-class BloomIndexColumnarRule(spark: SparkSession) extends ColumnarRule {
-  private val deltaPruning = new DeltaScanPruning(spark)
-  override def preColumnarTransitions: Rule[SparkPlan] =
-    plan => PlanBloomFilters(MarkPrunedScans(deltaPruning(plan)))
 }

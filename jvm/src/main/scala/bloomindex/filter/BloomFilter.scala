@@ -12,7 +12,7 @@ package bloomindex.filter
  *   val back = alg.fromBytes(f.toBytes)           // the design's serialized form
  * }}}
  *
- * Hashes are the design's [[bloomindex.sbbf.PlainHash]] of a value's Parquet plain encoding
+ * Hashes are the design's [[bloomindex.hash.PlainHash]] of a value's Parquet plain encoding
  * (`algorithm.hash`). Not thread-safe for inserts; concurrent checks on a filter nobody
  * inserts into are safe.
  */

@@ -3,7 +3,6 @@ package bloomindex.filter
 import java.nio.{ByteBuffer, ByteOrder}
 
 import bloomindex.sbbf.SbbfSizing
-
 /**
  * The first Bloom filter of parquet-mr's statistics (`../shared/reference/004_*`), after Hive
  * and Guava: `m` bits kept as 64-bit words, `k` positions per value from the two 32-bit halves

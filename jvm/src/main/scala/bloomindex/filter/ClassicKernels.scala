@@ -1,7 +1,6 @@
 package bloomindex.filter
 
 import bloomindex.sbbf.SbbfKernels
-
 /**
  * Picks the classic filter's kernel, as [[bloomindex.sbbf.SbbfKernels]] does for the split
  * block ones: the Vector API kernel where the module is in the boot layer and the CPU has

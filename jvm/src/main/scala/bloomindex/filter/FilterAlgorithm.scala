@@ -2,7 +2,8 @@ package bloomindex.filter
 
 import java.util.Locale
 
-import bloomindex.sbbf.{FieldHasher, Murmur3Hash, ParquetHash, PlainHash, Sbbf, SbbfSizing}
+import bloomindex.hash.{FieldHasher, Murmur3Hash, ParquetHash, PlainHash}
+import bloomindex.sbbf.SbbfSizing
 import bloomindex.sbbf.SbbfSizing.Sizing
 
 import org.apache.spark.sql.types.DataType

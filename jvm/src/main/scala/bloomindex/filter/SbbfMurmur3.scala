@@ -2,14 +2,13 @@ package bloomindex.filter
 
 import java.nio.{ByteBuffer, ByteOrder}
 
-import bloomindex.sbbf.{Sbbf, SbbfKernel, SbbfKernels, SbbfSizing}
-
+import bloomindex.sbbf.{SbbfKernel, SbbfKernels, SbbfSizing}
 /**
  * The earlier blocked design Parquet first specified (`../shared/reference/000_*`), bit for
  * bit what parquet-mr and parquet-cpp wrote before the format moved to XXH64: the same blocks
  * of eight 32-bit words and the same salt as [[Sbbf]], but
  *  - the hash is MurmurHash3 x64 128 (seed 1361930890, low 64 bits) of the plain encoding
- *    ([[bloomindex.sbbf.Murmur3Hash]]),
+ *    ([[bloomindex.hash.Murmur3Hash]]),
  *  - the block is the high 32 bits of the hash masked to the block count, `(h >>> 32) & (z - 1)`,
  *    so sizes are powers of two (32 B to 128 MiB),
  *  - on disk, a 12-byte header of three little-endian int32 (numBytes, hash = 0 for

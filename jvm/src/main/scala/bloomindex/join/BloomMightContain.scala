@@ -1,7 +1,7 @@
 package bloomindex.join
 
-import bloomindex.BloomIndexErrors
 import bloomindex.catalog.{GlobalFilter, IndexCatalog}
+import bloomindex.errors.BloomIndexErrors
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier

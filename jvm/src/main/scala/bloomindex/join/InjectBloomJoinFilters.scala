@@ -1,7 +1,7 @@
 package bloomindex.join
 
-import bloomindex.BloomIndexConf
 import bloomindex.catalog.{GlobalFilter, IndexCatalog}
+import bloomindex.config.BloomIndexConf
 import bloomindex.source.{ScanSource, SourceProviders}
 
 import org.apache.spark.sql.SparkSession

@@ -1,6 +1,6 @@
 package bloomindex.join
 
-import bloomindex.sbbf.{FieldHasher, ParquetHash, PlainHash}
+import bloomindex.hash.{FieldHasher, ParquetHash, PlainHash}
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types._

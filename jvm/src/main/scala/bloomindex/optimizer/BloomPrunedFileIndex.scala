@@ -1,8 +1,7 @@
 package bloomindex.optimizer
 
 import bloomindex.catalog.PruningInfo
-import bloomindex.index.SourceResolver
-import bloomindex.source.WrappingFileIndex
+import bloomindex.source.{SourceResolver, WrappingFileIndex}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.expressions.Expression

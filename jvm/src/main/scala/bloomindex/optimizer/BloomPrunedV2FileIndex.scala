@@ -1,7 +1,7 @@
 package bloomindex.optimizer
 
 import bloomindex.catalog.{Decision, PruningInfo}
-import bloomindex.index.SourceResolver
+import bloomindex.source.SourceResolver
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession

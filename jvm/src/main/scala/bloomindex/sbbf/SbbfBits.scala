@@ -1,5 +1,6 @@
 package bloomindex.sbbf
 
+
 import java.nio.{ByteBuffer, ByteOrder}
 
 /**
@@ -77,7 +78,5 @@ object SbbfBits {
     out
   }
 
-  def measuredFpp(f: Sbbf): Double = { val b = f.bitsetBytes; measuredFpp(b, 0, b.length) }
 
-  def estimateNdv(f: Sbbf): Long = { val b = f.bitsetBytes; estimateNdv(b, 0, b.length) }
 }

@@ -5,6 +5,8 @@ import java.util.Locale
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import bloomindex.log.ColumnDecoding
+
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.FileSourceScanExec
@@ -37,7 +39,7 @@ final case class ScanSource(
 
   /** How this scan decodes `column` (its exact name) under `conf`; None when it has no such column. */
   def decoding(conf: SQLConf, column: String): Option[ColumnDecoding] =
-    dataSchema.fields.find(_.name == column).map(Decoding.column(conf, format, options, _))
+    dataSchema.fields.find(_.name == column).map(DecodingContext.column(conf, format, options, _))
 
   /** Every file the scan may read, whatever a query's filters (for coverage checks). */
   def allFiles(): Seq[org.apache.hadoop.fs.FileStatus] = index.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
@@ -45,7 +47,7 @@ final case class ScanSource(
 
 /**
  * One kind of source: turns the plan nodes of its scans into [[ScanSource]]s. A new table
- * format is one more provider (and its build-side reading in [[bloomindex.index.SourceResolver]]).
+ * format is one more provider (and its build-side reading in [[bloomindex.source.SourceResolver]]).
  */
 trait SourceProvider {
   /** The source a logical leaf reads, if it is of this provider's kind. */

@@ -4,7 +4,9 @@ import java.util.Locale
 
 import scala.collection.mutable.ArrayBuffer
 
-import bloomindex.BloomIndexErrors
+import bloomindex.actions.ColumnRequest
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.source.SourceRef
 
 import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
 import org.apache.spark.sql.catalyst.expressions.Expression

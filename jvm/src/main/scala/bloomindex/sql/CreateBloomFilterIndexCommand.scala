@@ -1,7 +1,8 @@
 package bloomindex.sql
 
-import bloomindex.BloomIndexErrors
-import bloomindex.index.{IndexManager, SourceResolver}
+import bloomindex.actions.{ColumnRequest, IndexManager}
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.source.{SourceRef, SourceResolver}
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
@@ -36,7 +37,7 @@ case class CreateBloomFilterIndexCommand(
 }
 
 object BloomFilterIndexNames {
-  def forColumn(source: bloomindex.index.SourceSpec, column: String): String = {
+  def forColumn(source: bloomindex.log.SourceSpec, column: String): String = {
     val table = source.table.getOrElse(source.paths.mkString("_")).split('.').last
     s"bloomfilter_${table}_$column".replaceAll("[^A-Za-z0-9_-]", "_").take(128)
   }

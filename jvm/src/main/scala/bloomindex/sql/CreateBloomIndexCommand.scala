@@ -1,6 +1,7 @@
 package bloomindex.sql
 
-import bloomindex.index.IndexManager
+import bloomindex.actions.{ColumnRequest, IndexManager}
+import bloomindex.source.SourceRef
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand

@@ -2,9 +2,10 @@ package bloomindex.sql
 
 import java.util.Locale
 
-import bloomindex.BloomIndexErrors
+import bloomindex.actions.IndexManager
 import bloomindex.catalog.IndexCatalog
-import bloomindex.index.{IndexManager, SourceResolver}
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.source.{SourceRef, SourceResolver}
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand

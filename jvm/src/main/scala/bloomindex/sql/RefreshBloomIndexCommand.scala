@@ -1,6 +1,6 @@
 package bloomindex.sql
 
-import bloomindex.index.IndexManager
+import bloomindex.actions.IndexManager
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand

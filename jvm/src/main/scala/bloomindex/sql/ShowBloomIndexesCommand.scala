@@ -1,7 +1,8 @@
 package bloomindex.sql
 
+import bloomindex.actions.IndexManager
 import bloomindex.catalog.IndexCatalog
-import bloomindex.index.{IndexManager, SourceResolver}
+import bloomindex.source.{SourceRef, SourceResolver}
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}

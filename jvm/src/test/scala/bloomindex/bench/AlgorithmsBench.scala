@@ -4,9 +4,8 @@ import java.nio.file.{Files, Paths}
 
 import com.fasterxml.jackson.databind.ObjectMapper
 
-import bloomindex.filter.{BloomFilter, ClassicBloomFilter, ClassicKernel, ClassicKernels, FilterAlgorithm, SbbfMurmur3}
-import bloomindex.sbbf.{Sbbf, SbbfKernel, SbbfKernels, SbbfSizing}
-
+import bloomindex.filter.{BloomFilter, ClassicBloomFilter, ClassicKernels, FilterAlgorithm, Sbbf, SbbfMurmur3}
+import bloomindex.sbbf.{SbbfKernels, SbbfSizing}
 /**
  * `make bench-algorithms`, JVM part: for each filter design,
  *  - the false positive rate measured at 6 to 41 bits per distinct value (filters of 1 MiB, so

@@ -1,8 +1,10 @@
 package bloomindex.bench
 
-import bloomindex.index.{ColumnSpec, IndexData, IndexSpec, IndexState, IndexedFile, LoadedIndex, LogEntry, SourceSpec}
-import bloomindex.catalog.{FilePredicate, IndexView}
-import bloomindex.sbbf.{ParquetHash, Sbbf, SbbfSizing}
+import bloomindex.catalog.{FilePredicate, IndexView, IndexedFile, LoadedIndex}
+import bloomindex.filter.Sbbf
+import bloomindex.hash.ParquetHash
+import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState, LogEntry, SourceSpec}
+import bloomindex.sbbf.SbbfSizing
 import bloomindex.sbbf.SbbfSizing.Sizing
 
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, EqualTo, In, Literal}

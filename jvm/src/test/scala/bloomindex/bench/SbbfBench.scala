@@ -1,6 +1,8 @@
 package bloomindex.bench
 
-import bloomindex.sbbf.{Sbbf, SbbfKernel, SbbfKernels}
+import bloomindex.filter.Sbbf
+import bloomindex.sbbf.{SbbfKernel, SbbfKernels}
+
 import org.apache.parquet.column.values.bloomfilter.BlockSplitBloomFilter
 
 /**

@@ -3,6 +3,7 @@ package bloomindex.filter
 import java.nio.{ByteBuffer, ByteOrder}
 
 import bloomindex.sbbf.{SbbfSizing, TestData}
+
 import org.scalatest.funsuite.AnyFunSuite
 
 class ClassicBloomFilterSuite extends AnyFunSuite {

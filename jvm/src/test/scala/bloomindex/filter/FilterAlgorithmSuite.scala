@@ -1,7 +1,9 @@
 package bloomindex.filter
 
-import bloomindex.sbbf.{Murmur3Hash, ParquetHash, Sbbf, SbbfSizing, TestData}
+import bloomindex.hash.{Murmur3Hash, ParquetHash}
+import bloomindex.sbbf.{SbbfSizing, TestData}
 import bloomindex.sbbf.SbbfSizing.Sizing
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String

@@ -3,7 +3,9 @@ package bloomindex.filter
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.charset.StandardCharsets.UTF_8
 
-import bloomindex.sbbf.{Murmur3Hash, SbbfKernel, SbbfSizing, TestData}
+import bloomindex.hash.Murmur3Hash
+import bloomindex.sbbf.{SbbfKernel, SbbfSizing, TestData}
+
 import org.scalatest.funsuite.AnyFunSuite
 
 class SbbfMurmur3Suite extends AnyFunSuite {
@@ -106,7 +108,7 @@ class SbbfMurmur3Suite extends AnyFunSuite {
     both.insertAll(TestData.randomHashes(300, 14) ++ TestData.randomHashes(300, 15), 0, 600)
     assert(a.copy().merge(b) == both)
     assert(intercept[IllegalArgumentException](a.merge(SbbfMurmur3(4096))).getMessage.startsWith("other"))
-    assert(intercept[IllegalArgumentException](a.merge(bloomindex.sbbf.Sbbf(2048))).getMessage.startsWith("other"))
+    assert(intercept[IllegalArgumentException](a.merge(bloomindex.filter.Sbbf(2048))).getMessage.startsWith("other"))
   }
 
   test("hostile sizes and headers are refused with IllegalArgumentException") {

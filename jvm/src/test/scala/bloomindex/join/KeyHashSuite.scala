@@ -1,6 +1,6 @@
 package bloomindex.join
 
-import bloomindex.sbbf.ParquetHash
+import bloomindex.hash.ParquetHash
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector

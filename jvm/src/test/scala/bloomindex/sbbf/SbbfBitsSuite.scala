@@ -1,5 +1,7 @@
 package bloomindex.sbbf
 
+import bloomindex.filter.{Sbbf, SbbfSerde}
+
 import org.scalatest.funsuite.AnyFunSuite
 
 class SbbfBitsSuite extends AnyFunSuite {

@@ -1,5 +1,7 @@
 package bloomindex.sbbf
 
+import bloomindex.filter.Sbbf
+
 import org.apache.parquet.column.values.bloomfilter.BlockSplitBloomFilter
 import org.scalatest.funsuite.AnyFunSuite
 

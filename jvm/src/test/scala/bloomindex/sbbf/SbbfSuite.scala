@@ -1,5 +1,8 @@
 package bloomindex.sbbf
 
+import bloomindex.filter.Sbbf
+import bloomindex.hash.ParquetHash
+
 import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.parquet.column.values.bloomfilter.BlockSplitBloomFilter

@@ -8,21 +8,21 @@ class DecodingSuite extends AnyFunSuite {
 
   private def conf(settings: (String, String)*): SQLConf = {
     val c = new SQLConf
-    c.setConfString(Decoding.SessionTimeZone, "UTC")
+    c.setConfString(DecodingContext.SessionTimeZone, "UTC")
     settings.foreach { case (k, v) => c.setConfString(k, v) }
     c
   }
 
   private def col(c: SQLConf, format: String, field: StructField, options: Map[String, String] = Map.empty) =
-    Decoding.column(c, format, options, field)
+    DecodingContext.column(c, format, options, field)
 
   private def diff(format: String, field: StructField, built: SQLConf, queried: SQLConf,
       builtOptions: Map[String, String] = Map.empty, queriedOptions: Map[String, String] = Map.empty): Option[String] =
-    Decoding.difference(format, col(built, format, field, builtOptions), format, col(queried, format, field, queriedOptions))
+    DecodingContext.difference(format, col(built, format, field, builtOptions), format, col(queried, format, field, queriedOptions))
 
   private val ts = StructField("ts", TimestampType)
   private val id = StructField("id", IntegerType)
-  private val la = Decoding.SessionTimeZone -> "America/Los_Angeles"
+  private val la = DecodingContext.SessionTimeZone -> "America/Los_Angeles"
 
   test("the session time zone changes text timestamps, not Parquet's or ORC's, nor other types") {
     val why = diff("csv", ts, conf(), conf(la))
@@ -40,16 +40,16 @@ class DecodingSuite extends AnyFunSuite {
   }
 
   test("Parquet timestamps depend on the zone only where Spark converts them (LEGACY rebase, INT96 conversion)") {
-    val legacy = Decoding.ParquetRebase -> "LEGACY"
+    val legacy = DecodingContext.ParquetRebase -> "LEGACY"
     assert(diff("parquet", ts, conf(legacy), conf(legacy, la)).exists(_.contains("time zone")))
-    val int96 = Decoding.ParquetInt96Conversion -> "true"
+    val int96 = DecodingContext.ParquetInt96Conversion -> "true"
     assert(diff("parquet", ts, conf(int96), conf(int96, la)).exists(_.contains("time zone")))
-    assert(diff("parquet", ts, conf(), conf(legacy)).exists(_.contains(Decoding.ParquetRebase)))
+    assert(diff("parquet", ts, conf(), conf(legacy)).exists(_.contains(DecodingContext.ParquetRebase)))
     assert(diff("parquet", id, conf(), conf(legacy)).isEmpty)
   }
 
   test("case sensitivity matters where columns are matched by name, not for CSV") {
-    val cs = Decoding.CaseSensitive -> "true"
+    val cs = DecodingContext.CaseSensitive -> "true"
     for (f <- Seq("parquet", "orc", "json", "delta")) assert(diff(f, id, conf(), conf(cs)).isDefined, f)
     assert(diff("csv", id, conf(), conf(cs)).isEmpty)
   }
@@ -68,33 +68,33 @@ class DecodingSuite extends AnyFunSuite {
   }
 
   test("text datetime parsing settings, JSON string parsing") {
-    val policy = Decoding.TimeParserPolicy -> "LEGACY"
+    val policy = DecodingContext.TimeParserPolicy -> "LEGACY"
     assert(diff("csv", StructField("d", DateType), conf(), conf(policy)).exists(_.contains("parser policy")))
     assert(diff("csv", id, conf(), conf(policy)).isEmpty)
-    val exact = Decoding.JsonExactStrings -> "false" // the default is true
+    val exact = DecodingContext.JsonExactStrings -> "false" // the default is true
     assert(diff("json", StructField("s", StringType), conf(), conf(exact)).isDefined)
     assert(diff("csv", StructField("s", StringType), conf(), conf(exact)).isEmpty)
   }
 
   test("format, type, exact name and physical column") {
     val c = conf()
-    assert(Decoding.difference("csv", col(c, "csv", id), "json", col(c, "json", id)).exists(_.contains("format differs")))
-    assert(Decoding.difference("csv", col(c, "csv", id), "csv", col(c, "csv", StructField("id", LongType)))
+    assert(DecodingContext.difference("csv", col(c, "csv", id), "json", col(c, "json", id)).exists(_.contains("format differs")))
+    assert(DecodingContext.difference("csv", col(c, "csv", id), "csv", col(c, "csv", StructField("id", LongType)))
       .exists(_.contains("type differs: built as INT, queried as BIGINT")))
-    assert(Decoding.difference("csv", col(c, "csv", id), "csv", col(c, "csv", StructField("ID", IntegerType))).isDefined)
+    assert(DecodingContext.difference("csv", col(c, "csv", id), "csv", col(c, "csv", StructField("ID", IntegerType))).isDefined)
     def mapped(physical: String, fieldId: Long) = StructField("k", IntegerType, metadata = new MetadataBuilder()
-      .putString(Decoding.DeltaPhysicalName, physical).putLong(Decoding.DeltaFieldId, fieldId).build())
+      .putString(DecodingContext.DeltaPhysicalName, physical).putLong(DecodingContext.DeltaFieldId, fieldId).build())
     val plain = col(c, "delta", StructField("k", IntegerType))
     // Column mapping turned on: an existing column keeps its name as physical name, and its values.
-    assert(Decoding.difference("delta", plain, "delta", col(c, "delta", mapped("k", 1))).isEmpty)
-    assert(Decoding.difference("delta", plain, "delta", col(c, "delta", mapped("col-9", 3)))
+    assert(DecodingContext.difference("delta", plain, "delta", col(c, "delta", mapped("k", 1))).isEmpty)
+    assert(DecodingContext.difference("delta", plain, "delta", col(c, "delta", mapped("col-9", 3)))
       .contains("k: another physical column: built from 'k', the table now reads 'col-9'"))
-    assert(Decoding.difference("delta", col(c, "delta", mapped("col-1", 1)), "delta", col(c, "delta", mapped("col-1", 2)))
+    assert(DecodingContext.difference("delta", col(c, "delta", mapped("col-1", 1)), "delta", col(c, "delta", mapped("col-1", 2)))
       .exists(_.contains("field id 1, now 2")))
   }
 
   test("unset settings without a default are recorded, not failed on") {
     val d = col(conf(), "csv", ts)
-    assert(d.settings.contains(Decoding.CsvDateTimeFallback) && d.settings(Decoding.CsvDateTimeFallback) == "")
+    assert(d.settings.contains(DecodingContext.CsvDateTimeFallback) && d.settings(DecodingContext.CsvDateTimeFallback) == "")
   }
 }

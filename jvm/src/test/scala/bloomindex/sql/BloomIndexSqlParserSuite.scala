@@ -1,5 +1,8 @@
 package bloomindex.sql
 
+import bloomindex.actions.ColumnRequest
+import bloomindex.source.SourceRef
+
 import org.apache.spark.sql.catalyst.parser.{CatalystSqlParser, ParseException}
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -1,0 +1,238 @@
+package bloomindex.build
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import bloomindex.config.BloomIndexConf
+import bloomindex.crypto.IndexEncryption
+import bloomindex.filter.FilterAlgorithm
+import bloomindex.log.IndexSpec
+import bloomindex.source.SourceFile
+
+import org.apache.datasketches.hll.HllSketch
+import org.apache.spark.internal.Logging
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.storage.StorageLevel
+import org.apache.spark.util.CollectionAccumulator
+
+/**
+ * The jobs of one build (see [[IndexBuilder]]). In the common case there are one or two:
+ * for Parquet, one that writes the filters the files' footers carry; then, for the files (and
+ * columns) without fitting ones, one that reads the data and writes the index rows as it
+ * goes, nothing cached. Split files and global filters cache the data pass's output (a
+ * shuffle and a second job use it); files too large to count exactly, and new global
+ * filters, add a second read whose rows are appended.
+ */
+private final class BuildRun(
+    spark: SparkSession,
+    spec: IndexSpec,
+    relation: HadoopFsRelation,
+    files: Seq[SourceFile],
+    dir: String,
+    baseGlobal: Map[String, Array[Byte]]) extends Logging {
+
+  import DistinctPass._
+
+  private val sc = spark.sparkContext
+  private val cols = spec.columns.toArray
+  private val n = cols.length
+  private val maxDistinct = BloomIndexConf.maxDistinct(spark)
+  private val cached = mutable.ArrayBuffer[RDD[_]]()
+  /** Every row written, carried ones included. */
+  private val written = mutable.ArrayBuffer[IndexFiles.RowWritten]()
+  private var globals: Map[String, Long] = Map.empty
+  private lazy val hadoopConf = ConfWritable.broadcast(spark)
+  /** How the rows are encrypted ([[IndexEncryption]]), recorded in `dir` before the build. */
+  private lazy val encryption = IndexEncryption.plan(hadoopConf.value.conf, dir)
+
+  def globalNdv: Map[String, Long] = globals
+
+  private def byFile = written.groupBy(_.path)
+
+  def indexedFiles: Long = byFile.size.toLong
+
+  def indexedBytes: Long = byFile.valuesIterator.map(_.head.fileSize).sum
+
+  def filterBytes: Long = written.iterator.map(_.filterBytes.toLong).sum
+
+  /** Files none of whose data was read: every column's filter came from the footer. */
+  def filesFromFooters: Long = byFile.count { case (_, rs) => rs.forall(_.fromFooter) }.toLong
+
+  private def timed[T](what: String)(f: => T): T = {
+    val t0 = System.nanoTime()
+    try f finally logInfo(f"Bloom index ${spec.name}: $what took ${(System.nanoTime() - t0) / 1e9}%.2f s")
+  }
+
+  private def cache[T](rdd: RDD[T]): RDD[T] = {
+    cached += rdd
+    rdd.persist(StorageLevel.MEMORY_AND_DISK)
+  }
+
+  /** Index rows as Parquet into `dir`: `carried` ones and those of the new files. */
+  def write(carried: Option[DataFrame]): Unit = try {
+    if (files.isEmpty) {
+      if (spec.global) IndexBuilder.writeGlobals(spark, spec, dir, Map.empty, Map.empty, baseGlobal,
+        cols.map(c => IndexFilters.globalBytes(c, 1)))
+      writeRows(Nil, carried)
+      return
+    }
+    val needs = sc.collectionAccumulator[NeedsInsert]("bloomindex files to read again")
+    // Parquet: first the filters its files carry, with the carried rows; the pairs whose
+    // footers do not qualify come back in `rejected`. Otherwise every file is read.
+    var unwritten = carried
+    val wanted: Map[String, Array[Boolean]] =
+      if (!footersApply) files.map(f => f.path -> Array.fill(n)(true)).toMap
+      else {
+        val rejected = sc.collectionAccumulator[(String, Int, String)]("bloomindex footer filters not used")
+        timed(s"writing the footer filters of ${files.size} files")(writeRows(Seq(footerFilters(rejected)), unwritten))
+        unwritten = None
+        val unfit = rejected.value.asScala.toSeq.distinct
+        logInfo(s"Bloom index ${spec.name}: ${files.size * n - unfit.size} of ${files.size * n} (file, column) " +
+          "filters from Parquet footers" + unfit.map(u => s"${cols(u._2).name}: ${u._3}").groupBy(identity).toSeq
+            .sortBy(-_._2.size).take(5).map { case (why, k) => s"; ${k.size} x $why" }.mkString)
+        unfit.groupBy(_._1).map { case (p, xs) => p -> cols.indices.map(i => xs.exists(_._2 == i)).toArray }
+      }
+    val dataFiles = files.filter(f => wanted.contains(f.path))
+    val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
+    data.foreach { case (filters, _) =>
+      timed(s"reading ${dataFiles.size} files and writing their rows")(writeRows(Seq(filters), unwritten))
+    }
+    secondPass(wanted, data.map(_._2), needs.value.asScala.toSeq.distinct)
+  } finally cached.foreach(_.unpersist(blocking = false))
+
+  /** Writes the index rows of `filters` and `carried` into `dir` in one job ([[IndexFiles]]). */
+  private def writeRows(filters: Seq[RDD[FileFilter]], carried: Option[DataFrame]): Unit = {
+    val byPath = sc.broadcast(files.map(f => f.path -> (f.size, f.modificationTime)).toMap)
+    val names = cols.map(_.name)
+    val fresh = filters.map(_.map { f =>
+      val (size, mtime) = byPath.value(f.path)
+      IndexRow(f.path, size, mtime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, if (f.fromFooter) "footer" else "data")
+    })
+    val old = carried.map(_.select(IndexBuilder.IndexSchema.fieldNames.map(col).toIndexedSeq: _*).rdd.map { r =>
+      IndexRow(r.getString(0), r.getLong(1), r.getLong(2), r.getString(3), r.getLong(4), r.getLong(5), r.getLong(6),
+        r.getAs[Array[Byte]](7), r.getString(8))
+    })
+    val all = fresh ++ old
+    if (all.nonEmpty) written ++= IndexFiles.write(sc.union(all), dir, hadoopConf, encryption).flatMap(_.rows)
+    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption)
+  }
+
+  private def footersApply: Boolean =
+    if (spec.source.format != "parquet" || !BloomIndexConf.footerFilters(spark)) false
+    else if (!cols.exists(_.algorithm == FilterAlgorithm.SplitBlock)) false // footers hold sbbf filters only
+    else if (spec.global) {
+      logInfo(s"Bloom index ${spec.name}: a global filter needs every value, so every file's data is read")
+      false
+    } else if (!FooterFilters.sampleHasFilters(spark, files, cols.toSeq)) {
+      logInfo(s"Bloom index ${spec.name}: sampled Parquet footers carry no Bloom filter for the columns; reading the data")
+      false
+    } else true
+
+  /** The footer filters that qualify and fit; the other (file, column) pairs go to `rejected`. */
+  private def footerFilters(rejected: CollectionAccumulator[(String, Int, String)]): RDD[FileFilter] =
+    FooterFilters.read(spark, hadoopConf, files, cols.toSeq, relation.dataSchema).flatMap { o =>
+      if (o.filter.isEmpty) rejected.add((o.path, o.column, o.reason))
+      o.filter
+    }
+
+  /**
+   * The data pass over `dataFiles` (columns per `wanted`): the filters to write, and the pass's
+   * own output (cached when split files or global filters need it again, for [[secondPass]]).
+   */
+  private def dataPass(dataFiles: Seq[SourceFile], wanted: Map[String, Array[Boolean]],
+      needs: CollectionAccumulator[NeedsInsert]): (RDD[FileFilter], RDD[Out]) = {
+    val scan = new BuildScan(spark, relation, dataFiles, cols.toSeq)
+    logInfo(s"Bloom index ${spec.name}: reading ${dataFiles.size} files " +
+      s"(${if (scan.columnar) "columnar batches" else "rows"}, ${scan.splitFiles.size} split over tasks)")
+    val split = scan.splitFiles
+    val assigned = scan.filesByPartition
+    // Global filters are filled in this pass when their size is already known (an incremental
+    // refresh keeps the existing filter's size), else in a second read sized from the HLL union.
+    val knownGlobalSizes: Array[Int] =
+      if (spec.global && baseGlobal.nonEmpty) cols.map(c => c.algorithm.fromBytes(baseGlobal(c.name)).numBytes)
+      else Array.empty
+    val wantedB = sc.broadcast(wanted)
+    val (colsL, mdx, global) = (cols, maxDistinct, spec.global)
+    val report = (x: NeedsInsert) => needs.add(x)
+    val pass = scan.run(wantedB) { (task, batches) =>
+      DistinctPass.task(batches, assigned(task), wantedB.value, colsL, split, mdx, knownGlobalSizes, global, report)
+    }
+    val first = if (split.nonEmpty || global) cache(pass) else pass
+    // Files Spark planned no task for (none seen so far; empty ones, should it skip them) hold nothing.
+    val unplanned = dataFiles.map(_.path).toSet -- assigned.iterator.flatten
+    val empty = for (p <- unplanned.toSeq; i <- cols.indices if wanted(p)(i))
+      yield FileFilter(p, i, 0L, 0L, 0L, IndexFilters.empty(cols(i)).toBytes, fromFooter = false)
+    val done = first.flatMap { case Done(f) => Some(f); case _ => None }.union(sc.parallelize(empty, 1))
+    if (split.isEmpty) (done, first)
+    else {
+      val merged = DistinctPass.mergePartials(first.flatMap { case p: Partial => Some(p); case _ => None },
+        cols, mdx, math.max(1, math.min(split.size * n, sc.defaultParallelism)))
+      val fromSplit = merged.flatMap {
+        case Left(f) => Some(f)
+        case Right(x) => report(x); None
+      }
+      (done.union(fromSplit), first)
+    }
+  }
+
+  /**
+   * After the rows of the first read are written: global filters (sized from the HLL union
+   * unless known), and a second read for files over the distinct limit, whose rows are appended.
+   */
+  private def secondPass(wanted: Map[String, Array[Boolean]], first: Option[RDD[Out]],
+      needs: Seq[NeedsInsert]): Unit = {
+    var globalBits = Map.empty[Int, Array[Byte]] // filled partial global filters, OR-ed
+    var globalSizes = Array.empty[Int]
+    val globalPending = spec.global && baseGlobal.isEmpty
+    if (spec.global) {
+      val taskGlobals = first.get.flatMap { case g: TaskGlobal => Some(g); case _ => None }
+      val unions = Array.fill(n)(IndexFilters.union())
+      taskGlobals.map(g => (g.column, g.sketch)).collect().foreach { case (i, sk) => unions(i).update(HllSketch.heapify(sk)) }
+      val est = unions.map(u => math.round(u.getEstimate))
+      globals = cols.indices.map(i => cols(i).name -> est(i)).toMap
+      if (globalPending) {
+        globalSizes = cols.indices.map(i => IndexFilters.globalBytes(cols(i), IndexFilters.headroom(est(i), Long.MaxValue))).toArray
+      } else {
+        globalSizes = cols.map(c => c.algorithm.fromBytes(baseGlobal(c.name)).numBytes)
+        globalBits = taskGlobals.flatMap(g => Option(g.bitset).map(g.column -> _)).reduceByKey(InsertPass.or _).collect().toMap
+      }
+    }
+    if (needs.nonEmpty || globalPending) {
+      val sizes: Map[String, Array[Int]] = needs.groupBy(_.path).map { case (p, xs) =>
+        val a = new Array[Int](n)
+        xs.foreach(x => a(x.column) = IndexFilters.fileBytes(cols(x.column), IndexFilters.headroom(x.ndv, x.rows - x.nulls)))
+        p -> a
+      }
+      val again = files.filter(f => if (globalPending) wanted.contains(f.path) else sizes.contains(f.path))
+      logInfo(s"Bloom index ${spec.name}: reading ${again.size} files again (${needs.size} filters over " +
+        s"${BloomIndexConf.MaxDistinct}${if (globalPending) ", global filters" else ""})")
+      val wantedAgain = sc.broadcast(again.map(f => f.path ->
+        (if (globalPending) wanted(f.path) else sizes(f.path).map(_ > 0))).toMap)
+      // The files read again also fill the global filters: the first pass left their values out.
+      val fill = globalSizes
+      val colsF = cols.toSeq
+      val second = cache(new BuildScan(spark, relation, again, cols.toSeq).run(wantedAgain)(
+        (_, batches) => InsertPass.task(batches, colsF, sizes, fill)).reduceByKey(InsertPass.or _))
+      if (spec.global) {
+        val more = second.filter(_._1._1 == InsertPass.GlobalKey).map { case ((_, i), b) => i -> b }.collect()
+        more.foreach { case (i, b) => globalBits += i -> globalBits.get(i).map(InsertPass.or(_, b)).getOrElse(b) }
+      }
+      if (needs.nonEmpty) {
+        val info = sc.broadcast(needs.map(x => (x.path, x.column) -> x).toMap)
+        val filters = second.filter(_._1._1 != InsertPass.GlobalKey).map { case (key, bits) =>
+          val x = info.value(key)
+          val c = colsF(x.column)
+          FileFilter(x.path, x.column, x.rows, x.nulls, x.ndv, c.algorithm.fromBitset(bits, c.fpp).toBytes, fromFooter = false)
+        }
+        timed(s"writing the rows of ${needs.map(_.path).distinct.size} files read again")(writeRows(Seq(filters), None))
+      }
+    }
+    if (spec.global) {
+      IndexBuilder.writeGlobals(spark, spec, dir, globalBits,
+        cols.indices.map(i => i -> globals(cols(i).name)).toMap, baseGlobal, globalSizes)
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package bloomindex.build
+
+import bloomindex.crypto.IndexEncryption
+import bloomindex.log.IndexSpec
+import bloomindex.source.SourceFile
+
+import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.types._
+
+/** What one build produced: index rows written under `dir`, plus global filters if asked. */
+case class BuildResult(files: Long, bytes: Long, filterBytes: Long, filesFromFooters: Long,
+    globalNdv: Map[String, Long])
+
+/**
+ * The index build, Spark jobs over the files to index, one filter per (file, column):
+ *
+ *  1. Parquet sources (without a global filter): [[FooterFilters]] takes each (file, column)
+ *     whose footer carries fitting Bloom filters in every row group, without reading data.
+ *  2. Everything else: one read of the data ([[BuildScan]]: columnar batches hashed column by
+ *     column), where each task counts each file's distinct hashes exactly and sizes and fills
+ *     its filter when the file ends ([[DistinctPass]]). Files Spark splits over tasks merge
+ *     their distinct hashes through a shuffle; files too large to count in memory, and the
+ *     global filters of a CREATE or full refresh (sized from the table-wide HLL estimate), get
+ *     a second read ([[InsertPass]]).
+ *
+ * Rows are written as Parquet under the operation's own folder: nothing is visible until the
+ * log commits it.
+ */
+object IndexBuilder {
+
+  val IndexSchema: StructType = StructType(Seq(
+    StructField("file_path", StringType, nullable = false),
+    StructField("file_size", LongType, nullable = false),
+    StructField("modification_time", LongType, nullable = false),
+    StructField("column", StringType, nullable = false),
+    StructField("row_count", LongType, nullable = false),
+    StructField("null_count", LongType, nullable = false),
+    StructField("ndv", LongType, nullable = false),
+    StructField("filter", BinaryType, nullable = false),
+    StructField("built_from", StringType, nullable = false)))
+
+  val GlobalSchema: StructType = StructType(Seq(
+    StructField("column", StringType, nullable = false),
+    StructField("ndv", LongType, nullable = false),
+    StructField("filter", BinaryType, nullable = false)))
+
+  /**
+   * Builds index rows for `files` of `relation` into `dir` (and global filters into
+   * `dir/_global` when the spec asks for them). `baseGlobal` (column -> serialized filter) is
+   * OR-ed into the new global filters, for incremental refreshes; `carried` are index rows of
+   * unchanged files to write alongside.
+   */
+  def build(
+      spark: SparkSession,
+      spec: IndexSpec,
+      relation: HadoopFsRelation,
+      files: Seq[SourceFile],
+      dir: String,
+      carried: Option[DataFrame],
+      baseGlobal: Map[String, Array[Byte]],
+      baseGlobalNdv: Map[String, Long] = Map.empty): BuildResult = {
+    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal)
+    run.write(carried)
+    // After an incremental refresh the global count is an upper bound: old + new files' counts.
+    val globalNdv = if (!spec.global) Map.empty[String, Long]
+      else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
+    BuildResult(run.indexedFiles, run.indexedBytes, run.filterBytes, run.filesFromFooters, globalNdv)
+  }
+
+  /**
+   * An encrypted index's global filters: one column's row per file, encrypted as
+   * [[IndexEncryption]] planned (the per-file rows go through [[IndexFiles]]).
+   */
+  private def encrypted(w: DataFrameWriter[Row], spark: SparkSession, dir: String): DataFrameWriter[Row] =
+    IndexEncryption.plan(spark.sessionState.newHadoopConf(), dir) match {
+      case Some(plan) => w.options(IndexEncryption.writerOptions(plan)).partitionBy("column")
+      case None => w
+    }
+
+  def globalDir(dir: String): String = new org.apache.hadoop.fs.Path(dir, "_global").toString
+
+  private[bloomindex] def writeGlobals(
+      spark: SparkSession,
+      spec: IndexSpec,
+      dir: String,
+      built: Map[Int, Array[Byte]],
+      globalNdv: Map[Int, Long],
+      baseGlobal: Map[String, Array[Byte]],
+      sizes: Array[Int]): Unit = {
+    val rows = spec.columns.indices.map { i =>
+      val c = spec.columns(i)
+      // A column with no non-null value in the new files still gets its global filter; an
+      // incremental refresh with nothing new built (files only deleted) keeps the old one whole
+      // (the values of deleted files stay in it: a global filter may only hold too many).
+      val base = baseGlobal.get(c.name).map(c.algorithm.fromBytes)
+      val f = built.get(i).map(b => c.algorithm.fromBitset(b, c.fpp))
+        .getOrElse(IndexFilters.ofBytes(c, base.map(_.numBytes).getOrElse(sizes(i))))
+      base.foreach(f.merge)
+      Row(c.name, globalNdv.getOrElse(i, 0L), f.toBytes)
+    }
+    encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema).write.mode("error"),
+      spark, dir).parquet(globalDir(dir))
+  }
+}
+

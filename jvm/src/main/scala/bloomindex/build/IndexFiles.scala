@@ -1,0 +1,202 @@
+package bloomindex.build
+
+import bloomindex.crypto.{IndexCryptoFactory, IndexEncryption}
+
+import java.util.UUID
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.hadoop.{ParquetFileWriter, ParquetWriter}
+import org.apache.parquet.hadoop.api.WriteSupport
+import org.apache.parquet.hadoop.metadata.CompressionCodecName
+import org.apache.parquet.hadoop.util.HadoopOutputFile
+import org.apache.parquet.io.api.{Binary, RecordConsumer}
+import org.apache.parquet.schema.{LogicalTypeAnnotation, MessageType, Types}
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName.{BINARY, INT64}
+import org.apache.spark.SPARK_VERSION
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.rdd.RDD
+
+/** One index row, as [[IndexBuilder.IndexSchema]] has it. */
+final case class IndexRow(path: String, size: Long, modificationTime: Long, column: String, rows: Long,
+    nulls: Long, ndv: Long, filter: Array[Byte], builtFrom: String)
+
+/**
+ * Writes index rows as Parquet straight from the build's tasks with parquet-java: the filter
+ * bytes go into the file as they are, without Spark's row conversion and its copies (the
+ * files are the same as Spark writes for [[IndexBuilder.IndexSchema]], and are read with it).
+ *
+ * A task writes its rows to `_pending/` under the operation's folder (hidden from readers)
+ * and returns the file's name; the driver then moves in the files of the task attempts whose
+ * results it got, one per partition, and deletes `_pending/` with whatever failed or
+ * speculative attempts left there. The folder is visible to queries only once the log commits.
+ *
+ * An encrypted index ([[IndexEncryption]]: a plan recorded in the folder) has each task write
+ * one file per indexed column, under `_pending/column=<name>/` and without the `column` field
+ * (the layout of Spark's writes partitioned by `column`; readers find it by partition
+ * discovery), with a Hadoop conf under which [[IndexCryptoFactory]] encrypts the file as the
+ * plan says for that column; the driver moves them to `column=<name>/`.
+ */
+private[bloomindex] object IndexFiles {
+
+  /** One row written: its source file and size, column, filter bytes, and whether from the footer. */
+  final case class RowWritten(path: String, fileSize: Long, column: String, filterBytes: Int, fromFooter: Boolean)
+
+  /**
+   * What one task wrote: its pending files, as paths relative to `_pending/` (none for no rows;
+   * one, or one per column of an encrypted index), and its rows.
+   */
+  final case class Written(files: Seq[String], rows: Seq[RowWritten])
+
+  val Schema: MessageType = Types.buildMessage()
+    .required(BINARY).as(LogicalTypeAnnotation.stringType()).named("file_path")
+    .required(INT64).named("file_size")
+    .required(INT64).named("modification_time")
+    .required(BINARY).as(LogicalTypeAnnotation.stringType()).named("column")
+    .required(INT64).named("row_count")
+    .required(INT64).named("null_count")
+    .required(INT64).named("ndv")
+    .required(BINARY).named("filter")
+    .required(BINARY).as(LogicalTypeAnnotation.stringType()).named("built_from")
+    .named("spark_schema")
+
+  /** The files of one column's rows (encrypted indexes): the column is their folder's name. */
+  val ColumnFileSchema: MessageType = new MessageType("spark_schema",
+    Schema.getFields.asScala.filter(_.getName != "column").asJava)
+
+  private val ColumnFileSparkSchema: String =
+    org.apache.spark.sql.types.StructType(IndexBuilder.IndexSchema.filter(_.name != "column")).json
+
+  /**
+   * Writes `rows` (the rows of task `partition`) under `dir/_pending`: one file, or with an
+   * encryption `plan` one file per column, under its `column=<name>` folder.
+   */
+  def writeTask(partition: Int, rows: Iterator[IndexRow], dir: String, conf: Configuration,
+      plan: Option[IndexEncryption.Plan] = None): Written = {
+    if (!rows.hasNext) return Written(Nil, Nil)
+    val pending = new Path(dir, "_pending")
+    val meta = Seq.newBuilder[RowWritten]
+    plan match {
+      case None =>
+        val file = new Path(pending, f"part-$partition%05d-${UUID.randomUUID()}.parquet")
+        val writer = open(file, conf, perColumn = false)
+        try rows.foreach { r =>
+          writer.write(r)
+          meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
+        } finally writer.close()
+        Written(Seq(file.getName), meta.result())
+      case Some(p) =>
+        val encConf = IndexEncryption.writerConf(conf, p)
+        val id = UUID.randomUUID()
+        // Few columns per index: one open writer each, created at the column's first row.
+        val writers = mutable.LinkedHashMap[String, (String, ParquetWriter[IndexRow])]()
+        var failure: Throwable = null
+        try rows.foreach { r =>
+          val (_, writer) = writers.getOrElseUpdate(r.column, {
+            val folder = IndexEncryption.columnFolder(pending, r.column)
+            val file = new Path(folder, f"part-$partition%05d-$id.parquet")
+            (s"${folder.getName}/${file.getName}", open(file, encConf, perColumn = true))
+          })
+          writer.write(r)
+          meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
+        } catch {
+          case t: Throwable => failure = t
+        }
+        writers.valuesIterator.foreach { case (_, w) =>
+          try w.close() catch {
+            case t: Throwable => if (failure == null) failure = t else failure.addSuppressed(t)
+          }
+        }
+        if (failure != null) throw failure
+        Written(writers.valuesIterator.map(_._1).toSeq, meta.result())
+    }
+  }
+
+  private def open(file: Path, conf: Configuration, perColumn: Boolean): ParquetWriter[IndexRow] =
+    new Builder(HadoopOutputFile.fromPath(file, conf), perColumn).withConf(conf)
+      .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
+      // Filters are near-random bits, all different: compression, a dictionary, statistics and
+      // page checksums (Spark's reader does not verify them; the file system has its own)
+      // would only cost time.
+      .withCompressionCodec(CompressionCodecName.UNCOMPRESSED)
+      .withDictionaryEncoding("filter", false)
+      .withStatisticsEnabled("filter", false)
+      .withPageWriteChecksumEnabled(false)
+      .build()
+
+  /** Writes `rows` into `dir` in one job (see above); returns what was written. */
+  def write(rows: RDD[IndexRow], dir: String, conf: Broadcast[ConfWritable],
+      plan: Option[IndexEncryption.Plan] = None): Seq[Written] = {
+    val written = rows.mapPartitionsWithIndex((i, it) => Iterator(writeTask(i, it, dir, conf.value.conf, plan))).collect()
+    val pending = new Path(dir, "_pending")
+    val fs = pending.getFileSystem(conf.value.conf)
+    // Encrypted: the column folders first (a rename does not create the target's parent).
+    if (plan.isDefined) {
+      written.iterator.flatMap(_.files).flatMap(f => Option(new Path(f).getParent)).toSet
+        .foreach((folder: Path) => fs.mkdirs(new Path(dir, folder.toString)))
+    }
+    written.flatMap(_.files).foreach { name =>
+      if (!fs.rename(new Path(pending, name), new Path(dir, name))) {
+        throw new java.io.IOException(s"could not move index file $name from $pending to $dir")
+      }
+      // Key material kept outside the file (parquet.encryption.key.material.store.internally
+      // = false) sits next to it and moves with it.
+      if (plan.isDefined) {
+        val p = new Path(name)
+        val km = s"_KEY_MATERIAL_FOR_${p.getName}.json"
+        val from = new Path(new Path(pending, p.getParent.toString), km)
+        if (fs.exists(from)) fs.rename(from, new Path(new Path(dir, p.getParent.toString), km))
+      }
+    }
+    fs.delete(pending, true)
+    fs.mkdirs(new Path(dir)) // an index of no rows is an empty folder
+    written.toSeq
+  }
+
+  private final class Builder(file: HadoopOutputFile, perColumn: Boolean)
+      extends ParquetWriter.Builder[IndexRow, Builder](file) {
+    override protected def self(): Builder = this
+    override protected def getWriteSupport(conf: Configuration): WriteSupport[IndexRow] = new RowWriteSupport(perColumn)
+  }
+
+  /** `perColumn`: the file of one column's rows, without the `column` field. */
+  private final class RowWriteSupport(perColumn: Boolean) extends WriteSupport[IndexRow] {
+    private var out: RecordConsumer = _
+
+    override def init(conf: Configuration): WriteSupport.WriteContext =
+      new WriteSupport.WriteContext(if (perColumn) ColumnFileSchema else Schema, Map(
+        "org.apache.spark.version" -> SPARK_VERSION,
+        "org.apache.spark.sql.parquet.row.metadata" -> (if (perColumn) ColumnFileSparkSchema else IndexBuilder.IndexSchema.json)).asJava)
+
+    override def prepareForWrite(consumer: RecordConsumer): Unit = out = consumer
+
+    override def write(r: IndexRow): Unit = {
+      out.startMessage()
+      string(0, "file_path", r.path)
+      long(1, "file_size", r.size)
+      long(2, "modification_time", r.modificationTime)
+      // A per-column file has no `column` field: the fields after it move up one.
+      val c = if (perColumn) 3 else 4
+      if (!perColumn) string(3, "column", r.column)
+      long(c, "row_count", r.rows)
+      long(c + 1, "null_count", r.nulls)
+      long(c + 2, "ndv", r.ndv)
+      field(c + 3, "filter")(out.addBinary(Binary.fromConstantByteArray(r.filter)))
+      string(c + 4, "built_from", r.builtFrom)
+      out.endMessage()
+    }
+
+    private def field(i: Int, name: String)(add: => Unit): Unit = {
+      out.startField(name, i)
+      add
+      out.endField(name, i)
+    }
+
+    private def string(i: Int, name: String, v: String): Unit = field(i, name)(out.addBinary(Binary.fromString(v)))
+
+    private def long(i: Int, name: String, v: Long): Unit = field(i, name)(out.addLong(v))
+  }
+}

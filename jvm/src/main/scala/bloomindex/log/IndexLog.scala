@@ -1,0 +1,116 @@
+package bloomindex.log
+
+import java.io.FileNotFoundException
+import java.nio.file.FileAlreadyExistsException
+
+import scala.util.control.NonFatal
+
+import bloomindex.errors.ConcurrentBloomIndexUpdateException
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
+
+/**
+ * The history of one index: `_log/%020d.json`, one committed [[LogEntry]] per version, each
+ * created exactly once through [[LogStore.createIfAbsent]]. Two commands that both try to
+ * commit version N: one wins, the other gets [[ConcurrentBloomIndexUpdateException]] and has
+ * changed nothing visible. Readers use the newest entry; queries use the newest ACTIVE one, so
+ * a command in progress (or one that died) never hides the last good data.
+ */
+class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
+  import IndexLog.LogHead
+
+  private val store = new LogStore(hadoopConf)
+  val logDir = new Path(indexDir, "_log")
+  private val FileName = """(\d{20})\.json""".r
+
+  def entryPath(version: Long): Path = new Path(logDir, f"$version%020d.json")
+
+  /** Committed versions, ascending. */
+  def versions(): Seq[Long] = {
+    val fs = logDir.getFileSystem(hadoopConf)
+    val statuses = try fs.listStatus(logDir) catch { case _: FileNotFoundException => Array.empty[org.apache.hadoop.fs.FileStatus] }
+    statuses.toSeq.map(_.getPath.getName).collect { case FileName(v) => v.toLong }.sorted
+  }
+
+  def read(version: Long): LogEntry = {
+    val entry = LogJson.read(store.read(entryPath(version), LogJson.MaxEntryBytes))
+    if (entry.version != version) {
+      throw new LogJson.InvalidLogEntryException(s"file of version $version says version ${entry.version}")
+    }
+    entry
+  }
+
+  /** The newest entry, or None for an index that never existed. Damage is an exception. */
+  def latest(): Option[LogEntry] = versions().lastOption.map(read)
+
+  /**
+   * The newest ACTIVE entry at or after the last DELETED one: what queries may use. Entries
+   * that cannot be read are skipped (with a warning): whatever a damaged entry said, using an
+   * older version's data is never a wrong answer, since files it does not know as they are
+   * now are read anyway.
+   */
+  def lastActive(): Option[LogEntry] = {
+    val vs = versions().reverseIterator
+    while (vs.hasNext) {
+      val v = vs.next()
+      val e = try read(v) catch {
+        case err: LogJson.NewerFormatException => throw err
+        case NonFatal(err) =>
+          IndexLog.warnOnce(s"bloomindex: ${entryPath(v)} is damaged and skipped (${err.getMessage}); " +
+            s"REFRESH BLOOM INDEX ${indexDir.getName} FULL repairs the index")
+          null
+      }
+      if (e != null && e.state == IndexState.Active) return Some(e)
+      if (e != null && e.state == IndexState.Deleted) return None
+    }
+    None
+  }
+
+  /** The newest entry that reads cleanly, and the damaged ones after it (newest first). */
+  def latestReadable(): Option[(LogEntry, Seq[(Long, String)])] = head().flatMap(h => h.entry.map(_ -> h.damaged))
+
+  /**
+   * What a command builds on: the newest committed version number (the next commit is one
+   * more, whatever that entry holds), the newest entry that reads cleanly, and the unreadable
+   * entries after it. None for an index that never existed.
+   */
+  def head(): Option[LogHead] = {
+    val vs = versions()
+    if (vs.isEmpty) return None
+    val damaged = Seq.newBuilder[(Long, String)]
+    val it = vs.reverseIterator
+    while (it.hasNext) {
+      val v = it.next()
+      try return Some(LogHead(vs.last, Some(read(v)), damaged.result()))
+      catch {
+        case e: LogJson.NewerFormatException => throw e
+        case NonFatal(e) => damaged += v -> e.getMessage
+      }
+    }
+    Some(LogHead(vs.last, None, damaged.result()))
+  }
+
+  /** Commits `entry` as its version; throws [[ConcurrentBloomIndexUpdateException]] if taken. */
+  def commit(entry: LogEntry): Unit =
+    try store.createIfAbsent(entryPath(entry.version), LogJson.write(entry))
+    catch {
+      case _: FileAlreadyExistsException | _: org.apache.hadoop.fs.FileAlreadyExistsException =>
+        throw new ConcurrentBloomIndexUpdateException(entry.spec.name, entry.version, entry.operation)
+    }
+}
+
+object IndexLog extends Logging {
+
+  /** See [[IndexLog.head]]: `damaged` are (version, what is wrong), newest first. */
+  case class LogHead(version: Long, entry: Option[LogEntry], damaged: Seq[(Long, String)])
+
+  private val warned = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  /** Logs a warning once per JVM: queries over a damaged index would repeat it on every plan. */
+  def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
+
+  /** The warnings [[warnOnce]] logged so far in this JVM (tests read them). */
+  def warnings(): java.util.List[String] = new java.util.ArrayList[String](warned)
+}

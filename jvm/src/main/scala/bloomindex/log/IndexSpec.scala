@@ -1,0 +1,111 @@
+package bloomindex.log
+
+import java.util.Locale
+
+import bloomindex.filter.FilterAlgorithm
+import bloomindex.sbbf.SbbfSizing.Sizing
+
+/**
+ * One indexed column: its name as the source spells it, its Spark type (DDL), sizing and
+ * the Bloom filter design of its filters (`sbbf` unless the index's options chose another).
+ */
+case class ColumnSpec(
+    name: String,
+    dataType: String,
+    fpp: Double,
+    ndv: Option[Long],
+    sizing: Sizing,
+    algorithm: FilterAlgorithm = FilterAlgorithm.Default)
+
+/**
+ * Where the indexed files come from. `table` is set for catalog tables (qualified name);
+ * `paths` are the root paths the source lists files under; `options` the reader options
+ * (CSV headers and the like) needed to read them back.
+ */
+case class SourceSpec(
+    table: Option[String],
+    format: String,
+    paths: Seq[String],
+    options: Map[String, String],
+    partitionColumns: Seq[String]) {
+
+  /** How users name the source: the table, or `format.`path``. */
+  def display: String = table.getOrElse(s"$format.`${paths.mkString(",")}`")
+}
+
+/**
+ * What an index is: fixed at CREATE, carried by every log entry. `allowUnencrypted`: the
+ * index may be stored unencrypted although source columns are encrypted ([[bloomindex.crypto.IndexEncryption]]).
+ */
+case class IndexSpec(name: String, source: SourceSpec, columns: Seq[ColumnSpec], global: Boolean,
+    allowUnencrypted: Boolean = false) {
+  def column(name: String): Option[ColumnSpec] =
+    columns.find(_.name.toLowerCase(Locale.ROOT) == name.toLowerCase(Locale.ROOT))
+}
+
+/** Index states, as in Hyperspace: transient ones while a command runs, stable ones after. */
+object IndexState {
+  val Creating = "CREATING"
+  val Refreshing = "REFRESHING"
+  val Active = "ACTIVE"
+  val Deleted = "DELETED"
+  val all: Set[String] = Set(Creating, Refreshing, Active, Deleted)
+  def isStable(s: String): Boolean = s == Active || s == Deleted
+}
+
+/**
+ * The data of an ACTIVE version: a folder of index Parquet files, relative to the index's folder.
+ * `tableVersion` is the version of the table's snapshot the files were taken from (Delta Lake
+ * sources only; absent in entries written before it existed and for plain file sources).
+ * `decoding`: how the build decoded each indexed column ([[Decoding]]); absent
+ * in entries written before it was recorded (log format 1), which no query uses.
+ */
+case class IndexData(
+    dir: String,
+    indexedFiles: Long,
+    indexedBytes: Long,
+    filterBytes: Long,
+    filesFromFooters: Long,
+    globalNdv: Map[String, Long],
+    tableVersion: Option[Long] = None,
+    decoding: Option[Decoding] = None)
+
+/**
+ * One committed log entry: version N of the index's history. Written once, never changed.
+ * `data` is set on ACTIVE entries (and kept on the transient entries that follow, so readers
+ * can go on using the last good data).
+ */
+case class LogEntry(
+    version: Long,
+    state: String,
+    operation: String,
+    operationId: String,
+    timestamp: Long,
+    createdAt: Long,
+    spec: IndexSpec,
+    data: Option[IndexData])
+
+/**
+ * What decides the value a row's bytes become for one column of a scan: everything a filter's
+ * values depend on besides the bytes themselves. Recorded per indexed column when an index is
+ * built ([[Decoding]] in the log entry's data, by [[bloomindex.source.DecodingContext]]) and compared with the scan's at query time.
+ *
+ * @param name      the column exactly as the source's schema spells it (case included)
+ * @param dataType  its Spark type, as DDL
+ * @param physical  where the format stores it, when that is not simply `name`: for Delta
+ *                  column mapping `physicalName` and `fieldId`; for Parquet field ids `fieldId`
+ * @param settings  the session settings that change this format's decoding of this type,
+ *                  with their effective values ([[bloomindex.source.DecodingContext.settingsFor]])
+ * @param options   the reader options that may change this column's values (lower-case keys)
+ */
+final case class ColumnDecoding(
+    name: String,
+    dataType: String,
+    physical: Map[String, String],
+    settings: Map[String, String],
+    options: Map[String, String])
+
+/** The decoding context of an index version (or of a scan): the format, and per column. */
+final case class Decoding(format: String, columns: Seq[ColumnDecoding]) {
+  def column(name: String): Option[ColumnDecoding] = columns.find(_.name == name)
+}

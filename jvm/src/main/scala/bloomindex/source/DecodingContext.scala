@@ -1,0 +1,169 @@
+package bloomindex.source
+
+import java.util.Locale
+
+import scala.util.Try
+
+import bloomindex.log.{ColumnDecoding, Decoding}
+
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
+
+/**
+ * The rules that decide which context a column is read in ([[bloomindex.log.Decoding]] is what
+ * the log records of it), and whether two contexts decode the same bytes into the same values.
+ */
+object DecodingContext {
+
+  val CaseSensitive = "spark.sql.caseSensitive"
+  val SessionTimeZone = "spark.sql.session.timeZone"
+  val TimeParserPolicy = "spark.sql.legacy.timeParserPolicy"
+  val CsvDateTimeFallback = "spark.sql.legacy.csv.enableDateTimeParsingFallback"
+  val JsonDateTimeFallback = "spark.sql.legacy.json.enableDateTimeParsingFallback"
+  val JsonExactStrings = "spark.sql.json.enableExactStringParsing"
+  val JsonAllowEmptyString = "spark.sql.legacy.json.allowEmptyString.enabled"
+  val ParquetFieldIds = "spark.sql.parquet.fieldId.read.enabled"
+  val ParquetFieldIdsIgnoreMissing = "spark.sql.parquet.fieldId.read.ignoreMissing"
+  val ParquetRebase = "spark.sql.parquet.datetimeRebaseModeInRead"
+  val ParquetInt96Rebase = "spark.sql.parquet.int96RebaseModeInRead"
+  val ParquetInt96Conversion = "spark.sql.parquet.int96TimestampConversion"
+  val OrcImpl = "spark.sql.orc.impl"
+  val AvroRebase = "spark.sql.avro.datetimeRebaseModeInRead"
+
+  /** Formats whose files are text parsed by Spark's CSV and JSON parsers. */
+  val TextFormats: Set[String] = Set("csv", "json")
+
+  /**
+   * Reader options known not to change any value: where files are listed from and which are
+   * (file identity covers those), and the parse mode of text formats (builds always read them
+   * PERMISSIVE, which keeps every row and every parseable value a query in any mode keeps).
+   */
+  private val NeutralOptions = Set("path", "paths", "basepath", "pathglobfilter", "recursivefilelookup",
+    "modifiedbefore", "modifiedafter", "maxfilespertrigger", "maxbytespertrigger", "latestfirst",
+    "filenameonly", "mergeschema", "samplingratio", "inferschema", "prefersdecimal", "enforceschema",
+    "columnnameofcorruptrecord")
+
+  /** Options that only change values of some types; every other option counts for every type. */
+  private def optionApplies(key: String, dataType: DataType): Boolean = key match {
+    case "timestampformat" | "timezone" => dataType == TimestampType
+    case "timestampntzformat" => dataType == TimestampNTZType
+    case "dateformat" => dataType == DateType || dataType == TimestampType || dataType == TimestampNTZType
+    case _ => true
+  }
+
+  private def neutral(format: String, key: String): Boolean =
+    NeutralOptions.contains(key) || key.startsWith("__") || (TextFormats.contains(format) && key == "mode")
+
+  /** The options of `all` (any case) that may change values of a `dataType` column, keys lower-cased. */
+  def optionsFor(format: String, all: Map[String, String], dataType: DataType): Map[String, String] =
+    all.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+      .filter { case (k, _) => !neutral(format, k) && optionApplies(k, dataType) }
+
+  private def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType
+
+  /**
+   * The session settings that change how `format` decodes a `dataType` column, read from Spark's
+   * source (catalyst's CSV/JSON parsers, the Parquet, ORC and Avro readers); see
+   * docs/decisions.md for the list and what each does. Values are the effective ones.
+   */
+  def settingsFor(conf: SQLConf, format: String, dataType: DataType, options: Map[String, String]): Map[String, String] = {
+    // Settings without a default read as "" when unset.
+    def v(key: String): String = Try(Option(conf.getConfString(key))).toOption.flatten.getOrElse("")
+    val out = Map.newBuilder[String, String]
+    def add(keys: String*): Unit = keys.foreach(k => out += k -> v(k))
+    format match {
+      case "csv" | "json" =>
+        // CSV maps columns by position: name case does not pick the values.
+        if (format == "json") add(CaseSensitive, JsonAllowEmptyString)
+        if (isDatetime(dataType)) add(TimeParserPolicy, if (format == "csv") CsvDateTimeFallback else JsonDateTimeFallback)
+        // Text without an offset is read in the session zone, unless the reader sets its own.
+        if (dataType == TimestampType && !options.contains("timezone")) out += SessionTimeZone -> conf.sessionLocalTimeZone
+        if (format == "json" && dataType.isInstanceOf[StringType]) add(JsonExactStrings)
+      case "parquet" | "delta" =>
+        add(CaseSensitive, ParquetFieldIds, ParquetFieldIdsIgnoreMissing)
+        if (isDatetime(dataType)) add(ParquetRebase)
+        if (dataType == TimestampType) {
+          add(ParquetInt96Rebase, ParquetInt96Conversion)
+          // Parquet's timestamps are UTC-adjusted: the zone matters only where Spark converts.
+          val legacy = Seq(ParquetRebase, ParquetInt96Rebase).exists(k => v(k).equalsIgnoreCase("LEGACY"))
+          if (legacy || v(ParquetInt96Conversion).equalsIgnoreCase("true")) out += SessionTimeZone -> conf.sessionLocalTimeZone
+        }
+      case "orc" =>
+        add(CaseSensitive, OrcImpl)
+      case "avro" =>
+        add(CaseSensitive)
+        if (isDatetime(dataType)) {
+          add(AvroRebase)
+          if (v(AvroRebase).equalsIgnoreCase("LEGACY")) out += SessionTimeZone -> conf.sessionLocalTimeZone
+        }
+      case _ =>
+        // A format we know nothing of: every setting that could matter is recorded.
+        add(CaseSensitive)
+        out += SessionTimeZone -> conf.sessionLocalTimeZone
+    }
+    out.result()
+  }
+
+  /** Delta column mapping's and Parquet field ids' metadata keys. */
+  val DeltaPhysicalName = "delta.columnMapping.physicalName"
+  val DeltaFieldId = "delta.columnMapping.id"
+  val ParquetFieldIdKey = "parquet.field.id"
+
+  /** Where the format stores `field`, when its metadata says (empty: under its own name). */
+  def physicalOf(field: StructField): Map[String, String] = {
+    val m = field.metadata
+    val out = Map.newBuilder[String, String]
+    if (m.contains(DeltaPhysicalName)) out += "physicalName" -> m.getString(DeltaPhysicalName)
+    if (m.contains(DeltaFieldId)) out += "fieldId" -> m.getLong(DeltaFieldId).toString
+    else if (m.contains(ParquetFieldIdKey)) out += "fieldId" -> m.getLong(ParquetFieldIdKey).toString
+    out.result()
+  }
+
+  /** The context a session `conf` reads `field` of a `format` source with `options` in. */
+  def column(conf: SQLConf, format: String, options: Map[String, String], field: StructField): ColumnDecoding = {
+    val opts = optionsFor(format, options, field.dataType)
+    ColumnDecoding(field.name, field.dataType.sql, physicalOf(field), settingsFor(conf, format, field.dataType, opts), opts)
+  }
+
+  def of(conf: SQLConf, format: String, options: Map[String, String], fields: Seq[StructField]): Decoding =
+    Decoding(format, fields.map(column(conf, format, options, _)))
+
+  private val SettingNames = Map(
+    SessionTimeZone -> "session time zone",
+    CaseSensitive -> "case sensitivity (spark.sql.caseSensitive)",
+    TimeParserPolicy -> "datetime parser policy (spark.sql.legacy.timeParserPolicy)")
+
+  private def shown(v: Option[String]): String = v.map(s => s"'$s'").getOrElse("(not set)")
+
+  /**
+   * Why a scan of `scanFormat` whose column decodes as `scan` may not use a filter built as
+   * `built`, in words; None when both decode the same bytes into the same values.
+   */
+  def difference(builtFormat: String, built: ColumnDecoding, scanFormat: String, scan: ColumnDecoding): Option[String] = {
+    val c = built.name
+    if (builtFormat != scanFormat) return Some(s"$c: format differs: built from $builtFormat, queried as $scanFormat")
+    if (built.name != scan.name) return Some(s"$c: the scan's column is ${scan.name} (names differ in case)")
+    if (built.dataType != scan.dataType) {
+      return Some(s"$c: type differs: built as ${built.dataType}, queried as ${scan.dataType}")
+    }
+    // A physical name defaults to the column's own; a field id counts where both sides have one.
+    val builtPhysical = built.physical.getOrElse("physicalName", built.name)
+    val scanPhysical = scan.physical.getOrElse("physicalName", scan.name)
+    if (builtPhysical != scanPhysical) {
+      return Some(s"$c: another physical column: built from '$builtPhysical', the table now reads '$scanPhysical'")
+    }
+    (built.physical.get("fieldId"), scan.physical.get("fieldId")) match {
+      case (Some(a), Some(b)) if a != b => return Some(s"$c: another physical column: built from field id $a, now $b")
+      case _ =>
+    }
+    val settings = (built.settings.keySet ++ scan.settings.keySet).toSeq.sorted.find(k => built.settings.get(k) != scan.settings.get(k))
+    settings.foreach { k =>
+      val what = SettingNames.getOrElse(k, k)
+      return Some(s"$c: $what differs: built under ${built.settings.getOrElse(k, "(not recorded)")}, " +
+        s"queried under ${scan.settings.getOrElse(k, "(not recorded)")}")
+    }
+    (built.options.keySet ++ scan.options.keySet).toSeq.sorted.find(k => built.options.get(k) != scan.options.get(k)).map { k =>
+      s"$c: reader option '$k' differs: built with ${shown(built.options.get(k))}, queried with ${shown(scan.options.get(k))}"
+    }
+  }
+}

@@ -1,0 +1,184 @@
+package bloomindex.source
+
+import java.util.Locale
+
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{Decoding, IndexSpec, SourceSpec}
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.paths.SparkPath
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.execution.datasources.{FileStatusCache, HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.sources.DataSourceRegister
+
+/** A file of a source, identified by path + size + modification time. */
+case class SourceFile(path: String, size: Long, modificationTime: Long)
+
+/** Turns what a user names (a table, `format.`path``, a DataFrame) into files and a reader. */
+object SourceResolver {
+
+  /** Formats `format.`path`` may name. */
+  val PathFormats: Set[String] = Set("parquet", "orc", "csv", "json", "avro", "text")
+
+  /** The canonical form of a file path, as both listings and `_metadata.file_path` map to it. */
+  def normalize(path: String): String = SparkPath.fromUrlString(path).toPath.toString
+
+  def normalize(path: Path): String = path.toString
+
+  def resolve(spark: SparkSession, ref: SourceRef): SourceSpec = resolveFrame(spark, ref)._1
+
+  /**
+   * The source and a DataFrame over it, as of now: a command that builds right after resolving
+   * passes the frame on, so that the source's schema is not inferred again.
+   */
+  def resolveFrame(spark: SparkSession, ref: SourceRef): (SourceSpec, DataFrame) = {
+    val parts = ref.parts
+    // delta.`path` first: Delta's catalog also answers to it as a table name.
+    if (parts.size == 2 && parts.head.toLowerCase(Locale.ROOT) == DeltaSource.Format) {
+      val delta = DeltaSource.resolvePath(spark, parts(1))
+      return (delta, DeltaSource.dataFrame(spark, delta.paths.head))
+    }
+    val asTable = parts.size <= 3 && scala.util.Try(spark.catalog.tableExists(quoted(parts))).getOrElse(false)
+    if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
+      resolvePathFrame(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
+    } else if (!asTable) {
+      throw BloomIndexErrors.analysis(
+        s"Table or view not found: ${ref.sql} (for a path, write format.`path`, e.g. parquet.`/data/t`)")
+    } else resolveTableFrame(spark, parts)
+  }
+
+  private def quoted(parts: Seq[String]): String = parts.map(p => s"`${p.replace("`", "``")}`").mkString(".")
+
+  def resolveTable(spark: SparkSession, parts: Seq[String]): SourceSpec = resolveTableFrame(spark, parts)._1
+
+  def resolveTableFrame(spark: SparkSession, parts: Seq[String]): (SourceSpec, DataFrame) = {
+    spark.catalog.refreshTable(quoted(parts))
+    val df = spark.table(quoted(parts))
+    val rel = relation(df, quoted(parts))
+    val qualified = df.queryExecution.analyzed.collectFirst {
+      case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier
+    }.map(_.unquotedString).getOrElse(parts.mkString("."))
+    if (DeltaSource.isDeltaRelation(rel)) (DeltaSource.resolveTable(spark, qualified, rel), df)
+    else (spec(Some(qualified), rel), df)
+  }
+
+  def resolvePath(spark: SparkSession, format: String, path: String): SourceSpec = resolvePathFrame(spark, format, path)._1
+
+  def resolvePathFrame(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
+    if (!PathFormats.contains(format)) throw BloomIndexErrors.analysis(
+      s"Unsupported source format '$format' (supported: ${PathFormats.toSeq.sorted.mkString(", ")})")
+    val p = new Path(path)
+    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(p)) throw BloomIndexErrors.analysis(s"Path does not exist: $path")
+    FileStatusCache.getOrCreate(spark).invalidateAll()
+    val df = spark.read.format(format).load(path)
+    (spec(None, relation(df, s"$format.`$path`")), df)
+  }
+
+  /** A DataFrame that reads files directly: its relation's roots, format and options. */
+  def resolveDataFrame(df: DataFrame): SourceSpec = {
+    val rel = relation(df, "the DataFrame")
+    if (DeltaSource.isDeltaRelation(rel)) {
+      val table = df.queryExecution.analyzed.collectFirst {
+        case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
+      }
+      return DeltaSource.resolveTable(df.sparkSession, table.getOrElse("the DataFrame"), rel).copy(table = table)
+    }
+    val table = df.queryExecution.analyzed.collectFirst {
+      case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
+    }
+    spec(table, rel)
+  }
+
+  private def spec(table: Option[String], rel: HadoopFsRelation): SourceSpec = {
+    val format = rel.fileFormat match {
+      case r: DataSourceRegister => r.shortName()
+      case other => throw BloomIndexErrors.analysis(s"Unsupported file format ${other.getClass.getName}")
+    }
+    SourceSpec(table, format, rel.location.rootPaths.map(_.toString),
+      rel.options.filter { case (k, _) => k != "path" && k != "paths" },
+      rel.partitionSchema.fieldNames.toSeq)
+  }
+
+  def relation(df: DataFrame, what: String): HadoopFsRelation = {
+    val rels = df.queryExecution.analyzed.collect { case LogicalRelation(r: HadoopFsRelation, _, _, _, _) => r }
+    rels match {
+      case Seq(r) => r
+      case Seq() => throw BloomIndexErrors.analysis(
+        s"$what is not a file-based source (a Bloom index needs a table of parquet, orc, csv or json files)")
+      case _ => throw BloomIndexErrors.analysis(s"$what reads more than one set of files")
+    }
+  }
+
+  /** A fresh DataFrame over the source (new listing: files added since are seen). */
+  def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
+    case _ if s.format == DeltaSource.Format => DeltaSource.dataFrame(spark, s.paths.head)
+    case Some(t) =>
+      spark.catalog.refreshTable(t)
+      spark.table(t)
+    case None =>
+      // Path reads share the session's file status cache: drop it so deletes are seen.
+      FileStatusCache.getOrCreate(spark).invalidateAll()
+      spark.read.format(s.format).options(s.options).load(s.paths: _*)
+  }
+
+  /**
+   * The scan a new query of `s` makes in this session, with a fresh listing, for checks made
+   * while a query is analysed (no cache is dropped: `refreshTable` would uncache the table).
+   */
+  def currentScan(spark: SparkSession, s: SourceSpec): ScanSource = {
+    val df = s.table match {
+      case Some(t) if s.format != DeltaSource.Format => spark.table(t)
+      case _ => dataFrame(spark, s)
+    }
+    val scan = df.queryExecution.analyzed.collectLeaves().flatMap(SourceProviders.describe).headOption.getOrElse(
+      throw BloomIndexErrors.analysis(s"${s.display} is no longer a file-based source"))
+    scan.index.refresh()
+    scan
+  }
+
+  /** How the catalog describes a scan of `rel`, a relation over source `s`. */
+  def scanOf(s: SourceSpec, rel: HadoopFsRelation): ScanSource =
+    if (s.format == DeltaSource.Format) DeltaProvider.of(rel, s.table) else FileRelationProvider.of(rel, s.table)
+
+  /**
+   * How `rel` (a relation over `spec`'s source, as a build reads it) decodes each indexed
+   * column in this session: what the build records. A Delta column stored under another
+   * physical name (column mapping) cannot be read by name, and is refused.
+   */
+  def decoding(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation): Decoding = {
+    val scan = scanOf(spec.source, rel)
+    Decoding(scan.format, spec.columns.map { c =>
+      val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.analysis(
+        s"Column '${c.name}' of Bloom index '${spec.name}' is no longer a column of ${spec.source.display} " +
+          s"(columns: ${rel.dataSchema.fieldNames.mkString(", ")}); DROP BLOOM INDEX ${spec.name}"))
+      d.physical.get("physicalName").filter(_ != c.name).foreach { p =>
+        throw BloomIndexErrors.analysis(s"Column '${c.name}' of ${spec.source.display} is stored as physical column " +
+          s"'$p' (Delta column mapping), which Bloom indexes cannot read; DROP BLOOM INDEX ${spec.name}")
+      }
+      d
+    })
+  }
+
+  /**
+   * The source's relation (format, schema, options), its current files, listed once, and for a
+   * Delta table the version of the snapshot they are (from its log, not a listing); `frame`: a
+   * DataFrame over the source just resolved (its listing is refreshed here). A Delta table's
+   * relation reads its data files as the Parquet files they are (column mapping is refused at
+   * CREATE; rows a deletion vector hides are read too, which only adds values to a filter).
+   */
+  def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame] = None): (HadoopFsRelation, Seq[SourceFile], Option[Long]) = {
+    if (s.format == DeltaSource.Format) {
+      val (rel, files, version) = DeltaSource.snapshot(spark, s)
+      return (rel.copy(fileFormat = new ParquetFileFormat())(rel.sparkSession), files, Some(version))
+    }
+    val rel = relation(frame.getOrElse(dataFrame(spark, s)), s.display)
+    rel.location.refresh()
+    val files = rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
+      SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
+    }.distinct
+    (rel, files, None)
+  }
+}

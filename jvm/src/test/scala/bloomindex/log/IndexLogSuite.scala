@@ -1,0 +1,66 @@
+package bloomindex.log
+
+import java.nio.file.Files
+
+import bloomindex.errors.ConcurrentBloomIndexUpdateException
+import bloomindex.sbbf.SbbfSizing.Sizing
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The log on local files, without Spark: damaged and oversized entries, racing commits. */
+class IndexLogSuite extends AnyFunSuite {
+
+  private def entry(v: Long, state: String, op: String = "op") = LogEntry(v, state, "CREATE", op, 1L, 1L,
+    IndexSpec("i", SourceSpec(None, "parquet", Seq("file:/x"), Map.empty, Nil),
+      Seq(ColumnSpec("a", "BIGINT", 0.01, None, Sizing.Exact)), global = false),
+    if (state == IndexState.Active) Some(IndexData(s"data/$op", 1, 1, 1, 0, Map.empty)) else None)
+
+  private def newLog(): IndexLog = new IndexLog(new Path(Files.createTempDirectory("indexlog").toUri), new Configuration())
+
+  private def write(log: IndexLog, v: Long, text: String): Unit =
+    Files.writeString(java.nio.file.Paths.get(log.entryPath(v).toUri), text)
+
+  test("readers skip damaged entries; commands see the newest version and what is damaged after the readable one") {
+    val log = newLog()
+    log.commit(entry(0, IndexState.Creating))
+    log.commit(entry(1, IndexState.Active))
+    write(log, 2, "{\"formatVersion\": 1, \"vers")
+    assert(log.lastActive().map(_.version).contains(1L))
+    val head = log.head().get
+    assert(head.version == 2 && head.entry.map(_.version).contains(1L))
+    assert(head.damaged.map(_._1) == Seq(2L) && head.damaged.head._2.contains("not valid JSON"))
+    assert(intercept[ConcurrentBloomIndexUpdateException](log.commit(entry(2, IndexState.Refreshing)))
+      .getMessage.contains("another command committed log version 2"))
+    log.commit(entry(3, IndexState.Deleted))
+    assert(log.lastActive().isEmpty && log.head().get.damaged.isEmpty)
+  }
+
+  test("an entry over the size limit is refused on its length, before it is read") {
+    val log = newLog()
+    log.commit(entry(0, IndexState.Creating))
+    write(log, 1, LogJson.write(entry(1, IndexState.Active)).dropRight(1) + " " * (LogJson.MaxEntryBytes + 1) + "}")
+    val head = log.head().get
+    assert(head.entry.map(_.version).contains(0L))
+    assert(head.damaged.head._2.contains("more than a log entry may hold"), head.damaged)
+    assert(log.lastActive().isEmpty)
+  }
+
+  test("of many threads committing the same version, exactly one wins") {
+    val log = newLog()
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(8)
+    try {
+      for (v <- 0L until 20L) {
+        val results = (0 until 8).map { t =>
+          pool.submit(() => try { log.commit(entry(v, IndexState.Creating, s"t$t")); true } catch {
+            case _: ConcurrentBloomIndexUpdateException => false
+          })
+        }.map(_.get())
+        assert(results.count(identity) == 1)
+      }
+    } finally pool.shutdown()
+    assert(log.versions() == (0L until 20L))
+    assert((0L until 20L).forall(v => log.read(v).version == v))
+  }
+}

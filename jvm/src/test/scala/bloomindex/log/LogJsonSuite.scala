@@ -1,0 +1,93 @@
+package bloomindex.log
+
+import bloomindex.crypto.IndexCryptoFactory
+import bloomindex.filter.FilterAlgorithm
+import bloomindex.sbbf.SbbfSizing.Sizing
+
+import org.scalatest.funsuite.AnyFunSuite
+
+class LogJsonSuite extends AnyFunSuite {
+
+  private val entry = LogEntry(3, IndexState.Active, "CREATE", "op", 10L, 5L,
+    IndexSpec("i", SourceSpec(Some("db.t"), "csv", Seq("file:/x"), Map("header" -> "true"), Seq("p")),
+      Seq(ColumnSpec("a", "BIGINT", 0.01, Some(100L), Sizing.Exact, FilterAlgorithm.Classic),
+        ColumnSpec("b", "STRING", 0.1, None, Sizing.PowerOfTwo)),
+      global = true),
+    Some(IndexData("data/op", 2, 300, 64, 0, Map("a" -> 7L))))
+
+  test("round trip") {
+    assert(LogJson.read(LogJson.write(entry)) == entry)
+    val noData = entry.copy(state = IndexState.Creating, data = None)
+    assert(LogJson.read(LogJson.write(noData)) == noData)
+    val delta = entry.copy(data = entry.data.map(_.copy(tableVersion = Some(12L))))
+    assert(LogJson.read(LogJson.write(delta)) == delta)
+  }
+
+  test("entries written before tableVersion existed stay readable") {
+    val json = LogJson.write(entry)
+    assert(!json.contains("tableVersion"))
+    assert(LogJson.read(json).data.get.tableVersion.isEmpty)
+    val bad = json.replace("\"globalNdv\":{", "\"tableVersion\":\"x\",\"globalNdv\":{")
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(bad)).getMessage.contains("'tableVersion' is not an integer"))
+  }
+
+  test("a future format version, damage and wrong types are refused with a clear message") {
+    val json = LogJson.write(entry)
+    def err(s: String): String = intercept[LogJson.InvalidLogEntryException](LogJson.read(s)).getMessage
+    assert(err(json.replace("\"formatVersion\":2", "\"formatVersion\":3")).contains("format version 3"))
+    assert(err(json.replace("\"formatVersion\":2", "\"formatVersion\":0")).contains("format version 0"))
+    assert(err(json.take(json.length / 2)).contains("not valid JSON"))
+    assert(err(json.replace("\"state\":\"ACTIVE\"", "\"state\":\"DONE\"")).contains("unknown state"))
+    assert(err(json.replace("\"version\":3", "\"version\":\"3\"")).contains("'version' is not an integer"))
+    assert(err(json.replace("\"columns\":[", "\"columnz\":[")).contains("missing field 'columns'"))
+    assert(err("[]").contains("not a JSON object"))
+    assert(err("{" * 100000).nonEmpty)
+  }
+
+  private val decoding = Decoding("csv", Seq(
+    ColumnDecoding("a", "BIGINT", Map.empty, Map.empty, Map("header" -> "true")),
+    ColumnDecoding("b", "TIMESTAMP", Map("physicalName" -> "col-1", "fieldId" -> "4"),
+      Map("spark.sql.session.timeZone" -> "UTC"), Map("timestampformat" -> "yyyy"))))
+
+  test("the decoding context of the data round-trips; format 1 entries (none recorded) stay readable") {
+    val withDecoding = entry.copy(data = entry.data.map(_.copy(decoding = Some(decoding))))
+    val json = LogJson.write(withDecoding)
+    assert(json.contains("\"formatVersion\":2") && json.contains("\"decoding\":{"))
+    assert(LogJson.read(json) == withDecoding)
+    val v1 = LogJson.write(entry).replace("\"formatVersion\":2", "\"formatVersion\":1")
+    assert(LogJson.read(v1) == entry && LogJson.read(v1).data.get.decoding.isEmpty)
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"settings\":{\"spark", "\"settings\":{\"x\":1,\"spark")))
+      .getMessage.contains("'settings.x' is not a string"))
+  }
+
+  test("each column's filter design is written; entries without one (older writers) mean sbbf") {
+    val json = LogJson.write(entry)
+    assert(json.contains("\"algorithm\":\"classic\"") && json.contains("\"algorithm\":\"sbbf\""))
+    val old = json.replace(",\"algorithm\":\"classic\"", "").replace(",\"algorithm\":\"sbbf\"", "")
+    assert(!old.contains("algorithm"))
+    assert(LogJson.read(old).spec.columns.map(_.algorithm) == Seq(FilterAlgorithm.SplitBlock, FilterAlgorithm.SplitBlock))
+    val murmur = entry.copy(spec = entry.spec.copy(columns =
+      entry.spec.columns.map(_.copy(algorithm = FilterAlgorithm.SplitBlockMurmur3))))
+    assert(LogJson.read(LogJson.write(murmur)) == murmur)
+    val e = intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"classic\"", "\"cuckoo\"")))
+    assert(e.getMessage.contains("cuckoo"))
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"classic\"", "7")))
+      .getMessage.contains("'algorithm' is not a string"))
+  }
+
+  test("allow_unencrypted_index is kept; entries without the field mean false") {
+    assert(!LogJson.write(entry).contains("allowUnencryptedIndex"))
+    val allowed = entry.copy(spec = entry.spec.copy(allowUnencrypted = true))
+    val json = LogJson.write(allowed)
+    assert(json.contains("\"allowUnencryptedIndex\":true"))
+    assert(LogJson.read(json) == allowed)
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"allowUnencryptedIndex\":true",
+      "\"allowUnencryptedIndex\":\"yes\""))).getMessage.contains("allowUnencryptedIndex"))
+  }
+
+  test("index writer crypto options: column keys survive any column name") {
+    val keys = Map("a" -> "k1", "we=ird&name" -> "k 2", "é" -> "k3")
+    assert(IndexCryptoFactory.decodeKeys(IndexCryptoFactory.encodeKeys(keys)) == keys)
+    assert(IndexCryptoFactory.decodeKeys("") == Map.empty)
+  }
+}
