@@ -547,19 +547,19 @@ def random_predicate(rng: random.Random, names: dict, pools: dict, prefer: list[
                      depth: int = 0) -> tuple[str, tuple | None]:
     """A predicate, and for a single-column one (kind, role, values) (see would_be_wrong);
     mostly on the `prefer` columns."""
-    if depth < 1 and rng.random() < 0.25:
+    if depth < 1 and rng.random() < 0.2:
         op = rng.choice(["AND", "OR"])
         return (f"({random_predicate(rng, names, pools, prefer, 1)[0]} {op} "
                 f"{random_predicate(rng, names, pools, prefer, 1)[0]})"), None
-    role = rng.choice(prefer if prefer and rng.random() < 0.7 else ROLES)
+    role = rng.choice(prefer if prefer and rng.random() < 0.8 else ROLES)
     col = f"`{names[role]}`"
 
     def value():
         # Mostly values that the two contexts decode differently.
         p, x = pools[role], rng.random()
-        if p["now"] and x < 0.5:
+        if p["now"] and x < 0.6:
             return rng.choice(p["now"])
-        if p["built"] and x < 0.65:
+        if p["built"] and x < 0.72:
             return rng.choice(p["built"])
         return rng.choice(p["all"]) if p["all"] and x < 0.92 else rng.choice(ABSENT[role])
     kind = rng.random()
@@ -627,7 +627,7 @@ def test_index_under_another_decoding_context(spark, root, datasets, build):
         opts = ", ".join(f"'{k}' '{v}'" for k, v in b.options.items())
         spark.sql(f"CREATE TABLE {table} ({SCHEMA_DDL}) USING {b.fmt} "
                   f"{'OPTIONS (' + opts + ')' if opts else ''} LOCATION '{datasets[b.fmt]}'")
-    mismatches, same_lookups, unchanged_lookups = [], [0, 0], [0, 0]
+    mismatches, same_lookups, unchanged_lookups, not_pruned = [], [0, 0], [0, 0], []
     try:
         names = b.names()
         # Column names as CREATE may spell them: any case, where the session resolves case-insensitively.
@@ -684,6 +684,8 @@ def test_index_under_another_decoding_context(spark, root, datasets, build):
                 counter = same_lookups if how == "same" else unchanged_lookups
                 counter[0] += pruned
                 counter[1] += 1
+                if not pruned:
+                    not_pruned.append(f"{role} under ({how}) [{q.describe()}]: {text}")
                 if how == "same" and not pruned:
                     mismatches.append(f"identical context did not prune {role}: [{q.describe()}]\n{text}")
             # Where the brief says the column's context changed: not used, and explain says why (V1 scans).
@@ -708,7 +710,7 @@ def test_index_under_another_decoding_context(spark, root, datasets, build):
     if b.fmt in ("parquet", "orc"):
         assert unchanged_lookups[0] == unchanged_lookups[1], \
             f"{unchanged_lookups[1] - unchanged_lookups[0]} of {unchanged_lookups[1]} lookups on columns whose " \
-            f"context is unchanged did not prune: [{b.describe()}]"
+            f"context is unchanged did not prune: [{b.describe()}]:\n" + "\n".join(not_pruned[:4])
 
 
 def test_summary_pruning_where_the_context_is_unchanged():
@@ -723,7 +725,7 @@ def test_summary_pruning_where_the_context_is_unchanged():
           f"(identical context) {STATS['same_lookups']}, (column context unchanged) {STATS['unchanged_lookups']}")
     assert STATS["cases"] >= N_CASES
     # The suite keeps its teeth: many cases where an index used in the wrong context would be wrong.
-    assert STATS["traps"] >= STATS["cases"] // 20, STATS["traps"]
+    assert STATS["traps"] >= max(10, STATS["cases"] // 25), STATS["traps"]
     for fmt in FORMATS:
         pruned, checked = STATS["same_lookups"][fmt]
         assert checked >= 2 and pruned == checked, (fmt, STATS["same_lookups"])

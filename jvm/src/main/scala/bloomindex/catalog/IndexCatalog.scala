@@ -2,9 +2,8 @@ package bloomindex.catalog
 
 import scala.util.control.NonFatal
 
-import bloomindex.actions.IndexManager
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{IndexLog, LogEntry, SourceSpec}
+import bloomindex.log.{IndexLog, IndexRoot, LogEntry, SourceSpec}
 import bloomindex.source.{DecodingContext, ScanSource, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
@@ -59,18 +58,15 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
  */
 class IndexCatalog(spark: SparkSession) extends Logging {
 
-  private val manager = new IndexManager(spark)
+  private val indexes = new IndexRoot(spark)
   private def conf = spark.sessionState.conf
 
   /** The newest ACTIVE entry of every index whose source is `scan`'s. */
   private def activeFor(scan: ScanSource): Seq[(IndexLog, LogEntry)] = {
-    val root = manager.root
-    val fs = root.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(root)) return Seq.empty
     val roots = scan.roots.map(p => IndexCatalog.normalizeRoot(p.toString)).toSet
-    fs.listStatus(root).filter(_.isDirectory).map(_.getPath.getName).toSeq.sorted.flatMap { name =>
+    indexes.names().flatMap { name =>
       try {
-        val log = manager.log(name)
+        val log = indexes.log(name)
         // Warm path: when the newest version is the one already loaded, no entry is re-read.
         val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v)).map(_.entry)
         current.orElse(log.lastActive()).filter(e => IndexCatalog.sameSource(e.spec.source, scan.table, roots, scan.isDelta))
@@ -197,7 +193,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * current file of its source as it is now.
    */
   def globalFilterNamed(name: String, column: String, allowStale: Boolean): GlobalFilter = {
-    val log = manager.log(name)
+    val log = indexes.log(name)
     val entry = log.lastActive().getOrElse(throw BloomIndexErrors.notFound(name))
     val spec = entry.spec
     val col = spec.column(column).getOrElse(
@@ -225,7 +221,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   // ---------------------------------------------------------------- listing
 
   /** Indexes (not dropped) over `source`: same table, or same format and root folders. */
-  def indexesOn(source: SourceSpec): Seq[LogEntry] = manager.list().filter { e =>
+  def indexesOn(source: SourceSpec): Seq[LogEntry] = indexes.list().filter { e =>
     val s = e.spec.source
     (s.table.isDefined && s.table == source.table) ||
       (s.table.isEmpty && source.table.isEmpty && s.format == source.format &&

@@ -1,0 +1,124 @@
+package bloomindex.actions
+
+import scala.util.control.NonFatal
+
+import bloomindex.build.IndexStore
+import bloomindex.crypto.IndexEncryption
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{IndexData, IndexSpec, IndexState}
+import bloomindex.source.SourceResolver
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions._
+
+/**
+ * DESCRIBE BLOOM INDEX: what the log says of the index and, for the version queries use, what
+ * its data holds and whether it is healthy. Reads only; commits nothing.
+ */
+final class DescribeAction(ctx: ActionContext) {
+
+  /**
+   * DESCRIBE BLOOM INDEX as (key, value) pairs, in display order. `damage` is "none" or what
+   * is wrong with the version queries use: damaged log entries after the newest readable one,
+   * missing or unreadable index data, filters that do not deserialize (all checked here).
+   */
+  def run(): Seq[(String, String)] = {
+    val name = ctx.name
+    val l = ctx.log
+    val head = l.head().getOrElse(throw BloomIndexErrors.notFound(name))
+    val latest = head.entry.getOrElse(throw BloomIndexErrors.analysis(
+      s"Bloom index '$name': no log entry is readable (${ctx.damageNote(head.damaged)})"))
+    if (latest.state == IndexState.Deleted && head.damaged.isEmpty) throw BloomIndexErrors.notFound(name)
+    val active = l.lastActive()
+    val spec = latest.spec
+    val damage = Seq.newBuilder[String]
+    head.damaged.foreach { case (v, why) => damage += s"log version $v unreadable: $why" }
+    val out = Seq.newBuilder[(String, String)]
+    out += "name" -> spec.name
+    out += "source" -> spec.source.display
+    out += "format" -> spec.source.format
+    out += "state" -> latest.state
+    out += "log_version" -> head.version.toString
+    out += "active_version" -> active.map(_.version.toString).getOrElse("none")
+    out += "created" -> new java.sql.Timestamp(latest.createdAt).toString
+    out += "refreshed" -> active.map(e => new java.sql.Timestamp(e.timestamp).toString).getOrElse("never")
+    out += "last_operation" -> latest.operation
+    out += "columns" -> spec.columns.map(_.name).mkString(", ")
+    out += "global" -> spec.global.toString
+    out += "encryption" -> active.flatMap(_.data).flatMap(d => IndexEncryption.plan(ctx.hadoopConf, IndexStore.dataDir(l.indexDir, d).toString))
+      .map(p => p.columnKeys.toSeq.sorted.map { case (c, k) => s"$c (key $k)" }.mkString(", ")).getOrElse("none")
+    val details = Seq.newBuilder[(String, String)]
+    active.flatMap(_.data) match {
+      case Some(d) =>
+        val rows = try Some(IndexStore.rows(ctx.spark, l.indexDir, d).cache()) catch {
+          case NonFatal(e) => damage += s"index data ${d.dir} unreadable: ${e.getMessage.linesIterator.next()}"; None
+        }
+        rows.foreach { rows => try describeData(l.indexDir, spec, d, rows, details, damage) finally rows.unpersist() }
+        if (rows.isEmpty) details += "files_indexed" -> "0"
+      case None =>
+        details += "files_indexed" -> "0"
+    }
+    val problems = damage.result()
+    out += "damage" -> (if (problems.isEmpty) "none" else problems.mkString("; "))
+    out.result() ++ details.result()
+  }
+
+  private def describeData(indexDir: Path, spec: IndexSpec, d: IndexData, rows: DataFrame,
+      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]],
+      damage: scala.collection.mutable.Builder[String, Seq[String]]): Unit = {
+    val perColumn = rows.groupBy("column").agg(count(lit(1)), sum(length(col("filter"))),
+      sum(when(col("built_from") === "footer", 1).otherwise(0))).collect()
+      .map(r => r.getString(0) -> (r.getLong(1), r.getLong(2), r.getLong(3))).toMap
+    out += "files_indexed" -> d.indexedFiles.toString
+    out += "bytes_indexed" -> d.indexedBytes.toString
+    out += "filter_bytes" -> d.filterBytes.toString
+    // A file is "from footer" when none of its data was read: every column came from its footer.
+    out += "files_from_footer" -> d.filesFromFooters.toString
+    out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
+    d.tableVersion.foreach(v => out += "table_version" -> v.toString)
+    val (_, current, currentVersion) = SourceResolver.snapshot(ctx.spark, spec.source)
+    currentVersion.foreach(v => out += "table_current_version" -> v.toString)
+    val known = IndexStore.fileIdentities(rows)
+    val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
+    val currentPaths = current.map(_.path).toSet
+    val deleted = known.map(_._1).count(p => !currentPaths.contains(p))
+    out += "files_new_or_changed" -> stale.toString
+    out += "files_deleted" -> deleted.toString
+    spec.columns.foreach { c =>
+      val (files, bytes, fromFooter) = perColumn.getOrElse(c.name, (0L, 0L, 0L))
+      out += s"column.${c.name}.type" -> c.dataType
+      out += s"column.${c.name}.fpp" -> c.fpp.toString
+      out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
+      out += s"column.${c.name}.sizing" -> c.sizing.name
+      out += s"column.${c.name}.algorithm" -> c.algorithm.name
+      out += s"column.${c.name}.files" -> files.toString
+      out += s"column.${c.name}.filter_bytes" -> bytes.toString
+      out += s"column.${c.name}.files_from_footer" -> fromFooter.toString
+      out += s"column.${c.name}.files_from_data" -> (files - fromFooter).toString
+      if (spec.global) out += s"column.${c.name}.global_ndv" -> d.globalNdv.getOrElse(c.name, 0L).toString
+      if (files < d.indexedFiles) {
+        damage += s"column ${c.name}: ${d.indexedFiles - files} of ${d.indexedFiles} indexed files have no index " +
+          s"row (index data files under ${d.dir} missing or unreadable)"
+      }
+    }
+    IndexStore.unreadableFilters(rows, spec).foreach { case (n, example) =>
+      damage += s"$n filters unreadable, e.g. $example"
+    }
+    if (spec.global) {
+      try {
+        val g = IndexStore.globalFilters(ctx.spark, indexDir, d)
+        spec.columns.foreach { c =>
+          g.get(c.name) match {
+            case None => damage += s"global filter of ${c.name} missing"
+            case Some(b) => try c.algorithm.fromBytes(b) catch {
+              case NonFatal(e) => damage += s"global filter of ${c.name} unreadable: ${e.getMessage}"
+            }
+          }
+        }
+      } catch {
+        case NonFatal(e) => damage += s"global filters unreadable: ${e.getMessage.linesIterator.next()}"
+      }
+    }
+  }
+}

@@ -1,0 +1,88 @@
+package bloomindex.actions
+
+import scala.util.control.NonFatal
+
+import bloomindex.build.BuildResult
+import bloomindex.config.BloomIndexConf
+import bloomindex.errors.ConcurrentBloomIndexUpdateException
+import bloomindex.log.{Decoding, IndexData, IndexState, LogEntry}
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
+
+/** What a build step produced: the rows' summary, the table version read, and how it decoded the columns. */
+final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding)
+
+/**
+ * An operation that builds index data (CREATE, REFRESH), as four steps in the open, each a
+ * separate atomic log commit or a write no reader sees:
+ *
+ *  1. [[begin]]: checks what the log holds and commits the transient entry (CREATING /
+ *     REFRESHING); readers go on using the last ACTIVE version.
+ *  2. [[build]]: writes the new version's data under the operation's own folder
+ *     (`data/<operation id>`), which no committed entry names yet.
+ *  3. [[commit]]: commits the ACTIVE entry that names that folder: the new version is visible.
+ *  4. [[rollback]] (after a failed build): commits a stable entry that restores the last good
+ *     state (the previous ACTIVE data, or DELETED) and removes the folder.
+ *
+ * Losing a race for a log version anywhere is a [[ConcurrentBloomIndexUpdateException]], and
+ * leaves nothing of this operation visible.
+ */
+abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
+
+  /** The last ACTIVE entry this operation builds on (its data survives a rollback). */
+  protected def base: Option[LogEntry]
+
+  protected def begin(): LogEntry
+
+  /** Writes the data of `begin`'s version into `dataDir`. */
+  protected def build(begin: LogEntry, dataDir: Path): Built
+
+  final def run(): LogEntry = {
+    val started = begin()
+    val (rel, dataDir) = ctx.dataDir(started.operationId)
+    ctx.inJobGroup(s"${started.operation} BLOOM INDEX ${ctx.name} ON ${started.spec.source.display}") {
+      ctx.cleanupData(started.version, keep = base.flatMap(_.data).map(_.dir).toSet)
+      val built = try build(started, dataDir) catch {
+        case NonFatal(e) => rollback(started, dataDir, e)
+      }
+      BloomIndexConf.testFault(ctx.spark, BloomIndexConf.TestFailAfterDataWrite, s"${started.operation} BLOOM INDEX ${ctx.name}")
+      commit(started, rel, dataDir, built)
+    }
+  }
+
+  protected def commit(begin: LogEntry, rel: String, dataDir: Path, built: Built): LogEntry = {
+    val r = built.result
+    val data = IndexData(rel, r.files, r.bytes, r.filterBytes, r.filesFromFooters, r.globalNdv, built.tableVersion,
+      Some(built.decoding))
+    val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = ctx.now(), data = Some(data))
+    try ctx.log.commit(end) catch {
+      case e: ConcurrentBloomIndexUpdateException =>
+        ctx.deleteQuietly(dataDir)
+        throw e
+    }
+    end
+  }
+
+  /** After a failed build: the stable entry, the data folder removed, and the failure rethrown. */
+  protected def rollback(begin: LogEntry, dataDir: Path, failure: Throwable): Nothing = {
+    ctx.deleteQuietly(dataDir)
+    val entry = base match {
+      case Some(b) => begin.copy(version = begin.version + 1, state = IndexState.Active,
+        operation = s"${begin.operation} (failed, rolled back)", timestamp = ctx.now(), data = b.data)
+      case None => begin.copy(version = begin.version + 1, state = IndexState.Deleted,
+        operation = s"${begin.operation} (failed)", timestamp = ctx.now(), data = None)
+    }
+    val recorded = try { ctx.log.commit(entry); true } catch {
+      case _: ConcurrentBloomIndexUpdateException => false
+      case NonFatal(e) =>
+        logWarning(s"Bloom index '${ctx.name}': could not record the rollback: $e")
+        true
+    }
+    // Another command took over meanwhile (and may have removed this one's data, which is what
+    // failed the build): that is a conflict, not this build's own failure.
+    if (!recorded) throw new ConcurrentBloomIndexUpdateException(ctx.name, begin.version + 1,
+      s"${begin.operation}, whose build failed meanwhile (${failure.getMessage}),", failure)
+    throw failure
+  }
+}

@@ -1,0 +1,86 @@
+package bloomindex.actions
+
+import java.util.UUID
+
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{Decoding, IndexState, LogEntry}
+import bloomindex.source.{DecodingContext, DeltaSource, SourceResolver}
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.DataFrame
+
+/**
+ * REFRESH BLOOM INDEX [INCREMENTAL | FULL]. Incremental: the files the last ACTIVE version does
+ * not hold as they are now are built, the rows of the others carried, deleted files drop out.
+ *
+ * A full rebuild instead when asked, when there is no ACTIVE version, after damaged log entries
+ * (what they did is unknown; the refresh builds on the newest readable entry and commits after
+ * the damaged ones, never over them), and for versions written before decoding contexts were
+ * recorded. An incremental refresh under another decoding context than the version's is
+ * refused: an index never holds values decoded two ways.
+ */
+final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction(ctx) {
+
+  private val name = ctx.name
+  private lazy val head = ctx.log.head().getOrElse(throw BloomIndexErrors.notFound(name))
+
+  /** The newest readable entry: the spec to refresh. */
+  private lazy val latest: LogEntry = head.entry match {
+    case Some(e) if e.state != IndexState.Deleted => e
+    case Some(_) => throw BloomIndexErrors.notFound(name)
+    case None => throw BloomIndexErrors.analysis(s"Bloom index '$name' cannot be refreshed: no log entry is " +
+      s"readable (${ctx.damageNote(head.damaged)}); CREATE BLOOM INDEX $name starts a new history")
+  }
+
+  protected lazy val base: Option[LogEntry] = ctx.log.lastActive()
+
+  private var rebuild = full
+  private var frame: Option[DataFrame] = None
+
+  protected def begin(): LogEntry = {
+    val spec = latest.spec
+    if (head.damaged.nonEmpty) {
+      logWarning(s"Bloom index '$name': ${ctx.damageNote(head.damaged)}; rebuilding it in full from version ${latest.version}")
+    }
+    rebuild = full || base.isEmpty || head.damaged.nonEmpty
+    // An incremental refresh adds values decoded as this session decodes them now: only to an
+    // index whose values were decoded the same way.
+    frame = if (rebuild || spec.source.format == DeltaSource.Format) None
+      else Some(SourceResolver.dataFrame(ctx.spark, spec.source))
+    if (!rebuild) base.flatMap(_.data).foreach { d =>
+      val now = SourceResolver.decoding(ctx.spark, spec, SourceResolver.relation(
+        frame.getOrElse(SourceResolver.dataFrame(ctx.spark, spec.source)), spec.source.display))
+      d.decoding match {
+        case None =>
+          logWarning(s"Bloom index '$name' was built before decoding contexts were recorded: rebuilding it in full")
+          rebuild = true
+        case Some(built) =>
+          RefreshAction.contextChanges(built, now).headOption.foreach { why =>
+            throw BloomIndexErrors.analysis(s"Bloom index '$name' was built under another decoding context ($why): " +
+              "an incremental refresh would mix values decoded two ways. REFRESH BLOOM INDEX " +
+              s"$name FULL rebuilds it as this session reads ${spec.source.display}")
+          }
+      }
+    }
+    val entry = LogEntry(head.version + 1, IndexState.Refreshing,
+      if (rebuild) "REFRESH FULL" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, ctx.now(),
+      latest.createdAt, spec, base.flatMap(_.data))
+    ctx.log.commit(entry)
+    entry
+  }
+
+  protected def build(begin: LogEntry, dataDir: Path): Built =
+    IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame)
+}
+
+object RefreshAction {
+
+  /** Why values decoded under `now` could differ from values decoded under `built`, per column. */
+  def contextChanges(built: Decoding, now: Decoding): Seq[String] =
+    built.columns.flatMap { b =>
+      now.column(b.name) match {
+        case None => Some(s"${b.name}: no longer a column")
+        case Some(n) => DecodingContext.difference(built.format, b, now.format, n)
+      }
+    }
+}

@@ -1,0 +1,77 @@
+package bloomindex.log
+
+import scala.util.control.NonFatal
+
+import bloomindex.config.BloomIndexConf
+import bloomindex.errors.BloomIndexErrors
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+
+/**
+ * Where a session's indexes live: `spark.bloomindex.root`, one folder per index, named by the
+ * index. The operations (`bloomindex.actions`) and the catalog find an index's log here.
+ */
+class IndexRoot(spark: SparkSession) extends Logging {
+
+  private def hadoopConf = spark.sessionState.newHadoopConf()
+
+  lazy val root: Path = new Path(BloomIndexConf.root(spark))
+
+  /** Index names are folder names: plain identifiers, nothing that could leave the root. */
+  def checkName(name: String): Unit =
+    if (name == null || !IndexRoot.isName(name)) {
+      throw BloomIndexErrors.analysis(
+        s"Invalid Bloom index name '$name': use letters, digits, '_' and '-' (no path separators, " +
+          "no '.', at most 128 characters)")
+    }
+
+  def log(name: String): IndexLog = {
+    checkName(name)
+    new IndexLog(new Path(root, name), hadoopConf)
+  }
+
+  /**
+   * The log of an index a command is about to write. Names cannot leave the root; on local
+   * files the index's folders must not be symbolic links either (one planted in the root
+   * would send the writes elsewhere).
+   */
+  def writableLog(name: String): IndexLog = {
+    val l = log(name)
+    val dir = l.indexDir
+    if (dir.toUri.getScheme == null || dir.toUri.getScheme == "file") {
+      Seq(dir, l.logDir, new Path(dir, "data")).map(p => java.nio.file.Paths.get(p.toUri.getPath))
+        .find(java.nio.file.Files.isSymbolicLink).foreach { link =>
+          throw BloomIndexErrors.analysis(
+            s"Bloom index '$name': $link is a symbolic link; refusing to write outside ${BloomIndexConf.Root} ($root)")
+        }
+    }
+    l
+  }
+
+  /** The names of the folders under the root that can be indexes, sorted. */
+  def names(): Seq[String] = {
+    val fs = root.getFileSystem(hadoopConf)
+    if (!fs.exists(root)) Seq.empty
+    else fs.listStatus(root).filter(_.isDirectory).map(_.getPath.getName).filter(IndexRoot.isName).sorted.toSeq
+  }
+
+  /** Whether `name` has a history whose newest readable entry is not a DROP (or has damage after it). */
+  def exists(name: String): Boolean =
+    log(name).head().exists(h => h.entry.exists(_.state != IndexState.Deleted) || h.damaged.nonEmpty)
+
+  /** Latest entries of every index that is not DELETED, by name. */
+  def list(): Seq[LogEntry] = names().flatMap { name =>
+    try log(name).head().flatMap(_.entry).filter(_.state != IndexState.Deleted)
+    catch {
+      case NonFatal(e) =>
+        logWarning(s"Bloom index '$name': unreadable log, skipped: ${e.getMessage}")
+        None
+    }
+  }
+}
+
+object IndexRoot {
+  def isName(name: String): Boolean = name.matches("[A-Za-z0-9_][A-Za-z0-9_-]{0,127}")
+}
