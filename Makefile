@@ -12,6 +12,9 @@ PY := $(VENV)/bin/python
 SBT_VERSION := $(shell sed -n 's/^sbt.version=//p' project/build.properties)
 SBT_JAR := .tools/sbt-launch-$(SBT_VERSION).jar
 JAR := python/bloomindex/jars/bloomindex.jar
+# Test classes (the in-memory KMS of the encryption tests): on the Python tests' class path only.
+TEST_JAR := target/bloomindex-tests.jar
+JVM_TEST_SOURCES := $(shell find jvm/src/test -type f)
 JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt
 # The sbt JVM itself loads the compiled Vector API classes (zinc reads their API), hence the flag.
 SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))')" \
@@ -44,22 +47,28 @@ $(JAR): $(VENV)/.installed $(SBT_JAR) $(JVM_SOURCES)
 
 jar: $(JAR)
 
-test-nightly: PYTEST_ARGS += -k pruning
+$(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
+	$(SBT) stageTestJar
+
+# Nightly: the differential pruning suite with 20,000 queries and the decoding-context suite with
+# 3,000 cases (CI runs 1,000 and 300).
+test-nightly: PYTEST_ARGS += -k "pruning or decoding_context"
 test-nightly: export BLOOMINDEX_DIFF_QUERIES = 20000
+test-nightly: export BLOOMINDEX_CONTEXT_CASES = 3000
 test-nightly: test-python
 
 test: $(VENV)/.installed $(SBT_JAR)
-	$(SBT) stageJars test
+	$(SBT) stageJars stageTestJar test
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
 
 test-scala: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) test
 
-test-python: $(JAR)
+test-python: $(JAR) $(TEST_JAR)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
-test-cluster: $(JAR)
+test-cluster: $(JAR) $(TEST_JAR)
 	$(PYTEST_CLUSTER) $(PYTEST_ARGS)
 
 demo: $(JAR)

@@ -87,3 +87,14 @@ stageJars := {
   streams.value.log.info(s"staged ${copied.map(_.getName).mkString(", ")} in $dest")
   copied
 }
+
+// `sbt stageTestJar`: the test classes (the tests' in-memory KMS among them) as one jar, which the
+// Python tests put on the driver's class path (tests/conftest.py). Never shipped in the package.
+lazy val stageTestJar = taskKey[File]("Copy the test classes jar to target/bloomindex-tests.jar")
+
+stageTestJar := {
+  val to = target.value / "bloomindex-tests.jar"
+  IO.copyFile((Test / packageBin).value, to)
+  streams.value.log.info(s"staged $to")
+  to
+}

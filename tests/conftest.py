@@ -10,6 +10,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
 CLUSTER_TESTS = ROOT / "tests" / "cluster"
+# The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
+TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -41,6 +43,8 @@ def spark(tmp_path_factory):
         bloomindex.jar_paths()
     except FileNotFoundError as e:
         pytest.fail(str(e))
+    if not TEST_JAR.is_file():
+        pytest.fail(f"{TEST_JAR} is missing: run `make test-python` (it stages the JVM test classes)")
     warehouse = tmp_path_factory.mktemp("warehouse")
     builder = (SparkSession.builder.master("local[2]")
                .appName("bloomindex-tests")
@@ -49,6 +53,8 @@ def spark(tmp_path_factory):
                .config("spark.default.parallelism", "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(warehouse))
+               # local[2]: the driver's class path is the executors' too.
+               .config("spark.driver.extraClassPath", str(TEST_JAR))
                .config("spark.driver.memory", "2g")
                # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
                .config("spark.databricks.delta.snapshotPartitions", "2"))

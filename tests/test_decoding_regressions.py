@@ -112,7 +112,7 @@ def assert_not_applied(spark, make_df, index: str, *words: str) -> str:
 
 def clear_index_cache(spark) -> None:
     """Forgets the driver's loaded indexes (what a new driver would see)."""
-    for name in ("bloomindex.catalog.IndexCache", "bloomindex.catalog.IndexCache"):
+    for name in ("bloomindex.catalog.IndexCache", "bloomindex.index.IndexCache"):
         obj = spark._jvm
         try:
             for part in name.split("."):
