@@ -243,7 +243,7 @@ class Ctx:
         v = self.confs.get(key)
         return (v if v is not None else DEFAULTS.get(key))
 
-    def text_options(self) -> dict:
+    def value_options(self) -> dict:
         """The options that may change values: keys lower-cased, the parse mode of text left out."""
         return {k.lower(): v for k, v in self.options.items() if not (self.fmt in TEXT and k.lower() == "mode")}
 
@@ -272,7 +272,7 @@ def _setting_relevant(fmt: str, role: str, key: str, b: Ctx, q: Ctx) -> bool:
             return role == "ts"
         if fmt == "parquet":  # Spark converts Parquet timestamps in the session zone only for these
             legacy = any(c.effective(k) in ("LEGACY", "true") for c in (b, q) for k in (REBASE, INT96_REBASE, INT96_CONV))
-            legacy_opt = any(v.upper() == "LEGACY" for c in (b, q) for v in c.text_options().values())
+            legacy_opt = any(v.upper() == "LEGACY" for c in (b, q) for v in c.value_options().values())
             return role == "ts" and (legacy or legacy_opt)
         return False
     if key == CASE:
@@ -311,7 +311,7 @@ def column_changes(role: str, b: Ctx, q: Ctx) -> tuple[list[str], list[str]]:
     may, certain = [], []
     if b.schema != q.schema:
         may.append("schema")
-    bo, qo = b.text_options(), q.text_options()
+    bo, qo = b.value_options(), q.value_options()
     for k in sorted(set(bo) | set(qo)):
         if bo.get(k) != qo.get(k):
             may.append(f"option {k}")
@@ -420,6 +420,9 @@ def query_context(rng: random.Random, b: Ctx, n: int) -> tuple[str, Ctx]:
             q.schema = "user" if q.schema == "inferred" else "inferred"
         else:
             q.confs[TZ] = rng.choice([z for z in SESSION_DIMS[TZ] if z != q.confs[TZ]])
+    if path and b.fmt in TEXT and rng.random() < 0.2:
+        q.options = {k: v for k, v in q.options.items() if k.lower() != "mode"}
+        q.options["mode"] = "FAILFAST"
     if path:
         q.v2 = rng.random() < 0.3
     return "random", q
@@ -485,7 +488,7 @@ def literal(role: str, v) -> str:
     return f"timestamp_micros({v})"
 
 
-ABSENT = {"id": [9999, -1], "s": ["s_absent", "NA"], "d": [0, 18000], "ts": [0, 1614556800000000]}
+ABSENT = {"id": [9999, -1], "s": ["s_absent", "NA"], "d": [0, 18000], "ts": [0, 1000000000000000]}
 
 
 @dataclasses.dataclass

@@ -215,6 +215,25 @@ def test_index_column_spelled_in_another_case_still_prunes(spark, root, tmp_path
         assert_prunes(spark, q, "spelled_idx")
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_column_read_as_another_type(spark, root, tmp_path, fmt):
+    """The same files read through a schema giving the indexed column another type: values hash
+    differently (INT32 vs INT64 vs bytes), so the index built for one type is not used for another."""
+    path = str(tmp_path / fmt)
+    spark.range(40).selectExpr("cast(id AS INT) AS id", "cast(id * 2 AS STRING) AS s").repartition(4) \
+        .write.format(fmt).save(path)
+    read = lambda schema: spark.read.format(fmt).schema(schema).load(path)
+    BloomIndex(spark, progress=False).create("typed_idx", read("id INT, s STRING"), ["id"])
+    assert_prunes(spark, lambda: read("id INT, s STRING").where("id = 15"), "typed_idx")
+    other_types = {"csv": ["id BIGINT, s STRING", "id STRING, s STRING", "id DOUBLE, s STRING"],
+                   "parquet": ["id BIGINT, s STRING", "id DOUBLE, s STRING"]}[fmt]
+    for schema in other_types:
+        literal = "'15'" if "STRING, s" in schema else "15"
+        assert [r[0] for r in same(spark, lambda: read(schema).where(f"id = {literal}"), schema)] in ([15], ["15"], [15.0])
+        same(spark, lambda: read(schema).where(f"id IN ({literal}, 33)"), schema)
+        assert_not_applied(spark, lambda: read(schema).where(f"id = {literal}"), "typed_idx")
+
+
 # ---------------------------------------------------------------------------------------------
 # time zones and reader options
 
@@ -412,7 +431,9 @@ def test_parquet_rebase_modes(spark, root, tmp_path, int96):
             p = _probe_values(spark, read)
             probes += [f"d = {v}" for v in p["d"]] + [f"ts = {v}" for v in p["ts"]]
     probes = sorted(set(probes))
-    for build in contexts[:2]:
+    # Legacy rebasing of timestamps goes through the session zone.
+    contexts.append({rebase: "LEGACY", rebase96: "LEGACY", TZ: LA})
+    for build in [contexts[0] if int96 else contexts[1]]:
         with confs(spark, build):
             BloomIndex(spark, progress=False).create("rebase_idx", read(), ["d", "ts"])
         for ctx in contexts:

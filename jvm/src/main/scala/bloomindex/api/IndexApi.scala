@@ -12,6 +12,7 @@ import bloomindex.source.{DeltaSource, SourceRef, SourceResolver}
 import bloomindex.sql.ShowBloomIndexesCommand
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
@@ -99,16 +100,18 @@ object IndexApi {
           s"files, skipped ${i.filesTotal - i.filesKept} files (${i.bytesSkipped} bytes)"
       (applied +: i.notApplied.map(r => s"  not applied: $r")).mkString("\n")
     }
-    // Planning (which V2 pruning is part of) comes first: it tags each V2 scan with its decision.
     val planned = df.queryExecution.sparkPlan
+    val v2Filters: Map[LogicalPlan, Seq[Expression]] = df.queryExecution.optimizedPlan.collect {
+      case Filter(condition, s: DataSourceV2ScanRelation) => (s: LogicalPlan) -> splitConjuncts(condition)
+    }.toMap
     lazy val deltaScans = planned.collect {
       case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => s
     }
     val lines = df.queryExecution.optimizedPlan.collect {
-      case s @ DataSourceV2ScanRelation(r, _: FileScan, _, _, _, _) =>
-        // V2 scans are pruned at planning, which tagged the logical scan with its decision.
+      case s @ DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _) =>
+        // V2 scans are pruned at planning: the same decision, for the filters right above the scan.
         val what = r.identifier.map(_.toString).getOrElse(r.table.name())
-        s.getTagValue(BloomIndexV2Pruning.InfoTag).map(describe(_, what))
+        BloomIndexV2Pruning.decision(df.sparkSession, v2Filters.getOrElse(s, Nil), r, scan).map(d => describe(d.info, what))
           .getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
       case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if DeltaSource.isDeltaRelation(rel) =>
         // Delta scans are pruned once planned (DeltaScanPruning): decide on this relation's
@@ -128,6 +131,11 @@ object IndexApi {
     }
     val joins = joinLines(df.queryExecution.optimizedPlan)
     if (lines.isEmpty && joins.isEmpty) "no file scans in this plan" else (lines ++ joins).mkString("\n")
+  }
+
+  private def splitConjuncts(e: Expression): Seq[Expression] = e match {
+    case org.apache.spark.sql.catalyst.expressions.And(a, b) => splitConjuncts(a) ++ splitConjuncts(b)
+    case other => Seq(other)
   }
 
   /** One line per Bloom filter check in the plan (join pre-filters and hand-written ones), then why joins got none. */

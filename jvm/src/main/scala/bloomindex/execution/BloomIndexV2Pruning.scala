@@ -1,6 +1,6 @@
 package bloomindex.execution
 
-import bloomindex.catalog.{IndexCatalog, PruningInfo}
+import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.config.BloomIndexConf
 import bloomindex.optimizer.{BloomIndexPruning, BloomPrunedV2FileIndex}
 import bloomindex.source.FileTableProvider
@@ -9,9 +9,8 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
-import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2ScanRelation, DataSourceV2Strategy, FileScan}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation, DataSourceV2Strategy, FileScan}
 
 /**
  * File pruning for V2 file scans. Their `DataSourceV2ScanRelation` only exists after the
@@ -23,15 +22,8 @@ import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2ScanRelation, 
 class BloomIndexV2Pruning(spark: SparkSession) extends SparkStrategy {
 
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case PhysicalOperation(_, filters, s @ DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _))
-        if filters.nonEmpty && filters.forall(_.deterministic) && BloomIndexConf.pruningEnabled(spark) &&
-          !scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex] =>
-      val condition: Expression = filters.reduce(And)
-      val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
-      val decision = FileTableProvider.ofScan(r, scan).flatMap(source => new IndexCatalog(spark).decide(condition, source, files))
-      // What was decided, kept on the logical scan for BloomIndex.explain (even when nothing is skipped).
-      decision.foreach(d => s.setTagValue(BloomIndexV2Pruning.InfoTag, d.info))
-      decision
+    case PhysicalOperation(_, filters, s @ DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _)) =>
+      BloomIndexV2Pruning.decision(spark, filters, r, scan)
         .filter(_.skipped.nonEmpty)
         .flatMap(d => BloomPrunedV2FileIndex.prune(spark, scan, d))
         .map { newScan =>
@@ -45,6 +37,17 @@ class BloomIndexV2Pruning(spark: SparkSession) extends SparkStrategy {
 }
 
 object BloomIndexV2Pruning {
-  /** The decision made for a V2 scan, on its logical node. */
-  val InfoTag: TreeNodeTag[PruningInfo] = TreeNodeTag[PruningInfo]("bloomindex.v2.pruningInfo")
+
+  /**
+   * What the indexes decide for a V2 file scan under `filters` (None: no filter, pruning off, an
+   * already pruned scan, or no index over the source): the strategy's decision, and what
+   * `BloomIndex.explain` reports for the scan.
+   */
+  def decision(spark: SparkSession, filters: Seq[Expression], r: DataSourceV2Relation, scan: FileScan): Option[Decision] =
+    if (filters.isEmpty || !filters.forall(_.deterministic) || !BloomIndexConf.pruningEnabled(spark) ||
+        scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex]) None
+    else {
+      val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
+      FileTableProvider.ofScan(r, scan).flatMap(source => new IndexCatalog(spark).decide(filters.reduce(And), source, files))
+    }
 }
