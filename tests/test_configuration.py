@@ -8,6 +8,7 @@ import pathlib
 import re
 
 import pytest
+from pyspark.errors import IllegalArgumentException
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 ROW = re.compile(r"^\| `(spark\.bloomindex\.[^`]+)` \|([^|]*)\|([^|]*)\|([^|]*)\|\s*$")
@@ -60,7 +61,7 @@ def test_test_hooks_are_internal(spark):
     session = spark.newSession()
     session.conf.set(key, "5")
     assert session.conf.get(key) == "5"
-    with pytest.raises(Exception, match=re.escape(key)):
+    with pytest.raises(IllegalArgumentException, match=re.escape(key)):
         session.conf.set(key, "soon")
 
 
@@ -75,10 +76,11 @@ def test_test_hooks_are_internal(spark):
 def test_a_bad_value_is_refused_when_set_naming_the_key(spark, key, bad):
     session = spark.newSession()
     before = session.conf.get(key)
-    with pytest.raises(Exception, match=re.escape(key)):
-        session.sql(f"SET {key}={bad}")
-    with pytest.raises(Exception, match=re.escape(key)):
-        session.conf.set(key, bad)
+    for set_it in (lambda: session.sql(f"SET {key}={bad}"), lambda: session.conf.set(key, bad)):
+        with pytest.raises(IllegalArgumentException, match=re.escape(key)) as e:
+            set_it()
+        assert e.value.getCondition().startswith("INVALID_CONF_VALUE."), str(e.value)
+        assert e.value.getSqlState() == "22022"
     assert session.conf.get(key) == before
 
 

@@ -32,7 +32,7 @@ object BloomIndexSQLConf {
     .doc("Default false positive rate of a column's filters, when CREATE BLOOM INDEX names none.")
     .version(Since)
     .doubleConf
-    .checkValue(p => p > 0 && p < 1, "must be a number in (0, 1)")
+    .checkValue(p => p > 0 && p < 1, "Must be a number in (0, 1).")
     .createWithDefault(0.01)
 
   val PRUNING_ENABLED: ConfigEntry[Boolean] = buildConf("spark.bloomindex.pruning.enabled")
@@ -62,7 +62,7 @@ object BloomIndexSQLConf {
       "sized from an HLL estimate and read a second time.")
     .version(Since)
     .intConf
-    .checkValue(_ > 0, "must be a whole number > 0")
+    .checkValue(_ > 0, "Must be a whole number > 0.")
     .createWithDefault(2000000)
 
   /** Test hook, not for users: each task of a build's data pass sleeps this long before reading. */
@@ -72,7 +72,7 @@ object BloomIndexSQLConf {
       "reading, so that a fault test can kill an executor while a build runs.")
     .version(Since)
     .longConf
-    .checkValue(_ >= 0, "must be >= 0")
+    .checkValue(_ >= 0, "Must be >= 0.")
     .createWithDefault(0L)
 
   /** Test hook, not for users: a CREATE or REFRESH stops between its data write and its log commit. */
@@ -89,8 +89,8 @@ object BloomIndexSQLConf {
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE)
 
   // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
-  // cannot name it). A value set before the entries were registered (a builder's config of
-  // the first session) is converted here: a bad one fails naming the key.
+  // cannot name it). A bad value in a session builder's config fails the session's start
+  // (INVALID_CONF_VALUE, naming the key), as one of Spark's own keys does.
 
   def root(conf: SQLConf): Option[String] = conf.getConf(ROOT)
   def fppDefault(conf: SQLConf): Double = conf.getConf(FPP_DEFAULT)
