@@ -22,7 +22,7 @@ from bloomindex import BloomIndex
 from bloomindex._thrift import zigzag_i32
 from index_helpers import log_entries, row_path
 
-FAULT = "spark.bloomindex.test.failAfterDataWrite"
+FAULT = "spark.internal.bloomindex.test.failAfterDataWrite"
 PRUNING = "spark.bloomindex.pruning.enabled"
 N_FILES = 8
 KEYS = 800

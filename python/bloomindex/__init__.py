@@ -14,12 +14,14 @@ A SparkSession gets the JVM side with :func:`configure`::
     spark = bloomindex.configure(SparkSession.builder.master("local[2]")).getOrCreate()
 """
 
+from .errors import BloomIndexError, ConcurrentBloomIndexUpdateError
 from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3
 from .hashing import hash_value, hash_values
 from .index import BloomIndex, might_contain
 from .sbbf import Sbbf, expected_fpp, optimal_num_bytes
 from .session import configure, jar_paths
 
-__all__ = ["ALGORITHMS", "BloomIndex", "ClassicBloomFilter", "Sbbf", "SbbfMurmur3", "configure", "expected_fpp",
+__all__ = ["ALGORITHMS", "BloomIndex", "BloomIndexError", "ClassicBloomFilter", "ConcurrentBloomIndexUpdateError", "Sbbf", "SbbfMurmur3",
+           "configure", "expected_fpp",
            "hash_value", "hash_values", "jar_paths", "might_contain", "optimal_num_bytes"]
 __version__ = "0.1.0"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pyspark.errors.exceptions.captured import capture_sql_exception
 
+from .errors import capture
 from .session import jvm_object
 
 if TYPE_CHECKING:
@@ -28,7 +29,10 @@ class BloomIndex:
     >>> bi.describe("orders_uid")["files_indexed"]                       # doctest: +SKIP
     '200'
 
-    Errors come as PySpark's exceptions (``AnalysisException`` ...) with the JVM's message.
+    Errors come as PySpark's exceptions (``AnalysisException`` ...) with the JVM's message and
+    an error condition (``e.getCondition()``, ``e.getSqlState()``). ``create``, ``refresh``
+    and ``drop`` raise :class:`bloomindex.ConcurrentBloomIndexUpdateError` when another command
+    committed first: nothing was changed, and the call may be retried.
     """
 
     def __init__(self, spark: "SparkSession", progress: bool = True):
@@ -103,7 +107,7 @@ class BloomIndex:
 
     def drop(self, name: str, if_exists: bool = False) -> bool:
         """Drops index ``name``; returns False when it did not exist and ``if_exists`` was set."""
-        return bool(capture_sql_exception(self._api.drop)(self._spark._jsparkSession, name, if_exists))
+        return bool(capture(self._api.drop)(self._spark._jsparkSession, name, if_exists))
 
     def list(self) -> "DataFrame":
         """The indexes, as ``SHOW BLOOM INDEXES`` shows them."""
@@ -147,7 +151,7 @@ class BloomIndex:
             group = self._api.jobGroup(name)
             threading.Thread(target=self._report, args=(group, done), daemon=True).start()
         try:
-            return capture_sql_exception(call)()
+            return capture(call)()
         finally:
             done.set()
 

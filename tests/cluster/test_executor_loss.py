@@ -1,7 +1,7 @@
 """An executor JVM killed (`kill -9`) while an index build runs: the build's lost tasks run
 again on the other executor (and on the one the worker starts in place of the dead one),
 queries during the build keep using the previous version and stay correct, and the log stays
-linear. A test hook (`spark.bloomindex.test.buildTaskDelayMs`) makes each build task sleep
+linear. A test hook (`spark.internal.bloomindex.test.buildTaskDelayMs`) makes each build task sleep
 before reading, so that the kill lands while tasks are running."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _kill_during(spark, statement: str, index: str, prune_meanwhile: bool = True
     # pass the only job with FILES tasks (no footer check), each task slow.
     confs = {"spark.sql.files.openCostInBytes": str(128 << 20),
              "spark.bloomindex.build.footerFilters": "false",
-             "spark.bloomindex.test.buildTaskDelayMs": str(DELAY_MS)}
+             "spark.internal.bloomindex.test.buildTaskDelayMs": str(DELAY_MS)}
     for k, v in confs.items():
         spark.conf.set(k, v)
     result: dict = {}

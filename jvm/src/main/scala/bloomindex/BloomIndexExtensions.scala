@@ -6,6 +6,7 @@ import bloomindex.optimizer.BloomIndexPruning
 import bloomindex.sql.BloomIndexSqlParser
 
 import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * The `spark.sql.extensions` entry point:
@@ -15,6 +16,10 @@ import org.apache.spark.sql.SparkSessionExtensions
  */
 class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    // configuration: the typed spark.bloomindex.* entries, registered with SQLConf (once per
+    // JVM) before the session's first SET, so that SET validates them and SET -v lists them.
+    BloomIndexSQLConf.ensureRegistered()
+
     // parser: CREATE/REFRESH/DROP/SHOW/DESCRIBE BLOOM INDEX; everything else goes to Spark's
     // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
     extensions.injectParser((_, delegate) => new BloomIndexSqlParser(delegate))

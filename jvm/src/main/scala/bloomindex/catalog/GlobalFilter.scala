@@ -62,16 +62,15 @@ object GlobalFilter {
   def load(spark: SparkSession, indexDir: String, entry: LogEntry, column: String): GlobalFilter = {
     val spec = entry.spec
     val col = spec.column(column).getOrElse(
-      throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' has no column '$column'"))
-    if (!spec.global) throw BloomIndexErrors.analysis(
-      s"Bloom index '${spec.name}' has no global filters; create it with OPTIONS (global = true)")
+      throw BloomIndexErrors.columnNotFound(spec.name, column))
+    if (!spec.global) throw BloomIndexErrors.notGlobal(spec.name)
     val data = entry.data.getOrElse(
-      throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' version ${entry.version} has no data"))
+      throw BloomIndexErrors.damaged(spec.name, s"version ${entry.version} has no data"))
     val ref = GlobalFilterRef(spec.name, indexDir, entry.version, col.name, DataType.fromDDL(col.dataType))
     val key = (spark.sparkContext, ref, IndexEncryption.keyAccess(spark.sessionState.newHadoopConf()))
     cache.synchronized(Option(cache.get(key))).getOrElse {
       val bytes = IndexStore.globalFilters(spark, new org.apache.hadoop.fs.Path(indexDir), data).getOrElse(col.name,
-        throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' version ${entry.version} lacks the global filter of '${col.name}'"))
+        throw BloomIndexErrors.damaged(spec.name, s"version ${entry.version} lacks the global filter of '${col.name}'"))
       val f = col.algorithm.fromBytes(bytes)
       val loaded = new GlobalFilter(ref, f.numBytes, col.algorithm, spark.sparkContext.broadcast(col.algorithm.shared(f)))
       cache.synchronized {

@@ -197,23 +197,17 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val entry = log.lastActive().getOrElse(throw BloomIndexErrors.notFound(name))
     val spec = entry.spec
     val col = spec.column(column).getOrElse(
-      throw BloomIndexErrors.analysis(s"Bloom index '$name' has no column '$column'"))
-    if (!spec.global) throw BloomIndexErrors.analysis(
-      s"Bloom index '$name' has no global filters; create it with OPTIONS (global = true)")
+      throw BloomIndexErrors.columnNotFound(name, column))
+    if (!spec.global) throw BloomIndexErrors.notGlobal(name)
     val scan = SourceResolver.currentScan(spark, spec.source)
     val view = new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
     view.column(col.name).left.foreach { why =>
-      throw BloomIndexErrors.analysis(s"Bloom index '$name' cannot answer for column ${col.name} as this session " +
-        s"reads ${spec.source.display}: $why. REFRESH BLOOM INDEX $name FULL rebuilds it as this session reads it")
+      throw BloomIndexErrors.decodingContextChanged(name, col.name, spec.source.display, why)
     }
     if (!allowStale) {
       val files = scan.allFiles()
       val missing = uncovered(view, files)
-      if (missing > 0) throw BloomIndexErrors.analysis(
-        s"Bloom index '$name' is stale: $missing of ${files.size} current files of ${spec.source.display} are not " +
-          s"indexed as they are now (added or changed since log version ${entry.version}). REFRESH BLOOM INDEX $name, " +
-          s"or allow a stale filter explicitly: bloom_might_contain('$name', '${col.name}', key, true) in SQL, " +
-          "allow_stale=True in Python")
+      if (missing > 0) throw BloomIndexErrors.stale(name, col.name, missing, files.size, spec.source.display, entry.version)
     }
     GlobalFilter.load(spark, log.indexDir.toString, entry, col.name)
   }

@@ -129,10 +129,7 @@ object IndexEncryption extends Logging {
           s"unencrypted ($AllowOption = true): $why")
         None
       case Some(why) =>
-        throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}': column(s) $cols of ${spec.source.display} are " +
-          s"encrypted (Parquet modular encryption) and their filters would reveal which values each file holds; $why. " +
-          s"Configure the session as for reading the encrypted files, or create the index with " +
-          s"OPTIONS ($AllowOption = true) to store it unencrypted.")
+        throw BloomIndexErrors.encryptedColumns(spec.name, cols, spec.source.display, why, AllowOption)
       case None =>
         val plan = Plan(keys.map { case (c, k) => c -> k.get }, footer.getOrElse(keys.toSeq.minBy(_._1)._2.get), factory.get)
         writePlan(conf, dir, plan)

@@ -55,22 +55,20 @@ object BloomMightContain {
       val global = new IndexCatalog(spark).globalFilterNamed(name, col, allowStale)
       KeyHash.forTypes(value.dataType, global.ref.dataType, global.algorithm.hash) match {
         case Right(kh) => BloomMightContain(value, global, kh)
-        case Left(why) => throw BloomIndexErrors.analysis(
-          s"$FunctionName: cannot check ${value.sql} against '$name'.'$col': $why")
+        case Left(why) => throw BloomIndexErrors.mightContainKeyTypeMismatch(FunctionName, value.sql, name, col, why)
       }
-    case _ => throw BloomIndexErrors.analysis(
-      s"$FunctionName takes 3 arguments ('<index>', '<column>', expr), or 4 with allow_stale last, got ${args.size}")
+    case _ => throw BloomIndexErrors.mightContainWrongNumArgs(FunctionName, args.size)
   }
 
   private def constantString(e: Expression, what: String): String =
     if (e.foldable && e.dataType.isInstanceOf[StringType]) {
       Option(e.eval()).map(_.asInstanceOf[UTF8String].toString).getOrElse(
-        throw BloomIndexErrors.analysis(s"$FunctionName: the $what name is null"))
-    } else throw BloomIndexErrors.analysis(s"$FunctionName: the $what name must be a string literal, got ${e.sql}")
+        throw BloomIndexErrors.mightContainInvalidArgument(FunctionName, s"the $what name is null"))
+    } else throw BloomIndexErrors.mightContainInvalidArgument(FunctionName, s"the $what name must be a string literal, got ${e.sql}")
 
   private def constantBoolean(e: Expression): Boolean =
     if (e.foldable && e.dataType == BooleanType && e.eval() != null) e.eval().asInstanceOf[Boolean]
-    else throw BloomIndexErrors.analysis(s"$FunctionName: allow_stale must be true or false, got ${e.sql}")
+    else throw BloomIndexErrors.mightContainInvalidArgument(FunctionName, s"allow_stale must be true or false, got ${e.sql}")
 
   val function: (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression) = (
     FunctionIdentifier(FunctionName),

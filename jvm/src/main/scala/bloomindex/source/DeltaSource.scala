@@ -36,18 +36,16 @@ object DeltaSource {
       org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource(Format, spark.sessionState.conf)
       true
     } catch { case NonFatal(_) => false }
-    if (!available) throw BloomIndexErrors.analysis(
-      s"$what is a Delta Lake table, but Delta Lake is not on this session's classpath " +
-        "(start the session with bloomindex.configure(builder, delta=True))")
+    if (!available) throw BloomIndexErrors.deltaUnavailable(what)
   }
 
   /** `delta.`path``: the path must hold a Delta table (a `_delta_log` folder). */
   def resolvePath(spark: SparkSession, path: String): SourceSpec = {
     val p = new Path(path)
     val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(p)) throw BloomIndexErrors.analysis(s"Path does not exist: $path")
+    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
     if (!fs.exists(new Path(p, "_delta_log"))) {
-      throw BloomIndexErrors.analysis(s"$path is not a Delta table (it has no _delta_log folder)")
+      throw BloomIndexErrors.notDeltaTable(path)
     }
     requireDelta(spark, quotedPath(path))
     spec(spark, None, fs.makeQualified(p).toString)
@@ -57,8 +55,7 @@ object DeltaSource {
   def resolveTable(spark: SparkSession, table: String, rel: HadoopFsRelation): SourceSpec = {
     val location = rel.location.rootPaths match {
       case Seq(p) => p.toString
-      case other => throw BloomIndexErrors.analysis(
-        s"Delta table $table has ${other.size} root paths; expected its one location")
+      case other => throw BloomIndexErrors.deltaRootPaths(table, other.size)
     }
     spec(spark, Some(table), location)
   }
@@ -66,14 +63,12 @@ object DeltaSource {
   private def spec(spark: SparkSession, table: Option[String], location: String): SourceSpec = {
     val what = table.getOrElse(quotedPath(location))
     val detail = try spark.sql(s"DESCRIBE DETAIL ${quotedPath(location)}").head() catch {
-      case NonFatal(e) => throw BloomIndexErrors.analysis(s"Cannot read the Delta log of $what: ${e.getMessage}")
+      case NonFatal(e) => throw BloomIndexErrors.deltaLogUnreadable(what, e)
     }
     val props = detail.getMap[String, String](detail.fieldIndex("properties"))
     val mapping = Option(props).flatMap(m => Option(m.getOrElse("delta.columnMapping.mode", null)))
       .map(_.toLowerCase(Locale.ROOT)).getOrElse("none")
-    if (mapping != "none") throw BloomIndexErrors.analysis(
-      s"Delta table $what uses column mapping (mode '$mapping'): its files' column names are not the " +
-        "table's, which Bloom indexes do not support")
+    if (mapping != "none") throw BloomIndexErrors.deltaColumnMapping(what, mapping)
     val partitions = detail.getSeq[String](detail.fieldIndex("partitionColumns"))
     SourceSpec(table, Format, Seq(location), Map.empty, partitions)
   }

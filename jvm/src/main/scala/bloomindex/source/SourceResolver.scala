@@ -44,8 +44,7 @@ object SourceResolver {
     if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
       resolvePathFrame(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
     } else if (!asTable) {
-      throw BloomIndexErrors.analysis(
-        s"Table or view not found: ${ref.sql} (for a path, write format.`path`, e.g. parquet.`/data/t`)")
+      throw BloomIndexErrors.sourceNotFound(ref.sql)
     } else resolveTableFrame(spark, parts)
   }
 
@@ -67,11 +66,10 @@ object SourceResolver {
   def resolvePath(spark: SparkSession, format: String, path: String): SourceSpec = resolvePathFrame(spark, format, path)._1
 
   def resolvePathFrame(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
-    if (!PathFormats.contains(format)) throw BloomIndexErrors.analysis(
-      s"Unsupported source format '$format' (supported: ${PathFormats.toSeq.sorted.mkString(", ")})")
+    if (!PathFormats.contains(format)) throw BloomIndexErrors.unsupportedFormat(format, PathFormats.toSeq)
     val p = new Path(path)
     val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(p)) throw BloomIndexErrors.analysis(s"Path does not exist: $path")
+    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
     FileStatusCache.getOrCreate(spark).invalidateAll()
     val df = spark.read.format(format).load(path)
     (spec(None, relation(df, s"$format.`$path`")), df)
@@ -95,7 +93,7 @@ object SourceResolver {
   private def spec(table: Option[String], rel: HadoopFsRelation): SourceSpec = {
     val format = rel.fileFormat match {
       case r: DataSourceRegister => r.shortName()
-      case other => throw BloomIndexErrors.analysis(s"Unsupported file format ${other.getClass.getName}")
+      case other => throw BloomIndexErrors.unsupportedFileFormat(other.getClass.getName)
     }
     SourceSpec(table, format, rel.location.rootPaths.map(_.toString),
       rel.options.filter { case (k, _) => k != "path" && k != "paths" },
@@ -106,9 +104,8 @@ object SourceResolver {
     val rels = df.queryExecution.analyzed.collect { case LogicalRelation(r: HadoopFsRelation, _, _, _, _) => r }
     rels match {
       case Seq(r) => r
-      case Seq() => throw BloomIndexErrors.analysis(
-        s"$what is not a file-based source (a Bloom index needs a table of parquet, orc, csv or json files)")
-      case _ => throw BloomIndexErrors.analysis(s"$what reads more than one set of files")
+      case Seq() => throw BloomIndexErrors.unsupportedSource(what)
+      case _ => throw BloomIndexErrors.multipleRelations(what)
     }
   }
 
@@ -134,7 +131,7 @@ object SourceResolver {
       case _ => dataFrame(spark, s)
     }
     val scan = df.queryExecution.analyzed.collectLeaves().flatMap(SourceProviders.describe).headOption.getOrElse(
-      throw BloomIndexErrors.analysis(s"${s.display} is no longer a file-based source"))
+      throw BloomIndexErrors.sourceChanged(s.display))
     scan.index.refresh()
     scan
   }
@@ -151,12 +148,10 @@ object SourceResolver {
   def decoding(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation): Decoding = {
     val scan = scanOf(spec.source, rel)
     Decoding(scan.format, spec.columns.map { c =>
-      val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.analysis(
-        s"Column '${c.name}' of Bloom index '${spec.name}' is no longer a column of ${spec.source.display} " +
-          s"(columns: ${rel.dataSchema.fieldNames.mkString(", ")}); DROP BLOOM INDEX ${spec.name}"))
+      val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.sourceColumnGone(
+        c.name, spec.name, spec.source.display, rel.dataSchema.fieldNames.toSeq))
       d.physical.get("physicalName").filter(_ != c.name).foreach { p =>
-        throw BloomIndexErrors.analysis(s"Column '${c.name}' of ${spec.source.display} is stored as physical column " +
-          s"'$p' (Delta column mapping), which Bloom indexes cannot read; DROP BLOOM INDEX ${spec.name}")
+        throw BloomIndexErrors.physicalColumnName(c.name, spec.source.display, p, spec.name)
       }
       d
     })

@@ -27,8 +27,7 @@ case class CreateBloomFilterIndexCommand(
     }
     plans.foreach { p =>
       if (manager.exists(p.name)) {
-        throw BloomIndexErrors.analysis(
-          s"Column '${p.columns.head.name}' of ${spec.display} already has a Bloom filter index (${p.name})")
+        throw BloomIndexErrors.filterIndexAlreadyExists(p.columns.head.name, spec.display, p.name)
       }
     }
     plans.foreach(p => manager.createFromSpec(p, ifNotExists = false))

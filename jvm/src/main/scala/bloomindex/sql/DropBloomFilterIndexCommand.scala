@@ -27,16 +27,14 @@ case class DropBloomFilterIndexCommand(source: SourceRef, columns: Option[Seq[St
         val wanted = cols.map(_.toLowerCase(Locale.ROOT)).toSet
         val hits = indexes.filter(_.spec.columns.exists(c => wanted.contains(c.name.toLowerCase(Locale.ROOT))))
         hits.find(_.spec.columns.size > 1).foreach { e =>
-          throw BloomIndexErrors.analysis(
-            s"Bloom index '${e.spec.name}' covers ${e.spec.columns.map(_.name).mkString(", ")}: " +
-              s"drop it with DROP BLOOM INDEX ${e.spec.name}")
+          throw BloomIndexErrors.filterIndexMultiColumn(e.spec.name, e.spec.columns.map(_.name))
         }
         val covered = hits.flatMap(_.spec.columns.map(_.name.toLowerCase(Locale.ROOT))).toSet
-        (wanted -- covered).headOption.foreach(c => throw BloomIndexErrors.analysis(
-          s"Column '$c' of ${spec.display} has no Bloom filter index"))
+        (wanted -- covered).headOption.foreach(c =>
+          throw BloomIndexErrors.filterIndexNotFound(s"Column '$c' of ${spec.display}"))
         hits
     }
-    if (targets.isEmpty) throw BloomIndexErrors.analysis(s"${spec.display} has no Bloom filter index")
+    if (targets.isEmpty) throw BloomIndexErrors.filterIndexNotFound(spec.display)
     targets.foreach(e => manager.drop(e.spec.name, ifExists = true))
     Seq.empty
   }

@@ -1,0 +1,115 @@
+package org.apache.spark.sql.bloomindex
+
+import org.apache.spark.internal.config.ConfigEntry
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * The typed configuration entries of bloomindex, registered with Spark's SQLConf (as Delta's
+ * `DeltaSQLConf` does): each key has its type, default, documentation, validation and
+ * version; `SET -v` lists the public ones, and `SET key=value` / `spark.conf.set` refuse a
+ * value of the wrong type or out of range at once, naming the key.
+ *
+ * This object lives under `org.apache.spark` only because Spark's `ConfigBuilder` is
+ * `private[spark]`; the rest of the code reads the entries through
+ * `bloomindex.config.BloomIndexConf`. Entries register once per JVM, when this object is first
+ * initialised (the extension touches it when a session starts, see [[ensureRegistered]]).
+ */
+object BloomIndexSQLConf {
+
+  /** The version of bloomindex that introduced the keys below. */
+  private val Since = "0.1.0"
+
+  private def buildConf(key: String) = SQLConf.buildConf(key)
+
+  val ROOT: ConfigEntry[Option[String]] = buildConf("spark.bloomindex.root")
+    .doc("Folder holding one sub-folder per Bloom index. When unset: `_bloomindex` in " +
+      "spark.sql.warehouse.dir. A blank value is refused by the Bloom index commands.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
+  val FPP_DEFAULT: ConfigEntry[Double] = buildConf("spark.bloomindex.fpp.default")
+    .doc("Default false positive rate of a column's filters, when CREATE BLOOM INDEX names none.")
+    .version(Since)
+    .doubleConf
+    .checkValue(p => p > 0 && p < 1, "Must be a number in (0, 1).")
+    .createWithDefault(0.01)
+
+  val PRUNING_ENABLED: ConfigEntry[Boolean] = buildConf("spark.bloomindex.pruning.enabled")
+    .doc("When true, scans skip the files that the Bloom indexes of their source show hold " +
+      "no row matching the query's filters.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
+  val JOIN_FILTER_ENABLED: ConfigEntry[Boolean] = buildConf("spark.bloomindex.joinFilter.enabled")
+    .doc("When true, joins on a column with a global Bloom filter drop, before the join, the " +
+      "rows of the other side whose key is certainly absent from it.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
+  val BUILD_FOOTER_FILTERS: ConfigEntry[Boolean] = buildConf("spark.bloomindex.build.footerFilters")
+    .doc("When true, a build takes a Parquet file's filter for a column from its footer when " +
+      "every row group carries one that fits; when false, always from the data.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
+  val BUILD_MAX_DISTINCT_PER_FILE: ConfigEntry[Int] = buildConf("spark.bloomindex.build.maxDistinctPerFile")
+    .doc("Distinct values a build task counts exactly per file and column (up to 16 bytes each " +
+      "buffered per indexed column, plus a sort buffer per running task); a file with more is " +
+      "sized from an HLL estimate and read a second time.")
+    .version(Since)
+    .intConf
+    .checkValue(_ > 0, "Must be a whole number > 0.")
+    .createWithDefault(2000000)
+
+  /** Test hook, not for users: each task of a build's data pass sleeps this long before reading. */
+  val TEST_BUILD_TASK_DELAY_MS: ConfigEntry[Long] = buildConf("spark.internal.bloomindex.test.buildTaskDelayMs")
+    .internal()
+    .doc("Test only: each task of a build's data pass sleeps this many milliseconds before " +
+      "reading, so that a fault test can kill an executor while a build runs.")
+    .version(Since)
+    .longConf
+    .checkValue(_ >= 0, "Must be >= 0.")
+    .createWithDefault(0L)
+
+  /** Test hook, not for users: a CREATE or REFRESH stops between its data write and its log commit. */
+  val TEST_FAIL_AFTER_DATA_WRITE: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.failAfterDataWrite")
+    .internal()
+    .doc("Test only: a CREATE or REFRESH stops right after its index data is written, before " +
+      "its log commit, without rolling back (what a driver that dies there leaves behind).")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(false)
+
+  /** Every entry, public and internal. */
+  val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
+    BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE)
+
+  // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
+  // cannot name it). A bad value in a session builder's config fails the session's start
+  // (INVALID_CONF_VALUE, naming the key), as one of Spark's own keys does.
+
+  def root(conf: SQLConf): Option[String] = conf.getConf(ROOT)
+  def fppDefault(conf: SQLConf): Double = conf.getConf(FPP_DEFAULT)
+  def pruningEnabled(conf: SQLConf): Boolean = conf.getConf(PRUNING_ENABLED)
+  def joinFilterEnabled(conf: SQLConf): Boolean = conf.getConf(JOIN_FILTER_ENABLED)
+  def buildFooterFilters(conf: SQLConf): Boolean = conf.getConf(BUILD_FOOTER_FILTERS)
+  def buildMaxDistinctPerFile(conf: SQLConf): Int = conf.getConf(BUILD_MAX_DISTINCT_PER_FILE)
+  def testBuildTaskDelayMs(conf: SQLConf): Long = conf.getConf(TEST_BUILD_TASK_DELAY_MS)
+
+  /** The boolean test switch `key` (one of the internal `spark.internal.bloomindex.test.*`). */
+  def testSwitch(conf: SQLConf, key: String): Boolean = key match {
+    case TEST_FAIL_AFTER_DATA_WRITE.key => conf.getConf(TEST_FAIL_AFTER_DATA_WRITE)
+    case other => throw new IllegalArgumentException(s"$other is not a test switch of bloomindex")
+  }
+
+  /**
+   * Registers the entries with SQLConf (once per JVM: a Scala object is initialised once, and
+   * SQLConf refuses a second registration of a key), so that `SET` validates them and
+   * `SET -v` lists them from the first statement of a session on.
+   */
+  def ensureRegistered(): Unit = all.foreach(e => require(SQLConf.containsConfigKey(e.key), e.key))
+}

@@ -1,0 +1,135 @@
+"""Issue 14: every error of bloomindex has an error condition and a SQLSTATE of its own
+(jvm/src/main/resources/error/bloomindex-error-conditions.json). Callers match conditions,
+never message text; a lost commit race is `bloomindex.ConcurrentBloomIndexUpdateError`."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from pyspark.errors import AnalysisException
+
+import bloomindex
+from bloomindex import BloomIndex
+from index_helpers import log_entries
+
+DELAY = "spark.internal.bloomindex.test.buildTaskDelayMs"
+
+
+def _source(spark, tmp_path, name="src", files=4):
+    path = str(tmp_path / name)
+    spark.range(0, 400, numPartitions=files).selectExpr("id", "map(id, id) AS m").write.parquet(path)
+    return path
+
+
+def _raises(condition: str, sql_state: str, call) -> AnalysisException:
+    with pytest.raises(AnalysisException) as e:
+        call()
+    assert e.value.getCondition() == condition, str(e.value)
+    assert e.value.getSqlState() == sql_state, str(e.value)
+    return e.value
+
+
+def test_not_found(spark, root):
+    _raises("BLOOM_INDEX_NOT_FOUND", "42704", lambda: BloomIndex(spark).drop("nope"))
+    _raises("BLOOM_INDEX_NOT_FOUND", "42704", lambda: BloomIndex(spark).refresh("nope"))
+    _raises("BLOOM_INDEX_NOT_FOUND", "42704", lambda: spark.sql("DROP BLOOM INDEX nope"))
+    _raises("BLOOM_INDEX_NOT_FOUND", "42704", lambda: spark.sql("DESCRIBE BLOOM INDEX nope").collect())
+
+
+def test_already_exists(spark, root, tmp_path):
+    path = _source(spark, tmp_path)
+    bi = BloomIndex(spark, progress=False)
+    assert bi.create("twice", path, ["id"], format="parquet")
+    _raises("BLOOM_INDEX_ALREADY_EXISTS", "42710", lambda: bi.create("twice", path, ["id"], format="parquet"))
+    _raises("BLOOM_INDEX_ALREADY_EXISTS", "42710",
+            lambda: spark.sql(f"CREATE BLOOM INDEX twice ON parquet.`{path}` FOR COLUMNS (id)"))
+    _raises("BLOOM_FILTER_INDEX_NOT_FOUND", "42704",
+            lambda: spark.sql(f"DROP BLOOMFILTER INDEX ON parquet.`{path}` FOR COLUMNS (m)"))
+
+
+def test_unsupported_source(spark, root, tmp_path):
+    bi = BloomIndex(spark, progress=False)
+    _raises("BLOOM_INDEX_UNSUPPORTED_SOURCE", "0A000", lambda: bi.create("r", spark.range(3), ["id"]))
+    _raises("BLOOM_INDEX_UNSUPPORTED_FORMAT", "0A000",
+            lambda: bi.create("r", str(tmp_path), ["id"], format="xml"))
+    _raises("BLOOM_INDEX_PATH_NOT_FOUND", "42K03",
+            lambda: bi.create("r", str(tmp_path / "missing"), ["id"], format="parquet"))
+    _raises("BLOOM_INDEX_SOURCE_NOT_FOUND", "42P01",
+            lambda: spark.sql("CREATE BLOOM INDEX r ON no_such_table FOR COLUMNS (id)"))
+
+
+def test_a_function_error_keeps_its_condition_once_spark_attaches_the_sql_position(spark, root):
+    """Spark attaches the SQL position to errors of function lookups: PySpark still converts
+    them (an AnalysisException, not a Py4JJavaError), condition and position kept."""
+    e = _raises("BLOOM_MIGHT_CONTAIN_WRONG_NUM_ARGS", "42605",
+                lambda: spark.sql("SELECT bloom_might_contain('i', 'c') FROM range(1)").collect())
+    assert e.getMessageParameters()["count"] == "2"
+    assert "line 1 pos 7" in str(e)
+    _raises("BLOOM_INDEX_NOT_FOUND", "42704",
+            lambda: spark.sql("SELECT * FROM range(3) WHERE bloom_might_contain('nope', 'c', id)").collect())
+
+
+# IndexManager (actions/) still raises through the old API (condition BLOOM_INDEX_ERROR); its
+# conversion follows this change. Strict: these start passing, and must then lose the mark.
+PENDING = pytest.mark.xfail(strict=True, reason="actions/IndexManager.scala not yet converted to its conditions")
+
+
+@PENDING
+def test_bad_option(spark, root, tmp_path):
+    path = _source(spark, tmp_path)
+    bi = BloomIndex(spark, progress=False)
+    _raises("BLOOM_INDEX_INVALID_OPTION_VALUE", "22023", lambda: bi.create("o", path, ["id"], format="parquet", fpp=2))
+    _raises("BLOOM_INDEX_UNKNOWN_OPTION", "42K06",
+            lambda: bi.create("o", path, ["id"], format="parquet", colour="red"))
+
+
+@PENDING
+def test_unsupported_column_type(spark, root, tmp_path):
+    path = _source(spark, tmp_path)
+    _raises("BLOOM_INDEX_UNSUPPORTED_COLUMN_TYPE", "0A000",
+            lambda: BloomIndex(spark, progress=False).create("t", path, ["m"], format="parquet"))
+
+
+def test_a_lost_commit_race_is_a_retryable_error_of_its_own(spark, root, tmp_path):
+    path = _source(spark, tmp_path, files=4)
+    bi = BloomIndex(spark, progress=False)
+    bi.create("race", path, ["id"], format="parquet")
+    slow = spark.newSession()
+    slow.conf.set("spark.bloomindex.root", root)
+    slow.conf.set("spark.bloomindex.build.footerFilters", "false")
+    slow.conf.set(DELAY, "3000")
+    outcome: dict = {}
+
+    def refresh():
+        try:
+            BloomIndex(slow, progress=False).refresh("race", "full")
+            outcome["ok"] = True
+        except Exception as e:  # noqa: BLE001 - reported to the test thread
+            outcome["error"] = e
+
+    t = threading.Thread(target=refresh)
+    t.start()
+    deadline = time.time() + 120
+    while not any(e["state"] == "REFRESHING" for e in log_entries(root, "race")):
+        assert time.time() < deadline and t.is_alive(), outcome
+        time.sleep(0.1)
+    bi.drop("race")  # commits the version the refresh would have committed next
+    t.join(timeout=300)
+    e = outcome.get("error")
+    assert isinstance(e, bloomindex.ConcurrentBloomIndexUpdateError), outcome
+    assert isinstance(e, AnalysisException)
+    assert e.getCondition() == "BLOOM_INDEX_CONCURRENT_UPDATE"
+    assert e.getSqlState() == "40001"
+    assert e.getMessageParameters()["indexName"] == "race"
+    assert "retry it" in e.getMessage()
+    # Nothing of the refresh is visible: the index stays dropped, and can be created again.
+    assert log_entries(root, "race")[-1]["state"] == "DELETED"
+    assert bi.create("race", path, ["id"], format="parquet")
+
+
+def test_the_python_api_raises_bloomindex_errors_whose_message_works(spark, root):
+    e = _raises("BLOOM_INDEX_NOT_FOUND", "42704", lambda: BloomIndex(spark).drop("nope"))
+    assert isinstance(e, bloomindex.BloomIndexError)
+    assert e.getMessage().startswith("[BLOOM_INDEX_NOT_FOUND] Bloom index 'nope' does not exist")
