@@ -71,12 +71,6 @@ def test_a_function_error_keeps_its_condition_once_spark_attaches_the_sql_positi
             lambda: spark.sql("SELECT * FROM range(3) WHERE bloom_might_contain('nope', 'c', id)").collect())
 
 
-# IndexManager (actions/) still raises through the old API (condition BLOOM_INDEX_ERROR); its
-# conversion follows this change. Strict: these start passing, and must then lose the mark.
-PENDING = pytest.mark.xfail(strict=True, reason="actions/IndexManager.scala not yet converted to its conditions")
-
-
-@PENDING
 def test_bad_option(spark, root, tmp_path):
     path = _source(spark, tmp_path)
     bi = BloomIndex(spark, progress=False)
@@ -85,7 +79,6 @@ def test_bad_option(spark, root, tmp_path):
             lambda: bi.create("o", path, ["id"], format="parquet", colour="red"))
 
 
-@PENDING
 def test_unsupported_column_type(spark, root, tmp_path):
     path = _source(spark, tmp_path)
     _raises("BLOOM_INDEX_UNSUPPORTED_COLUMN_TYPE", "0A000",

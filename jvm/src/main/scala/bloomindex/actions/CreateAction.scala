@@ -33,7 +33,7 @@ final class CreateAction(ctx: ActionContext, spec: IndexSpec, frame: Option[Data
           (e.state == IndexState.Creating && damaged.nonEmpty) =>
         if (ifNotExists) return Some(e)
         if (damaged.isEmpty) throw BloomIndexErrors.alreadyExists(spec.name)
-        throw BloomIndexErrors.analysis(s"Bloom index '${spec.name}' already exists and its ${ctx.damageNote(damaged)}: " +
+        throw BloomIndexErrors.damaged(spec.name, s"already exists and its ${ctx.damageNote(damaged)}: " +
           s"REFRESH BLOOM INDEX ${spec.name} FULL repairs it, DROP BLOOM INDEX ${spec.name} removes it")
       case Some((e, _)) if e.state == IndexState.Creating && l.lastActive().isEmpty =>
         logWarning(s"Bloom index '${spec.name}': taking over from an unfinished CREATE (log version ${e.version})")

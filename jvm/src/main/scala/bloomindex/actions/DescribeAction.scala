@@ -27,8 +27,8 @@ final class DescribeAction(ctx: ActionContext) {
     val name = ctx.name
     val l = ctx.log
     val head = l.head().getOrElse(throw BloomIndexErrors.notFound(name))
-    val latest = head.entry.getOrElse(throw BloomIndexErrors.analysis(
-      s"Bloom index '$name': no log entry is readable (${ctx.damageNote(head.damaged)})"))
+    val latest = head.entry.getOrElse(throw BloomIndexErrors.damaged(name,
+      s"cannot be described: no log entry is readable (${ctx.damageNote(head.damaged)})"))
     if (latest.state == IndexState.Deleted && head.damaged.isEmpty) throw BloomIndexErrors.notFound(name)
     val active = l.lastActive()
     val spec = latest.spec

@@ -23,7 +23,7 @@ final class DropAction(ctx: ActionContext, ifExists: Boolean) {
         ctx.cleanupData(dropped.version, keep = Set.empty)
         true
       case Some(h) if h.entry.isEmpty =>
-        throw BloomIndexErrors.analysis(s"Bloom index '${ctx.name}' cannot be dropped: no log entry is readable " +
+        throw BloomIndexErrors.damaged(ctx.name, "cannot be dropped: no log entry is readable " +
           s"(${ctx.damageNote(h.damaged)}); CREATE BLOOM INDEX ${ctx.name} starts a new history, or remove ${l.indexDir}")
       case _ =>
         if (ifExists) false else throw BloomIndexErrors.notFound(ctx.name)

@@ -28,7 +28,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
   private lazy val latest: LogEntry = head.entry match {
     case Some(e) if e.state != IndexState.Deleted => e
     case Some(_) => throw BloomIndexErrors.notFound(name)
-    case None => throw BloomIndexErrors.analysis(s"Bloom index '$name' cannot be refreshed: no log entry is " +
+    case None => throw BloomIndexErrors.damaged(name, s"cannot be refreshed: no log entry is " +
       s"readable (${ctx.damageNote(head.damaged)}); CREATE BLOOM INDEX $name starts a new history")
   }
 
@@ -56,9 +56,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
           rebuild = true
         case Some(built) =>
           RefreshAction.contextChanges(built, now).headOption.foreach { why =>
-            throw BloomIndexErrors.analysis(s"Bloom index '$name' was built under another decoding context ($why): " +
-              "an incremental refresh would mix values decoded two ways. REFRESH BLOOM INDEX " +
-              s"$name FULL rebuilds it as this session reads ${spec.source.display}")
+            throw BloomIndexErrors.incrementalRefreshContextChanged(name, why, spec.source.display)
           }
       }
     }

@@ -37,11 +37,7 @@ import org.apache.spark.sql.catalyst.trees.Origin
  *  - `bloom_might_contain`: [[mightContainWrongNumArgs]], [[mightContainInvalidArgument]],
  *    [[mightContainKeyTypeMismatch]];
  *  - configuration: [[invalidConf]];
- *  - [[error]]: any condition of the file by name, with its parameters;
- *  - [[analysis]]`(message)`: the old API, kept for call sites not yet converted
- *    (actions/IndexManager.scala): condition `BLOOM_INDEX_ERROR` (SQLSTATE 42000) with the
- *    message whole. New code calls the methods above; once IndexManager is converted,
- *    `analysis` and `BLOOM_INDEX_ERROR` go.
+ *  - [[error]]: any condition of the file by name, with its parameters.
  */
 object BloomIndexErrors {
 
@@ -69,15 +65,6 @@ object BloomIndexErrors {
   /** An AnalysisException of condition `name` (defined in [[ConditionsResource]]). */
   def error(name: String, params: Map[String, String], cause: Throwable = null): AnalysisException =
     new BloomIndexAnalysisException(condition(name), params, Option(cause))
-
-  // ------------------------------------------------------------------ old API
-
-  /** The condition of [[analysis]]: a message given whole. */
-  val MessageCondition = "BLOOM_INDEX_ERROR"
-
-  /** Old API, for call sites not yet converted: condition `BLOOM_INDEX_ERROR`, `message` whole. */
-  def analysis(message: String, cause: Throwable = null): AnalysisException =
-    error(MessageCondition, Map("message" -> message), cause)
 
   /** A syntax error in one of our statements, at `position` (0-based) of `command`. */
   def parse(command: String, position: Int, near: String, message: String): ParseException = {

@@ -22,9 +22,7 @@ class IndexRoot(spark: SparkSession) extends Logging {
   /** Index names are folder names: plain identifiers, nothing that could leave the root. */
   def checkName(name: String): Unit =
     if (name == null || !IndexRoot.isName(name)) {
-      throw BloomIndexErrors.analysis(
-        s"Invalid Bloom index name '$name': use letters, digits, '_' and '-' (no path separators, " +
-          "no '.', at most 128 characters)")
+      throw BloomIndexErrors.invalidName(name)
     }
 
   def log(name: String): IndexLog = {
@@ -43,8 +41,7 @@ class IndexRoot(spark: SparkSession) extends Logging {
     if (dir.toUri.getScheme == null || dir.toUri.getScheme == "file") {
       Seq(dir, l.logDir, new Path(dir, "data")).map(p => java.nio.file.Paths.get(p.toUri.getPath))
         .find(java.nio.file.Files.isSymbolicLink).foreach { link =>
-          throw BloomIndexErrors.analysis(
-            s"Bloom index '$name': $link is a symbolic link; refusing to write outside ${BloomIndexConf.Root} ($root)")
+          throw BloomIndexErrors.unsafeLocation(name, link.toString, BloomIndexConf.Root, root.toString)
         }
     }
     l

@@ -57,7 +57,6 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
       "bloom_might_contain takes 3 arguments ('<index>', '<column>', expr), or 4 with allow_stale last, got 2")
     // Parameter values are not templates: '<x>' and '$' in them stay as they are.
     check(pathNotFound("/a/<indexName>/$x"), "BLOOM_INDEX_PATH_NOT_FOUND", "Path does not exist: /a/<indexName>/$x")
-    check(analysis("anything at all"), "BLOOM_INDEX_ERROR", "anything at all")
     check(unsupportedColumnType("m", "MAP<STRING, INT>", "maps cannot be hashed"), "BLOOM_INDEX_UNSUPPORTED_COLUMN_TYPE",
       "Column 'm' of type MAP<STRING, INT> cannot be indexed: maps cannot be hashed")
     val conflict = new ConcurrentBloomIndexUpdateException("ix", 3, "REFRESH")
