@@ -81,7 +81,7 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
       deltaLogUnreadable("t", new RuntimeException("boom")), deltaColumnMapping("t", "name"),
       filterIndexAlreadyExists("c", "t", "n"), filterIndexNotFound("t"), filterIndexMultiColumn("n", Seq("a", "b")),
       mightContainWrongNumArgs("f", 1), mightContainInvalidArgument("f", "why"),
-      mightContainKeyTypeMismatch("f", "k", "n", "c", "why"), invalidConf("k", "is empty"), analysis("m"),
+      mightContainKeyTypeMismatch("f", "k", "n", "c", "why"), invalidConf("k", "is empty"),
       new ConcurrentBloomIndexUpdateException("n", 1, "CREATE"))
     assert(all.map(_.getCondition).toSet == known.keySet, "a builder per condition")
     all.foreach { e =>
