@@ -15,9 +15,9 @@ name            design                                      hash     sizes
 True
 
 Each class has ``for_ndv``, ``insert_hashes`` / ``check_hashes`` (``np.uint64``),
-``insert`` / ``check`` / ``might_contain`` (Spark values, hashed with the design's ``hash``),
-``merge``, ``copy``, ``to_bytes`` / ``from_bytes`` (the bit set alone) and ``serialize`` /
-``deserialize`` (the design's form with its header).
+``insert`` / ``check`` / ``might_contain`` (Spark values of a ``spark_type``, hashed with the
+design's ``hash_name``), ``merge``, ``copy``, ``to_bytes`` / ``from_bytes`` (the bit set alone)
+and ``serialize`` / ``deserialize`` (the design's form with its header).
 """
 
 from __future__ import annotations
@@ -47,23 +47,24 @@ def _check_algorithm(algorithm: str) -> str:
 
 
 class _Values:
-    """Spark values in and out of a filter, hashed with the design's ``hash``."""
+    """Spark values in and out of a filter, hashed with the design's ``hash_name``."""
 
     __slots__ = ()
-    hash = "xxh64"
+    hash_name = "xxh64"
 
-    def insert(self, values: Iterable[Any], type: str) -> None:
-        """Hashes non-null ``values`` of Spark type ``type`` and inserts them."""
-        self.insert_hashes(hash_values(values, type, self.hash))
+    def insert(self, values: Iterable[Any], spark_type: str) -> None:
+        """Hashes non-null ``values`` of Spark type ``spark_type`` and inserts them."""
+        self.insert_hashes(hash_values(values, spark_type, self.hash_name))
 
-    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
+    def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
         """``np.bool_`` per non-null value: False when it was certainly never inserted."""
-        return self.check_hashes(hash_values(values, type, self.hash))
+        return self.check_hashes(hash_values(values, spark_type, self.hash_name))
 
-    def might_contain(self, value: Any, type: str) -> bool:
+    def might_contain(self, value: Any, spark_type: str) -> bool:
+        """False when ``value`` (of Spark type ``spark_type``) is certainly not in the filter."""
         if value is None:
             raise ValueError("value: None is never in a Bloom filter; use the null count")
-        return bool(self.check([value], type)[0])
+        return bool(self.check([value], spark_type)[0])
 
 
 class SbbfMurmur3(_Values):
@@ -83,7 +84,7 @@ class SbbfMurmur3(_Values):
     __slots__ = ("_bits", "_log2_blocks")
 
     algorithm = "sbbf-murmur3"
-    hash = "murmur3"
+    hash_name = "murmur3"
     HEADER = struct.Struct("<iii")
 
     def __init__(self, num_bytes: int):
@@ -201,7 +202,7 @@ class ClassicBloomFilter(_Values):
     __slots__ = ("_words", "num_hashes")
 
     algorithm = "classic"
-    hash = "xxh64"
+    hash_name = "xxh64"
     MIN_BYTES = 8
     MAX_HASHES = 64
 

@@ -122,8 +122,8 @@ class Sbbf:
 
     #: The design's name in an index's options (see :mod:`bloomindex.filters`).
     algorithm = "sbbf"
-    #: The function :meth:`insert` hashes plain-encoded values with.
-    hash = "xxh64"
+    #: The hash function :meth:`insert` hashes plain-encoded values with (see :func:`~bloomindex.hash_values`).
+    hash_name = "xxh64"
 
     def __init__(self, num_bytes: int):
         _check_num_bytes(num_bytes)
@@ -206,19 +206,19 @@ class Sbbf:
             out[start:start + _CHUNK] = ((self._words[blocks] & masks) == masks).all(axis=1)
         return out.reshape(arr.shape)
 
-    def insert(self, values: Iterable[Any], type: str) -> None:
-        """Hashes non-null ``values`` as Spark type ``type`` (e.g. ``'bigint'``) and inserts them."""
-        self.insert_hashes(hash_values(values, type))
+    def insert(self, values: Iterable[Any], spark_type: str) -> None:
+        """Hashes non-null ``values`` as Spark type ``spark_type`` (e.g. ``'bigint'``) and inserts them."""
+        self.insert_hashes(hash_values(values, spark_type, self.hash_name))
 
-    def might_contain(self, value: Any, type: str) -> bool:
-        """False when ``value`` (of Spark type ``type``) is certainly not in the filter."""
+    def might_contain(self, value: Any, spark_type: str) -> bool:
+        """False when ``value`` (of Spark type ``spark_type``) is certainly not in the filter."""
         if value is None:
             raise ValueError("value: None is never in a Bloom filter; use the null count")
-        return bool(self.check_hashes(hash_values([value], type))[0])
+        return bool(self.check_hashes(hash_values([value], spark_type, self.hash_name))[0])
 
-    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
-        """:meth:`might_contain` for many non-null values at once."""
-        return self.check_hashes(hash_values(values, type))
+    def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
+        """:meth:`might_contain` for many non-null values at once: ``np.bool_`` per value."""
+        return self.check_hashes(hash_values(values, spark_type, self.hash_name))
 
     def merge(self, other: "Sbbf") -> "Sbbf":
         """ORs ``other`` into this filter (sizes must match) and returns ``self``."""
