@@ -16,20 +16,25 @@ True
 
 Each class has ``for_ndv``, ``insert_hashes`` / ``check_hashes`` (``np.uint64``),
 ``insert`` / ``check`` / ``might_contain`` (Spark values of a ``spark_type``, hashed with the
-design's ``hash_name``), ``merge``, ``copy``, ``to_bytes`` / ``from_bytes`` (the bit set alone)
-and ``serialize`` / ``deserialize`` (the design's form with its header).
+design's ``hash_name``), ``merge``, ``copy``, ``serialize`` / ``deserialize`` (the design's
+serialized form, header and bit set: the JVM's ``BloomFilter.toBytes`` and
+``FilterAlgorithm.fromBytes``, what an index stores) and ``bitset_bytes`` (the bit set alone,
+the JVM's ``bitsetBytes``).
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from typing import Any, Iterable, Union
 
 import numpy as np
 
+from ._checks import (CLASSIC_MIN_BYTES, MAX_BYTES, MAX_HASHES, check_classic_bytes, check_fpp, check_ndv,
+                      check_num_hashes, check_power_of_two_bytes)
+from ._headers import (CLASSIC_HEADER, MURMUR3_HEADER, classic_header, murmur3_header, read_classic_header,
+                       read_murmur3_header)
 from .hashing import hash_values
-from .sbbf import MAX_BYTES, MIN_BYTES, Sbbf, _check_fpp, _check_ndv, blocked_fpp, optimal_num_bytes
+from .sbbf import Sbbf, blocked_fpp, optimal_num_bytes
 
 __all__ = ["ALGORITHMS", "BloomFilter", "ClassicBloomFilter", "SbbfMurmur3", "deserialize",
            "expected_fpp", "for_ndv", "num_bytes", "num_hashes_for"]
@@ -85,10 +90,9 @@ class SbbfMurmur3(_Values):
 
     algorithm = "sbbf-murmur3"
     hash_name = "murmur3"
-    HEADER = struct.Struct("<iii")
 
     def __init__(self, num_bytes: int):
-        _check_power_of_two(num_bytes)
+        check_power_of_two_bytes(num_bytes)
         self._bits = Sbbf(num_bytes)
         self._log2_blocks = (int(num_bytes) // 32).bit_length() - 1
 
@@ -105,19 +109,15 @@ class SbbfMurmur3(_Values):
         return cls(num_bytes(ndv, fpp, "sbbf-murmur3", power_of_two))
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview) -> "SbbfMurmur3":
-        """A filter over a copy of a bit set (little-endian words, no header)."""
-        _check_power_of_two(len(data))
-        return cls._wrap(Sbbf.from_bytes(data))
-
-    @classmethod
-    def deserialize(cls, data: bytes) -> "SbbfMurmur3":
-        """Reads the 12-byte header and the bit set (the whole of ``bloom_filter.bin``)."""
+    def deserialize(cls, data: bytes | bytearray | memoryview) -> "SbbfMurmur3":
+        """Reads :meth:`serialize`'s form: the 12-byte header and the bit set, nothing after
+        it (the whole of parquet-testing's ``bloom_filter.bin``)."""
         data = bytes(data)
-        n = _parse_murmur3_header(data)
-        if len(data) - 12 != n:
-            raise ValueError(f"bytes: header says {n} bytes of bitset, {len(data) - 12} follow")
-        return cls.from_bytes(data[12:])
+        n = read_murmur3_header(data)
+        header_len = MURMUR3_HEADER.size
+        if len(data) - header_len != n:
+            raise ValueError(f"data: header says {n} bytes of bit set, {len(data) - header_len} follow")
+        return cls._wrap(Sbbf._from_bitset(data[header_len:]))
 
     @property
     def num_bytes(self) -> int:
@@ -151,11 +151,14 @@ class SbbfMurmur3(_Values):
     def copy(self) -> "SbbfMurmur3":
         return SbbfMurmur3._wrap(self._bits.copy())
 
-    def to_bytes(self) -> bytes:
-        return self._bits.to_bytes()
+    def bitset_bytes(self) -> bytes:
+        """The bit set alone: little-endian 32-bit words, as :class:`Sbbf`'s."""
+        return self._bits.bitset_bytes()
 
     def serialize(self) -> bytes:
-        return self.HEADER.pack(self.num_bytes, 0, 0) + self.to_bytes()
+        """The design's serialized form: the 12-byte header, then the bit set. The JVM's
+        ``BloomFilter.toBytes``; what an index stores; :meth:`deserialize` reads it."""
+        return murmur3_header(self.num_bytes) + self.bitset_bytes()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SbbfMurmur3) and self._bits == other._bits
@@ -164,26 +167,6 @@ class SbbfMurmur3(_Values):
 
     def __repr__(self) -> str:
         return f"SbbfMurmur3(num_bytes={self.num_bytes})"
-
-
-def _check_power_of_two(num_bytes: Any) -> None:
-    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
-            or not MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes & (num_bytes - 1)):
-        raise ValueError(
-            f"num_bytes: must be a power of two between {MIN_BYTES} and {MAX_BYTES}, got {num_bytes!r}")
-
-
-def _parse_murmur3_header(data: bytes) -> int:
-    """numBytes of a 12-byte deprecated header; ValueError for anything else."""
-    if len(data) < 12:
-        raise ValueError(f"bytes: {len(data)} bytes are too short for the 12-byte sbbf-murmur3 header")
-    n, hash_id, alg = SbbfMurmur3.HEADER.unpack_from(data, 0)
-    if hash_id != 0:
-        raise ValueError(f"bytes: unsupported hash {hash_id} in an sbbf-murmur3 header (0 = MURMUR3_X64_128)")
-    if alg != 0:
-        raise ValueError(f"bytes: unsupported algorithm {alg} in an sbbf-murmur3 header (0 = BLOCK)")
-    _check_power_of_two(n)
-    return n
 
 
 class ClassicBloomFilter(_Values):
@@ -203,12 +186,12 @@ class ClassicBloomFilter(_Values):
 
     algorithm = "classic"
     hash_name = "xxh64"
-    MIN_BYTES = 8
-    MAX_HASHES = 64
+    MIN_BYTES = CLASSIC_MIN_BYTES
+    MAX_HASHES = MAX_HASHES
 
     def __init__(self, num_bytes: int, num_hashes: int):
-        _check_classic_bytes(num_bytes)
-        _check_num_hashes(num_hashes)
+        check_classic_bytes(num_bytes)
+        check_num_hashes(num_hashes)
         self._words = np.zeros(int(num_bytes) // 8, dtype=np.uint64)
         self.num_hashes = int(num_hashes)
 
@@ -218,25 +201,16 @@ class ClassicBloomFilter(_Values):
         return cls(num_bytes(ndv, fpp, "classic", power_of_two), num_hashes_for(fpp))
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview, num_hashes: int) -> "ClassicBloomFilter":
-        """A filter over a copy of a bit set (little-endian 64-bit words, no header)."""
+    def deserialize(cls, data: bytes | bytearray | memoryview) -> "ClassicBloomFilter":
+        """Reads :meth:`serialize`'s form: the 8-byte header and the bit set, nothing after it."""
         data = bytes(data)
-        _check_classic_bytes(len(data))
-        f = cls(8, num_hashes)
-        f._words = np.frombuffer(data, dtype="<u8").astype(np.uint64)
+        num_bits, k = read_classic_header(data)
+        header_len = CLASSIC_HEADER.size
+        if len(data) - header_len != num_bits // 8:
+            raise ValueError(f"data: header says {num_bits // 8} bytes of bit set, {len(data) - header_len} follow")
+        f = cls(CLASSIC_MIN_BYTES, k)
+        f._words = np.frombuffer(data, dtype="<u8", offset=header_len).astype(np.uint64)
         return f
-
-    @classmethod
-    def deserialize(cls, data: bytes) -> "ClassicBloomFilter":
-        data = bytes(data)
-        if len(data) < 8:
-            raise ValueError(f"bytes: {len(data)} bytes are too short for the 8-byte header of a classic filter")
-        num_bits, k = struct.unpack_from("<ii", data, 0)
-        if num_bits <= 0 or num_bits % 64 or num_bits // 8 > MAX_BYTES:
-            raise ValueError(f"bytes: numBits must be a positive multiple of 64 up to {MAX_BYTES * 8}, got {num_bits}")
-        if len(data) - 8 != num_bits // 8:
-            raise ValueError(f"bytes: header says {num_bits // 8} bytes of bit set, {len(data) - 8} follow")
-        return cls.from_bytes(data[8:], k)
 
     @property
     def num_bytes(self) -> int:
@@ -293,13 +267,18 @@ class ClassicBloomFilter(_Values):
         return f
 
     def expected_fpp(self, ndv: int) -> float:
+        """The false positive rate to expect once this filter holds ``ndv`` distinct values."""
         return classic_fpp(self.num_bits, self.num_hashes, ndv)
 
-    def to_bytes(self) -> bytes:
+    def bitset_bytes(self) -> bytes:
+        """The bit set alone: little-endian 64-bit words."""
         return self._words.astype("<u8").tobytes()
 
     def serialize(self) -> bytes:
-        return struct.pack("<ii", self.num_bits, self.num_hashes) + self.to_bytes()
+        """The design's serialized form: the 8-byte header (numBits, numHashFunctions), then
+        the bit set. The JVM's ``BloomFilter.toBytes``; what an index stores; :meth:`deserialize`
+        reads it."""
+        return classic_header(self.num_bits, self.num_hashes) + self.bitset_bytes()
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, ClassicBloomFilter) and other.num_hashes == self.num_hashes
@@ -311,29 +290,18 @@ class ClassicBloomFilter(_Values):
         return f"ClassicBloomFilter(num_bytes={self.num_bytes}, num_hashes={self.num_hashes})"
 
 
-def _check_classic_bytes(num_bytes: Any) -> None:
-    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
-            or not ClassicBloomFilter.MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes % 8):
-        raise ValueError(f"num_bytes: must be a multiple of 8 between 8 and {MAX_BYTES}, got {num_bytes!r}")
-
-
-def _check_num_hashes(k: Any) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= ClassicBloomFilter.MAX_HASHES:
-        raise ValueError(f"num_hashes: must be between 1 and {ClassicBloomFilter.MAX_HASHES}, got {k!r}")
-
-
 def num_hashes_for(fpp: float) -> int:
     """The classic design's ``k`` for a target rate: ``round(-log2 fpp)``, at least 1."""
-    _check_fpp(fpp)
+    check_fpp(fpp)
     k = max(1, math.floor(-math.log(fpp) / math.log(2) + 0.5))
-    if k > ClassicBloomFilter.MAX_HASHES:
+    if k > MAX_HASHES:
         raise ValueError(f"fpp: {fpp} needs {k} hash functions, more than the classic design's 64")
     return k
 
 
 def classic_fpp(num_bits: int, num_hashes: int, ndv: int) -> float:
     """``(1 - e^(-k n / m))^k``: the classic filter's rate with ``ndv`` values in ``num_bits``."""
-    _check_ndv(ndv)
+    check_ndv(ndv)
     if ndv == 0:
         return 0.0
     return math.pow(-math.expm1(-float(num_hashes) * ndv / num_bits), num_hashes)
@@ -348,8 +316,8 @@ def num_bytes(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool 
     power of two.
     """
     name = _check_algorithm(algorithm)
-    _check_ndv(ndv)
-    _check_fpp(fpp)
+    check_ndv(ndv)
+    check_fpp(fpp)
     if name == "sbbf":
         return optimal_num_bytes(ndv, fpp, power_of_two)
     if name == "sbbf-murmur3":
@@ -386,8 +354,13 @@ def for_ndv(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = 
     return ClassicBloomFilter(n, num_hashes_for(fpp))
 
 
-def deserialize(data: bytes, algorithm: str) -> BloomFilter:
-    """Reads ``filter.serialize()`` of ``algorithm`` (an index's stored filters are these)."""
+def deserialize(data: bytes | bytearray | memoryview, algorithm: str) -> BloomFilter:
+    """Reads ``filter.serialize()`` of ``algorithm`` (an index's stored filters are these): the
+    class's ``deserialize``.
+
+    >>> deserialize(SbbfMurmur3(32).serialize(), "sbbf-murmur3")
+    SbbfMurmur3(num_bytes=32)
+    """
     name = _check_algorithm(algorithm)
     cls = {"sbbf": Sbbf, "sbbf-murmur3": SbbfMurmur3, "classic": ClassicBloomFilter}[name]
     return cls.deserialize(data)
@@ -399,12 +372,12 @@ def expected_fpp(num_bytes_: int, ndv: int, algorithm: str = "sbbf", fpp: float 
     ``classic`` needs ``fpp`` (its ``k`` comes from it).
     """
     name = _check_algorithm(algorithm)
-    _check_ndv(ndv)
+    check_ndv(ndv)
     if name == "classic":
         if fpp is None:
             raise ValueError("fpp: the classic design's rate depends on k, which comes from fpp")
-        _check_classic_bytes(num_bytes_)
+        check_classic_bytes(num_bytes_)
         return classic_fpp(num_bytes_ * 8, num_hashes_for(fpp), ndv)
     if name == "sbbf-murmur3":
-        _check_power_of_two(num_bytes_)
+        check_power_of_two_bytes(num_bytes_)
     return blocked_fpp(num_bytes_ // 32, ndv)

@@ -7,37 +7,20 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ._checks import MAX_BYTES, MIN_BYTES, check_fpp, check_ndv, check_sbbf_bytes
+from ._headers import is_murmur3_header, read_sbbf_header, sbbf_header
 from .hashing import hash_values
 
 __all__ = ["Sbbf", "optimal_num_bytes", "expected_fpp", "MIN_BYTES", "MAX_BYTES"]
 
 SALT = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
                  0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31], dtype=np.uint32)
-MIN_BYTES = 32
-MAX_BYTES = 128 * 1024 * 1024
 # Up to this many filter bits (8 MiB filters), inserts go through a one-byte-per-bit scratch.
 _SCRATCH_BITS_LIMIT = 1 << 26
 # Hashes per step: the step's temporaries (8 words per hash) stay in the CPU's cache.
 _CHUNK = 16384
 # Values per block past which the split block rate is 1.0 in double precision.
 _SATURATED_LOAD = 2000.0
-
-
-def _check_fpp(fpp: float) -> None:
-    if not (isinstance(fpp, (int, float)) and 0.0 < fpp < 1.0):
-        raise ValueError(f"fpp: must be in (0, 1), got {fpp!r}")
-
-
-def _check_ndv(ndv: int) -> None:
-    if isinstance(ndv, bool) or not isinstance(ndv, (int, np.integer)) or ndv < 0:
-        raise ValueError(f"ndv: must be an integer >= 0, got {ndv!r}")
-
-
-def _check_num_bytes(num_bytes: int) -> None:
-    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
-            or not MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes % 32):
-        raise ValueError(
-            f"num_bytes: must be a multiple of 32 between {MIN_BYTES} and {MAX_BYTES}, got {num_bytes!r}")
 
 
 def blocked_fpp(num_blocks: int, ndv: int) -> float:
@@ -75,8 +58,8 @@ def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = True) -> int:
     bits, rounded up to a power of two, 32 B to 128 MiB). ``False``: the smallest multiple of
     32 bytes whose split-block false positive rate meets ``fpp`` (the index's own rule).
     """
-    _check_ndv(ndv)
-    _check_fpp(fpp)
+    check_ndv(ndv)
+    check_fpp(fpp)
     if power_of_two:
         m = -8.0 * ndv / math.log(1 - math.pow(fpp, 1.0 / 8))
         max_bits = MAX_BYTES * 8
@@ -99,8 +82,8 @@ def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = True) -> int:
 
 def expected_fpp(num_bytes: int, ndv: int) -> float:
     """The false positive rate to expect from a filter of ``num_bytes`` holding ``ndv`` values."""
-    _check_num_bytes(num_bytes)
-    _check_ndv(ndv)
+    check_sbbf_bytes(num_bytes)
+    check_ndv(ndv)
     return blocked_fpp(num_bytes // 32, ndv)
 
 
@@ -111,11 +94,11 @@ class Sbbf:
     >>> f.insert(["apple", "pear"], "string")
     >>> f.might_contain("apple", "string")
     True
-    >>> Sbbf.from_bytes(f.to_bytes()) == f
+    >>> Sbbf.deserialize(f.serialize()) == f
     True
 
-    The bitset is ``num_bytes // 32`` blocks of eight little-endian 32-bit words;
-    ``to_bytes()`` is what a Parquet file stores after the filter's header.
+    The bit set is ``num_bytes // 32`` blocks of eight little-endian 32-bit words
+    (:meth:`bitset_bytes`); :meth:`serialize` puts Parquet's Thrift header before it.
     """
 
     __slots__ = ("_words",)
@@ -126,7 +109,7 @@ class Sbbf:
     hash_name = "xxh64"
 
     def __init__(self, num_bytes: int):
-        _check_num_bytes(num_bytes)
+        check_sbbf_bytes(num_bytes)
         self._words = np.zeros((int(num_bytes) // 32, 8), dtype=np.uint32)
 
     @classmethod
@@ -135,20 +118,28 @@ class Sbbf:
         return cls(optimal_num_bytes(ndv, fpp, power_of_two))
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview) -> "Sbbf":
-        """A filter over a copy of a bitset in Parquet's layout (no header)."""
+    def deserialize(cls, data: bytes | bytearray | memoryview) -> "Sbbf":
+        """Reads :meth:`serialize`'s form (Parquet's: Thrift ``BloomFilterHeader``, then the
+        bit set), as a Parquet file or an index stores it. Bytes after the bit set are
+        ignored, as Parquet readers do; the deprecated MurmurHash3 form is refused (read it
+        with :meth:`SbbfMurmur3.deserialize <bloomindex.filters.SbbfMurmur3.deserialize>`)."""
         data = bytes(data)
-        _check_num_bytes(len(data))
-        f = cls.__new__(cls)
-        f._words = np.frombuffer(data, dtype="<u4").astype(np.uint32).reshape(-1, 8)
-        return f
+        if is_murmur3_header(data):
+            raise ValueError("data: the deprecated MurmurHash3 form (sbbf-murmur3); read it with "
+                             "SbbfMurmur3.deserialize")
+        num_bytes, header_len = read_sbbf_header(data)
+        bitset = data[header_len:header_len + num_bytes]
+        if len(bitset) != num_bytes:
+            raise ValueError(f"data: header says {num_bytes} bytes of bit set, {len(bitset)} follow")
+        return cls._from_bitset(bitset)
 
     @classmethod
-    def from_parquet_bytes(cls, data: bytes) -> "Sbbf":
-        """Reads Parquet's serialized form: the Thrift ``BloomFilterHeader``, then the bitset."""
-        from .parquet import parse_sbbf
-
-        return parse_sbbf(bytes(data))
+    def _from_bitset(cls, bitset: bytes) -> "Sbbf":
+        """A filter over a copy of a bit set in Parquet's layout (no header)."""
+        check_sbbf_bytes(len(bitset))
+        f = cls.__new__(cls)
+        f._words = np.frombuffer(bitset, dtype="<u4").astype(np.uint32).reshape(-1, 8)
+        return f
 
     @property
     def num_bytes(self) -> int:
@@ -233,24 +224,14 @@ class Sbbf:
         f._words = self._words.copy()
         return f
 
-    def to_bytes(self) -> bytes:
-        """The bitset exactly as Parquet stores it: little-endian words, no header."""
+    def bitset_bytes(self) -> bytes:
+        """The bit set alone, as Parquet stores it after the header: little-endian words."""
         return self._words.astype("<u4").tobytes()
 
-    def to_parquet_bytes(self) -> bytes:
-        """Parquet's serialized form: Thrift compact ``BloomFilterHeader`` + bitset."""
-        from .parquet import bloom_filter_header
-
-        return bloom_filter_header(self.num_bytes) + self.to_bytes()
-
     def serialize(self) -> bytes:
-        """The design's serialized form (for this one, Parquet's: :meth:`to_parquet_bytes`)."""
-        return self.to_parquet_bytes()
-
-    @classmethod
-    def deserialize(cls, data: bytes) -> "Sbbf":
-        """Reads :meth:`serialize`'s form."""
-        return cls.from_parquet_bytes(data)
+        """The design's serialized form, Parquet's: Thrift compact ``BloomFilterHeader`` + bit
+        set. The JVM's ``BloomFilter.toBytes``; what an index stores; :meth:`deserialize` reads it."""
+        return sbbf_header(self.num_bytes) + self.bitset_bytes()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sbbf) and np.array_equal(self._words, other._words)
