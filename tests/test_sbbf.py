@@ -11,8 +11,7 @@ import pytest
 import xxhash
 
 import bloomindex
-from bloomindex import Sbbf, hash_value, hash_values
-from bloomindex.sbbf import expected_fpp, optimal_num_bytes
+from bloomindex import Sbbf, expected_fpp, hash_value, hash_values, optimal_num_bytes
 
 
 def test_fixed_width_hashing_is_xxh64_of_the_plain_encoding():

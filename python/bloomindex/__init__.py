@@ -14,10 +14,10 @@ A SparkSession gets the JVM side with :func:`configure`::
     spark = bloomindex.configure(SparkSession.builder.master("local[2]")).getOrCreate()
 """
 
-from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3
+from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3, expected_fpp
 from .hashing import hash_value, hash_values
 from .index import BloomIndex, might_contain
-from .sbbf import Sbbf, expected_fpp, optimal_num_bytes
+from .sbbf import Sbbf, optimal_num_bytes
 from .session import configure, jar_paths
 
 __all__ = ["ALGORITHMS", "BloomIndex", "ClassicBloomFilter", "Sbbf", "SbbfMurmur3", "configure", "expected_fpp",

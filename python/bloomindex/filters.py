@@ -16,8 +16,8 @@ True
 
 Each class has ``for_ndv``, ``insert_hashes`` / ``check_hashes`` (``np.uint64``),
 ``insert`` / ``check`` / ``might_contain`` (Spark values of a ``spark_type``, hashed with the
-design's ``hash_name``), ``merge``, ``copy``, ``serialize`` / ``deserialize`` (the design's
-serialized form, header and bit set: the JVM's ``BloomFilter.toBytes`` and
+design's ``hash_name``), ``merge``, ``copy``, ``expected_fpp``, ``serialize`` / ``deserialize``
+(the design's serialized form, header and bit set: the JVM's ``BloomFilter.toBytes`` and
 ``FilterAlgorithm.fromBytes``, what an index stores) and ``bitset_bytes`` (the bit set alone,
 the JVM's ``bitsetBytes``).
 """
@@ -30,7 +30,7 @@ from typing import Any, Iterable, Union
 import numpy as np
 
 from ._checks import (CLASSIC_MIN_BYTES, MAX_BYTES, MAX_HASHES, check_classic_bytes, check_fpp, check_ndv,
-                      check_num_hashes, check_power_of_two_bytes)
+                      check_num_hashes, check_power_of_two_bytes, check_sbbf_bytes)
 from ._headers import (CLASSIC_HEADER, MURMUR3_HEADER, classic_header, murmur3_header, read_classic_header,
                        read_murmur3_header)
 from .hashing import hash_values
@@ -150,6 +150,10 @@ class SbbfMurmur3(_Values):
 
     def copy(self) -> "SbbfMurmur3":
         return SbbfMurmur3._wrap(self._bits.copy())
+
+    def expected_fpp(self, ndv: int) -> float:
+        """The false positive rate to expect once this filter holds ``ndv`` distinct values."""
+        return self._bits.expected_fpp(ndv)
 
     def bitset_bytes(self) -> bytes:
         """The bit set alone: little-endian 32-bit words, as :class:`Sbbf`'s."""
@@ -366,18 +370,27 @@ def deserialize(data: bytes | bytearray | memoryview, algorithm: str) -> BloomFi
     return cls.deserialize(data)
 
 
-def expected_fpp(num_bytes_: int, ndv: int, algorithm: str = "sbbf", fpp: float | None = None) -> float:
-    """The rate theory expects of a filter of ``num_bytes_`` holding ``ndv`` values.
+def expected_fpp(num_bytes: int, ndv: int, algorithm: str = "sbbf", fpp: float | None = None) -> float:
+    """The false positive rate theory expects of an ``algorithm`` filter of ``num_bytes`` bytes
+    holding ``ndv`` distinct values (as each filter's ``expected_fpp(ndv)``).
 
-    ``classic`` needs ``fpp`` (its ``k`` comes from it).
+    ``classic`` needs ``fpp``, the target its number of hash functions comes from
+    (:func:`num_hashes_for`); the blocked designs ignore it.
+
+    >>> expected_fpp(1312, 1000) > 0.01 >= expected_fpp(1344, 1000)   # optimal_num_bytes(1000, 0.01) == 1344
+    True
+    >>> round(expected_fpp(1200, 1000, "classic", fpp=0.01), 4)
+    0.01
     """
     name = _check_algorithm(algorithm)
     check_ndv(ndv)
     if name == "classic":
         if fpp is None:
             raise ValueError("fpp: the classic design's rate depends on k, which comes from fpp")
-        check_classic_bytes(num_bytes_)
-        return classic_fpp(num_bytes_ * 8, num_hashes_for(fpp), ndv)
+        check_classic_bytes(num_bytes)
+        return classic_fpp(num_bytes * 8, num_hashes_for(fpp), ndv)
     if name == "sbbf-murmur3":
-        check_power_of_two_bytes(num_bytes_)
-    return blocked_fpp(num_bytes_ // 32, ndv)
+        check_power_of_two_bytes(num_bytes)
+    else:
+        check_sbbf_bytes(num_bytes)
+    return blocked_fpp(num_bytes // 32, ndv)

@@ -11,7 +11,7 @@ from ._checks import MAX_BYTES, MIN_BYTES, check_fpp, check_ndv, check_sbbf_byte
 from ._headers import is_murmur3_header, read_sbbf_header, sbbf_header
 from .hashing import hash_values
 
-__all__ = ["Sbbf", "optimal_num_bytes", "expected_fpp", "MIN_BYTES", "MAX_BYTES"]
+__all__ = ["Sbbf", "optimal_num_bytes", "MIN_BYTES", "MAX_BYTES"]
 
 SALT = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
                  0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31], dtype=np.uint32)
@@ -78,13 +78,6 @@ def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = True) -> int:
         else:
             lo = mid + 1
     return lo * 32
-
-
-def expected_fpp(num_bytes: int, ndv: int) -> float:
-    """The false positive rate to expect from a filter of ``num_bytes`` holding ``ndv`` values."""
-    check_sbbf_bytes(num_bytes)
-    check_ndv(ndv)
-    return blocked_fpp(num_bytes // 32, ndv)
 
 
 class Sbbf:
@@ -223,6 +216,11 @@ class Sbbf:
         f = Sbbf.__new__(Sbbf)
         f._words = self._words.copy()
         return f
+
+    def expected_fpp(self, ndv: int) -> float:
+        """The false positive rate to expect once this filter holds ``ndv`` distinct values."""
+        check_ndv(ndv)
+        return blocked_fpp(self.num_blocks, ndv)
 
     def bitset_bytes(self) -> bytes:
         """The bit set alone, as Parquet stores it after the header: little-endian words."""
