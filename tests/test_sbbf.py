@@ -124,7 +124,7 @@ def test_sizing_rules():
     assert optimal_num_bytes(0, 0.01) == 32
     assert optimal_num_bytes(10**12, 0.01) == 128 * 1024 * 1024
     for ndv in (1, 100, 5000, 123456):
-        b = optimal_num_bytes(ndv, 0.01)
+        b = optimal_num_bytes(ndv, 0.01, power_of_two=True)
         assert b & (b - 1) == 0
         e = optimal_num_bytes(ndv, 0.01, power_of_two=False)
         assert e % 32 == 0 and expected_fpp(e, ndv) <= 0.01 and (e == 32 or expected_fpp(e - 32, ndv) > 0.01)

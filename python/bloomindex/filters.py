@@ -20,6 +20,10 @@ design's ``hash_name``), ``merge``, ``copy``, ``expected_fpp``, ``serialize`` / 
 (the design's serialized form, header and bit set: the JVM's ``BloomFilter.toBytes`` and
 ``FilterAlgorithm.fromBytes``, what an index stores) and ``bitset_bytes`` (the bit set alone,
 the JVM's ``bitsetBytes``).
+
+Sizes: ``power_of_two=False`` is the default everywhere (:func:`for_ndv`, :func:`num_bytes`,
+each class's ``for_ndv``, :func:`bloomindex.optimal_num_bytes`): the smallest filter that meets
+``fpp``, as an index's default ``sizing = 'exact'``.
 """
 
 from __future__ import annotations
@@ -104,8 +108,9 @@ class SbbfMurmur3(_Values):
         return f
 
     @classmethod
-    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = True) -> "SbbfMurmur3":
-        """Sized for ``ndv`` values at ``fpp``; see :func:`num_bytes`."""
+    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = False) -> "SbbfMurmur3":
+        """Sized for ``ndv`` values at ``fpp``: the smallest power of two meeting it, or with
+        ``power_of_two=True`` Parquet writers' formula; see :func:`num_bytes`."""
         return cls(num_bytes(ndv, fpp, "sbbf-murmur3", power_of_two))
 
     @classmethod
@@ -314,10 +319,12 @@ def classic_fpp(num_bits: int, num_hashes: int, ndv: int) -> float:
 def num_bytes(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = False) -> int:
     """Bit set bytes of ``algorithm``'s filter for ``ndv`` values at ``fpp``; same as the JVM.
 
+    ``power_of_two=False`` (the default): the smallest size of the design meeting ``fpp`` (an
+    index's ``sizing = 'exact'``); ``True``: a power of two (``sizing = 'power-of-two'``).
     ``sbbf``: :func:`bloomindex.optimal_num_bytes`. ``sbbf-murmur3``: powers of two only; the
-    formula's (``power_of_two``) or the smallest meeting the split block rate. ``classic``: the
-    smallest multiple of 64 bits meeting ``(1 - e^(-k n / m))^k <= fpp``, or that rounded up to a
-    power of two.
+    smallest meeting the split block rate, or with ``power_of_two=True`` Parquet writers'
+    formula. ``classic``: the smallest multiple of 64 bits meeting ``(1 - e^(-k n / m))^k <= fpp``,
+    or that rounded up to a power of two.
     """
     name = _check_algorithm(algorithm)
     check_ndv(ndv)
@@ -348,7 +355,8 @@ BloomFilter = Union[Sbbf, SbbfMurmur3, ClassicBloomFilter]
 
 
 def for_ndv(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = False) -> BloomFilter:
-    """An empty filter of ``algorithm`` sized for ``ndv`` values at ``fpp`` (the index's sizing)."""
+    """An empty filter of ``algorithm`` sized for ``ndv`` values at ``fpp`` (the index's sizing;
+    ``power_of_two`` as in :func:`num_bytes`)."""
     name = _check_algorithm(algorithm)
     n = num_bytes(ndv, fpp, name, power_of_two)
     if name == "sbbf":

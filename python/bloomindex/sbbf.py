@@ -51,12 +51,17 @@ def blocked_fpp(num_blocks: int, ndv: int) -> float:
     return min(1.0, total)
 
 
-def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = True) -> int:
-    """Bytes for ``ndv`` distinct values at false positive rate ``fpp``.
+def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = False) -> int:
+    """Bytes of an ``sbbf`` filter for ``ndv`` distinct values at false positive rate ``fpp``.
 
-    ``power_of_two=True``: Arrow C++'s rule for Parquet files (``m = -8 ndv / ln(1 - fpp^(1/8))``
-    bits, rounded up to a power of two, 32 B to 128 MiB). ``False``: the smallest multiple of
-    32 bytes whose split-block false positive rate meets ``fpp`` (the index's own rule).
+    ``power_of_two=False`` (the default, as everywhere in bloomindex and as an index's default
+    ``sizing = 'exact'``): the smallest multiple of 32 bytes whose split-block false positive
+    rate meets ``fpp``. ``True``: Arrow C++'s rule for Parquet files (``m = -8 ndv /
+    ln(1 - fpp^(1/8))`` bits, rounded up to a power of two), the size Parquet writers give a
+    filter. Either way 32 B to 128 MiB.
+
+    >>> optimal_num_bytes(1000, 0.01), optimal_num_bytes(1000, 0.01, power_of_two=True)
+    (1344, 2048)
     """
     check_ndv(ndv)
     check_fpp(fpp)
@@ -106,8 +111,9 @@ class Sbbf:
         self._words = np.zeros((int(num_bytes) // 32, 8), dtype=np.uint32)
 
     @classmethod
-    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = True) -> "Sbbf":
-        """An empty filter sized for ``ndv`` distinct values at ``fpp``; see :func:`optimal_num_bytes`."""
+    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = False) -> "Sbbf":
+        """An empty filter sized for ``ndv`` distinct values at ``fpp``: the smallest that
+        meets it, or with ``power_of_two=True`` Parquet writers' size (see :func:`optimal_num_bytes`)."""
         return cls(optimal_num_bytes(ndv, fpp, power_of_two))
 
     @classmethod
