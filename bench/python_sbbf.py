@@ -30,7 +30,7 @@ def main() -> None:
           f"{platform.processor() or platform.machine()}; {n:,} int64 values, best of 3")
     print(f"{'filter':<24} {'hash':>10} {'hash+insert':>12} {'check':>10}   (million values/s)")
     hash_rate = n / best_of(3, lambda: bloomindex.hash_values(values, "bigint")) / 1e6
-    sizes = [("for_ndv(5M, 1%) pow2", bloomindex.optimal_num_bytes(n, 0.01)),
+    sizes = [("for_ndv(5M, 1%) pow2", bloomindex.optimal_num_bytes(n, 0.01, power_of_two=True)),
              ("for_ndv(5M, 1%) exact", bloomindex.optimal_num_bytes(n, 0.01, power_of_two=False)),
              ("1 MiB", 1 << 20), ("64 MiB", 64 << 20)]
     for label, num_bytes in sizes:

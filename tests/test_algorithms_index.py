@@ -39,7 +39,7 @@ def tables(spark, tmp_path_factory):
         name = f"idx_{alg.replace('-', '_')}"
         if alg == "classic":  # through Python's argument ...
             BloomIndex(spark, progress=False).create(name, path, [n for n, _, _ in COLUMNS], fpp=0.01,
-                                                     algorithm=alg, format="parquet", global_=True)
+                                                     algorithm=alg, source_format="parquet", global_filter=True)
         else:  # ... and through SQL
             spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS ({cols}) "
                       f"OPTIONS (fpp = 0.01, algorithm = '{alg}', global = true)")
@@ -117,7 +117,7 @@ def test_global_filters_are_built_and_merged_on_refresh(spark, tables, alg, tmp_
     copy = str(tmp_path / "copy")
     spark.read.parquet(path).write.partitionBy("part").parquet(copy)
     idx = f"g_{name}"
-    BloomIndex(spark, progress=False).create(idx, copy, ["c_bigint"], algorithm=alg, format="parquet", global_=True)
+    BloomIndex(spark, progress=False).create(idx, copy, ["c_bigint"], algorithm=alg, source_format="parquet", global_filter=True)
     key = 987654321
     spark.createDataFrame([Row(c_bigint=key, part=1)]).write.mode("append").partitionBy("part").parquet(copy)
     spark.sql(f"REFRESH BLOOM INDEX {idx}")

@@ -77,7 +77,7 @@ def test_index_of_an_encrypted_column_is_encrypted_and_prunes(spark, root, keys,
     path = str(tmp_path / "enc")
     _write_encrypted(spark, path)
     bi = bloomindex.BloomIndex(spark)
-    bi.create("enc_idx", path, ["id", "name"], format="parquet", **{"global": True})
+    bi.create("enc_idx", path, ["id", "name"], source_format="parquet", global_filter=True)
     d = bi.describe("enc_idx")
     # Found from the footers' key metadata: the session does not name the column.
     assert d["encryption"] == "id (key colk)"
@@ -126,7 +126,7 @@ def test_without_keys_the_index_is_skipped_and_answers_stay_right(spark, root, k
     path = str(tmp_path / "enc")
     _write_encrypted(spark, path, plaintext_footer=True)
     bi = bloomindex.BloomIndex(spark)
-    bi.create("enc_nokeys", path, ["id", "name"], format="parquet")
+    bi.create("enc_nokeys", path, ["id", "name"], source_format="parquet")
     q = "name = 'n5'"
     with_keys = spark.read.parquet(path).select("name").filter(q)
     assert len(with_keys.inputFiles()) < FILES
@@ -154,11 +154,11 @@ def test_refused_without_a_crypto_factory_unless_allowed(spark, root, keys, tmp_
     try:
         # The footers (plaintext) say `id` is encrypted; this session could not encrypt its index.
         with pytest.raises(AnalysisException, match="allow_unencrypted_index") as e:
-            bi.create("refused", path, ["id"], format="parquet")
+            bi.create("refused", path, ["id"], source_format="parquet")
         assert "encrypted" in str(e.value) and "id" in str(e.value)
         assert "refused" not in [r.name for r in bi.list().collect()]
         # Only the plaintext column: nothing to protect.
-        bi.create("plain_ok", path, ["name"], format="parquet")
+        bi.create("plain_ok", path, ["name"], source_format="parquet")
         assert bi.describe("plain_ok")["encryption"] == "none"
 
         # The session says `v` is to be encrypted but has no factory: refused, or plaintext if allowed.
@@ -166,7 +166,7 @@ def test_refused_without_a_crypto_factory_unless_allowed(spark, root, keys, tmp_
         spark.range(0, 1000, 1, 4).selectExpr("id AS v").write.parquet(plain)
         spark.conf.set("parquet.encryption.column.keys", "otherk:v")
         with pytest.raises(AnalysisException, match="crypto factory"):
-            bi.create("refused2", plain, ["v"], format="parquet")
+            bi.create("refused2", plain, ["v"], source_format="parquet")
         spark.sql(f"CREATE BLOOM INDEX allowed ON parquet.`{plain}` FOR COLUMNS (v) "
                   "OPTIONS (allow_unencrypted_index = true)")
         assert bi.describe("allowed")["encryption"] == "none"
@@ -186,7 +186,7 @@ def test_session_column_keys_encrypt_the_index(spark, root, keys, tmp_path):
     before = _set(spark, {"parquet.encryption.column.keys": "otherk:v", "parquet.encryption.footer.key": "footk"})
     try:
         spark.range(0, 2000, 1, 4).selectExpr("id AS v", "id % 7 AS w").write.parquet(path)
-        bloomindex.BloomIndex(spark).create("sess_idx", path, ["v", "w"], format="parquet")
+        bloomindex.BloomIndex(spark).create("sess_idx", path, ["v", "w"], source_format="parquet")
         assert bloomindex.BloomIndex(spark).describe("sess_idx")["encryption"] == "v (key otherk)"
         assert len(spark.read.parquet(path).filter("v = 1500").inputFiles()) == 1
     finally:

@@ -41,8 +41,8 @@ def test_not_found(spark, root):
 def test_already_exists(spark, root, tmp_path):
     path = _source(spark, tmp_path)
     bi = BloomIndex(spark, progress=False)
-    assert bi.create("twice", path, ["id"], format="parquet")
-    _raises("BLOOM_INDEX_ALREADY_EXISTS", "42710", lambda: bi.create("twice", path, ["id"], format="parquet"))
+    assert bi.create("twice", path, ["id"], source_format="parquet")
+    _raises("BLOOM_INDEX_ALREADY_EXISTS", "42710", lambda: bi.create("twice", path, ["id"], source_format="parquet"))
     _raises("BLOOM_INDEX_ALREADY_EXISTS", "42710",
             lambda: spark.sql(f"CREATE BLOOM INDEX twice ON parquet.`{path}` FOR COLUMNS (id)"))
     _raises("BLOOM_FILTER_INDEX_NOT_FOUND", "42704",
@@ -53,9 +53,9 @@ def test_unsupported_source(spark, root, tmp_path):
     bi = BloomIndex(spark, progress=False)
     _raises("BLOOM_INDEX_UNSUPPORTED_SOURCE", "0A000", lambda: bi.create("r", spark.range(3), ["id"]))
     _raises("BLOOM_INDEX_UNSUPPORTED_FORMAT", "0A000",
-            lambda: bi.create("r", str(tmp_path), ["id"], format="xml"))
+            lambda: bi.create("r", str(tmp_path), ["id"], source_format="xml"))
     _raises("BLOOM_INDEX_PATH_NOT_FOUND", "42K03",
-            lambda: bi.create("r", str(tmp_path / "missing"), ["id"], format="parquet"))
+            lambda: bi.create("r", str(tmp_path / "missing"), ["id"], source_format="parquet"))
     _raises("BLOOM_INDEX_SOURCE_NOT_FOUND", "42P01",
             lambda: spark.sql("CREATE BLOOM INDEX r ON no_such_table FOR COLUMNS (id)"))
 
@@ -74,21 +74,21 @@ def test_a_function_error_keeps_its_condition_once_spark_attaches_the_sql_positi
 def test_bad_option(spark, root, tmp_path):
     path = _source(spark, tmp_path)
     bi = BloomIndex(spark, progress=False)
-    _raises("BLOOM_INDEX_INVALID_OPTION_VALUE", "22023", lambda: bi.create("o", path, ["id"], format="parquet", fpp=2))
+    _raises("BLOOM_INDEX_INVALID_OPTION_VALUE", "22023", lambda: bi.create("o", path, ["id"], source_format="parquet", fpp=2))
     _raises("BLOOM_INDEX_UNKNOWN_OPTION", "42K06",
-            lambda: bi.create("o", path, ["id"], format="parquet", colour="red"))
+            lambda: bi.create("o", path, ["id"], source_format="parquet", colour="red"))
 
 
 def test_unsupported_column_type(spark, root, tmp_path):
     path = _source(spark, tmp_path)
     _raises("BLOOM_INDEX_UNSUPPORTED_COLUMN_TYPE", "0A000",
-            lambda: BloomIndex(spark, progress=False).create("t", path, ["m"], format="parquet"))
+            lambda: BloomIndex(spark, progress=False).create("t", path, ["m"], source_format="parquet"))
 
 
 def test_a_lost_commit_race_is_a_retryable_error_of_its_own(spark, root, tmp_path):
     path = _source(spark, tmp_path, files=4)
     bi = BloomIndex(spark, progress=False)
-    bi.create("race", path, ["id"], format="parquet")
+    bi.create("race", path, ["id"], source_format="parquet")
     slow = spark.newSession()
     slow.conf.set("spark.bloomindex.root", root)
     slow.conf.set("spark.bloomindex.build.footerFilters", "false")
@@ -119,7 +119,7 @@ def test_a_lost_commit_race_is_a_retryable_error_of_its_own(spark, root, tmp_pat
     assert "retry it" in e.getMessage()
     # Nothing of the refresh is visible: the index stays dropped, and can be created again.
     assert log_entries(root, "race")[-1]["state"] == "DELETED"
-    assert bi.create("race", path, ["id"], format="parquet")
+    assert bi.create("race", path, ["id"], source_format="parquet")
 
 
 def test_the_python_api_raises_bloomindex_errors_whose_message_works(spark, root):

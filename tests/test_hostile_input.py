@@ -152,7 +152,7 @@ def test_names_that_are_not_plain_identifiers_are_refused_everywhere(spark, root
         with pytest.raises((AnalysisException, ParseException), match="Invalid Bloom index name|Syntax error"):
             spark.sql(sql)
     bi = BloomIndex(spark, progress=False)
-    for call in (lambda: bi.create(name, path, ["id"], format="parquet"), lambda: bi.refresh(name),
+    for call in (lambda: bi.create(name, path, ["id"], source_format="parquet"), lambda: bi.refresh(name),
                  lambda: bi.drop(name), lambda: bi.describe(name)):
         with pytest.raises((AnalysisException, ValueError), match="Invalid Bloom index name|name"):
             call()

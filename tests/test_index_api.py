@@ -22,8 +22,8 @@ def test_create_on_table_path_and_dataframe(spark, root, bi, tmp_path):
     path = str(tmp_path / "api_p")
     spark.table("api_t").write.parquet(path)
 
-    assert bi.create("by_table", "api_t", ["id", "s"], fpp=0.02, global_=True)
-    assert bi.create("by_path", path, {"s": {"fpp": 0.1}}, format="parquet")
+    assert bi.create("by_table", "api_t", ["id", "s"], fpp=0.02, global_filter=True)
+    assert bi.create("by_path", path, {"s": {"fpp": 0.1}}, source_format="parquet")
     assert bi.create("by_df", spark.read.parquet(path), ["id"], ndv=1000, sizing="power-of-two")
     assert not bi.create("by_df", spark.read.parquet(path), ["id"], if_not_exists=True)
 

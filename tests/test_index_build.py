@@ -61,7 +61,7 @@ def _assert_equals_reference(spark, jvm_api, root, name, reader, columns, fpp=0.
             expected.insert_hashes(distinct)
         where = f"{row_path(r.file_path)} {r.column}"
         assert (r.row_count, r.null_count, r.ndv) == (n_rows, n_rows - len(h), len(distinct)), where
-        assert bytes(r.filter) == expected.to_parquet_bytes(), where
+        assert bytes(r.filter) == expected.serialize(), where
         assert r.built_from == "data", where
     return rows_
 
@@ -132,7 +132,7 @@ def test_files_over_the_distinct_limit_are_read_again(spark, jvm_api, root, tmp_
         h, n_rows = _hashes(spark, jvm_api, reader, r.file_path, r.column)
         distinct = len(np.unique(h))
         assert (r.row_count, r.null_count) == (n_rows, 0)
-        f = bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter))
+        f = bloomindex.Sbbf.deserialize(bytes(r.filter))
         assert f.check_hashes(h).all()
         if r.column == "few":  # 10 distinct: counted exactly, one read
             assert r.ndv == distinct == 10
@@ -143,7 +143,7 @@ def test_files_over_the_distinct_limit_are_read_again(spark, jvm_api, root, tmp_
                                                                power_of_two=False)
     d = _describe(spark, "big")
     assert abs(int(d["column.many.global_ndv"]) - 9000) <= 450 and int(d["column.few.global_ndv"]) == 10
-    globals_ = {r.column: bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter))
+    globals_ = {r.column: bloomindex.Sbbf.deserialize(bytes(r.filter))
                 for r in spark.read.parquet(os.path.join(root, "big", _active_dir(root, "big"), "_global")).collect()}
     assert globals_["many"].check(list(range(9000)), "bigint").all()
     assert globals_["few"].check(list(range(10)), "bigint").all()
@@ -164,7 +164,7 @@ def test_global_filter_of_split_files_and_after_an_incremental_refresh(spark, ro
         spark.range(10_000, 10_500).select(F.col("id").alias("k")).repartition(1).write.mode("append").parquet(path)
         spark.sql("REFRESH BLOOM INDEX g")  # the global filter keeps its size and gets the new values
     g = spark.read.parquet(os.path.join(root, "g", _active_dir(root, "g"), "_global")).collect()[0]
-    f = bloomindex.Sbbf.from_parquet_bytes(bytes(g.filter))
+    f = bloomindex.Sbbf.deserialize(bytes(g.filter))
     assert f.check(list(range(4000)) + list(range(10_000, 10_500)), "bigint").all()
     assert_filters_hold_values(spark, root, "g", spark.read.parquet(path), {"k": "bigint"})
 
@@ -194,8 +194,10 @@ def _or_of_row_groups(file: str, column: str) -> bloomindex.Sbbf:
 
 def _fold(f: bloomindex.Sbbf) -> bloomindex.Sbbf:
     """The same values in half the blocks: blocks 2j and 2j+1 OR-ed into block j."""
-    blocks = np.frombuffer(f.to_bytes(), dtype=np.uint8).reshape(-1, 2, 32)
-    return bloomindex.Sbbf.from_bytes((blocks[:, 0, :] | blocks[:, 1, :]).tobytes())
+    blocks = np.frombuffer(f.bitset_bytes(), dtype=np.uint8).reshape(-1, 2, 32)
+    half = bloomindex.Sbbf(f.num_bytes // 2).serialize()
+    header = half[:len(half) - f.num_bytes // 2]  # Parquet's header of a filter of half the size
+    return bloomindex.Sbbf.deserialize(header + (blocks[:, 0, :] | blocks[:, 1, :]).tobytes())
 
 
 def test_footer_filters_are_taken_when_every_row_group_has_one(spark, root, tmp_path):
@@ -221,7 +223,7 @@ def test_footer_filters_are_taken_when_every_row_group_has_one(spark, root, tmp_
         assert (r.row_count, r.null_count) == (t.rows, t.rows - t.nn)
         assert abs(r.ndv - t.ndv) <= 0.1 * t.ndv
         # The OR of the row groups' filters, halved while within the fpp: bit for bit.
-        ours = bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter))
+        ours = bloomindex.Sbbf.deserialize(bytes(r.filter))
         theirs = _or_of_row_groups(row_path(r.file_path), r.column)
         halvings = 0
         while theirs.num_bytes > ours.num_bytes:

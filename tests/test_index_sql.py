@@ -50,7 +50,7 @@ def test_create_show_describe_on_a_partitioned_managed_table(spark, root):
     assert checked == 2 * 3000
     # Per-file filters are sized for the file's own distinct count at the fpp.
     for r in index_rows(spark, root, "oi"):
-        f = bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter))
+        f = bloomindex.Sbbf.deserialize(bytes(r.filter))
         target = 0.05 if r.column == "email" else 0.01
         assert bloomindex.expected_fpp(f.num_bytes, r.ndv) <= target
         assert r.row_count > 0 and r.ndv <= r.row_count
@@ -177,7 +177,7 @@ def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_pat
     assert d["files_deleted"] == "0" and d["files_new_or_changed"] == "0" and d["files_indexed"] == "4"
     assert_filters_hold_values(spark, root, "r", spark.read.parquet(path), {"user_id": "bigint"})
     rows = {row_path(r.file_path): r for r in index_rows(spark, root, "r")}
-    assert bloomindex.Sbbf.from_parquet_bytes(bytes(rows[row_path(victim)].filter)).might_contain(50_005, "bigint")
+    assert bloomindex.Sbbf.deserialize(bytes(rows[row_path(victim)].filter)).might_contain(50_005, "bigint")
 
     spark.sql("REFRESH BLOOM INDEX r FULL")
     d = _describe(spark, "r")
@@ -250,7 +250,7 @@ def test_databricks_forms(spark, root):
     d = _describe(spark, shown["user_id"])
     assert d["column.user_id.fpp"] == "0.1" and d["column.user_id.ndv"] == "5000"
     for r in index_rows(spark, root, shown["user_id"]):
-        assert bloomindex.Sbbf.from_parquet_bytes(bytes(r.filter)).num_bytes == bloomindex.optimal_num_bytes(
+        assert bloomindex.Sbbf.deserialize(bytes(r.filter)).num_bytes == bloomindex.optimal_num_bytes(
             5000, 0.1, power_of_two=False)
     with pytest.raises(AnalysisException, match="already has a Bloom filter index"):
         spark.sql("CREATE BLOOMFILTER INDEX ON dbx FOR COLUMNS (email)")

@@ -17,8 +17,8 @@ def test_bare_xxhash_filter_rebuilt_bit_for_bit(parquet_testing):
     data = (parquet_testing / "bloom_filter.xxhash.bin").read_bytes()
     ours = bloomindex.Sbbf(1024)
     ours.insert(FOUR, "string")
-    assert ours.to_parquet_bytes() == data
-    theirs = bloomindex.Sbbf.from_parquet_bytes(data)
+    assert ours.serialize() == data
+    theirs = bloomindex.Sbbf.deserialize(data)
     assert theirs == ours
     assert theirs.check(FOUR, "string").all()
     for absent in ["b", "c", "d", "Hello"]:
@@ -32,7 +32,7 @@ def test_file_filters_rebuilt_bit_for_bit(parquet_testing, name, num_bytes):
     assert theirs is not None and theirs.num_bytes == num_bytes
     ours = bloomindex.Sbbf(num_bytes)
     ours.insert(STRINGS, "string")
-    assert ours.to_bytes() == theirs.to_bytes()
+    assert ours.bitset_bytes() == theirs.bitset_bytes()
     assert theirs.check(STRINGS, "string").all()
     for absent in ["b", "c", "d", "doing", "hello"]:
         assert not theirs.might_contain(absent, "string"), absent
@@ -50,7 +50,7 @@ def test_deprecated_murmur3_filter_rebuilt_bit_for_bit_and_read(parquet_testing)
         assert theirs.check(FOUR, "string").all()
         for absent in ["b", "c", "d", "Hello"]:
             assert not theirs.might_contain(absent, "string"), absent
-    assert read_bloom_filter(parquet_testing / "bloom_filter.xxhash.bin") == bloomindex.Sbbf.from_parquet_bytes(
+    assert read_bloom_filter(parquet_testing / "bloom_filter.xxhash.bin") == bloomindex.Sbbf.deserialize(
         (parquet_testing / "bloom_filter.xxhash.bin").read_bytes())
 
 

@@ -45,7 +45,7 @@ def test_filter_bytes_match_jvm(typed_df, jvm_api, column, type_name, kernel):
         ours = bloomindex.Sbbf(num_bytes)
         ours.insert(values, type_name)
         theirs = bytes(jvm_api.buildFilter(df._jdf, column, num_bytes, kernel))
-        assert ours.to_bytes() == theirs, f"{column} at {num_bytes} bytes, {kernel} kernel"
+        assert ours.bitset_bytes() == theirs, f"{column} at {num_bytes} bytes, {kernel} kernel"
 
 
 @pytest.mark.parametrize("kernel", ["vector", "scalar"])
@@ -56,7 +56,7 @@ def test_bulk_check_matches_jvm(jvm_api, kernel):
     f = bloomindex.Sbbf(4096)
     f.insert_hashes(inserted)
     jvm_bits = bytes(jvm_api.filterFromHashes(inserted.astype("<u8").tobytes(), 4096, kernel))
-    assert jvm_bits == f.to_bytes()
+    assert jvm_bits == f.bitset_bytes()
     jvm_answers = np.frombuffer(bytes(jvm_api.checkHashes(jvm_bits, probes.astype("<u8").tobytes(), kernel)),
                                 dtype=np.uint8).astype(bool)
     ours = f.check_hashes(probes)
@@ -68,8 +68,8 @@ def test_bulk_check_matches_jvm(jvm_api, kernel):
 def test_serialized_form_matches_jvm(jvm_api):
     f = bloomindex.Sbbf(2048)
     f.insert(["a", "b", "c"], "string")
-    assert bytes(jvm_api.toParquetBytes(f.to_bytes())) == f.to_parquet_bytes()
-    assert bytes(jvm_api.fromParquetBytes(f.to_parquet_bytes())) == f.to_bytes()
+    assert bytes(jvm_api.toParquetBytes(f.bitset_bytes())) == f.serialize()
+    assert bytes(jvm_api.fromParquetBytes(f.serialize())) == f.bitset_bytes()
 
 
 @pytest.mark.parametrize("ndv,fpp", [(0, 0.01), (1, 0.5), (1000, 0.01), (12345, 0.001), (10**6, 0.05),

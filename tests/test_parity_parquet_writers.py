@@ -58,7 +58,7 @@ def test_parquet_java_filters(spark, spark_file, data, column, type_name):
     ours = bloomindex.Sbbf(theirs.num_bytes)
     values = _column_values(data, column)
     ours.insert(values, type_name)
-    assert ours.to_bytes() == theirs.to_bytes()
+    assert ours.bitset_bytes() == theirs.bitset_bytes()
     assert theirs.check([v for v in values if v is not None], type_name).all()
 
 
@@ -97,7 +97,7 @@ def test_arrow_filters(arrow_file, data, column, type_name):
     assert theirs.num_bytes == bloomindex.optimal_num_bytes(min(700, distinct), 0.01, power_of_two=True)
     ours = bloomindex.Sbbf(theirs.num_bytes)
     ours.insert(values, type_name)
-    assert ours.to_bytes() == theirs.to_bytes()
+    assert ours.bitset_bytes() == theirs.bitset_bytes()
 
 
 def test_arrow_footer_records_filter_length(arrow_file):

@@ -209,7 +209,7 @@ def _damage(spark, root, name, kind):
     rows = [r.asDict() for r in df.collect()]
     victim = rows[0]
     stored = bytes(victim["filter"])
-    real = bloomindex.Sbbf.from_parquet_bytes(stored).num_bytes
+    real = bloomindex.Sbbf.deserialize(stored).num_bytes
     if kind == "filter size beyond its bytes":
         victim["filter"] = bytearray(_sbbf_with_header(stored, real + 32))
     elif kind == "filter size over 128 MiB":

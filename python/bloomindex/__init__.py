@@ -15,13 +15,13 @@ A SparkSession gets the JVM side with :func:`configure`::
 """
 
 from .errors import BloomIndexError, ConcurrentBloomIndexUpdateError
-from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3
+from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3, expected_fpp
 from .hashing import hash_value, hash_values
 from .index import BloomIndex, might_contain
-from .sbbf import Sbbf, expected_fpp, optimal_num_bytes
+from .sbbf import Sbbf, optimal_num_bytes
 from .session import configure, jar_paths
 
-__all__ = ["ALGORITHMS", "BloomIndex", "BloomIndexError", "ClassicBloomFilter", "ConcurrentBloomIndexUpdateError", "Sbbf", "SbbfMurmur3",
-           "configure", "expected_fpp",
-           "hash_value", "hash_values", "jar_paths", "might_contain", "optimal_num_bytes"]
+__all__ = ["ALGORITHMS", "BloomIndex", "BloomIndexError", "ClassicBloomFilter", "ConcurrentBloomIndexUpdateError",
+           "Sbbf", "SbbfMurmur3", "configure", "expected_fpp", "hash_value", "hash_values", "jar_paths", "might_contain",
+           "optimal_num_bytes"]
 __version__ = "0.1.0"

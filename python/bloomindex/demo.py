@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+import bloomindex
+
 ROWS = int(os.environ.get("DEMO_ROWS", 3_000_000))
 FILES = int(os.environ.get("DEMO_FILES", 300))
 
@@ -27,8 +29,6 @@ def _timed(df) -> tuple[int, float]:
 
 def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession, functions as F
-
-    import bloomindex
 
     tmp = tempfile.mkdtemp(prefix="bloomindex-demo-")
     spark = (bloomindex.configure(SparkSession.builder.master("local[2]").appName("bloomindex-demo"))

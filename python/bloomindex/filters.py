@@ -15,21 +15,30 @@ name            design                                      hash     sizes
 True
 
 Each class has ``for_ndv``, ``insert_hashes`` / ``check_hashes`` (``np.uint64``),
-``insert`` / ``check`` / ``might_contain`` (Spark values, hashed with the design's ``hash``),
-``merge``, ``copy``, ``to_bytes`` / ``from_bytes`` (the bit set alone) and ``serialize`` /
-``deserialize`` (the design's form with its header).
+``insert`` / ``check`` / ``might_contain`` (Spark values of a ``spark_type``, hashed with the
+design's ``hash_name``), ``merge``, ``copy``, ``expected_fpp``, ``serialize`` / ``deserialize``
+(the design's serialized form, header and bit set: the JVM's ``BloomFilter.toBytes`` and
+``FilterAlgorithm.fromBytes``, what an index stores) and ``bitset_bytes`` (the bit set alone,
+the JVM's ``bitsetBytes``).
+
+Sizes: ``power_of_two=False`` is the default everywhere (:func:`for_ndv`, :func:`num_bytes`,
+each class's ``for_ndv``, :func:`bloomindex.optimal_num_bytes`): the smallest filter that meets
+``fpp``, as an index's default ``sizing = 'exact'``.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from typing import Any, Iterable, Union
 
 import numpy as np
 
+from ._checks import (CLASSIC_MIN_BYTES, MAX_BYTES, MAX_HASHES, check_classic_bytes, check_fpp, check_ndv,
+                      check_num_hashes, check_power_of_two_bytes, check_sbbf_bytes)
+from ._headers import (CLASSIC_HEADER, MURMUR3_HEADER, classic_header, murmur3_header, read_classic_header,
+                       read_murmur3_header)
 from .hashing import hash_values
-from .sbbf import MAX_BYTES, MIN_BYTES, Sbbf, _check_fpp, _check_ndv, blocked_fpp, optimal_num_bytes
+from .sbbf import Sbbf, blocked_fpp, optimal_num_bytes
 
 __all__ = ["ALGORITHMS", "BloomFilter", "ClassicBloomFilter", "SbbfMurmur3", "deserialize",
            "expected_fpp", "for_ndv", "num_bytes", "num_hashes_for"]
@@ -47,23 +56,24 @@ def _check_algorithm(algorithm: str) -> str:
 
 
 class _Values:
-    """Spark values in and out of a filter, hashed with the design's ``hash``."""
+    """Spark values in and out of a filter, hashed with the design's ``hash_name``."""
 
     __slots__ = ()
-    hash = "xxh64"
+    hash_name = "xxh64"
 
-    def insert(self, values: Iterable[Any], type: str) -> None:
-        """Hashes non-null ``values`` of Spark type ``type`` and inserts them."""
-        self.insert_hashes(hash_values(values, type, self.hash))
+    def insert(self, values: Iterable[Any], spark_type: str) -> None:
+        """Hashes non-null ``values`` of Spark type ``spark_type`` and inserts them."""
+        self.insert_hashes(hash_values(values, spark_type, self.hash_name))
 
-    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
+    def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
         """``np.bool_`` per non-null value: False when it was certainly never inserted."""
-        return self.check_hashes(hash_values(values, type, self.hash))
+        return self.check_hashes(hash_values(values, spark_type, self.hash_name))
 
-    def might_contain(self, value: Any, type: str) -> bool:
+    def might_contain(self, value: Any, spark_type: str) -> bool:
+        """False when ``value`` (of Spark type ``spark_type``) is certainly not in the filter."""
         if value is None:
             raise ValueError("value: None is never in a Bloom filter; use the null count")
-        return bool(self.check([value], type)[0])
+        return bool(self.check([value], spark_type)[0])
 
 
 class SbbfMurmur3(_Values):
@@ -83,11 +93,10 @@ class SbbfMurmur3(_Values):
     __slots__ = ("_bits", "_log2_blocks")
 
     algorithm = "sbbf-murmur3"
-    hash = "murmur3"
-    HEADER = struct.Struct("<iii")
+    hash_name = "murmur3"
 
     def __init__(self, num_bytes: int):
-        _check_power_of_two(num_bytes)
+        check_power_of_two_bytes(num_bytes)
         self._bits = Sbbf(num_bytes)
         self._log2_blocks = (int(num_bytes) // 32).bit_length() - 1
 
@@ -99,24 +108,21 @@ class SbbfMurmur3(_Values):
         return f
 
     @classmethod
-    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = True) -> "SbbfMurmur3":
-        """Sized for ``ndv`` values at ``fpp``; see :func:`num_bytes`."""
+    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = False) -> "SbbfMurmur3":
+        """Sized for ``ndv`` values at ``fpp``: the smallest power of two meeting it, or with
+        ``power_of_two=True`` Parquet writers' formula; see :func:`num_bytes`."""
         return cls(num_bytes(ndv, fpp, "sbbf-murmur3", power_of_two))
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview) -> "SbbfMurmur3":
-        """A filter over a copy of a bit set (little-endian words, no header)."""
-        _check_power_of_two(len(data))
-        return cls._wrap(Sbbf.from_bytes(data))
-
-    @classmethod
-    def deserialize(cls, data: bytes) -> "SbbfMurmur3":
-        """Reads the 12-byte header and the bit set (the whole of ``bloom_filter.bin``)."""
+    def deserialize(cls, data: bytes | bytearray | memoryview) -> "SbbfMurmur3":
+        """Reads :meth:`serialize`'s form: the 12-byte header and the bit set, nothing after
+        it (the whole of parquet-testing's ``bloom_filter.bin``)."""
         data = bytes(data)
-        n = _parse_murmur3_header(data)
-        if len(data) - 12 != n:
-            raise ValueError(f"bytes: header says {n} bytes of bitset, {len(data) - 12} follow")
-        return cls.from_bytes(data[12:])
+        n = read_murmur3_header(data)
+        header_len = MURMUR3_HEADER.size
+        if len(data) - header_len != n:
+            raise ValueError(f"data: header says {n} bytes of bit set, {len(data) - header_len} follow")
+        return cls._wrap(Sbbf._from_bitset(data[header_len:]))
 
     @property
     def num_bytes(self) -> int:
@@ -150,11 +156,18 @@ class SbbfMurmur3(_Values):
     def copy(self) -> "SbbfMurmur3":
         return SbbfMurmur3._wrap(self._bits.copy())
 
-    def to_bytes(self) -> bytes:
-        return self._bits.to_bytes()
+    def expected_fpp(self, ndv: int) -> float:
+        """The false positive rate to expect once this filter holds ``ndv`` distinct values."""
+        return self._bits.expected_fpp(ndv)
+
+    def bitset_bytes(self) -> bytes:
+        """The bit set alone: little-endian 32-bit words, as :class:`Sbbf`'s."""
+        return self._bits.bitset_bytes()
 
     def serialize(self) -> bytes:
-        return self.HEADER.pack(self.num_bytes, 0, 0) + self.to_bytes()
+        """The design's serialized form: the 12-byte header, then the bit set. The JVM's
+        ``BloomFilter.toBytes``; what an index stores; :meth:`deserialize` reads it."""
+        return murmur3_header(self.num_bytes) + self.bitset_bytes()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SbbfMurmur3) and self._bits == other._bits
@@ -163,26 +176,6 @@ class SbbfMurmur3(_Values):
 
     def __repr__(self) -> str:
         return f"SbbfMurmur3(num_bytes={self.num_bytes})"
-
-
-def _check_power_of_two(num_bytes: Any) -> None:
-    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
-            or not MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes & (num_bytes - 1)):
-        raise ValueError(
-            f"num_bytes: must be a power of two between {MIN_BYTES} and {MAX_BYTES}, got {num_bytes!r}")
-
-
-def _parse_murmur3_header(data: bytes) -> int:
-    """numBytes of a 12-byte deprecated header; ValueError for anything else."""
-    if len(data) < 12:
-        raise ValueError(f"bytes: {len(data)} bytes are too short for the 12-byte sbbf-murmur3 header")
-    n, hash_id, alg = SbbfMurmur3.HEADER.unpack_from(data, 0)
-    if hash_id != 0:
-        raise ValueError(f"bytes: unsupported hash {hash_id} in an sbbf-murmur3 header (0 = MURMUR3_X64_128)")
-    if alg != 0:
-        raise ValueError(f"bytes: unsupported algorithm {alg} in an sbbf-murmur3 header (0 = BLOCK)")
-    _check_power_of_two(n)
-    return n
 
 
 class ClassicBloomFilter(_Values):
@@ -201,13 +194,13 @@ class ClassicBloomFilter(_Values):
     __slots__ = ("_words", "num_hashes")
 
     algorithm = "classic"
-    hash = "xxh64"
-    MIN_BYTES = 8
-    MAX_HASHES = 64
+    hash_name = "xxh64"
+    MIN_BYTES = CLASSIC_MIN_BYTES
+    MAX_HASHES = MAX_HASHES
 
     def __init__(self, num_bytes: int, num_hashes: int):
-        _check_classic_bytes(num_bytes)
-        _check_num_hashes(num_hashes)
+        check_classic_bytes(num_bytes)
+        check_num_hashes(num_hashes)
         self._words = np.zeros(int(num_bytes) // 8, dtype=np.uint64)
         self.num_hashes = int(num_hashes)
 
@@ -217,25 +210,16 @@ class ClassicBloomFilter(_Values):
         return cls(num_bytes(ndv, fpp, "classic", power_of_two), num_hashes_for(fpp))
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview, num_hashes: int) -> "ClassicBloomFilter":
-        """A filter over a copy of a bit set (little-endian 64-bit words, no header)."""
+    def deserialize(cls, data: bytes | bytearray | memoryview) -> "ClassicBloomFilter":
+        """Reads :meth:`serialize`'s form: the 8-byte header and the bit set, nothing after it."""
         data = bytes(data)
-        _check_classic_bytes(len(data))
-        f = cls(8, num_hashes)
-        f._words = np.frombuffer(data, dtype="<u8").astype(np.uint64)
+        num_bits, k = read_classic_header(data)
+        header_len = CLASSIC_HEADER.size
+        if len(data) - header_len != num_bits // 8:
+            raise ValueError(f"data: header says {num_bits // 8} bytes of bit set, {len(data) - header_len} follow")
+        f = cls(CLASSIC_MIN_BYTES, k)
+        f._words = np.frombuffer(data, dtype="<u8", offset=header_len).astype(np.uint64)
         return f
-
-    @classmethod
-    def deserialize(cls, data: bytes) -> "ClassicBloomFilter":
-        data = bytes(data)
-        if len(data) < 8:
-            raise ValueError(f"bytes: {len(data)} bytes are too short for the 8-byte header of a classic filter")
-        num_bits, k = struct.unpack_from("<ii", data, 0)
-        if num_bits <= 0 or num_bits % 64 or num_bits // 8 > MAX_BYTES:
-            raise ValueError(f"bytes: numBits must be a positive multiple of 64 up to {MAX_BYTES * 8}, got {num_bits}")
-        if len(data) - 8 != num_bits // 8:
-            raise ValueError(f"bytes: header says {num_bits // 8} bytes of bit set, {len(data) - 8} follow")
-        return cls.from_bytes(data[8:], k)
 
     @property
     def num_bytes(self) -> int:
@@ -292,13 +276,18 @@ class ClassicBloomFilter(_Values):
         return f
 
     def expected_fpp(self, ndv: int) -> float:
+        """The false positive rate to expect once this filter holds ``ndv`` distinct values."""
         return classic_fpp(self.num_bits, self.num_hashes, ndv)
 
-    def to_bytes(self) -> bytes:
+    def bitset_bytes(self) -> bytes:
+        """The bit set alone: little-endian 64-bit words."""
         return self._words.astype("<u8").tobytes()
 
     def serialize(self) -> bytes:
-        return struct.pack("<ii", self.num_bits, self.num_hashes) + self.to_bytes()
+        """The design's serialized form: the 8-byte header (numBits, numHashFunctions), then
+        the bit set. The JVM's ``BloomFilter.toBytes``; what an index stores; :meth:`deserialize`
+        reads it."""
+        return classic_header(self.num_bits, self.num_hashes) + self.bitset_bytes()
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, ClassicBloomFilter) and other.num_hashes == self.num_hashes
@@ -310,29 +299,18 @@ class ClassicBloomFilter(_Values):
         return f"ClassicBloomFilter(num_bytes={self.num_bytes}, num_hashes={self.num_hashes})"
 
 
-def _check_classic_bytes(num_bytes: Any) -> None:
-    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
-            or not ClassicBloomFilter.MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes % 8):
-        raise ValueError(f"num_bytes: must be a multiple of 8 between 8 and {MAX_BYTES}, got {num_bytes!r}")
-
-
-def _check_num_hashes(k: Any) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= ClassicBloomFilter.MAX_HASHES:
-        raise ValueError(f"num_hashes: must be between 1 and {ClassicBloomFilter.MAX_HASHES}, got {k!r}")
-
-
 def num_hashes_for(fpp: float) -> int:
     """The classic design's ``k`` for a target rate: ``round(-log2 fpp)``, at least 1."""
-    _check_fpp(fpp)
+    check_fpp(fpp)
     k = max(1, math.floor(-math.log(fpp) / math.log(2) + 0.5))
-    if k > ClassicBloomFilter.MAX_HASHES:
+    if k > MAX_HASHES:
         raise ValueError(f"fpp: {fpp} needs {k} hash functions, more than the classic design's 64")
     return k
 
 
 def classic_fpp(num_bits: int, num_hashes: int, ndv: int) -> float:
     """``(1 - e^(-k n / m))^k``: the classic filter's rate with ``ndv`` values in ``num_bits``."""
-    _check_ndv(ndv)
+    check_ndv(ndv)
     if ndv == 0:
         return 0.0
     return math.pow(-math.expm1(-float(num_hashes) * ndv / num_bits), num_hashes)
@@ -341,14 +319,16 @@ def classic_fpp(num_bits: int, num_hashes: int, ndv: int) -> float:
 def num_bytes(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = False) -> int:
     """Bit set bytes of ``algorithm``'s filter for ``ndv`` values at ``fpp``; same as the JVM.
 
+    ``power_of_two=False`` (the default): the smallest size of the design meeting ``fpp`` (an
+    index's ``sizing = 'exact'``); ``True``: a power of two (``sizing = 'power-of-two'``).
     ``sbbf``: :func:`bloomindex.optimal_num_bytes`. ``sbbf-murmur3``: powers of two only; the
-    formula's (``power_of_two``) or the smallest meeting the split block rate. ``classic``: the
-    smallest multiple of 64 bits meeting ``(1 - e^(-k n / m))^k <= fpp``, or that rounded up to a
-    power of two.
+    smallest meeting the split block rate, or with ``power_of_two=True`` Parquet writers'
+    formula. ``classic``: the smallest multiple of 64 bits meeting ``(1 - e^(-k n / m))^k <= fpp``,
+    or that rounded up to a power of two.
     """
     name = _check_algorithm(algorithm)
-    _check_ndv(ndv)
-    _check_fpp(fpp)
+    check_ndv(ndv)
+    check_fpp(fpp)
     if name == "sbbf":
         return optimal_num_bytes(ndv, fpp, power_of_two)
     if name == "sbbf-murmur3":
@@ -375,7 +355,8 @@ BloomFilter = Union[Sbbf, SbbfMurmur3, ClassicBloomFilter]
 
 
 def for_ndv(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = False) -> BloomFilter:
-    """An empty filter of ``algorithm`` sized for ``ndv`` values at ``fpp`` (the index's sizing)."""
+    """An empty filter of ``algorithm`` sized for ``ndv`` values at ``fpp`` (the index's sizing;
+    ``power_of_two`` as in :func:`num_bytes`)."""
     name = _check_algorithm(algorithm)
     n = num_bytes(ndv, fpp, name, power_of_two)
     if name == "sbbf":
@@ -385,25 +366,39 @@ def for_ndv(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool = 
     return ClassicBloomFilter(n, num_hashes_for(fpp))
 
 
-def deserialize(data: bytes, algorithm: str) -> BloomFilter:
-    """Reads ``filter.serialize()`` of ``algorithm`` (an index's stored filters are these)."""
+def deserialize(data: bytes | bytearray | memoryview, algorithm: str) -> BloomFilter:
+    """Reads ``filter.serialize()`` of ``algorithm`` (an index's stored filters are these): the
+    class's ``deserialize``.
+
+    >>> deserialize(SbbfMurmur3(32).serialize(), "sbbf-murmur3")
+    SbbfMurmur3(num_bytes=32)
+    """
     name = _check_algorithm(algorithm)
     cls = {"sbbf": Sbbf, "sbbf-murmur3": SbbfMurmur3, "classic": ClassicBloomFilter}[name]
     return cls.deserialize(data)
 
 
-def expected_fpp(num_bytes_: int, ndv: int, algorithm: str = "sbbf", fpp: float | None = None) -> float:
-    """The rate theory expects of a filter of ``num_bytes_`` holding ``ndv`` values.
+def expected_fpp(num_bytes: int, ndv: int, algorithm: str = "sbbf", fpp: float | None = None) -> float:
+    """The false positive rate theory expects of an ``algorithm`` filter of ``num_bytes`` bytes
+    holding ``ndv`` distinct values (as each filter's ``expected_fpp(ndv)``).
 
-    ``classic`` needs ``fpp`` (its ``k`` comes from it).
+    ``classic`` needs ``fpp``, the target its number of hash functions comes from
+    (:func:`num_hashes_for`); the blocked designs ignore it.
+
+    >>> expected_fpp(1312, 1000) > 0.01 >= expected_fpp(1344, 1000)   # optimal_num_bytes(1000, 0.01) == 1344
+    True
+    >>> round(expected_fpp(1200, 1000, "classic", fpp=0.01), 4)
+    0.01
     """
     name = _check_algorithm(algorithm)
-    _check_ndv(ndv)
+    check_ndv(ndv)
     if name == "classic":
         if fpp is None:
             raise ValueError("fpp: the classic design's rate depends on k, which comes from fpp")
-        _check_classic_bytes(num_bytes_)
-        return classic_fpp(num_bytes_ * 8, num_hashes_for(fpp), ndv)
+        check_classic_bytes(num_bytes)
+        return classic_fpp(num_bytes * 8, num_hashes_for(fpp), ndv)
     if name == "sbbf-murmur3":
-        _check_power_of_two(num_bytes_)
-    return blocked_fpp(num_bytes_ // 32, ndv)
+        check_power_of_two_bytes(num_bytes)
+    else:
+        check_sbbf_bytes(num_bytes)
+    return blocked_fpp(num_bytes // 32, ndv)

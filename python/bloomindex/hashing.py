@@ -1,6 +1,6 @@
 """XXH64 of Spark values in their Parquet plain encoding: the hash Parquet's Bloom filters use.
 
-``hash="murmur3"`` hashes the same encoding with MurmurHash3 x64 128 (low 64 bits, parquet-mr's
+``hash_name="murmur3"`` hashes the same encoding with MurmurHash3 x64 128 (low 64 bits, parquet-mr's
 seed) instead: the hash of the deprecated ``sbbf-murmur3`` design.
 
 Same rules as the JVM's ``bloomindex.hash.ParquetHash``:
@@ -51,21 +51,22 @@ _INT_RANGES = {"tinyint": (-(2**7), 2**7 - 1), "smallint": (-(2**15), 2**15 - 1)
                "int": (-(2**31), 2**31 - 1), "bigint": (-(2**63), 2**63 - 1)}
 
 
-def hash_values(values: Iterable[Any] | np.ndarray, type: str, hash: str = "xxh64") -> np.ndarray:
-    """Hashes each non-null value as a Parquet writer would before inserting it in a filter.
+def hash_values(values: Iterable[Any] | np.ndarray, spark_type: str, hash_name: str = "xxh64") -> np.ndarray:
+    """Hashes each non-null value of Spark SQL type ``spark_type`` (``"bigint"``,
+    ``"decimal(20,2)"``...) as a Parquet writer would before inserting it in a filter.
 
     ``values`` is any iterable (or a NumPy array, hashed without a Python loop for fixed-width
-    types); ``None`` values are skipped, as Parquet never inserts nulls. ``hash`` is
+    types); ``None`` values are skipped, as Parquet never inserts nulls. ``hash_name`` is
     ``"xxh64"`` (Parquet's, the ``sbbf`` and ``classic`` designs') or ``"murmur3"`` (the
-    ``sbbf-murmur3`` design's). Returns ``np.uint64``.
+    ``sbbf-murmur3`` design's): a filter's ``hash_name``. Returns ``np.uint64``.
 
     >>> hash_values([1, 2, None], "int").shape
     (2,)
     """
-    if hash not in _FUNCTIONS:
-        raise ValueError(f"hash: expected one of {', '.join(HASHES)}, got {hash!r}")
-    u32, u64, of_bytes = _FUNCTIONS[hash]
-    t = parse_type(type)
+    if hash_name not in _FUNCTIONS:
+        raise ValueError(f"hash_name: expected one of {', '.join(HASHES)}, got {hash_name!r}")
+    u32, u64, of_bytes = _FUNCTIONS[hash_name]
+    t = parse_type(spark_type)
     if t.physical in ("INT32", "INT64", "FLOAT", "DOUBLE"):
         return _hash_fixed(values, t, u32, u64)
     items = [v for v in values if v is not None]
@@ -76,11 +77,11 @@ def hash_values(values: Iterable[Any] | np.ndarray, type: str, hash: str = "xxh6
                        dtype=np.uint64, count=len(items))
 
 
-def hash_value(value: Any, type: str, hash: str = "xxh64") -> int:
-    """The hash of one non-null value, as a Python int in [0, 2**64)."""
+def hash_value(value: Any, spark_type: str, hash_name: str = "xxh64") -> int:
+    """The hash of one non-null value, as a Python int in [0, 2**64): :func:`hash_values`'s."""
     if value is None:
         raise ValueError("value: None has no hash; Bloom filters never hold nulls")
-    return int(hash_values([value], type, hash)[0])
+    return int(hash_values([value], spark_type, hash_name)[0])
 
 
 def _hash_fixed(values: Iterable[Any] | np.ndarray, t: SparkType, u32: Any, u64: Any) -> np.ndarray:

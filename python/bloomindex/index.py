@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import sys
 import threading
 import time
@@ -24,7 +25,7 @@ class BloomIndex:
     >>> bi = BloomIndex(spark)                                          # doctest: +SKIP
     >>> bi.create("orders_uid", "orders", ["user_id"], fpp=0.01)         # doctest: +SKIP
     >>> bi.create("events_ip", "/data/events", {"ip": {"fpp": 0.05}},
-    ...           format="parquet", global_=True)                        # doctest: +SKIP
+    ...           source_format="parquet", global_filter=True)           # doctest: +SKIP
     >>> bi.refresh("orders_uid")                                         # doctest: +SKIP
     >>> bi.describe("orders_uid")["files_indexed"]                       # doctest: +SKIP
     '200'
@@ -49,24 +50,31 @@ class BloomIndex:
         ndv: int | None = None,
         *,
         algorithm: str | None = None,
-        format: str | None = None,
+        source_format: str | None = None,
+        global_filter: bool = False,
         if_not_exists: bool = False,
-        **options: Any,
+        **options: str | int | float | bool,
     ) -> bool:
         """Creates index ``name`` over ``source`` and builds it; returns False if it existed
         and ``if_not_exists`` was set.
 
-        ``source`` is a table name, a path (with ``format=``, e.g. ``"parquet"``) or a
-        DataFrame that reads files directly. ``columns`` is a list of names or a dict of
-        name -> per-column options (``fpp``, ``ndv``, ``sizing``, ``algorithm``). ``fpp``/``ndv``,
-        ``algorithm`` and ``options`` (``global_=True`` or ``**{"global": True}``,
-        ``sizing="power-of-two"``) are defaults for every column; ``allow_unencrypted_index=True``
-        stores the index unencrypted when source columns are encrypted (Parquet modular
-        encryption) and the session cannot encrypt it (otherwise refused).
+        ``source`` is a table name, a path (with ``source_format=``, e.g. ``"parquet"``: the
+        files' data source) or a DataFrame that reads files directly. ``columns`` is a list of
+        names or a dict of name -> per-column options (``fpp``, ``ndv``, ``sizing``,
+        ``algorithm``). ``fpp``, ``ndv`` and ``algorithm`` are defaults for every column.
 
         ``algorithm`` is the Bloom filter design: ``"sbbf"`` (Parquet's split block filter, the
         default), ``"sbbf-murmur3"`` (its deprecated MurmurHash3 predecessor) or ``"classic"``
         (m bits, k hash functions); see :mod:`bloomindex.filters`.
+
+        ``global_filter=True`` also builds, per column, one filter of the whole source (SQL's
+        ``OPTIONS (global = true)``): the filter join pre-filters and :func:`might_contain` use.
+
+        ``options`` are the other index options, as SQL's ``OPTIONS``: ``sizing="exact"`` (the
+        default: each filter the smallest meeting its ``fpp``) or ``"power-of-two"``, a default
+        for every column; ``allow_unencrypted_index=True`` stores the index unencrypted when
+        source columns are encrypted (Parquet modular encryption) and the session cannot
+        encrypt it (otherwise refused). The JVM refuses unknown names.
         """
         from pyspark.sql import DataFrame
 
@@ -79,21 +87,28 @@ class BloomIndex:
             names, col_opts = list(columns), {}
         if not names or not all(isinstance(c, str) for c in names):
             raise ValueError(f"columns: expected column names, got {columns!r}")
-        opts = {k.rstrip("_"): _opt(v) for k, v in options.items()}
+        if not isinstance(global_filter, bool):
+            raise ValueError(f"global_filter: must be True or False, got {global_filter!r}")
+        for key in options:
+            if key.lower() in ("global", "global_"):
+                raise ValueError(f"{key}: not an option here; pass global_filter=True")
+        opts = {k: _opt(v) for k, v in options.items()}
         if fpp is not None:
             opts["fpp"] = _opt(fpp)
         if ndv is not None:
             opts["ndv"] = _opt(ndv)
         if algorithm is not None:
             opts["algorithm"] = _opt(algorithm)
+        if global_filter:
+            opts["global"] = _opt(global_filter)
 
         if isinstance(source, DataFrame):
-            if format is not None:
-                raise ValueError("format: not used with a DataFrame source")
+            if source_format is not None:
+                raise ValueError("source_format: not used with a DataFrame source")
             call = lambda: self._api.createOnDataFrame(source._jdf, name, names, col_opts, opts, if_not_exists)
         elif isinstance(source, str):
             call = lambda: self._api.createOnTableOrPath(
-                self._spark._jsparkSession, name, source, format, names, col_opts, opts, if_not_exists)
+                self._spark._jsparkSession, name, source, source_format, names, col_opts, opts, if_not_exists)
         else:
             raise ValueError(f"source: expected a table name, a path or a DataFrame, got {type(source).__name__}")
         return bool(self._run(name, call))
@@ -139,7 +154,7 @@ class BloomIndex:
         """
         return df.filter(might_contain(index, column, key, allow_stale=allow_stale))
 
-    def join_filter_metrics(self, df: "DataFrame") -> list[dict[str, int]]:
+    def join_filter_metrics(self, df: "DataFrame") -> builtins.list[dict[str, int]]:  # `list` is a method here
         """The metrics of each Bloom filter operator of ``df``'s executed plan (run an action
         first): ``numInputRows``, ``numOutputRows``, ``filterTime`` (ns)."""
         return [{str(k): int(v) for k, v in m.items()} for m in self._api.joinFilterMetrics(df._jdf)]

@@ -9,7 +9,8 @@ SbbfMurmur3(num_bytes=1024)
 Both of Parquet's forms are read: the current one (Thrift ``BloomFilterHeader``, XXH64) as
 :class:`~bloomindex.Sbbf`, and the deprecated first one (a 12-byte little-endian header,
 MurmurHash3) as :class:`~bloomindex.filters.SbbfMurmur3`. They cannot be confused: a Thrift
-header starts with byte 0x15, the low byte of no power of two from 32 up.
+header starts with byte 0x15, the low byte of no power of two from 32 up. Each form is its
+class's ``serialize()`` / ``deserialize()``; this module finds them in files.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import os
 import struct
 from typing import Any
 
-from ._thrift import CompactReader, zigzag_i32
-from .filters import SbbfMurmur3, _parse_murmur3_header
-from .sbbf import MAX_BYTES, Sbbf
+from ._checks import MAX_BYTES
+from ._headers import MURMUR3_HEADER, is_murmur3_header, read_murmur3_header, read_sbbf_header
+from ._thrift import CompactReader
+from .filters import SbbfMurmur3
+from .sbbf import Sbbf
 
-__all__ = ["read_bloom_filter", "bloom_filter_header", "parse_bloom_filter", "parse_sbbf", "read_footer"]
+__all__ = ["read_bloom_filter", "parse_bloom_filter", "read_footer"]
 
 _MAGIC = b"PAR1"
 # Without bloom_filter_length we read this much at the offset: enough for any header.
@@ -34,63 +37,28 @@ _FMD_ROW_GROUPS, _RG_COLUMNS, _CC_META, _CMD_PATH = 4, 1, 3, 3
 _CMD_BLOOM_OFFSET, _CMD_BLOOM_LENGTH = 14, 15
 
 
-def bloom_filter_header(num_bytes: int) -> bytes:
-    """Thrift compact ``BloomFilterHeader{numBytes, BLOCK, XXHASH, UNCOMPRESSED}``."""
-    empty_union_member = b"\x1c\x00\x00"  # field 1: empty struct, then the union's stop
-    return (b"\x15" + zigzag_i32(num_bytes)
-            + b"\x1c" + empty_union_member
-            + b"\x1c" + empty_union_member
-            + b"\x1c" + empty_union_member
-            + b"\x00")
-
-
-def _parse_header(data: bytes) -> tuple[int, int]:
-    """Returns (numBytes, header length); refuses what this project cannot read."""
-    reader = CompactReader(data)
-    header = reader.read_struct()
-    num_bytes = header.get(1)
-    for fid, what in ((2, "algorithm BLOCK"), (3, "hash XXHASH"), (4, "compression UNCOMPRESSED")):
-        union = header.get(fid)
-        if not isinstance(union, dict) or 1 not in union:
-            raise ValueError(f"bloom filter header: unsupported or missing {what} ({union!r})")
-    if not isinstance(num_bytes, int) or num_bytes <= 0 or num_bytes > MAX_BYTES or num_bytes % 32:
-        raise ValueError(f"bloom filter header: bad numBytes {num_bytes!r}")
-    return num_bytes, reader.pos
-
-
-def _is_deprecated(head: bytes) -> bool:
-    """True when ``head`` starts with the deprecated 12-byte header rather than a Thrift one."""
-    try:
-        _parse_murmur3_header(head[:12])
-    except ValueError:
-        return False
-    return True
+def _locate(head: bytes) -> tuple[type[Sbbf] | type[SbbfMurmur3], int, int]:
+    """The class of the filter whose serialized form starts ``head`` (at least its header),
+    its header's length and its bit set's."""
+    if is_murmur3_header(head):
+        return SbbfMurmur3, MURMUR3_HEADER.size, read_murmur3_header(head)
+    num_bytes, header_len = read_sbbf_header(head)
+    return Sbbf, header_len, num_bytes
 
 
 def _parse_any(data: bytes) -> tuple[Sbbf | SbbfMurmur3, int]:
     """The filter at the start of ``data`` (either form) and how many bytes it takes."""
-    if _is_deprecated(data):
-        num_bytes, header_len = _parse_murmur3_header(data), 12
-    else:
-        num_bytes, header_len = _parse_header(data)
-    bitset = data[header_len:header_len + num_bytes]
-    if len(bitset) != num_bytes:
-        raise ValueError(f"bloom filter: header says {num_bytes} bytes, {len(bitset)} follow")
-    f = SbbfMurmur3.from_bytes(bitset) if header_len == 12 else Sbbf.from_bytes(bitset)
-    return f, header_len + num_bytes
+    cls, header_len, num_bytes = _locate(data)
+    used = header_len + num_bytes
+    if len(data) < used:
+        raise ValueError(f"bloom filter: header says {num_bytes} bytes, {len(data) - header_len} follow")
+    return cls.deserialize(data[:used]), used
 
 
-def parse_bloom_filter(data: bytes) -> Sbbf | SbbfMurmur3:
-    """A filter from one of Parquet's serialized forms, header then bitset (bytes after it are ignored)."""
+def parse_bloom_filter(data: bytes | bytearray | memoryview) -> Sbbf | SbbfMurmur3:
+    """A filter from either of Parquet's serialized forms, header then bit set (bytes after it
+    are ignored): an :class:`~bloomindex.Sbbf` or a :class:`~bloomindex.filters.SbbfMurmur3`."""
     return _parse_any(bytes(data))[0]
-
-
-def parse_sbbf(data: bytes) -> Sbbf:
-    """Parquet's current form only (Thrift header): what :meth:`Sbbf.from_parquet_bytes` reads."""
-    f = parse_bloom_filter(data)
-    if not isinstance(f, Sbbf):
-        raise ValueError("bloom filter: the deprecated MurmurHash3 form; read it with SbbfMurmur3.deserialize")
-    return f
 
 
 def read_footer(path: str | os.PathLike) -> dict[int, Any]:
@@ -167,13 +135,9 @@ def read_bloom_filter(path: str | os.PathLike, column: str | None = None,
         f.seek(offset)
         if length is not None:
             return parse_bloom_filter(f.read(length))
-        head = f.read(_HEADER_PROBE)
-        if _is_deprecated(head):
-            num_bytes, header_len = _parse_murmur3_header(head), 12
-        else:
-            num_bytes, header_len = _parse_header(head)
-        f.seek(offset + header_len)
-        bitset = f.read(num_bytes)
-    if len(bitset) != num_bytes:
+        cls, header_len, num_bytes = _locate(f.read(_HEADER_PROBE))
+        f.seek(offset)
+        data = f.read(header_len + num_bytes)
+    if len(data) != header_len + num_bytes:
         raise ValueError(f"{path}: bloom filter of {num_bytes} bytes runs past the end of the file")
-    return SbbfMurmur3.from_bytes(bitset) if header_len == 12 else Sbbf.from_bytes(bitset)
+    return cls.deserialize(data)

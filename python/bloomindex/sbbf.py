@@ -7,37 +7,20 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ._checks import MAX_BYTES, MIN_BYTES, check_fpp, check_ndv, check_sbbf_bytes
+from ._headers import is_murmur3_header, read_sbbf_header, sbbf_header
 from .hashing import hash_values
 
-__all__ = ["Sbbf", "optimal_num_bytes", "expected_fpp", "MIN_BYTES", "MAX_BYTES"]
+__all__ = ["Sbbf", "optimal_num_bytes", "MIN_BYTES", "MAX_BYTES"]
 
 SALT = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
                  0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31], dtype=np.uint32)
-MIN_BYTES = 32
-MAX_BYTES = 128 * 1024 * 1024
 # Up to this many filter bits (8 MiB filters), inserts go through a one-byte-per-bit scratch.
 _SCRATCH_BITS_LIMIT = 1 << 26
 # Hashes per step: the step's temporaries (8 words per hash) stay in the CPU's cache.
 _CHUNK = 16384
 # Values per block past which the split block rate is 1.0 in double precision.
 _SATURATED_LOAD = 2000.0
-
-
-def _check_fpp(fpp: float) -> None:
-    if not (isinstance(fpp, (int, float)) and 0.0 < fpp < 1.0):
-        raise ValueError(f"fpp: must be in (0, 1), got {fpp!r}")
-
-
-def _check_ndv(ndv: int) -> None:
-    if isinstance(ndv, bool) or not isinstance(ndv, (int, np.integer)) or ndv < 0:
-        raise ValueError(f"ndv: must be an integer >= 0, got {ndv!r}")
-
-
-def _check_num_bytes(num_bytes: int) -> None:
-    if (isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer))
-            or not MIN_BYTES <= num_bytes <= MAX_BYTES or num_bytes % 32):
-        raise ValueError(
-            f"num_bytes: must be a multiple of 32 between {MIN_BYTES} and {MAX_BYTES}, got {num_bytes!r}")
 
 
 def blocked_fpp(num_blocks: int, ndv: int) -> float:
@@ -68,15 +51,20 @@ def blocked_fpp(num_blocks: int, ndv: int) -> float:
     return min(1.0, total)
 
 
-def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = True) -> int:
-    """Bytes for ``ndv`` distinct values at false positive rate ``fpp``.
+def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = False) -> int:
+    """Bytes of an ``sbbf`` filter for ``ndv`` distinct values at false positive rate ``fpp``.
 
-    ``power_of_two=True``: Arrow C++'s rule for Parquet files (``m = -8 ndv / ln(1 - fpp^(1/8))``
-    bits, rounded up to a power of two, 32 B to 128 MiB). ``False``: the smallest multiple of
-    32 bytes whose split-block false positive rate meets ``fpp`` (the index's own rule).
+    ``power_of_two=False`` (the default, as everywhere in bloomindex and as an index's default
+    ``sizing = 'exact'``): the smallest multiple of 32 bytes whose split-block false positive
+    rate meets ``fpp``. ``True``: Arrow C++'s rule for Parquet files (``m = -8 ndv /
+    ln(1 - fpp^(1/8))`` bits, rounded up to a power of two), the size Parquet writers give a
+    filter. Either way 32 B to 128 MiB.
+
+    >>> optimal_num_bytes(1000, 0.01), optimal_num_bytes(1000, 0.01, power_of_two=True)
+    (1344, 2048)
     """
-    _check_ndv(ndv)
-    _check_fpp(fpp)
+    check_ndv(ndv)
+    check_fpp(fpp)
     if power_of_two:
         m = -8.0 * ndv / math.log(1 - math.pow(fpp, 1.0 / 8))
         max_bits = MAX_BYTES * 8
@@ -97,13 +85,6 @@ def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = True) -> int:
     return lo * 32
 
 
-def expected_fpp(num_bytes: int, ndv: int) -> float:
-    """The false positive rate to expect from a filter of ``num_bytes`` holding ``ndv`` values."""
-    _check_num_bytes(num_bytes)
-    _check_ndv(ndv)
-    return blocked_fpp(num_bytes // 32, ndv)
-
-
 class Sbbf:
     """A split block Bloom filter exactly as Parquet defines it.
 
@@ -111,44 +92,53 @@ class Sbbf:
     >>> f.insert(["apple", "pear"], "string")
     >>> f.might_contain("apple", "string")
     True
-    >>> Sbbf.from_bytes(f.to_bytes()) == f
+    >>> Sbbf.deserialize(f.serialize()) == f
     True
 
-    The bitset is ``num_bytes // 32`` blocks of eight little-endian 32-bit words;
-    ``to_bytes()`` is what a Parquet file stores after the filter's header.
+    The bit set is ``num_bytes // 32`` blocks of eight little-endian 32-bit words
+    (:meth:`bitset_bytes`); :meth:`serialize` puts Parquet's Thrift header before it.
     """
 
     __slots__ = ("_words",)
 
     #: The design's name in an index's options (see :mod:`bloomindex.filters`).
     algorithm = "sbbf"
-    #: The function :meth:`insert` hashes plain-encoded values with.
-    hash = "xxh64"
+    #: The hash function :meth:`insert` hashes plain-encoded values with (see :func:`~bloomindex.hash_values`).
+    hash_name = "xxh64"
 
     def __init__(self, num_bytes: int):
-        _check_num_bytes(num_bytes)
+        check_sbbf_bytes(num_bytes)
         self._words = np.zeros((int(num_bytes) // 32, 8), dtype=np.uint32)
 
     @classmethod
-    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = True) -> "Sbbf":
-        """An empty filter sized for ``ndv`` distinct values at ``fpp``; see :func:`optimal_num_bytes`."""
+    def for_ndv(cls, ndv: int, fpp: float, power_of_two: bool = False) -> "Sbbf":
+        """An empty filter sized for ``ndv`` distinct values at ``fpp``: the smallest that
+        meets it, or with ``power_of_two=True`` Parquet writers' size (see :func:`optimal_num_bytes`)."""
         return cls(optimal_num_bytes(ndv, fpp, power_of_two))
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray | memoryview) -> "Sbbf":
-        """A filter over a copy of a bitset in Parquet's layout (no header)."""
+    def deserialize(cls, data: bytes | bytearray | memoryview) -> "Sbbf":
+        """Reads :meth:`serialize`'s form (Parquet's: Thrift ``BloomFilterHeader``, then the
+        bit set), as a Parquet file or an index stores it. Bytes after the bit set are
+        ignored, as Parquet readers do; the deprecated MurmurHash3 form is refused (read it
+        with :meth:`SbbfMurmur3.deserialize <bloomindex.filters.SbbfMurmur3.deserialize>`)."""
         data = bytes(data)
-        _check_num_bytes(len(data))
-        f = cls.__new__(cls)
-        f._words = np.frombuffer(data, dtype="<u4").astype(np.uint32).reshape(-1, 8)
-        return f
+        if is_murmur3_header(data):
+            raise ValueError("data: the deprecated MurmurHash3 form (sbbf-murmur3); read it with "
+                             "SbbfMurmur3.deserialize")
+        num_bytes, header_len = read_sbbf_header(data)
+        bitset = data[header_len:header_len + num_bytes]
+        if len(bitset) != num_bytes:
+            raise ValueError(f"data: header says {num_bytes} bytes of bit set, {len(bitset)} follow")
+        return cls._from_bitset(bitset)
 
     @classmethod
-    def from_parquet_bytes(cls, data: bytes) -> "Sbbf":
-        """Reads Parquet's serialized form: the Thrift ``BloomFilterHeader``, then the bitset."""
-        from .parquet import parse_sbbf
-
-        return parse_sbbf(bytes(data))
+    def _from_bitset(cls, bitset: bytes) -> "Sbbf":
+        """A filter over a copy of a bit set in Parquet's layout (no header)."""
+        check_sbbf_bytes(len(bitset))
+        f = cls.__new__(cls)
+        f._words = np.frombuffer(bitset, dtype="<u4").astype(np.uint32).reshape(-1, 8)
+        return f
 
     @property
     def num_bytes(self) -> int:
@@ -206,19 +196,19 @@ class Sbbf:
             out[start:start + _CHUNK] = ((self._words[blocks] & masks) == masks).all(axis=1)
         return out.reshape(arr.shape)
 
-    def insert(self, values: Iterable[Any], type: str) -> None:
-        """Hashes non-null ``values`` as Spark type ``type`` (e.g. ``'bigint'``) and inserts them."""
-        self.insert_hashes(hash_values(values, type))
+    def insert(self, values: Iterable[Any], spark_type: str) -> None:
+        """Hashes non-null ``values`` as Spark type ``spark_type`` (e.g. ``'bigint'``) and inserts them."""
+        self.insert_hashes(hash_values(values, spark_type, self.hash_name))
 
-    def might_contain(self, value: Any, type: str) -> bool:
-        """False when ``value`` (of Spark type ``type``) is certainly not in the filter."""
+    def might_contain(self, value: Any, spark_type: str) -> bool:
+        """False when ``value`` (of Spark type ``spark_type``) is certainly not in the filter."""
         if value is None:
             raise ValueError("value: None is never in a Bloom filter; use the null count")
-        return bool(self.check_hashes(hash_values([value], type))[0])
+        return bool(self.check_hashes(hash_values([value], spark_type, self.hash_name))[0])
 
-    def check(self, values: Iterable[Any], type: str) -> np.ndarray:
-        """:meth:`might_contain` for many non-null values at once."""
-        return self.check_hashes(hash_values(values, type))
+    def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
+        """:meth:`might_contain` for many non-null values at once: ``np.bool_`` per value."""
+        return self.check_hashes(hash_values(values, spark_type, self.hash_name))
 
     def merge(self, other: "Sbbf") -> "Sbbf":
         """ORs ``other`` into this filter (sizes must match) and returns ``self``."""
@@ -233,24 +223,19 @@ class Sbbf:
         f._words = self._words.copy()
         return f
 
-    def to_bytes(self) -> bytes:
-        """The bitset exactly as Parquet stores it: little-endian words, no header."""
+    def expected_fpp(self, ndv: int) -> float:
+        """The false positive rate to expect once this filter holds ``ndv`` distinct values."""
+        check_ndv(ndv)
+        return blocked_fpp(self.num_blocks, ndv)
+
+    def bitset_bytes(self) -> bytes:
+        """The bit set alone, as Parquet stores it after the header: little-endian words."""
         return self._words.astype("<u4").tobytes()
 
-    def to_parquet_bytes(self) -> bytes:
-        """Parquet's serialized form: Thrift compact ``BloomFilterHeader`` + bitset."""
-        from .parquet import bloom_filter_header
-
-        return bloom_filter_header(self.num_bytes) + self.to_bytes()
-
     def serialize(self) -> bytes:
-        """The design's serialized form (for this one, Parquet's: :meth:`to_parquet_bytes`)."""
-        return self.to_parquet_bytes()
-
-    @classmethod
-    def deserialize(cls, data: bytes) -> "Sbbf":
-        """Reads :meth:`serialize`'s form."""
-        return cls.from_parquet_bytes(data)
+        """The design's serialized form, Parquet's: Thrift compact ``BloomFilterHeader`` + bit
+        set. The JVM's ``BloomFilter.toBytes``; what an index stores; :meth:`deserialize` reads it."""
+        return sbbf_header(self.num_bytes) + self.bitset_bytes()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sbbf) and np.array_equal(self._words, other._words)

@@ -52,14 +52,14 @@ def decimal_bytes(precision: int) -> int:
     return n
 
 
-def parse_type(type_name: str) -> SparkType:
+def parse_type(spark_type: str) -> SparkType:
     """Parses a Spark SQL type name (``'int'``, ``'decimal(20,2)'``, ...).
 
     Raises ``ValueError`` naming the type when a Bloom filter cannot hold it.
     """
-    if not isinstance(type_name, str):
-        raise ValueError(f"type: expected a Spark SQL type name, got {type_name!r}")
-    t = type_name.strip().lower()
+    if not isinstance(spark_type, str):
+        raise ValueError(f"spark_type: expected a Spark SQL type name, got {spark_type!r}")
+    t = spark_type.strip().lower()
     if t in _ALIASES:
         name = _ALIASES[t]
         physical = {
@@ -74,7 +74,7 @@ def parse_type(type_name: str) -> SparkType:
         precision = int(m.group(1) or 10)
         scale = int(m.group(2) or 0)
         if not 1 <= precision <= 38 or not 0 <= scale <= precision:
-            raise ValueError(f"type: invalid decimal precision/scale in {type_name!r}")
+            raise ValueError(f"spark_type: invalid decimal precision/scale in {spark_type!r}")
         if precision <= MAX_INT_DIGITS:
             physical = "INT32"
         elif precision <= MAX_LONG_DIGITS:
@@ -86,5 +86,5 @@ def parse_type(type_name: str) -> SparkType:
         # Stored as strings; a CHAR(n) value is hashed as given, so pass it padded as stored.
         return SparkType("string", "BYTE_ARRAY")
     if t.startswith(_NOT_INDEXABLE):
-        raise ValueError(f"type: {type_name} cannot be held in a Bloom filter")
-    raise ValueError(f"type: unknown or unsupported Spark SQL type {type_name!r}")
+        raise ValueError(f"spark_type: {spark_type} cannot be held in a Bloom filter")
+    raise ValueError(f"spark_type: unknown or unsupported Spark SQL type {spark_type!r}")
