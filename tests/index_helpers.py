@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -66,3 +67,23 @@ def assert_same_with_pruning_off(spark, query) -> list:
         spark.conf.unset("spark.bloomindex.pruning.enabled")
     assert on == off
     return on
+
+
+def _set_conf(spark, key: str, value) -> None:
+    if value is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, value)
+
+
+@contextlib.contextmanager
+def confs(spark, settings: dict):
+    """Sets session confs (None: unset) for the block and restores what was there before."""
+    saved = {k: spark.conf.get(k, None) for k in settings}
+    try:
+        for k, v in settings.items():
+            _set_conf(spark, k, v)
+        yield
+    finally:
+        for k, v in saved.items():
+            _set_conf(spark, k, v)

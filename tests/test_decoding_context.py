@@ -20,7 +20,6 @@ the random seed."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -33,6 +32,7 @@ import pytest
 from pyspark.sql import types as T
 
 from bloomindex import BloomIndex
+from index_helpers import confs
 
 N_CASES = int(os.environ.get("BLOOMINDEX_CONTEXT_CASES", "300"))
 SEED = int(os.environ.get("BLOOMINDEX_CONTEXT_SEED", "20261123"))
@@ -426,25 +426,6 @@ def query_context(rng: random.Random, b: Ctx, n: int) -> tuple[str, Ctx]:
     if path:
         q.v2 = rng.random() < 0.3
     return "random", q
-
-
-@contextlib.contextmanager
-def confs(spark, settings: dict):
-    """Sets session confs (None: unset) for the block and restores what was there before."""
-    saved = {k: spark.conf.get(k, None) for k in settings}
-    try:
-        for k, v in settings.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
 
 
 def in_context(spark, ctx: Ctx, pruning: bool = True):

@@ -19,7 +19,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import Row, types as T
 
 from bloomindex import BloomIndex, might_contain
-from index_helpers import log_entries
+from index_helpers import confs, log_entries
 
 PRUNING = "spark.bloomindex.pruning.enabled"
 JOIN_FILTER = "spark.bloomindex.joinFilter.enabled"
@@ -31,25 +31,6 @@ LA = "America/Los_Angeles"
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-@contextlib.contextmanager
-def confs(spark, settings: dict):
-    """Sets session confs (None: unset) for the block and restores what was there before."""
-    saved = {k: spark.conf.get(k, None) for k in settings}
-    try:
-        for k, v in settings.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
 
 
 def _sort_key(row: tuple):

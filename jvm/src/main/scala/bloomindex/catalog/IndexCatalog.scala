@@ -23,14 +23,20 @@ final case class Decision(skipped: Set[String], info: PruningInfo)
  * each column that may not answer for the scan to why (its decoding context differs, or none
  * was recorded). The index's data is loaded only when a column is used.
  */
-final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map[String, String], load: () => LoadedIndex) {
+final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map[String, String], load: () => LoadedIndex,
+    scanColumn: String => String = identity) {
   lazy val loaded: LoadedIndex = load()
   def spec: bloomindex.log.IndexSpec = entry.spec
   def name: String = spec.name
 
-  /** The index column that answers for the scan's attribute `name` (exact spelling), or why none does. */
+  /**
+   * The index column that answers for a scan attribute called `name`, or why none does. The
+   * attribute's name is the query's spelling; `scanColumn` turns it into the scan's column
+   * (exactly when the session is case-sensitive, else the one column equal but for case), and
+   * the index column must be spelled exactly as that.
+   */
   def column(name: String): Either[String, Int] = {
-    val i = spec.columns.indexWhere(_.name == name)
+    val i = spec.columns.indexWhere(_.name == scanColumn(name))
     if (i < 0) Left(s"column not indexed: $name")
     else unusable.get(spec.columns(i).name).toLeft(i)
   }
@@ -82,8 +88,23 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** The indexes over `scan`'s source, each with the columns that may not answer for it and why. */
   def viewsFor(scan: ScanSource): Seq[IndexView] =
     activeFor(scan).map { case (log, entry) =>
-      new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
+      new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry),
+        scanColumn(scan, _))
     }
+
+  /**
+   * The scan's column an attribute called `name` reads: the same spelling, or (case-insensitive
+   * sessions) the one column whose name equals it but for case. Spark names an attribute as the
+   * query spelled it.
+   */
+  def scanColumn(scan: ScanSource, name: String): String = {
+    val fields = scan.dataSchema.fieldNames
+    if (fields.contains(name) || conf.caseSensitiveAnalysis) name
+    else fields.filter(_.equalsIgnoreCase(name)) match {
+      case Array(one) => one
+      case _ => name
+    }
+  }
 
   /** Columns of `entry` that may not answer for `scan`, with the reason. */
   def unusableColumns(entry: LogEntry, scan: ScanSource): Map[String, String] = {
@@ -163,7 +184,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * produce for it: an index over the scan's source with global filters, the column decoded
    * as the scan decodes it, and every current file of the source held as it is now.
    */
-  def globalFilterFor(scan: ScanSource, column: String): Either[String, GlobalFilter] = {
+  def globalFilterFor(scan: ScanSource, attribute: String): Either[String, GlobalFilter] = {
+    val column = scanColumn(scan, attribute)
     val views = try viewsFor(scan) catch {
       case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
     }
