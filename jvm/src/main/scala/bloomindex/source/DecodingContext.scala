@@ -85,7 +85,9 @@ object DecodingContext {
         if (dataType == TimestampType) {
           add(ParquetInt96Rebase, ParquetInt96Conversion)
           // Parquet's timestamps are UTC-adjusted: the zone matters only where Spark converts.
-          val legacy = Seq(ParquetRebase, ParquetInt96Rebase).exists(k => v(k).equalsIgnoreCase("LEGACY"))
+          // The reader's own rebase options win over the session's.
+          val legacy = Seq(ParquetRebase, ParquetInt96Rebase).exists(k => v(k).equalsIgnoreCase("LEGACY")) ||
+            Seq("datetimerebasemode", "int96rebasemode").exists(k => options.get(k).exists(_.equalsIgnoreCase("LEGACY")))
           if (legacy || v(ParquetInt96Conversion).equalsIgnoreCase("true")) out += SessionTimeZone -> conf.sessionLocalTimeZone
         }
       case "orc" =>
@@ -94,7 +96,9 @@ object DecodingContext {
         add(CaseSensitive)
         if (isDatetime(dataType)) {
           add(AvroRebase)
-          if (v(AvroRebase).equalsIgnoreCase("LEGACY")) out += SessionTimeZone -> conf.sessionLocalTimeZone
+          if (v(AvroRebase).equalsIgnoreCase("LEGACY") || options.get("datetimerebasemode").exists(_.equalsIgnoreCase("LEGACY"))) {
+            out += SessionTimeZone -> conf.sessionLocalTimeZone
+          }
         }
       case _ =>
         // A format we know nothing of: every setting that could matter is recorded.

@@ -46,6 +46,10 @@ class DecodingSuite extends AnyFunSuite {
     assert(diff("parquet", ts, conf(int96), conf(int96, la)).exists(_.contains("time zone")))
     assert(diff("parquet", ts, conf(), conf(legacy)).exists(_.contains(DecodingContext.ParquetRebase)))
     assert(diff("parquet", id, conf(), conf(legacy)).isEmpty)
+    // The reader's LEGACY option too: the zone counts then, even with the session's rebase CORRECTED.
+    val option = Map("datetimeRebaseMode" -> "LEGACY")
+    assert(diff("parquet", ts, conf(), conf(la), option, option).exists(_.contains("time zone")))
+    assert(diff("parquet", ts, conf(), conf(la), Map("datetimeRebaseMode" -> "CORRECTED"), Map("datetimeRebaseMode" -> "CORRECTED")).isEmpty)
   }
 
   test("case sensitivity matters where columns are matched by name, not for CSV") {
