@@ -3,7 +3,7 @@ package bloomindex.actions
 import java.util.UUID
 
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{Decoding, IndexState, LogEntry}
+import bloomindex.log.{IndexState, LogEntry}
 import bloomindex.source.{DecodingContext, DeltaSource, SourceResolver}
 
 import org.apache.hadoop.fs.Path
@@ -55,7 +55,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
           logWarning(s"Bloom index '$name' was built before decoding contexts were recorded: rebuilding it in full")
           rebuild = true
         case Some(built) =>
-          RefreshAction.contextChanges(built, now).headOption.foreach { why =>
+          DecodingContext.changes(built, now.format, now.column).headOption.foreach { case (_, why) =>
             throw BloomIndexErrors.incrementalRefreshContextChanged(name, why, spec.source.display)
           }
       }
@@ -69,16 +69,4 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
 
   protected def build(begin: LogEntry, dataDir: Path): Built =
     IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame)
-}
-
-object RefreshAction {
-
-  /** Why values decoded under `now` could differ from values decoded under `built`, per column. */
-  def contextChanges(built: Decoding, now: Decoding): Seq[String] =
-    built.columns.flatMap { b =>
-      now.column(b.name) match {
-        case None => Some(s"${b.name}: no longer a column")
-        case Some(n) => DecodingContext.difference(built.format, b, now.format, n)
-      }
-    }
 }

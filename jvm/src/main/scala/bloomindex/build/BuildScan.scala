@@ -6,7 +6,7 @@ import bloomindex.config.BloomIndexConf
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.FieldHasher
 import bloomindex.log.ColumnSpec
-import bloomindex.source.{DecodingContext, SourceFile, SourceResolver}
+import bloomindex.source.{DecodingContext, FileRelationProvider, SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.broadcast.Broadcast
@@ -134,11 +134,8 @@ object BuildScan {
    */
   def readerOptions(relation: HadoopFsRelation): Map[String, String] = {
     val own = relation.options.filter { case (k, _) => k != "path" && k != "paths" }
-    relation.fileFormat match {
-      case r: org.apache.spark.sql.sources.DataSourceRegister if DecodingContext.TextFormats.contains(r.shortName()) =>
-        own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
-      case _ => own
-    }
+    if (!DecodingContext.TextFormats.contains(FileRelationProvider.formatOf(relation))) own
+    else own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
   }
 
   private val RowBatch = 4096

@@ -87,10 +87,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   /** The indexes over `scan`'s source, each with the columns that may not answer for it and why. */
   def viewsFor(scan: ScanSource): Seq[IndexView] =
-    activeFor(scan).map { case (log, entry) =>
-      new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry),
-        scanColumn(scan, _))
-    }
+    activeFor(scan).map { case (log, entry) => view(log, entry, scan) }
+
+  /** `entry` of the index in `log` as `scan` may use it. */
+  private def view(log: IndexLog, entry: LogEntry, scan: ScanSource): IndexView =
+    new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry),
+      scanColumn(scan, _))
 
   /**
    * The scan's column an attribute called `name` reads: the same spelling, or (case-insensitive
@@ -115,13 +117,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         IndexCatalog.warnOnce(s"bloomindex: index '${spec.name}' $why (not used until then)")
         spec.columns.map(_.name -> why).toMap
       case Some(built) =>
-        spec.columns.flatMap { c =>
-          (built.column(c.name), scan.decoding(conf, c.name)) match {
-            case (None, _) => Some(c.name -> s"${c.name}: no decoding context recorded for the column")
-            case (_, None) => Some(c.name -> s"${c.name}: the scan of ${scan.display} has no column named exactly ${c.name}")
-            case (Some(b), Some(q)) => DecodingContext.difference(built.format, b, scan.format, q).map(c.name -> _)
-          }
-        }.toMap
+        val unrecorded = spec.columns.filter(c => built.column(c.name).isEmpty)
+          .map(c => c.name -> s"${c.name}: no decoding context recorded for the column")
+        (DecodingContext.changes(built, scan.format, scan.decoding(conf, _)) ++ unrecorded).toMap
     }
   }
 
@@ -222,7 +220,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       throw BloomIndexErrors.columnNotFound(name, column))
     if (!spec.global) throw BloomIndexErrors.notGlobal(name)
     val scan = SourceResolver.currentScan(spark, spec.source)
-    val view = new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry))
+    val view = this.view(log, entry, scan)
     view.column(col.name).left.foreach { why =>
       throw BloomIndexErrors.decodingContextChanged(name, col.name, spec.source.display, why)
     }

@@ -132,6 +132,19 @@ object DecodingContext {
   def of(conf: SQLConf, format: String, options: Map[String, String], fields: Seq[StructField]): Decoding =
     Decoding(format, fields.map(column(conf, format, options, _)))
 
+  /**
+   * Per column of `built`, why the current context would decode it otherwise: `current` gives
+   * the current context of a column by its exact name (None: no such column now), in a scan of
+   * `format`. Columns that decode alike are left out.
+   */
+  def changes(built: Decoding, format: String, current: String => Option[ColumnDecoding]): Seq[(String, String)] =
+    built.columns.flatMap { b =>
+      current(b.name) match {
+        case None => Some(b.name -> s"${b.name}: the source has no column named exactly ${b.name} now")
+        case Some(now) => difference(built.format, b, format, now).map(b.name -> _)
+      }
+    }
+
   private val SettingNames = Map(
     SessionTimeZone -> "session time zone",
     CaseSensitive -> "case sensitivity (spark.sql.caseSensitive)",

@@ -78,21 +78,21 @@ object FileRelationProvider extends SourceProvider {
 object FileTableProvider extends SourceProvider {
 
   def describe(plan: LogicalPlan): Option[ScanSource] = plan match {
-    case r @ DataSourceV2Relation(t: FileTable, _, _, ident, options, _) =>
-      Some(ScanSource("files (V2)", ident.map(_.toString), t.formatName.toLowerCase(Locale.ROOT), t.fileIndex.rootPaths,
-        options.asCaseSensitiveMap().asScala.toMap, t.dataSchema, t.fileIndex))
-    case s @ DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _) => ofScan(r, scan)
+    case r @ DataSourceV2Relation(t: FileTable, _, _, _, _, _) => Some(of(r, t.dataSchema, t.fileIndex))
+    case DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _) => ofScan(r, scan)
     case _ => None
   }
 
-  def ofScan(r: DataSourceV2Relation, scan: FileScan): Option[ScanSource] = {
+  def ofScan(r: DataSourceV2Relation, scan: FileScan): Option[ScanSource] =
+    Some(of(r, scan.dataSchema, FileIndexes.unwrap(scan.fileIndex)))
+
+  private def of(r: DataSourceV2Relation, dataSchema: StructType, index: FileIndex): ScanSource = {
     val format = r.table match {
       case t: FileTable => t.formatName.toLowerCase(Locale.ROOT)
       case other => other.name()
     }
-    val index = FileIndexes.unwrap(scan.fileIndex)
-    Some(ScanSource("files (V2)", r.identifier.map(_.toString), format, index.rootPaths,
-      r.options.asCaseSensitiveMap().asScala.toMap, scan.dataSchema, index))
+    ScanSource("files (V2)", r.identifier.map(_.toString), format, index.rootPaths,
+      r.options.asCaseSensitiveMap().asScala.toMap, dataSchema, index)
   }
 }
 

@@ -78,16 +78,11 @@ object SourceResolver {
   /** A DataFrame that reads files directly: its relation's roots, format and options. */
   def resolveDataFrame(df: DataFrame): SourceSpec = {
     val rel = relation(df, "the DataFrame")
-    if (DeltaSource.isDeltaRelation(rel)) {
-      val table = df.queryExecution.analyzed.collectFirst {
-        case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
-      }
-      return DeltaSource.resolveTable(df.sparkSession, table.getOrElse("the DataFrame"), rel).copy(table = table)
-    }
     val table = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
     }
-    spec(table, rel)
+    if (!DeltaSource.isDeltaRelation(rel)) spec(table, rel)
+    else DeltaSource.resolveTable(df.sparkSession, table.getOrElse("the DataFrame"), rel).copy(table = table)
   }
 
   private def spec(table: Option[String], rel: HadoopFsRelation): SourceSpec = {
