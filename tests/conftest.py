@@ -10,19 +10,22 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
 CLUSTER_TESTS = ROOT / "tests" / "cluster"
+S3_TESTS = ROOT / "tests" / "s3"
 # The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 
 
 def pytest_ignore_collect(collection_path, config):
-    """tests/cluster needs its own process (one SparkContext per process, see its conftest):
-    collected only when named on the command line (`make test-cluster`)."""
-    if pathlib.Path(collection_path).resolve() != CLUSTER_TESTS:
+    """tests/cluster and tests/s3 need their own process (one SparkContext per process, see
+    their conftests): collected only when named on the command line (`make test-cluster`,
+    `make test-s3`)."""
+    folder = pathlib.Path(collection_path).resolve()
+    if folder not in (CLUSTER_TESTS, S3_TESTS):
         return None
     base = pathlib.Path(config.invocation_params.dir)
     for arg in config.args:
         p = (base / arg.split("::")[0]).resolve()
-        if p == CLUSTER_TESTS or CLUSTER_TESTS in p.parents:
+        if p == folder or folder in p.parents:
             return None
     return True
 
