@@ -13,8 +13,8 @@ import org.apache.hadoop.fs.Path
  * configuration given as arguments). For each of `rounds` versions from `first`, it meets the
  * other process at a barrier of local files, then commits a copy of the entry before `first`
  * as that version through [[IndexLog.commit]] with the store the configuration chooses, and
- * prints one line per round: `<version> <operation id> won` or
- * `<version> <operation id> lost <condition>`.
+ * prints one line per round: `<version> <operation id> won`,
+ * `<version> <operation id> lost <condition>` or `<version> <operation id> error <exception>`.
  *
  * Arguments: indexDir barrierDir me other first rounds [key=value ...]
  */
@@ -38,6 +38,7 @@ object CommitRace {
       meet(barrierDir, v, me, other)
       val outcome = try { log.commit(entry); "won" } catch {
         case e: ConcurrentBloomIndexUpdateException => s"lost ${e.getCondition}"
+        case scala.util.control.NonFatal(e) => s"error ${e.getClass.getName}: ${e.getMessage}".replace('\n', ' ')
       }
       out.append(s"$v ${entry.operationId} $outcome\n")
     }
