@@ -1,6 +1,7 @@
 # bloomindex: everything a fresh machine needs is fetched by these rules on first use.
 #   make test    every Scala and Python test, and the cluster tests not marked slow
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
+#   make test-s3   indexes on s3a:// against a moto S3 server (CI runs it after `make test`)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -25,8 +26,11 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 PYTEST_ARGS ?=
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
+# The S3 client of tests/s3: hadoop-aws of Spark's Hadoop version and its runtime dependencies
+# (the AWS SDK v2 bundle, ~690 MB), copied from Maven Central by Maven into .tools/s3.
+S3_JARS := .tools/s3/.copied
 
-.PHONY: all jar test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar test test-nightly test-scala test-python test-cluster test-s3 demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
@@ -70,6 +74,14 @@ test-python: $(JAR) $(TEST_JAR)
 
 test-cluster: $(JAR) $(TEST_JAR)
 	$(PYTEST_CLUSTER) $(PYTEST_ARGS)
+
+$(S3_JARS): tests/s3/pom.xml
+	mvn -q -f tests/s3/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.tools/s3
+	touch $@
+
+# tests/s3 runs in a pytest process of its own (its session has the S3A jars on its class path).
+test-s3: $(JAR) $(TEST_JAR) $(S3_JARS)
+	$(PY) -m pytest tests/s3 $(PYTEST_ARGS)
 
 demo: $(JAR)
 	$(PY) -m bloomindex.demo

@@ -49,6 +49,18 @@ def _holders(spark, path, where):
     return {r[0] for r in spark.read.parquet(path).where(where).select(F.input_file_name()).distinct().collect()}
 
 
+def _assert_group_gone(pgid, wait=20.0):
+    """No process of the killed driver's group (its JVM included) is left."""
+    deadline = time.time() + wait
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        assert time.time() < deadline, f"process group {pgid} still has processes"
+        time.sleep(0.2)
+
+
 def _describe(spark, name):
     return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
 
@@ -79,7 +91,8 @@ def _log(moto, prefix):
 
 
 def _data_folders(moto, prefix):
-    return {k[len(prefix) + 1:].split("/")[1] for k in _keys(moto, prefix + "/data/")}
+    """The operation folders under data/ (S3A leaves an empty `data/` marker after deletes)."""
+    return {k[len(prefix) + 1:].split("/")[1] for k in _keys(moto, prefix + "/data/")} - {""}
 
 
 def test_lifecycle_on_s3(spark, moto, s3_root):
@@ -124,8 +137,8 @@ def test_lifecycle_on_s3(spark, moto, s3_root):
     holders = _holders(spark, src, f"k = {KEYS + 150}")
     assert len(holders) == 1 and holders <= new_files and holders <= read_on, (holders, read_on)
     assert len(read_on) <= 2, read_on
-    # Only the live data folder is left.
-    assert _data_folders(moto, prefix) == {log[3]["data"]["dir"].split("/")[1]}
+    # The folders of versions 3 and 1 (kept for readers still on version 1, until the next command).
+    assert _data_folders(moto, prefix) == {log[v]["data"]["dir"].split("/")[1] for v in (1, 3)}
 
     spark.sql("DROP BLOOM INDEX ev")
     assert _log(moto, prefix)[4]["state"] == "DELETED"
@@ -216,3 +229,61 @@ def test_the_rename_store_loses_commits_on_s3(spark, moto, s3_root, tmp_path):
     print(f"\nrace, rename store on S3: {ROUNDS} rounds, {double} with two winners, {overwritten} commits lost")
     assert overwritten >= 1, results
     spark.sql("DROP BLOOM INDEX race")
+
+
+def test_a_driver_killed_mid_command_on_s3_leaves_an_index_the_next_command_reads_and_cleans(
+        spark, moto, s3_root, tmp_path):
+    src = f"{s3_root}/kill_src"
+    _write_source(spark, src)
+    spark.sql(f"CREATE BLOOM INDEX killed ON parquet.`{src}` FOR COLUMNS (k, s)")
+    prefix = s3_root.split(f"s3a://{BUCKET}/")[1] + "/indexes/killed"
+    before = {w: _query(spark, src, w)[1] for w in ["k = 42", "s = 's420'"]}
+
+    # A second driver runs REFRESH FULL with slow build tasks (4 s each, one per file, one at a
+    # time); it is killed (SIGKILL, its JVM too: the process group) once its REFRESHING entry is
+    # committed and its data folder begun.
+    driver = subprocess.Popen(
+        [sys.executable, str(pathlib.Path(__file__).with_name("killed_driver.py")), moto.endpoint,
+         f"{s3_root}/indexes", "4000", "REFRESH BLOOM INDEX killed FULL"],
+        stdout=subprocess.PIPE, stderr=open(tmp_path / "driver.log", "w"), start_new_session=True)
+    orphan = None
+    try:
+        deadline = time.time() + 240
+        while orphan is None:
+            assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
+            assert time.time() < deadline, "the second driver never started its build"
+            log = _log(moto, prefix)
+            if 2 in log and log[2]["state"] == "REFRESHING":
+                op = log[2]["operationId"]
+                if op in _data_folders(moto, prefix):
+                    orphan = op
+            time.sleep(0.5)
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait()
+    assert driver.returncode == -signal.SIGKILL
+    _assert_group_gone(driver.pid)
+
+    log = _log(moto, prefix)
+    assert [e["state"] for e in log.values()] == ["CREATING", "ACTIVE", "REFRESHING"]
+    assert orphan in _data_folders(moto, prefix)
+    # The next command reads it: version 1 still answers queries, DESCRIBE tells the state.
+    d = _describe(spark, "killed")
+    assert d["state"] == "REFRESHING" and d["active_version"] == "1" and d["damage"] == "none", d
+    for where, files in before.items():
+        on, read_on = _query(spark, src, where)
+        off, _ = _query(spark, src, where, pruning=False)
+        assert on == off and read_on == files, where
+    # ... and takes over: a REFRESH commits after the dead one and removes its data folder.
+    spark.sql("REFRESH BLOOM INDEX killed")
+    log = _log(moto, prefix)
+    assert [e["state"] for e in log.values()] == ["CREATING", "ACTIVE", "REFRESHING", "REFRESHING", "ACTIVE"]
+    # The dead command's folder is gone; version 1's stays for readers until the next command.
+    assert _data_folders(moto, prefix) == {log[v]["data"]["dir"].split("/")[1] for v in (1, 4)}
+    assert orphan not in _data_folders(moto, prefix)
+    d = _describe(spark, "killed")
+    assert d["state"] == "ACTIVE" and d["damage"] == "none" and d["files_indexed"] == str(N_FILES), d
+    for where, files in before.items():
+        on, read_on = _query(spark, src, where)
+        off, _ = _query(spark, src, where, pruning=False)
+        assert on == off and _holders(spark, src, where) <= read_on, where

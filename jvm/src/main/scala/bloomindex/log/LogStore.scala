@@ -135,8 +135,8 @@ abstract class ConditionalCreateLogStore(conf: Configuration) extends LogStore(c
  * sends the header unless `fs.s3a.create.conditional.enabled=false`). S3A translates the 412
  * to `RemoteFileChangedException`. Relies on S3's strong read-after-write and list-after-write
  * consistency (since December 2020) for readers and for the listing of versions. An
- * S3-compatible store that ignores `If-None-Match` would not be safe; MinIO, Ceph RGW (Squid)
- * and moto honour it.
+ * S3-compatible store that ignores `If-None-Match` would not be safe (moto, which the tests
+ * use, honours it).
  */
 class S3ConditionalLogStore(conf: Configuration) extends ConditionalCreateLogStore(conf) {
 
