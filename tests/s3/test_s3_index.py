@@ -287,3 +287,30 @@ def test_a_driver_killed_mid_command_on_s3_leaves_an_index_the_next_command_read
         on, read_on = _query(spark, src, where)
         off, _ = _query(spark, src, where, pruning=False)
         assert on == off and _holders(spark, src, where) <= read_on, where
+
+
+def test_log_store_settings_of_the_session_choose_the_store_and_refuse_an_unsafe_s3(spark, moto, s3_root):
+    src = f"{s3_root}/conf_src"
+    _write_source(spark, src, files=2)
+    prefix = s3_root.split(f"s3a://{BUCKET}/")[1] + "/indexes/"
+    key = "spark.bloomindex.logStore.s3a.impl"
+    try:
+        spark.conf.set(key, "no.such.Store")
+        with pytest.raises(AnalysisException) as e:
+            spark.sql(f"CREATE BLOOM INDEX conf_idx ON parquet.`{src}` FOR COLUMNS (k)")
+        assert e.value.getCondition() == "BLOOM_INDEX_INVALID_CONF" and key in str(e.value), str(e.value)
+        spark.conf.unset(key)
+        # S3A without conditional create (a new file system instance sees the setting).
+        spark.conf.set("fs.s3a.create.conditional.enabled", "false")
+        spark.conf.set("fs.s3a.impl.disable.cache", "true")
+        with pytest.raises(AnalysisException) as e:
+            spark.sql(f"CREATE BLOOM INDEX conf_idx ON parquet.`{src}` FOR COLUMNS (k)")
+        assert e.value.getCondition() == "BLOOM_INDEX_INVALID_CONF", str(e.value)
+        assert key in str(e.value) and "fs.s3a.create.conditional.enabled=true" in str(e.value), str(e.value)
+        assert not [k for k in _keys(moto, prefix) if "/_log/" in k]
+    finally:
+        for k in (key, "fs.s3a.create.conditional.enabled", "fs.s3a.impl.disable.cache"):
+            spark.conf.unset(k)
+    spark.sql(f"CREATE BLOOM INDEX conf_idx ON parquet.`{src}` FOR COLUMNS (k)")
+    assert [e["state"] for e in _log(moto, prefix + "conf_idx").values()] == ["CREATING", "ACTIVE"]
+    spark.sql("DROP BLOOM INDEX conf_idx")

@@ -7,6 +7,8 @@ import java.util.{Locale, UUID}
 
 import scala.annotation.tailrec
 
+import bloomindex.errors.BloomIndexErrors
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExists, CreateFlag, FileContext, Options, Path}
 
@@ -143,10 +145,11 @@ class S3ConditionalLogStore(conf: Configuration) extends ConditionalCreateLogSto
   override protected def conditionalCreate(path: Path, bytes: Array[Byte]): Unit = {
     val fs = path.getFileSystem(hadoopConf)
     if (!fs.hasPathCapability(path, LogStore.ConditionalOverwrite)) {
-      throw new IOException(s"$path: ${fs.getClass.getName} offers no conditional create " +
-        s"(${LogStore.ConditionalOverwrite}); an index log on S3 needs S3A of Hadoop 3.4.2 or later (hadoop-aws of " +
-        s"Spark's Hadoop version) with fs.s3a.create.conditional.enabled=true (the default), or another store in " +
-        s"${LogStore.ImplKey(path.toUri.getScheme)}")
+      throw BloomIndexErrors.invalidConf(LogStore.ImplKey(path.toUri.getScheme),
+        s"(store ${getClass.getName}) cannot commit safely under ${path.getParent}: ${fs.getClass.getName} offers " +
+          s"no conditional create (${LogStore.ConditionalOverwrite}); it needs S3A of Hadoop 3.4.2 or later " +
+          "(hadoop-aws of Spark's Hadoop version) with fs.s3a.create.conditional.enabled=true (the default), " +
+          "or another store named by this key")
     }
     val out = fs.createFile(path).overwrite(false).must(LogStore.ConditionalOverwrite, true).build()
     // The PUT, with its precondition, happens in close().
@@ -204,7 +207,7 @@ object LogStore {
   /**
    * The store for files under `dir`. A scheme with neither a setting nor a default gets the
    * rename store, safe for one writer at a time, and a warning (once per JVM and scheme)
-   * naming the setting to change.
+   * naming the setting to change. A setting naming no store is `BLOOM_INDEX_INVALID_CONF`.
    */
   def forPath(dir: Path, hadoopConf: Configuration): LogStore = {
     val scheme = Option(dir.toUri.getScheme).map(_.toLowerCase(Locale.ROOT)).orNull
@@ -217,11 +220,10 @@ object LogStore {
     }
     val cls = try Class.forName(className, true, Thread.currentThread().getContextClassLoader)
     catch {
-      case e: ClassNotFoundException =>
-        throw new IllegalArgumentException(s"${ImplKey(scheme)}: class $className not found", e)
+      case _: ClassNotFoundException => throw BloomIndexErrors.invalidConf(ImplKey(scheme), s"names class $className, which is not found")
     }
     if (!classOf[LogStore].isAssignableFrom(cls)) {
-      throw new IllegalArgumentException(s"${ImplKey(scheme)}: $className is not a ${classOf[LogStore].getName}")
+      throw BloomIndexErrors.invalidConf(ImplKey(scheme), s"names $className, which is not a ${classOf[LogStore].getName}")
     }
     cls.getConstructor(classOf[Configuration]).newInstance(hadoopConf).asInstanceOf[LogStore]
   }

@@ -5,6 +5,7 @@ import java.nio.file.{FileAlreadyExistsException, Files}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.AnalysisException
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Choosing a log store per scheme, and the conditional-create protocol (without a server). */
@@ -45,11 +46,12 @@ class LogStoreSuite extends AnyFunSuite {
   test("a setting naming a missing class or no store is refused, naming the setting") {
     val conf = new Configuration()
     conf.set("spark.bloomindex.logStore.s3a.impl", "no.such.Store")
-    val e1 = intercept[IllegalArgumentException](storeOf("s3a://b/x", conf))
+    val e1 = intercept[AnalysisException](storeOf("s3a://b/x", conf))
+    assert(e1.getCondition == "BLOOM_INDEX_INVALID_CONF")
     assert(e1.getMessage.contains("spark.bloomindex.logStore.s3a.impl") && e1.getMessage.contains("no.such.Store"))
     conf.set("spark.bloomindex.logStore.s3a.impl", "java.lang.String")
-    val e2 = intercept[IllegalArgumentException](storeOf("s3a://b/x", conf))
-    assert(e2.getMessage.contains("is not a bloomindex.log.LogStore"))
+    val e2 = intercept[AnalysisException](storeOf("s3a://b/x", conf))
+    assert(e2.getCondition == "BLOOM_INDEX_INVALID_CONF" && e2.getMessage.contains("is not a bloomindex.log.LogStore"))
   }
 
   /**
