@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bloomindex  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
-from conftest import TEST_JAR, s3_jars, s3a_conf  # noqa: E402
+from s3_helpers import TEST_JAR, s3_jars, s3a_conf  # noqa: E402
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
-from conftest import BUCKET, ROOT, TEST_JAR, s3_jars, s3a_conf
+from s3_helpers import BUCKET, ROOT, TEST_JAR, s3_jars, s3a_conf
 
 PRUNING = "spark.bloomindex.pruning.enabled"
 N_FILES = 6
