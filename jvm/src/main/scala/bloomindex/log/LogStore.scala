@@ -1,6 +1,6 @@
 package bloomindex.log
 
-import java.io.{FileNotFoundException, IOException}
+import java.io.IOException
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{FileAlreadyExistsException, Files, Paths}
 import java.util.{Locale, UUID}
@@ -125,7 +125,7 @@ abstract class ConditionalCreateLogStore(conf: Configuration) extends LogStore(c
 
   private def holds(path: Path, bytes: Array[Byte]): Boolean =
     try read(path, bytes.length + 1).getBytes(UTF_8).sameElements(bytes)
-    catch { case _: FileNotFoundException | _: IOException => false }
+    catch { case _: IOException => false }
 }
 
 /**
