@@ -4,6 +4,7 @@
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
+#   make dist    the wheel (jars inside) and the Maven artifacts (dist/maven), see README
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -23,10 +24,16 @@ SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(o
 	-Dsbt.log.noformat=true -Dsbt.server.forcestart=false -Dsbt.supershell=false \
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
+# The version, written once in python/bloomindex/_version.py (build.sbt and pyproject read it).
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/bloomindex/_version.py)
+WHEEL := dist/bloomindex-$(VERSION)-py3-none-any.whl
+MAVEN_POM := dist/maven/io/github/bloomindex/bloomindex_2.13/$(VERSION)/bloomindex_2.13-$(VERSION).pom
+# The wheel from python/ with the staged jars (python/setup.py refuses to build it without them).
+BUILD_WHEEL = rm -rf python/build dist/bloomindex-*.whl && $(PY) -m pip wheel -q --no-deps -w dist ./python
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
 
-.PHONY: all jar test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar dist test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
@@ -47,6 +54,17 @@ $(JAR): $(VENV)/.installed $(SBT_JAR) $(JVM_SOURCES)
 
 jar: $(JAR)
 
+# `make dist`: dist/bloomindex-<version>-py3-none-any.whl and, under dist/maven, the jar, its
+# sources and its pom in a Maven repository layout (sbt publish), for --packages/--repositories.
+dist: $(WHEEL) $(MAVEN_POM)
+
+$(WHEEL): $(JAR)
+	$(BUILD_WHEEL)
+
+$(MAVEN_POM): $(JAR)
+	rm -rf dist/maven
+	$(SBT) publish
+
 $(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
 	$(SBT) stageTestJar
 
@@ -57,15 +75,18 @@ test-nightly: export BLOOMINDEX_DIFF_QUERIES = 20000
 test-nightly: export BLOOMINDEX_CONTEXT_CASES = 3000
 test-nightly: test-python
 
+# The distribution is built in the same sbt run; tests/test_dist.py installs and submits it.
 test: $(VENV)/.installed $(SBT_JAR)
-	$(SBT) stageJars stageTestJar test
+	rm -rf dist/maven
+	$(SBT) stageJars stageTestJar test publish
+	$(BUILD_WHEEL)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
 
 test-scala: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) test
 
-test-python: $(JAR) $(TEST_JAR)
+test-python: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 test-cluster: $(JAR) $(TEST_JAR)
@@ -84,7 +105,7 @@ bench-algorithms: $(VENV)/.installed $(SBT_JAR)
 	$(PY) bench/plot_algorithms.py bench/algorithms.json
 
 clean:
-	rm -rf target project/target python/bloomindex/jars spark-warehouse
+	rm -rf target project/target python/bloomindex/jars python/build spark-warehouse dist
 
 bench-build: $(JAR)
 	$(PY) bench/bench_build.py

@@ -18,10 +18,10 @@ from .errors import BloomIndexError, ConcurrentBloomIndexUpdateError
 from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3, expected_fpp
 from .hashing import hash_value, hash_values
 from .index import BloomIndex, might_contain
+from ._version import __version__
 from .sbbf import Sbbf, optimal_num_bytes
 from .session import configure, jar_paths
 
 __all__ = ["ALGORITHMS", "BloomIndex", "BloomIndexError", "ClassicBloomFilter", "ConcurrentBloomIndexUpdateError",
            "Sbbf", "SbbfMurmur3", "configure", "expected_fpp", "hash_value", "hash_values", "jar_paths", "might_contain",
            "optimal_num_bytes"]
-__version__ = "0.1.0"
