@@ -80,6 +80,7 @@ lazy val root = (project in file("."))
     description := "Bloom filter indexes for Apache Spark",
     licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0")),
     publishMavenStyle := true,
+    versionScheme := Some("early-semver"),
     publishTo := Some(Resolver.file("dist", baseDirectory.value / "dist" / "maven")),
     publishConfiguration := publishConfiguration.value.withOverwrite(true),
     Compile / packageDoc / publishArtifact := false,

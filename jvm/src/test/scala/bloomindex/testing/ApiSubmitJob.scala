@@ -22,7 +22,8 @@ object ApiSubmitJob {
 
     val bi = BloomIndex(spark)
     bi.create("events_id").onPath("parquet", path).columns("id", "s").fpp(0.01).execute()
-    val query = spark.read.parquet(path).where(col("s") === "s4242")
+    // A new DataFrame per run: a DataFrame keeps the plan it optimized first.
+    def query = spark.read.parquet(path).where(col("s") === "s4242")
     val rowsOn = query.collect().map(_.getLong(0)).toSeq
     val filesRead = query.inputFiles.length
     spark.conf.set("spark.bloomindex.pruning.enabled", "false")
