@@ -25,8 +25,8 @@ VECTOR = "--add-modules jdk.incubator.vector"
 TIMEOUT = 600
 
 
-def version() -> str:
-    text = (ROOT / "python" / "bloomindex" / "version.py").read_text()
+def dist_version() -> str:
+    text = (ROOT / "python" / "bloomindex" / "_version.py").read_text()
     return re.search(r'^__version__ = "([^"]+)"$', text, re.M).group(1)
 
 
@@ -36,14 +36,14 @@ def pyspark_version() -> str:
     return metadata.version("pyspark")
 
 
-def wheel() -> pathlib.Path:
-    wheel = DIST / f"bloomindex-{version()}-py3-none-any.whl"
+def wheel_path() -> pathlib.Path:
+    wheel = DIST / f"bloomindex-{dist_version()}-py3-none-any.whl"
     if not wheel.is_file():
         pytest.fail(f"{wheel} is missing: run `make dist` (make test builds it)")
     return wheel
 
 
-def pom() -> pathlib.Path:
+def pom_path() -> pathlib.Path:
     poms = sorted(MAVEN.rglob("*.pom"))
     if len(poms) != 1:
         pytest.fail(f"expected one pom under {MAVEN}, found {poms}: run `make dist`")
@@ -51,7 +51,7 @@ def pom() -> pathlib.Path:
 
 
 def coordinates() -> tuple[str, str, str]:
-    pom = ET.parse(pom()).getroot()
+    pom = ET.parse(pom_path()).getroot()
     return tuple(pom.find(f"m:{k}", POM_NS).text for k in ("groupId", "artifactId", "version"))
 
 
@@ -67,7 +67,6 @@ def quickstart() -> str:
     m = re.search(r"<!-- quickstart\b.*?-->.*?```python\n(.*?)```", readme, re.S)
     assert m, "README.md has no quickstart block"
     return m.group(1)
-
 
 
 def fresh_ivy() -> pathlib.Path:
