@@ -58,7 +58,7 @@ jar: $(JAR)
 # sources and its pom in a Maven repository layout (sbt publish), for --packages/--repositories.
 dist: $(WHEEL) $(MAVEN_POM)
 
-$(WHEEL): $(JAR)
+$(WHEEL): $(JAR) $(shell find python/bloomindex -name '*.py') python/pyproject.toml python/setup.py python/README.md
 	$(BUILD_WHEEL)
 
 $(MAVEN_POM): $(JAR)
@@ -75,7 +75,8 @@ test-nightly: export BLOOMINDEX_DIFF_QUERIES = 20000
 test-nightly: export BLOOMINDEX_CONTEXT_CASES = 3000
 test-nightly: test-python
 
-# The distribution is built in the same sbt run; tests/test_dist.py installs and submits it.
+# The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
+# tests/cluster/test_packages.py submits a job with --packages from dist/maven.
 test: $(VENV)/.installed $(SBT_JAR)
 	rm -rf dist/maven
 	$(SBT) stageJars stageTestJar test publish
@@ -89,7 +90,7 @@ test-scala: $(VENV)/.installed $(SBT_JAR)
 test-python: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
-test-cluster: $(JAR) $(TEST_JAR)
+test-cluster: $(JAR) $(TEST_JAR) $(MAVEN_POM)
 	$(PYTEST_CLUSTER) $(PYTEST_ARGS)
 
 demo: $(JAR)
