@@ -213,14 +213,15 @@ class BloomIndex:
     def _create_sql(self, name: str, source: "str | DataFrame", source_format: str | None,
                     names: builtins.list[str], col_opts: Mapping[str, Mapping[str, str]],
                     opts: Mapping[str, str], if_not_exists: bool) -> bool:
-        """``create`` on a Connect session: ``CREATE BLOOM INDEX``, on ``VIEW`` for a DataFrame."""
+        """``create`` on a Connect session: ``CREATE BLOOM INDEX ... ON`` the table, ``LOCATION
+        'path' USING format`` for a path, ``VIEW`` (a temporary one) for a DataFrame."""
         cols = ", ".join(_ident(c) + (f" OPTIONS ({_options(col_opts[c])})" if col_opts.get(c) else "")
                          for c in names)
         head = f"CREATE BLOOM INDEX {'IF NOT EXISTS ' if if_not_exists else ''}{_ident(name)} ON "
         tail = f" FOR COLUMNS ({cols})" + (f" OPTIONS ({_options(opts)})" if opts else "")
         if isinstance(source, str):
             if source_format is not None:
-                target = f"{_ident(source_format)}.{_ident(source)}"
+                target = f"LOCATION {_literal(source)} USING {_ident(source_format)}"
             else:
                 target = _table_name(self._spark, source)
             return bool(self._sql(head + target + tail)[0][0])

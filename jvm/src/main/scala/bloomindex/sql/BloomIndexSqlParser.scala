@@ -19,7 +19,8 @@ import org.apache.spark.sql.types.{DataType, StructType}
  * parser unchanged (so Spark's own syntax errors stay Spark's).
  *
  * {{{
- *   CREATE BLOOM INDEX [IF NOT EXISTS] name ON [VIEW] source FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
+ *   CREATE BLOOM INDEX [IF NOT EXISTS] name ON {source | VIEW view | LOCATION 'path' USING format}
+ *     FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
  *   REFRESH BLOOM INDEX name [INCREMENTAL | FULL]
  *   DROP BLOOM INDEX [IF EXISTS] name
  *   SHOW BLOOM INDEXES [ON source]
@@ -128,10 +129,17 @@ object BloomIndexSqlParser {
       // `view` is still ON view FOR COLUMNS.
       val view = isWord("VIEW") && (tokens(pos + 1).kind == Lexer.Quoted ||
         (tokens(pos + 1).kind == Lexer.Word && tokens(pos + 1).upper != "FOR")) && { next(); true }
-      val source = SourceRef(multipart(if (view) "a view name" else "a table name or format.`path`"))
+      // ON LOCATION 'path' USING format: the path as Python's create(path, source_format=) takes it.
+      val location = !view && isWord("LOCATION") && tokens(pos + 1).kind == Lexer.Str && { next(); true }
+      val (source, format) =
+        if (location) {
+          val path = next().text
+          expectWord("USING")
+          (SourceRef(Seq(path)), Some(identifier("a file format")))
+        } else (SourceRef(multipart(if (view) "a view name" else "a table name or format.`path`")), None)
       val columns = forColumns(withOptions = true)
       val options = if (acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
-      CreateBloomIndexCommand(name, source, columns, options, ifNotExists, view)
+      CreateBloomIndexCommand(name, source, columns, options, ifNotExists, view, format)
     }
 
     private def createDatabricks(): LogicalPlan = {

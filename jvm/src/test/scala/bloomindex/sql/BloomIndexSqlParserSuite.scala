@@ -40,6 +40,11 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
       ExplainBloomIndexCommand("SELECT * FROM `v 1` WHERE a = 'x;y'"))
     assert(parser.parsePlan("CREATE BLOOM INDEX i ON VIEW `tmp v` FOR COLUMNS (a)") ==
       CreateBloomIndexCommand("i", SourceRef(Seq("tmp v")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false, view = true))
+    assert(parser.parsePlan("CREATE BLOOM INDEX i ON LOCATION '/d/it\\'s' USING Parquet FOR COLUMNS (a)") ==
+      CreateBloomIndexCommand("i", SourceRef(Seq("/d/it's")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false,
+        format = Some("Parquet")))
+    assert(parser.parsePlan("CREATE BLOOM INDEX i ON location.t FOR COLUMNS (a)") ==
+      CreateBloomIndexCommand("i", SourceRef(Seq("location", "t")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false))
     // A table named `view` is still a table.
     assert(parser.parsePlan("CREATE BLOOM INDEX i ON view FOR COLUMNS (a)") ==
       CreateBloomIndexCommand("i", SourceRef(Seq("view")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false))
