@@ -331,12 +331,20 @@ def _connect_join_filter_metrics(df: "DataFrame") -> builtins.list[dict[str, int
     for m in nodes:
         children.setdefault(m.parent_plan_id, []).append(m)
     out: builtins.list[dict[str, int]] = []
-    stack = builtins.list(reversed([m for m in nodes if m.parent_plan_id not in ids]))
+    # The root is its own parent; a node whose parent is not listed starts a tree too.
+    roots = [m for m in nodes if m.parent_plan_id == m.plan_id or m.parent_plan_id not in ids]
+    stack, seen = builtins.list(reversed(roots)), set()
     while stack:
         m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
         if m.name == _FILTER_NODE:
             out.append({str(v.name): int(v.value) for v in m.metrics})
-        stack.extend(reversed(children.get(m.plan_id, [])))
+        stack.extend(reversed([c for c in children.get(m.plan_id, []) if c is not m]))
+    # Nodes the walk did not reach (ids are the plan's node ids; a query stage's is its stage id).
+    out.extend({str(v.name): int(v.value) for v in m.metrics} for m in nodes
+               if m.name == _FILTER_NODE and id(m) not in seen)
     return out
 
 
