@@ -12,7 +12,7 @@ import pathlib
 import re
 import socket
 import subprocess
-import sys
+import tempfile
 import time
 
 import pytest
@@ -36,9 +36,14 @@ def _free_port() -> int:
 
 
 def _client(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``code`` run as a script file by the client environment's Python (as a user runs it:
+    PySpark's Connect client takes a ``python -c`` program for a doctest run)."""
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_REMOTE")}
-    return subprocess.run([str(CLIENT), "-c", code], capture_output=True, text=True, timeout=timeout, env=env,
-                          cwd="/")
+    with tempfile.TemporaryDirectory() as d:
+        script = pathlib.Path(d) / "example.py"
+        script.write_text(code)
+        return subprocess.run([str(CLIENT), str(script)], capture_output=True, text=True, timeout=timeout,
+                              env=env, cwd=d)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +61,7 @@ def test_the_client_environment_has_no_jvm_side(client):
                 "f = bloomindex.Sbbf.for_ndv(100, 0.01); f.insert([1, 2], 'bigint')\n"
                 "print(f.might_contain(2, 'bigint'), len(bloomindex.hash_values([1, None], 'int')))\n"
                 "from bloomindex.parquet import read_bloom_filter\n"
-                "import tempfile; p = tempfile.mktemp(); open(p, 'wb').write(f.serialize())\n"
+                "p = os.path.join(os.getcwd(), 'f.bin'); open(p, 'wb').write(f.serialize())\n"
                 "print(read_bloom_filter(p) == f)\n")
     assert r.returncode == 0, r.stderr
     import pyspark
