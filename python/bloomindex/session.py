@@ -89,13 +89,13 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     ``io.delta.sql.DeltaSparkSessionExtension`` in ``spark.sql.extensions`` after bloomindex's,
     and Delta's catalog as ``spark_catalog`` (unless one is set already).
 
-    Spark Connect (``builder.remote(...)`` or ``SPARK_REMOTE``):
+    Spark Connect (``builder.remote(...)``, ``SPARK_REMOTE`` or ``spark.api.mode=connect``):
 
-    - ``remote("local[...]")`` starts a Connect server in this process: the same settings go
-      to that server's JVM through ``PYSPARK_SUBMIT_ARGS`` (``--conf`` options put before what
-      the variable held; set here, read when PySpark launches the JVM), not into the builder,
-      whose options a Connect session can only set at run time (static ones print
-      ``CANNOT_MODIFY_CONFIG`` warnings and have no effect).
+    - ``remote("local[...]")`` (or Connect mode on a master) starts a Connect server in this
+      process: the same settings go to that server's JVM through ``PYSPARK_SUBMIT_ARGS``
+      (``--conf`` options put before what the variable held; set here, read when PySpark
+      launches the JVM), not into the builder, whose options a Connect session can only set
+      at run time (static ones print ``CANNOT_MODIFY_CONFIG`` warnings and have no effect).
     - ``remote("sc://host:port")``: nothing can be set from the client; ``builder`` is returned
       as it is. The server must have been started with bloomindex's jars, its extension and the
       Vector module, e.g.::
@@ -116,9 +116,10 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     if kernel not in (None, "vector", "scalar"):
         raise ValueError(f"kernel: expected 'vector', 'scalar' or None, got {kernel!r}")
     remote = _get(builder, "spark.remote") or os.environ.get("SPARK_REMOTE")
-    if remote is None:
+    api_mode = (_get(builder, "spark.api.mode") or os.environ.get("SPARK_API_MODE") or "").lower()
+    if remote is None and api_mode != "connect":
         _settings(builder, kernel, delta)
-    elif remote.startswith("local"):
+    elif remote is None or remote.startswith("local"):  # PySpark starts a Connect server here
         settings = _Settings()
         _settings(settings, kernel, delta)
         os.environ[SUBMIT_ARGS] = submit_args(settings._options, os.environ.get(SUBMIT_ARGS))
