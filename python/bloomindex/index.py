@@ -166,7 +166,8 @@ class BloomIndex:
 
         On Spark Connect: ``EXPLAIN BLOOM INDEX FOR SELECT * FROM <a temporary view of df>``."""
         if self._connect:
-            return self._with_view(df, lambda view: str(self._sql(f"EXPLAIN BLOOM INDEX FOR SELECT * FROM {view}")[0][0]))
+            return self._with_view(
+                df, lambda view: str(self._sql(f"EXPLAIN BLOOM INDEX FOR SELECT * FROM {view}")[0][0]))
         return str(capture(self._api.explain)(df._jdf))
 
     def prefilter(self, df: "DataFrame", key: "str | Column", index: str, column: str,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["configure", "jar_paths", "delta_package", "task_kernels", "EXTENSIONS_CLASS", "is_connect", "VECTOR_MODULE_FLAG",
-           "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS"]
+__all__ = ["configure", "jar_paths", "delta_package", "task_kernels", "is_connect", "submit_args",
+           "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG", "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS", "SUBMIT_ARGS"]
 
 EXTENSIONS_CLASS = "bloomindex.BloomIndexExtensions"
 VECTOR_MODULE_FLAG = "--add-modules jdk.incubator.vector"
@@ -145,8 +146,6 @@ def submit_args(settings: dict[str, str], current: str | None) -> str:
     """``PYSPARK_SUBMIT_ARGS`` with ``settings`` as ``--conf`` options before ``current``'s
     arguments (so that the user's own ``--conf`` of a key wins), unchanged when they are
     there already (``configure`` called twice)."""
-    import shlex
-
     tail = shlex.split(current) if current else ["pyspark-shell"]
     ours = [a for k, v in settings.items() for a in ("--conf", f"{k}={v}")]
     if any(tail[i:i + len(ours)] == ours for i in range(len(tail))):
