@@ -31,7 +31,11 @@ def spark(tmp_path_factory):
     warehouse = tmp_path_factory.mktemp("warehouse")
     os.environ["PYSPARK_SUBMIT_ARGS"] = shlex.join([
         "--driver-memory", "2g", "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", f"spark.sql.warehouse.dir={warehouse}", "pyspark-shell"])
+    # As PySpark's own tests: the local server on a free port (not 15002, which another server
+    # of the machine may hold), which the client then asks the JVM for.
+    os.environ["SPARK_TESTING"] = "1"
     builder = (SparkSession.builder.remote("local[2]")
                .appName("bloomindex-connect-tests")
                .config("spark.sql.shuffle.partitions", "2")
