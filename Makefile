@@ -40,8 +40,8 @@ all: jar
 # Python environment: the package (editable) with its pinned PySpark and the test tools.
 $(VENV)/.installed: python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e 'python[test]'
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -e 'python[test]'
 	touch $@
 
 # The sbt launcher, from Maven Central through Maven, cached in .tools/.
