@@ -303,7 +303,7 @@ def _options(options: Mapping[str, str]) -> str:
 
 
 # A table name as SQL spells it: dot-separated parts, each a word or a `quoted` identifier.
-_PART = r"(?:[A-Za-z0-9_]+|`(?:[^`]|``)*`)"
+_PART = r"(?:\w+|`(?:[^`]|``)*`)"  # \w: Unicode letters and digits, as the lexers read words
 _TABLE_NAME = re.compile(rf"\s*{_PART}(?:\s*\.\s*{_PART})*\s*")
 
 
