@@ -1,6 +1,8 @@
 # bloomindex: everything a fresh machine needs is fetched by these rules on first use.
 #   make test    every Scala and Python test, and the cluster tests not marked slow
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
+#   make test-connect-server   the README's Spark Connect example: a Connect server process and
+#                a client environment with only pyspark-client and the package (.ci/run runs it)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -32,16 +34,21 @@ MAVEN_POM := dist/maven/io/github/bloomindex/bloomindex_2.13/$(VERSION)/bloomind
 BUILD_WHEEL = rm -rf python/build dist/bloomindex-*.whl && $(PY) -m pip wheel -q --no-deps -w dist ./python
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
+# tests/connect too: the API's tests on a Spark Connect session (a local server in the process).
+PYTEST_CONNECT = $(PY) -m pytest tests/connect
+# A Spark Connect client's environment: the built package and pyspark-client only (no JVM side).
+CLIENT_VENV := .venv-client
+PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar dist test test-nightly test-scala test-python test-cluster test-connect test-connect-server demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
 # Python environment: the package (editable) with its pinned PySpark and the test tools.
 $(VENV)/.installed: python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e 'python[test]'
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -e 'python[test]'
 	touch $@
 
 # The sbt launcher, from Maven Central through Maven, cached in .tools/.
@@ -58,7 +65,7 @@ jar: $(JAR)
 # sources and its pom in a Maven repository layout (sbt publish), for --packages/--repositories.
 dist: $(WHEEL) $(MAVEN_POM)
 
-$(WHEEL): $(JAR) $(shell find python/bloomindex -name '*.py') python/pyproject.toml python/setup.py python/README.md
+$(WHEEL): $(JAR) $(PYTHON_SOURCES) python/setup.py python/README.md
 	$(BUILD_WHEEL)
 
 $(MAVEN_POM): $(JAR)
@@ -83,6 +90,7 @@ test: $(VENV)/.installed $(SBT_JAR)
 	$(BUILD_WHEEL)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
+	$(PYTEST_CONNECT)
 
 test-scala: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) test
@@ -92,6 +100,21 @@ test-python: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
 
 test-cluster: $(JAR) $(TEST_JAR) $(MAVEN_POM)
 	$(PYTEST_CLUSTER) $(PYTEST_ARGS)
+
+test-connect: $(JAR)
+	$(PYTEST_CONNECT) $(PYTEST_ARGS)
+
+# `pip install './python[connect]'`: what a Connect client installs (the extra brings pyspark-client).
+$(CLIENT_VENV)/.installed: $(JAR) $(PYTHON_SOURCES)
+	rm -rf $(CLIENT_VENV)
+	$(PYTHON) -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/python -m pip install -q --upgrade pip
+	rm -rf python/build
+	$(CLIENT_VENV)/bin/python -m pip install -q './python[connect]'
+	touch $@
+
+test-connect-server: $(JAR) $(CLIENT_VENV)/.installed
+	$(PY) -m pytest tests/connect_server $(PYTEST_ARGS)
 
 demo: $(JAR)
 	$(PY) -m bloomindex.demo

@@ -2,7 +2,7 @@
 `--packages`: tests/cluster/test_packages.py).
 
 - The wheel holds the jars it was built with; a wheel build without the jar fails.
-- The wheel, installed alone (with PySpark from the package index) into a new virtual
+- The wheel, installed alone (with its `spark` extra: PySpark from the package index) into a new virtual
   environment outside the checkout, runs the README's quickstart: the answer and the files read.
 - The pom under dist/maven declares zero-allocation-hashing, and Spark and Scala as provided.
 """
@@ -32,7 +32,7 @@ def test_the_wheel_holds_the_jars_it_was_built_with():
         assert z.read("bloomindex/jars/bloomindex.jar") == STAGED_JAR.read_bytes()
         meta = z.read(f"bloomindex-{dist_version()}.dist-info/METADATA").decode()
     assert re.search(rf"^Version: {re.escape(dist_version())}$", meta, re.M)
-    assert re.search(r"^Requires-Dist: pyspark", meta, re.M)
+    assert re.search(rf"^Requires-Dist: pyspark=={re.escape(pyspark_version())}; extra == \"spark\"$", meta, re.M), meta
 
 
 def test_a_wheel_build_without_the_jar_fails(tmp_path):
@@ -52,14 +52,15 @@ def test_the_readme_quickstart_from_the_wheel_alone(tmp_path):
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
     # --no-compile: byte-compiling all of PySpark would take longer than the rest of the test.
-    run([py, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", wheel_path(),
-         f"pyspark=={pyspark_version()}"])
+    # As the README says: the wheel with its `spark` extra, PySpark at the version the jar was built for.
+    run([py, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", f"{wheel_path()}[spark]"])
     work = tmp_path / "work"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_PYTHON")}
-    where = run([py, "-c", "import bloomindex; print(bloomindex.__file__); print(bloomindex.__version__)"],
-                 cwd=work, env=env).stdout.split()
+    where = run([py, "-c", "import bloomindex, pyspark; print(bloomindex.__file__, bloomindex.__version__, "
+                           "pyspark.__version__)"], cwd=work, env=env).stdout.split()
     assert pathlib.Path(where[0]).is_relative_to(env_dir) and where[1] == dist_version()
+    assert where[2] == pyspark_version()
 
     script = work / "quickstart.py"
     script.write_text(quickstart())

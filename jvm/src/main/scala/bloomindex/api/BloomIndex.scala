@@ -3,10 +3,13 @@ package bloomindex.api
 import scala.jdk.CollectionConverters._
 
 import bloomindex.actions.IndexManager
-import bloomindex.sql.ShowBloomIndexesCommand
+import bloomindex.execution.BloomFilterExec
+import bloomindex.sql.{ExplainBloomIndexCommand, ShowBloomIndexesCommand}
 
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.functions.{call_function, col, lit}
 
 /**
@@ -64,16 +67,25 @@ final class BloomIndex private (val spark: SparkSession) {
 
   /**
    * What Bloom indexes do to `df`: per file scan the index used, files kept of total and bytes
-   * skipped, and why each other index did not apply; per join pre-filter the index and key.
+   * skipped, and why each other index did not apply; per join pre-filter the index and key
+   * (`EXPLAIN BLOOM INDEX FOR <query>` in SQL).
    */
-  def explain(df: DataFrame): String = IndexApi.explain(df)
+  def explain(df: DataFrame): String = ExplainBloomIndexCommand.report(df)
 
   /**
    * The SQL metrics of each Bloom join filter operator of `df`'s executed plan (run an action
    * first): `numInputRows`, `numOutputRows`, `filterTime` (ns).
    */
-  def joinFilterMetrics(df: DataFrame): Seq[Map[String, Long]] =
-    IndexApi.joinFilterMetrics(df).asScala.toSeq.map(_.asScala.map { case (k, v) => k -> v.longValue }.toMap)
+  def joinFilterMetrics(df: DataFrame): Seq[Map[String, Long]] = {
+    def nodes(p: SparkPlan): Seq[SparkPlan] = p match {
+      case a: AdaptiveSparkPlanExec => nodes(a.executedPlan)
+      case q: QueryStageExec => nodes(q.plan)
+      case other => other +: (other.children ++ other.subqueries).flatMap(nodes)
+    }
+    nodes(df.queryExecution.executedPlan).collect { case b: BloomFilterExec =>
+      b.metrics.map { case (k, m) => k -> m.value }
+    }
+  }
 
   /**
    * `df` without the rows whose `key` is certainly absent from the global filter of `column`
