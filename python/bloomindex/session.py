@@ -69,8 +69,8 @@ def delta_package() -> str:
         version = metadata.version("delta-spark")
     except metadata.PackageNotFoundError as e:
         raise RuntimeError(
-            "configure(delta=True) needs the delta-spark Python package: "
-            "pip install 'bloomindex[delta]'") from e
+            "configure(delta=True) needs the delta-spark Python package: install the bloomindex "
+            "wheel with its delta extra ('bloomindex-<version>-py3-none-any.whl[spark,delta]')") from e
     return f"io.delta:delta-spark_2.13:{version}"
 
 
