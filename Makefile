@@ -3,6 +3,7 @@
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
 #   make test-connect-server   the README's Spark Connect example: a Connect server process and
 #                a client environment with only pyspark-client and the package (.ci/run runs it)
+#   make test-s3   indexes on s3a:// against a moto S3 server (CI runs it after `make test`)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -34,13 +35,16 @@ MAVEN_POM := dist/maven/io/github/bloomindex/bloomindex_2.13/$(VERSION)/bloomind
 BUILD_WHEEL = rm -rf python/build dist/bloomindex-*.whl && $(PY) -m pip wheel -q --no-deps -w dist ./python
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
+# The S3 client of tests/s3: hadoop-aws of Spark's Hadoop version and its runtime dependencies
+# (the AWS SDK v2 bundle, ~690 MB), copied from Maven Central by Maven into .tools/s3.
+S3_JARS := .tools/s3/.copied
 # tests/connect too: the API's tests on a Spark Connect session (a local server in the process).
 PYTEST_CONNECT = $(PY) -m pytest tests/connect
 # A Spark Connect client's environment: the built package and pyspark-client only (no JVM side).
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-nightly test-scala test-python test-cluster test-connect test-connect-server demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar dist test test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
@@ -115,6 +119,14 @@ $(CLIENT_VENV)/.installed: $(JAR) $(PYTHON_SOURCES)
 
 test-connect-server: $(JAR) $(CLIENT_VENV)/.installed
 	$(PY) -m pytest tests/connect_server $(PYTEST_ARGS)
+
+$(S3_JARS): tests/s3/pom.xml
+	mvn -q -f tests/s3/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.tools/s3
+	touch $@
+
+# tests/s3 runs in a pytest process of its own (its session has the S3A jars on its class path).
+test-s3: $(JAR) $(TEST_JAR) $(S3_JARS)
+	$(PY) -m pytest tests/s3 $(PYTEST_ARGS)
 
 demo: $(JAR)
 	$(PY) -m bloomindex.demo

@@ -15,16 +15,19 @@ CLUSTER_TESTS = ROOT / "tests" / "cluster"
 CONNECT_TESTS = ROOT / "tests" / "connect"
 # A Connect server process and a client environment (`make test-connect-server`).
 CONNECT_SERVER_TESTS = ROOT / "tests" / "connect_server"
+# Indexes on s3a:// against a moto S3 server (`make test-s3`).
+S3_TESTS = ROOT / "tests" / "s3"
 # The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 
 
 def pytest_ignore_collect(collection_path, config):
-    """tests/cluster and tests/connect need their own process (one SparkContext per process,
-    see their conftest), tests/connect_server a client environment: collected only when named
-    on the command line (`make test-cluster`, `make test-connect`, `make test-connect-server`)."""
+    """tests/cluster, tests/connect and tests/s3 need their own process (one SparkContext per
+    process, see their conftest), tests/connect_server a client environment: collected only
+    when named on the command line (`make test-cluster`, `make test-connect`,
+    `make test-connect-server`, `make test-s3`)."""
     own = pathlib.Path(collection_path).resolve()
-    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS):
+    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, S3_TESTS):
         return None
     base = pathlib.Path(config.invocation_params.dir)
     for arg in config.args:

@@ -21,7 +21,7 @@ import org.apache.spark.internal.Logging
 class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
   import IndexLog.LogHead
 
-  private val store = new LogStore(hadoopConf)
+  private lazy val store = LogStore.forPath(indexDir, hadoopConf)
   val logDir = new Path(indexDir, "_log")
   private val FileName = """(\d{20})\.json""".r
 

@@ -1,0 +1,316 @@
+"""Issue 17: an index whose root and source data are on s3a://, against a moto S3 server.
+
+Lifecycle (CREATE, pruned query, incremental REFRESH, DESCRIBE, DROP), two processes racing
+for the same log versions with the conditional store (and with the rename store, which loses),
+and a driver killed in the middle of a command."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import functions as F
+
+from s3_helpers import BUCKET, ROOT, TEST_JAR, s3_jars, s3a_conf
+
+PRUNING = "spark.bloomindex.pruning.enabled"
+N_FILES = 6
+KEYS = 600
+
+# Figures for docs/reliability.md (printed by the race tests).
+RACES = {}
+
+
+def _write_source(spark, path, start=0, n=KEYS, files=N_FILES, mode="overwrite"):
+    """`files` Parquet files with disjoint key ranges: a point query keeps one of them."""
+    (spark.range(start, start + n).select(F.col("id").alias("k"),
+                                          F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"))
+     .repartitionByRange(files, "k").write.mode(mode).parquet(path))
+
+
+def _query(spark, path, where, pruning=True):
+    spark.conf.set(PRUNING, str(pruning).lower())
+    try:
+        q = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE {where}")
+        return sorted(tuple(r) for r in q.collect()), set(q.inputFiles())
+    finally:
+        spark.conf.unset(PRUNING)
+
+
+def _holders(spark, path, where):
+    """The files holding a row that matches `where`: a pruned scan must read each of them."""
+    return {r[0] for r in spark.read.parquet(path).where(where).select(F.input_file_name()).distinct().collect()}
+
+
+def _assert_group_gone(pgid, wait=20.0):
+    """No process of the killed driver's group (its JVM included) is left."""
+    deadline = time.time() + wait
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        assert time.time() < deadline, f"process group {pgid} still has processes"
+        time.sleep(0.2)
+
+
+def _describe(spark, name):
+    return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+
+
+def _keys(moto, prefix):
+    s3 = moto.client()
+    out, token = [], None
+    while True:
+        kw = {"Bucket": BUCKET, "Prefix": prefix}
+        if token:
+            kw["ContinuationToken"] = token
+        page = s3.list_objects_v2(**kw)
+        out += [o["Key"] for o in page.get("Contents", [])]
+        if not page.get("IsTruncated"):
+            return out
+        token = page["NextContinuationToken"]
+
+
+def _log(moto, prefix):
+    """The log entries under an index folder's key prefix, by version."""
+    s3 = moto.client()
+    entries = {}
+    for k in _keys(moto, prefix + "/_log/"):
+        name = k.rsplit("/", 1)[1]
+        if name.endswith(".json") and not name.startswith("."):
+            entries[int(name[:-5])] = json.loads(s3.get_object(Bucket=BUCKET, Key=k)["Body"].read())
+    return dict(sorted(entries.items()))
+
+
+def _data_folders(moto, prefix):
+    """The operation folders under data/ (S3A leaves an empty `data/` marker after deletes)."""
+    return {k[len(prefix) + 1:].split("/")[1] for k in _keys(moto, prefix + "/data/")} - {""}
+
+
+def test_lifecycle_on_s3(spark, moto, s3_root):
+    src = f"{s3_root}/events"
+    _write_source(spark, src)
+    spark.sql(f"CREATE BLOOM INDEX ev ON parquet.`{src}` FOR COLUMNS (k, s)")
+    prefix = s3_root.split(f"s3a://{BUCKET}/")[1] + "/indexes/ev"
+    log = _log(moto, prefix)
+    assert [e["state"] for e in log.values()] == ["CREATING", "ACTIVE"]
+    # The commit went through the conditional store: no temporary file was ever renamed in.
+    assert not [k for k in _keys(moto, prefix + "/_log/") if k.rsplit("/", 1)[1].startswith(".")]
+
+    all_files = set(spark.read.parquet(src).inputFiles())
+    assert len(all_files) == N_FILES
+    # Files read, counted: every file holding a match, and (a false positive aside, 1% per file)
+    # nothing else; with the index off, all of them.
+    for where in ["k = 123", "s = 's77'", "k IN (5, 505)", "k = 100000"]:
+        on, read_on = _query(spark, src, where)
+        off, read_off = _query(spark, src, where, pruning=False)
+        assert on == off, where
+        assert read_off == all_files
+        holders = _holders(spark, src, where)
+        assert len(holders) == (0 if where == "k = 100000" else (2 if "IN" in where else 1))
+        assert holders <= read_on and len(read_on) <= len(holders) + 1, (where, read_on)
+
+    d = _describe(spark, "ev")
+    assert d["state"] == "ACTIVE" and d["files_indexed"] == str(N_FILES) and d["damage"] == "none", d
+
+    # Append 2 files with new keys; an incremental REFRESH indexes only those.
+    _write_source(spark, src, start=KEYS, n=200, files=2, mode="append")
+    new_files = set(spark.read.parquet(src).inputFiles()) - all_files
+    assert len(new_files) == 2
+    spark.sql("REFRESH BLOOM INDEX ev")
+    log = _log(moto, prefix)
+    assert [e["state"] for e in log.values()] == ["CREATING", "ACTIVE", "REFRESHING", "ACTIVE"]
+    assert log[3]["operation"] == "REFRESH INCREMENTAL"
+    d = _describe(spark, "ev")
+    assert d["files_indexed"] == str(N_FILES + 2) and d["files_new_or_changed"] == "0" and d["active_version"] == "3", d
+    on, read_on = _query(spark, src, f"k = {KEYS + 150}")
+    off, _ = _query(spark, src, f"k = {KEYS + 150}", pruning=False)
+    assert on == off == [(KEYS + 150, f"s{KEYS + 150}")]
+    holders = _holders(spark, src, f"k = {KEYS + 150}")
+    assert len(holders) == 1 and holders <= new_files and holders <= read_on, (holders, read_on)
+    assert len(read_on) <= 2, read_on
+    # The folders of versions 3 and 1 (kept for readers still on version 1, until the next command).
+    assert _data_folders(moto, prefix) == {log[v]["data"]["dir"].split("/")[1] for v in (1, 3)}
+
+    spark.sql("DROP BLOOM INDEX ev")
+    assert _log(moto, prefix)[4]["state"] == "DELETED"
+    assert _data_folders(moto, prefix) == set()
+    assert [r for r in spark.sql("SHOW BLOOM INDEXES").collect() if r.name == "ev"] == []
+    _, read_after = _query(spark, src, "k = 123")
+    assert read_after == all_files | new_files
+    with pytest.raises(AnalysisException, match="does not exist"):
+        spark.sql("DESCRIBE BLOOM INDEX ev").collect()
+
+
+ROUNDS = 25
+RENAME_STORE = "bloomindex.log.RenameLogStore"
+
+
+def _race(spark, moto, s3_root, tmp_path, store_conf):
+    """An index on s3a:// (CREATE: versions 0 and 1), then two JVM processes committing
+    versions 2 .. ROUNDS + 1, each round both at once (a barrier of local files). Returns
+    {version: {process: (operation id, outcome)}}, the log as stored, and the source path."""
+    import bloomindex
+
+    src = f"{s3_root}/race_src"
+    _write_source(spark, src)
+    spark.sql(f"CREATE BLOOM INDEX race ON parquet.`{src}` FOR COLUMNS (k)")
+    index_dir = f"{s3_root}/indexes/race"
+    prefix = index_dir.split(f"s3a://{BUCKET}/")[1]
+    pyspark_jars = os.path.join(os.path.dirname(__import__("pyspark").__file__), "jars", "*")
+    cp = os.pathsep.join([pyspark_jars, *bloomindex.jar_paths(), str(TEST_JAR), *s3_jars()])
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    conf = [f"{k}={v}" for k, v in {**s3a_conf(moto.endpoint), **store_conf}.items()]
+    procs = {}
+    for me, other in (("a", "b"), ("b", "a")):
+        procs[me] = subprocess.Popen(
+            ["java", "-Xmx384m", "-cp", cp, "bloomindex.log.CommitRace", index_dir, str(barrier), me, other,
+             "2", str(ROUNDS), *conf],
+            stdout=subprocess.PIPE, stderr=open(tmp_path / f"race-{me}.log", "w"), text=True)
+    results = {}
+    for me, p in procs.items():
+        out, _ = p.communicate(timeout=600)
+        assert p.returncode == 0, (tmp_path / f"race-{me}.log").read_text()[-3000:]
+        for line in out.splitlines():
+            v, op, outcome = line.split(" ", 2)
+            results.setdefault(int(v), {})[me] = (op, outcome)
+    assert sorted(results) == list(range(2, ROUNDS + 2))
+    return results, _log(moto, prefix), src
+
+
+def test_two_processes_racing_on_s3_exactly_one_wins_each_version(spark, moto, s3_root, tmp_path):
+    results, log, src = _race(spark, moto, s3_root, tmp_path, {})
+    winners = {}
+    for v, by in results.items():
+        outcomes = sorted(o for _, o in by.values())
+        assert outcomes == ["lost BLOOM_INDEX_CONCURRENT_UPDATE", "won"], (v, by)
+        winners[v] = next(op for op, o in by.values() if o == "won")
+    # No version lost, none overwritten: every round's entry is its winner's.
+    assert sorted(log) == list(range(ROUNDS + 2))
+    for v, op in winners.items():
+        assert log[v]["operationId"] == op and log[v]["version"] == v, v
+    RACES["conditional"] = {"rounds": ROUNDS, "winners": [1] * ROUNDS, "lost": 0}
+    print(f"\nrace, S3 conditional store: {ROUNDS} rounds, 1 winner each, 0 versions lost or overwritten")
+
+    # The index stays readable: the newest version is the last race entry (ACTIVE, version 1's data).
+    d = _describe(spark, "race")
+    assert d["active_version"] == str(ROUNDS + 1) and d["damage"] == "none" and d["files_indexed"] == str(N_FILES), d
+    on, read_on = _query(spark, src, "k = 321")
+    assert on == [(321, "s321")] and _holders(spark, src, "k = 321") <= read_on and len(read_on) <= 2
+    spark.sql("REFRESH BLOOM INDEX race FULL")
+    d = _describe(spark, "race")
+    assert d["active_version"] == str(ROUNDS + 3) and d["damage"] == "none", d
+    spark.sql("DROP BLOOM INDEX race")
+
+
+def test_the_rename_store_loses_commits_on_s3(spark, moto, s3_root, tmp_path):
+    """The same race with the store the index used before issue 17 (a copy-based rename on
+    S3): both writers of a version can be told they won, and one of the two entries is gone."""
+    results, log, src = _race(spark, moto, s3_root, tmp_path, {"spark.bloomindex.logStore.s3a.impl": RENAME_STORE})
+    double, overwritten = 0, 0
+    for v, by in results.items():
+        won = [op for op, o in by.values() if o == "won"]
+        assert won, (v, by)  # someone always gets the version
+        if len(won) == 2:
+            double += 1
+            # Both were told they committed version v; only one entry is there.
+            assert log[v]["operationId"] in won
+            overwritten += 1
+    RACES["rename"] = {"rounds": ROUNDS, "double_winners": double, "lost": overwritten}
+    print(f"\nrace, rename store on S3: {ROUNDS} rounds, {double} with two winners, {overwritten} commits lost")
+    assert overwritten >= 1, results
+    spark.sql("DROP BLOOM INDEX race")
+
+
+def test_a_driver_killed_mid_command_on_s3_leaves_an_index_the_next_command_reads_and_cleans(
+        spark, moto, s3_root, tmp_path):
+    src = f"{s3_root}/kill_src"
+    _write_source(spark, src)
+    spark.sql(f"CREATE BLOOM INDEX killed ON parquet.`{src}` FOR COLUMNS (k, s)")
+    prefix = s3_root.split(f"s3a://{BUCKET}/")[1] + "/indexes/killed"
+    before = {w: _query(spark, src, w)[1] for w in ["k = 42", "s = 's420'"]}
+
+    # A second driver runs REFRESH FULL with slow build tasks (4 s each, one per file, one at a
+    # time); it is killed (SIGKILL, its JVM too: the process group) once its REFRESHING entry is
+    # committed and its data folder begun.
+    driver = subprocess.Popen(
+        [sys.executable, str(pathlib.Path(__file__).with_name("killed_driver.py")), moto.endpoint,
+         f"{s3_root}/indexes", "4000", "REFRESH BLOOM INDEX killed FULL"],
+        stdout=subprocess.PIPE, stderr=open(tmp_path / "driver.log", "w"), start_new_session=True)
+    orphan = None
+    try:
+        deadline = time.time() + 240
+        while orphan is None:
+            assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
+            assert time.time() < deadline, "the second driver never started its build"
+            log = _log(moto, prefix)
+            if 2 in log and log[2]["state"] == "REFRESHING":
+                op = log[2]["operationId"]
+                if op in _data_folders(moto, prefix):
+                    orphan = op
+            time.sleep(0.5)
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait()
+    assert driver.returncode == -signal.SIGKILL
+    _assert_group_gone(driver.pid)
+
+    log = _log(moto, prefix)
+    assert [e["state"] for e in log.values()] == ["CREATING", "ACTIVE", "REFRESHING"]
+    assert orphan in _data_folders(moto, prefix)
+    # The next command reads it: version 1 still answers queries, DESCRIBE tells the state.
+    d = _describe(spark, "killed")
+    assert d["state"] == "REFRESHING" and d["active_version"] == "1" and d["damage"] == "none", d
+    for where, files in before.items():
+        on, read_on = _query(spark, src, where)
+        off, _ = _query(spark, src, where, pruning=False)
+        assert on == off and read_on == files, where
+    # ... and takes over: a REFRESH commits after the dead one and removes its data folder.
+    spark.sql("REFRESH BLOOM INDEX killed")
+    log = _log(moto, prefix)
+    assert [e["state"] for e in log.values()] == ["CREATING", "ACTIVE", "REFRESHING", "REFRESHING", "ACTIVE"]
+    # The dead command's folder is gone; version 1's stays for readers until the next command.
+    assert _data_folders(moto, prefix) == {log[v]["data"]["dir"].split("/")[1] for v in (1, 4)}
+    assert orphan not in _data_folders(moto, prefix)
+    d = _describe(spark, "killed")
+    assert d["state"] == "ACTIVE" and d["damage"] == "none" and d["files_indexed"] == str(N_FILES), d
+    for where, files in before.items():
+        on, read_on = _query(spark, src, where)
+        off, _ = _query(spark, src, where, pruning=False)
+        assert on == off and _holders(spark, src, where) <= read_on, where
+
+
+def test_log_store_settings_of_the_session_choose_the_store_and_refuse_an_unsafe_s3(spark, moto, s3_root):
+    src = f"{s3_root}/conf_src"
+    _write_source(spark, src, files=2)
+    prefix = s3_root.split(f"s3a://{BUCKET}/")[1] + "/indexes/"
+    key = "spark.bloomindex.logStore.s3a.impl"
+    try:
+        spark.conf.set(key, "no.such.Store")
+        with pytest.raises(AnalysisException) as e:
+            spark.sql(f"CREATE BLOOM INDEX conf_idx ON parquet.`{src}` FOR COLUMNS (k)")
+        assert e.value.getCondition() == "BLOOM_INDEX_INVALID_CONF" and key in str(e.value), str(e.value)
+        spark.conf.unset(key)
+        # S3A without conditional create (a new file system instance sees the setting).
+        spark.conf.set("fs.s3a.create.conditional.enabled", "false")
+        spark.conf.set("fs.s3a.impl.disable.cache", "true")
+        with pytest.raises(AnalysisException) as e:
+            spark.sql(f"CREATE BLOOM INDEX conf_idx ON parquet.`{src}` FOR COLUMNS (k)")
+        assert e.value.getCondition() == "BLOOM_INDEX_INVALID_CONF", str(e.value)
+        assert key in str(e.value) and "fs.s3a.create.conditional.enabled=true" in str(e.value), str(e.value)
+        assert not [k for k in _keys(moto, prefix) if "/_log/" in k]
+    finally:
+        for k in (key, "fs.s3a.create.conditional.enabled", "fs.s3a.impl.disable.cache"):
+            spark.conf.unset(k)
+    spark.sql(f"CREATE BLOOM INDEX conf_idx ON parquet.`{src}` FOR COLUMNS (k)")
+    assert [e["state"] for e in _log(moto, prefix + "conf_idx").values()] == ["CREATING", "ACTIVE"]
+    spark.sql("DROP BLOOM INDEX conf_idx")
