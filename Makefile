@@ -85,7 +85,7 @@ test: $(VENV)/.installed $(SBT_JAR)
 # tests/spark_versions (every reference of the jar into Spark resolves there; spark-submit of a
 # Scala job) and the smoke subset (SQL lifecycle, 300 differential pruning queries, the join
 # filter, the Python API). SPARK_BUILD runs tests/spark_versions too; everything else of it is
-# `make test`. Not part of `make test` (about N minutes).
+# `make test`. Not part of `make test`: about 40 minutes on a shared 2-core machine.
 SMOKE_TESTS := tests/spark_versions tests/test_spark_versions.py tests/test_index_sql.py tests/test_pruning.py \
 	tests/test_join_filter.py tests/test_python_api.py tests/test_index_api.py tests/test_configure.py
 test-spark-versions: export BLOOMINDEX_DIFF_QUERIES = 300

@@ -5,6 +5,7 @@ import bloomindex.compat.SparkShim
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
 
 /**
  * The Scala job of `make test-spark-versions` (tests/spark_versions/test_spark_submit.py):
@@ -28,9 +29,12 @@ object VersionSmokeJob {
     def query = spark.read.parquet(path).where(col("s") === "s4242")
     def run(): (Seq[Long], Int) = (query.collect().map(_.getLong(0)).toSeq, query.inputFiles.length)
     val (rowsOn, filesRead) = run()
-    // The V2 file source (its scan node is rebuilt through SparkShim.withScan when pruned).
+    // The V2 file source (its scan node is rebuilt through SparkShim.withScan when pruned). Its
+    // DataFrame's inputFiles lists the table's files: the files read are the planned scan's.
     spark.conf.set("spark.sql.sources.useV1SourceList", "")
-    val (rowsV2, filesReadV2) = run()
+    val rowsV2 = query.collect().map(_.getLong(0)).toSeq
+    val filesReadV2 = query.queryExecution.executedPlan.collectFirst { case b: BatchScanExec => b.scan }
+      .collect { case f: FileScan => f.fileIndex.inputFiles.length }.getOrElse(-1)
     spark.conf.set("spark.bloomindex.pruning.enabled", "false")
     val (rowsOffV2, _) = run()
     spark.conf.unset("spark.sql.sources.useV1SourceList")
