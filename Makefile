@@ -1,9 +1,12 @@
 # bloomindex: everything a fresh machine needs is fetched by these rules on first use.
 #   make test    every Scala and Python test, and the cluster tests not marked slow
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
+#   make test-connect-server   the README's Spark Connect example: a Connect server process and
+#                a client environment with only pyspark-client and the package (.ci/run runs it)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
+#   make dist    the wheel (jars inside) and the Maven artifacts (dist/maven), see README
 #   make test-spark-versions   the jar on the other supported Spark versions (4.1, 4.3): compile
 #                check, link check and smoke tests, each in a venv of its own (.venvs/spark-X.Y)
 
@@ -32,18 +35,29 @@ SBT_JAVA = java -Xmx3g -Xss4m --add-modules jdk.incubator.vector \
 	-Dsbt.log.noformat=true -Dsbt.server.forcestart=false -Dsbt.supershell=false \
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
+# The version, written once in python/bloomindex/_version.py (build.sbt and pyproject read it).
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/bloomindex/_version.py)
+WHEEL := dist/bloomindex-$(VERSION)-py3-none-any.whl
+MAVEN_POM := dist/maven/io/github/bloomindex/bloomindex_2.13/$(VERSION)/bloomindex_2.13-$(VERSION).pom
+# The wheel from python/ with the staged jars (python/setup.py refuses to build it without them).
+BUILD_WHEEL = rm -rf python/build dist/bloomindex-*.whl && $(PY) -m pip wheel -q --no-deps -w dist ./python
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
+# tests/connect too: the API's tests on a Spark Connect session (a local server in the process).
+PYTEST_CONNECT = $(PY) -m pytest tests/connect
+# A Spark Connect client's environment: the built package and pyspark-client only (no JVM side).
+CLIENT_VENV := .venv-client
+PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar test test-spark-versions test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar dist test test-spark-versions test-nightly test-scala test-python test-cluster test-connect test-connect-server demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
 # Python environment: the package (editable) with the build's PySpark and the test tools.
 $(VENV)/.installed: python/pyproject.toml tests/spark_versions/spark-$(SPARK_BUILD).txt
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -r tests/spark_versions/spark-$(SPARK_BUILD).txt -e 'python[test]'
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -r tests/spark_versions/spark-$(SPARK_BUILD).txt -e 'python[test]'
 	touch $@
 
 # The other Spark versions' environments: the package (editable, the jar staged by `make jar`),
@@ -51,8 +65,8 @@ $(VENV)/.installed: python/pyproject.toml tests/spark_versions/spark-$(SPARK_BUI
 $(VENVS)/spark-%/.installed: python/pyproject.toml tests/spark_versions/spark-%.txt
 	rm -rf $(VENVS)/spark-$*
 	$(PYTHON) -m venv $(VENVS)/spark-$*
-	$(VENVS)/spark-$*/bin/pip install -q --upgrade pip
-	$(VENVS)/spark-$*/bin/pip install -q -r tests/spark_versions/spark-$*.txt -e python
+	$(VENVS)/spark-$*/bin/python -m pip install -q --upgrade pip
+	$(VENVS)/spark-$*/bin/python -m pip install -q -r tests/spark_versions/spark-$*.txt -e python
 	touch $@
 
 # The sbt launcher, from Maven Central through Maven, cached in .tools/.
@@ -65,6 +79,17 @@ $(JAR): $(VENV)/.installed $(SBT_JAR) $(JVM_SOURCES)
 
 jar: $(JAR)
 
+# `make dist`: dist/bloomindex-<version>-py3-none-any.whl and, under dist/maven, the jar, its
+# sources and its pom in a Maven repository layout (sbt publish), for --packages/--repositories.
+dist: $(WHEEL) $(MAVEN_POM)
+
+$(WHEEL): $(JAR) $(PYTHON_SOURCES) python/setup.py python/README.md
+	$(BUILD_WHEEL)
+
+$(MAVEN_POM): $(JAR)
+	rm -rf dist/maven
+	$(SBT) publish
+
 $(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
 	$(SBT) stageTestJar
 
@@ -75,10 +100,15 @@ test-nightly: export BLOOMINDEX_DIFF_QUERIES = 20000
 test-nightly: export BLOOMINDEX_CONTEXT_CASES = 3000
 test-nightly: test-python
 
+# The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
+# tests/cluster/test_packages.py submits a job with --packages from dist/maven.
 test: $(VENV)/.installed $(SBT_JAR)
-	$(SBT) stageJars stageTestJar test
+	rm -rf dist/maven
+	$(SBT) stageJars stageTestJar test publish
+	$(BUILD_WHEEL)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
+	$(PYTEST_CONNECT)
 
 # The jar built once against SPARK_BUILD, on each of SPARK_OTHERS in its own venv: the sources
 # compiled against that version's jars (into target/spark-X.Y, the main build untouched), then
@@ -103,11 +133,26 @@ test-spark-versions: $(JAR) $(TEST_JAR) $(foreach v,$(SPARK_OTHERS),$(VENVS)/spa
 test-scala: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) test
 
-test-python: $(JAR) $(TEST_JAR)
+test-python: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
-test-cluster: $(JAR) $(TEST_JAR)
+test-cluster: $(JAR) $(TEST_JAR) $(MAVEN_POM)
 	$(PYTEST_CLUSTER) $(PYTEST_ARGS)
+
+test-connect: $(JAR)
+	$(PYTEST_CONNECT) $(PYTEST_ARGS)
+
+# `pip install './python[connect]'`: what a Connect client installs (the extra brings pyspark-client).
+$(CLIENT_VENV)/.installed: $(JAR) $(PYTHON_SOURCES)
+	rm -rf $(CLIENT_VENV)
+	$(PYTHON) -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/python -m pip install -q --upgrade pip
+	rm -rf python/build
+	$(CLIENT_VENV)/bin/python -m pip install -q './python[connect]'
+	touch $@
+
+test-connect-server: $(JAR) $(CLIENT_VENV)/.installed
+	$(PY) -m pytest tests/connect_server $(PYTEST_ARGS)
 
 demo: $(JAR)
 	$(PY) -m bloomindex.demo
@@ -122,7 +167,7 @@ bench-algorithms: $(VENV)/.installed $(SBT_JAR)
 	$(PY) bench/plot_algorithms.py bench/algorithms.json
 
 clean:
-	rm -rf target project/target python/bloomindex/jars spark-warehouse $(VENVS)
+	rm -rf target project/target python/bloomindex/jars python/build spark-warehouse dist $(VENVS)
 
 bench-build: $(JAR)
 	$(PY) bench/bench_build.py

@@ -1,7 +1,7 @@
 // bloomindex: the JVM part (Scala 2.13, Java for the SIMD kernels).
 //
 // Spark is not a managed dependency: we compile and test against the jars of the
-// PySpark wheel that the Makefile's .venv installs (python/constraints-build.txt pins the
+// PySpark wheel that the Makefile's .venv installs (tests/spark_versions/spark-4.2.txt pins the
 // version the jar is built and `make test` runs on). Why: the wheel already carries every
 // Spark jar, and resolving spark-sql's tree again through Maven would download the same
 // ~300 MB a second time. The Makefile installs the wheel first and passes its jars folder
@@ -10,8 +10,14 @@
 // the other versions' jars too, with BLOOMINDEX_BUILD_DIR set so that the main build's
 // classes are left alone.
 
+// The Maven group id (not a registry's host name; see docs/decisions.md, issue 18).
 ThisBuild / organization := "io.github.bloomindex"
-ThisBuild / version := "0.1.0"
+// The version is written once, in python/bloomindex/_version.py: the wheel and these artifacts agree.
+ThisBuild / version := {
+  val file = (ThisBuild / baseDirectory).value / "python" / "bloomindex" / "_version.py"
+  val Version = """(?m)^__version__ = "([^"]+)"$""".r
+  Version.findFirstMatchIn(IO.read(file)).map(_.group(1)).getOrElse(sys.error(s"no __version__ in $file"))
+}
 
 // The Spark jars folder: BLOOMINDEX_SPARK_JARS, else the .venv's pyspark/jars.
 def sparkJarsFolder(base: File): File =
@@ -76,8 +82,27 @@ lazy val root = (project in file("."))
     // The jar holds our classes only; zero-allocation-hashing is copied beside it.
     Compile / packageBin / artifactPath := target.value / "bloomindex.jar",
     // Benchmarks live with the tests so they can compare against parquet-java.
-    Test / run / fork := true
+    Test / run / fork := true,
+    // `sbt publish` (make dist): the jar, its sources and a pom, in a Maven repository layout
+    // under dist/maven, for spark.jars.packages / --packages with --repositories.
+    description := "Bloom filter indexes for Apache Spark",
+    licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0")),
+    publishMavenStyle := true,
+    versionScheme := Some("early-semver"),
+    publishTo := Some(Resolver.file("dist", baseDirectory.value / "dist" / "maven")),
+    publishConfiguration := publishConfiguration.value.withOverwrite(true),
+    Compile / packageDoc / publishArtifact := false,
+    Test / publishArtifact := false,
+    pomIncludeRepository := (_ => false),
+    pomPostProcess := { (pom: scala.xml.Node) => PomDependencies.sparkProvided(pom, sparkVersion(sparkJarsDir.value)) }
   )
+
+// The Spark version of the jars we compile against, from spark-sql's file name.
+def sparkVersion(jars: File): String = {
+  val SparkSql = """spark-sql_2\.13-(.+)\.jar""".r
+  jars.listFiles().map(_.getName).collectFirst { case SparkSql(v) => v }
+    .getOrElse(sys.error(s"no spark-sql_2.13 jar in $jars"))
+}
 
 // `sbt stageJars`: the jar and the runtime dependencies Spark lacks, into the Python package.
 lazy val stageJars = taskKey[Seq[File]]("Copy bloomindex.jar and its runtime jars into python/bloomindex/jars")

@@ -10,6 +10,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
 CLUSTER_TESTS = ROOT / "tests" / "cluster"
+# The same API tests on a Spark Connect session: a process of their own (PySpark runs a local
+# Connect server on a classic SparkContext of the process, so the two kinds cannot share one).
+CONNECT_TESTS = ROOT / "tests" / "connect"
+# A Connect server process and a client environment (`make test-connect-server`).
+CONNECT_SERVER_TESTS = ROOT / "tests" / "connect_server"
 # The other Spark versions' checks: run by `make test-spark-versions` in each version's venv.
 SPARK_VERSION_TESTS = ROOT / "tests" / "spark_versions"
 # The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
@@ -55,16 +60,17 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """tests/cluster needs its own process (one SparkContext per process, see its conftest), and
-    tests/spark_versions belongs to `make test-spark-versions`: each collected only when named on
-    the command line (`make test-cluster`, `make test-spark-versions`)."""
-    folder = pathlib.Path(collection_path).resolve()
-    if folder not in (CLUSTER_TESTS, SPARK_VERSION_TESTS):
+    """tests/cluster and tests/connect need their own process (one SparkContext per process,
+    see their conftest), tests/connect_server a client environment, and tests/spark_versions
+    belongs to `make test-spark-versions`: collected only when named on the command line
+    (`make test-cluster`, `make test-connect`, `make test-connect-server`, `make test-spark-versions`)."""
+    own = pathlib.Path(collection_path).resolve()
+    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, SPARK_VERSION_TESTS):
         return None
     base = pathlib.Path(config.invocation_params.dir)
     for arg in config.args:
         p = (base / arg.split("::")[0]).resolve()
-        if p == folder or folder in p.parents:
+        if p == own or own in p.parents:
             return None
     return True
 

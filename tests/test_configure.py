@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from pyspark.sql import SparkSession
 
@@ -42,6 +44,35 @@ def test_configure_keeps_what_was_set_and_is_idempotent():
     assert opts["spark.executor.extraJavaOptions"].count(VECTOR_MODULE_FLAG) == 1
     with pytest.raises(ValueError, match="kernel"):
         bloomindex.configure(_Builder(), kernel="gpu")
+
+
+def test_configure_on_a_local_connect_builder_sets_the_jvm_launch_not_the_builder(monkeypatch):
+    import shlex
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--conf spark.driver.memory=3g pyspark-shell")
+    b = bloomindex.configure(_Builder(**{"spark.remote": "local[2]"}), kernel="scalar")
+    assert b._options == {"spark.remote": "local[2]"}  # nothing a Connect session would refuse
+    args = shlex.split(os.environ["PYSPARK_SUBMIT_ARGS"])
+    assert args[-3:] == ["--conf", "spark.driver.memory=3g", "pyspark-shell"]  # the user's, after ours
+    confs = dict(a.split("=", 1) for a in args[1::2] if "=" in a)
+    assert confs["spark.sql.extensions"] == EXTENSIONS_CLASS
+    assert all(j in confs["spark.jars"].split(",") for j in bloomindex.jar_paths())
+    assert confs["spark.driver.extraJavaOptions"] == f"{VECTOR_MODULE_FLAG} -Dbloomindex.kernel=scalar"
+    before = os.environ["PYSPARK_SUBMIT_ARGS"]
+    bloomindex.configure(_Builder(**{"spark.remote": "local[2]"}), kernel="scalar")
+    assert os.environ["PYSPARK_SUBMIT_ARGS"] == before
+    # Spark 4's Connect mode on a master starts a local server too.
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS")
+    b = bloomindex.configure(_Builder(**{"spark.api.mode": "connect", "spark.master": "local[1]"}))
+    assert "spark.jars" not in b._options and EXTENSIONS_CLASS in os.environ["PYSPARK_SUBMIT_ARGS"]
+
+
+def test_configure_on_a_remote_connect_builder_sets_nothing(monkeypatch):
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    b = bloomindex.configure(_Builder(**{"spark.remote": "sc://127.0.0.1:15002"}), delta=True)
+    assert b._options == {"spark.remote": "sc://127.0.0.1:15002"}
+    assert "PYSPARK_SUBMIT_ARGS" not in os.environ
 
 
 def test_the_session_has_the_extension_and_the_vector_kernel(spark, jvm_api):

@@ -12,6 +12,7 @@ from pyspark.errors import AnalysisException
 
 import bloomindex
 from bloomindex import BloomIndex
+from bloomindex.session import is_connect
 from index_helpers import log_entries
 
 DELAY = "spark.internal.bloomindex.test.buildTaskDelayMs"
@@ -89,7 +90,8 @@ def test_a_lost_commit_race_is_a_retryable_error_of_its_own(spark, root, tmp_pat
     path = _source(spark, tmp_path, files=4)
     bi = BloomIndex(spark, progress=False)
     bi.create("race", path, ["id"], source_format="parquet")
-    slow = spark.newSession()
+    # A second session of the same server: on Spark Connect a clone (newSession is classic-only).
+    slow = spark.cloneSession() if is_connect(spark) else spark.newSession()
     slow.conf.set("spark.bloomindex.root", root)
     slow.conf.set("spark.bloomindex.build.footerFilters", "false")
     slow.conf.set(DELAY, "3000")

@@ -1,14 +1,16 @@
-"""The Python BloomIndex API: the same JVM code as SQL, PySpark's exceptions on errors."""
+"""The Python BloomIndex API: the same JVM code as SQL, PySpark's exceptions on errors.
+
+Every test here also runs on a Spark Connect session (tests/connect), with the same
+assertions: the API must give the same results and exception classes on both."""
 
 from __future__ import annotations
 
 import pytest
 from pyspark.errors import AnalysisException
 
-from bloomindex import BloomIndex
+import bloomindex
+from bloomindex import BloomIndex, might_contain
 from index_helpers import assert_filters_hold_values, log_entries
-
-
 
 
 @pytest.fixture()
@@ -69,3 +71,61 @@ def test_errors_are_pyspark_exceptions_with_the_jvm_message(spark, root, bi):
     with pytest.raises(ValueError, match="source"):
         bi.create("e1", 42, ["id"])
     assert bi.list().count() == 0
+
+
+def test_explain_prefilter_might_contain_and_join_filter_metrics(spark, root, bi, tmp_path):
+    fact, dim = str(tmp_path / "fact"), str(tmp_path / "dim")
+    # 8 files of 500 consecutive keys each; the dimension holds every 40th key.
+    spark.range(0, 4000, numPartitions=8).selectExpr("id AS k", "id % 7 AS v").write.parquet(fact)
+    spark.range(0, 4000, 40, numPartitions=2).selectExpr("id AS k", "'x' AS cat").write.parquet(dim)
+    assert bi.create("fact_idx", fact, ["k"], source_format="parquet")
+    assert bi.create("dim_idx", spark.read.parquet(dim), ["k"], global_filter=True)
+
+    point = spark.read.parquet(fact).where("k = 1234")
+    report = bi.explain(point)
+    assert "index fact_idx (log version 1) kept 1/8 files, skipped 7 files" in report, report
+    assert [tuple(r) for r in point.collect()] == [(1234, 1234 % 7)]
+    unindexed = str(tmp_path / "unindexed")
+    spark.range(10).write.parquet(unindexed)
+    assert "no Bloom index for this source" in bi.explain(spark.read.parquet(unindexed).where("id = 3"))
+
+    joined = spark.read.parquet(fact).join(spark.read.parquet(dim), "k")
+    assert "join filter: index dim_idx (log version 1) global filter of k" in bi.explain(joined)
+    rows = joined.collect()
+    assert sorted(r.k for r in rows) == list(range(0, 4000, 40))
+    [m] = bi.join_filter_metrics(joined)
+    assert set(m) == {"numInputRows", "numOutputRows", "filterTime"}
+    assert m["numInputRows"] == 4000
+    assert 100 <= m["numOutputRows"] < 1000  # the 100 keys and some false positives
+
+    kept = bi.prefilter(spark.read.parquet(fact), "k", "dim_idx", "k")
+    assert 100 <= kept.count() < 1000
+    assert kept.join(spark.read.parquet(dim), "k").count() == 100
+    by_function = spark.read.parquet(fact).filter(might_contain("dim_idx", "k", "k"))
+    assert sorted(r.k for r in by_function.collect()) == sorted(r.k for r in kept.collect())
+    # A filter of a column the index does not hold: refused when the plan is analyzed.
+    with pytest.raises(AnalysisException):
+        spark.read.parquet(fact).filter(might_contain("dim_idx", "cat", "k")).collect()
+
+
+def test_bloomindex_errors_are_pyspark_errors_of_their_condition(spark, root, bi, tmp_path):
+    with pytest.raises(bloomindex.BloomIndexError) as e:
+        bi.describe("nope")
+    assert isinstance(e.value, AnalysisException)
+    assert not isinstance(e.value, bloomindex.ConcurrentBloomIndexUpdateError)
+    assert e.value.getCondition() == "BLOOM_INDEX_NOT_FOUND" and e.value.getSqlState() == "42704"
+    assert e.value.getMessageParameters()["indexName"] == "nope"
+    assert e.value.getMessage().startswith("[BLOOM_INDEX_NOT_FOUND] Bloom index 'nope' does not exist")
+    # Spark's own errors stay Spark's.
+    with pytest.raises(AnalysisException) as e:
+        bi.create("e2", "no_such_db.no_such_table", ["id"])
+    assert not isinstance(e.value, bloomindex.BloomIndexError) or e.value.getCondition().startswith("BLOOM_")
+    # Names are quoted, not spliced into the statement.
+    spark.range(5).write.parquet(str(tmp_path / "q"))
+    with pytest.raises(AnalysisException, match="Invalid Bloom index name"):
+        bi.create("a` ON x FOR COLUMNS (id); --", str(tmp_path / "q"), ["id"], source_format="parquet")
+    assert bi.create("quoted", str(tmp_path / "q"), ["id"], source_format="parquet", fpp=0.05)
+    assert bi.describe("quoted")["column.id.fpp"] == "0.05"
+    with pytest.raises(AnalysisException, match="fpp"):
+        bi.create("quoted2", str(tmp_path / "q"), {"id": {"fpp": "0.05' , x = '1"}}, source_format="parquet")
+    assert [r.name for r in bi.list().collect()] == ["quoted"]

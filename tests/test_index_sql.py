@@ -273,3 +273,37 @@ def test_a_log_entry_from_a_future_version_is_refused(spark, root, tmp_path):
         f'"version":{int(last[:20])}', f'"version":{int(last[:20]) + 1}'))
     with pytest.raises(Exception, match="format version 7"):
         spark.sql("REFRESH BLOOM INDEX fv")
+
+
+def test_the_statements_a_connect_client_uses(spark, root, tmp_path):
+    """ON VIEW, ON LOCATION ... USING, EXPLAIN BLOOM INDEX FOR, and the rows CREATE / REFRESH /
+    DROP return (what BloomIndex runs on a Spark Connect session)."""
+    path = str(tmp_path / "t")
+    spark.range(0, 400, numPartitions=4).selectExpr("id", "cast(id AS string) AS s").write.parquet(path)
+    spark.read.parquet(path).where("id > 0").createOrReplaceTempView("t_view")
+    assert spark.sql("CREATE BLOOM INDEX by_view ON VIEW t_view FOR COLUMNS (id)").collect() == [(True,)]
+    spark.catalog.dropTempView("t_view")
+    # The index is of the files the view read, not of the view.
+    assert _describe(spark, "by_view")["source"] == f"parquet.`file:{path}`"
+    assert spark.sql(f"CREATE BLOOM INDEX by_loc ON LOCATION '{path}' USING PARQUET FOR COLUMNS (s) "
+                     "OPTIONS ('fpp' = '0.05')").collect() == [(True,)]
+    assert spark.sql(f"CREATE BLOOM INDEX IF NOT EXISTS by_loc ON LOCATION '{path}' USING parquet "
+                     "FOR COLUMNS (s)").collect() == [(False,)]
+    assert _describe(spark, "by_loc")["column.s.fpp"] == "0.05"
+    with pytest.raises(AnalysisException) as e:
+        spark.sql(f"CREATE BLOOM INDEX x ON LOCATION '{path}' USING xml FOR COLUMNS (s)")
+    assert e.value.getCondition() == "BLOOM_INDEX_UNSUPPORTED_FORMAT"
+    with pytest.raises(AnalysisException) as e:
+        spark.sql("CREATE BLOOM INDEX x ON VIEW no_such_view FOR COLUMNS (s)")
+    assert not spark.sql("SHOW BLOOM INDEXES").where("name = 'x'").collect()
+
+    [row] = spark.sql(f"EXPLAIN BLOOM INDEX FOR SELECT * FROM parquet.`{path}` WHERE id = 123").collect()
+    assert "index by_view (log version 1) kept 1/4 files, skipped 3 files" in row.plan, row.plan
+    assert row.plan == bloomindex.BloomIndex(spark).explain(spark.read.parquet(path).where("id = 123"))
+    with pytest.raises(AnalysisException):
+        spark.sql("EXPLAIN BLOOM INDEX FOR SELECT * FROM no_such_table")
+
+    [(version,)] = spark.sql("REFRESH BLOOM INDEX by_loc FULL").collect()
+    assert version == int(_describe(spark, "by_loc")["log_version"]) and version > 1
+    assert spark.sql("DROP BLOOM INDEX by_view").collect() == [(True,)]
+    assert spark.sql("DROP BLOOM INDEX IF EXISTS by_view").collect() == [(False,)]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["configure", "jar_paths", "delta_package", "task_kernels", "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG",
-           "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS"]
+__all__ = ["configure", "jar_paths", "delta_package", "task_kernels", "is_connect", "submit_args",
+           "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG", "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS", "SUBMIT_ARGS"]
 
 EXTENSIONS_CLASS = "bloomindex.BloomIndexExtensions"
 VECTOR_MODULE_FLAG = "--add-modules jdk.incubator.vector"
@@ -68,8 +69,8 @@ def delta_package() -> str:
         version = metadata.version("delta-spark")
     except metadata.PackageNotFoundError as e:
         raise RuntimeError(
-            "configure(delta=True) needs the delta-spark Python package: "
-            "pip install 'bloomindex[delta]'") from e
+            "configure(delta=True) needs the delta-spark Python package: install the bloomindex "
+            "wheel with its delta extra ('bloomindex-<version>-py3-none-any.whl[spark,delta]')") from e
     return f"io.delta:delta-spark_2.13:{version}"
 
 
@@ -89,11 +90,70 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     ``io.delta.sql.DeltaSparkSessionExtension`` in ``spark.sql.extensions`` after bloomindex's,
     and Delta's catalog as ``spark_catalog`` (unless one is set already).
 
+    Spark Connect (``builder.remote(...)``, ``SPARK_REMOTE`` or ``spark.api.mode=connect``):
+
+    - ``remote("local[...]")`` (or Connect mode on a master) starts a Connect server in this
+      process: the same settings go to that server's JVM through ``PYSPARK_SUBMIT_ARGS``
+      (``--conf`` options put before what the variable held; set here, read when PySpark
+      launches the JVM), not into the builder, whose options a Connect session can only set
+      at run time (static ones print ``CANNOT_MODIFY_CONFIG`` warnings and have no effect).
+    - ``remote("sc://host:port")``: nothing can be set from the client; ``builder`` is returned
+      as it is. The server must have been started with bloomindex's jars, its extension and the
+      Vector module, e.g.::
+
+          spark-submit --class org.apache.spark.sql.connect.service.SparkConnectServer \\
+            --jars bloomindex.jar,zero-allocation-hashing-0.27ea1.jar \\
+            --conf spark.sql.extensions=bloomindex.BloomIndexExtensions \\
+            --driver-java-options "--add-modules jdk.incubator.vector" \\
+            --conf "spark.executor.extraJavaOptions=--add-modules jdk.incubator.vector" \\
+            --conf spark.connect.grpc.binding.address=127.0.0.1
+
+      (:func:`jar_paths` lists the jars; with Delta Lake also Delta's package, extension and
+      catalog). No Connect server plugin is needed: the Python API runs as SQL there.
+
     >>> from pyspark.sql import SparkSession
     >>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
     """
     if kernel not in (None, "vector", "scalar"):
         raise ValueError(f"kernel: expected 'vector', 'scalar' or None, got {kernel!r}")
+    remote = _get(builder, "spark.remote") or os.environ.get("SPARK_REMOTE")
+    api_mode = (_get(builder, "spark.api.mode") or os.environ.get("SPARK_API_MODE") or "").lower()
+    if remote is None and api_mode != "connect":
+        _settings(builder, kernel, delta)
+    elif remote is None or remote.startswith("local"):  # PySpark starts a Connect server here
+        settings = _Settings()
+        _settings(settings, kernel, delta)
+        os.environ[SUBMIT_ARGS] = submit_args(settings._options, os.environ.get(SUBMIT_ARGS))
+    return builder
+
+
+#: The environment variable PySpark reads the arguments of the JVM it launches from.
+SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
+
+
+class _Settings:
+    """Records what :func:`configure` sets, as a builder's ``config`` and ``_options``."""
+
+    def __init__(self) -> None:
+        self._options: dict[str, str] = {}
+
+    def config(self, key: str, value: str) -> "_Settings":
+        self._options[key] = value
+        return self
+
+
+def submit_args(settings: dict[str, str], current: str | None) -> str:
+    """``PYSPARK_SUBMIT_ARGS`` with ``settings`` as ``--conf`` options before ``current``'s
+    arguments (so that the user's own ``--conf`` of a key wins), unchanged when they are
+    there already (``configure`` called twice)."""
+    tail = shlex.split(current) if current else ["pyspark-shell"]
+    ours = [a for k, v in settings.items() for a in ("--conf", f"{k}={v}")]
+    if any(tail[i:i + len(ours)] == ours for i in range(len(tail))):
+        return current or shlex.join(tail)
+    return shlex.join(ours + tail)
+
+
+def _settings(builder: Any, kernel: str | None, delta: bool) -> None:
     for jar in jar_paths():
         _append(builder, "spark.jars", jar, ",")
     _append(builder, "spark.sql.extensions", EXTENSIONS_CLASS, ",")
@@ -111,11 +171,19 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
         if current and VECTOR_MODULE_FLAG in current:
             continue
         builder.config(key, f"{current} {java_options}" if current else java_options)
-    return builder
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (or a Connect builder): no JVM here, the
+    calls go to the server as SQL and DataFrame plans."""
+    return type(spark).__module__.startswith("pyspark.sql.connect.")
 
 
 def jvm_object(spark: "SparkSession", class_name: str) -> Any:
     """A Scala ``object`` of bloomindex's jar, loaded through the session's class loader."""
+    if is_connect(spark):
+        raise ValueError(f"{class_name.rstrip('$')} is reached through py4j, which a Spark Connect session "
+                         "does not have: this call needs a classic session")
     jvm = spark.sparkContext._jvm
     loader = jvm.Thread.currentThread().getContextClassLoader()
     try:

@@ -114,6 +114,8 @@ object BloomIndexErrors {
 
   // ------------------------------------------------------------------ CREATE: columns and options
 
+  def noSource(name: String): AnalysisException = error("BLOOM_INDEX_NO_SOURCE", Map("indexName" -> name))
+
   def noColumns(): AnalysisException = error("BLOOM_INDEX_NO_COLUMNS", Map.empty)
 
   def sourceColumnNotFound(column: String, source: String, columns: Seq[String]): AnalysisException =

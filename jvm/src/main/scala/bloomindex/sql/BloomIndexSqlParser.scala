@@ -17,11 +17,13 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  * parser unchanged (so Spark's own syntax errors stay Spark's).
  *
  * {{{
- *   CREATE BLOOM INDEX [IF NOT EXISTS] name ON source FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
+ *   CREATE BLOOM INDEX [IF NOT EXISTS] name ON {source | VIEW view | LOCATION 'path' USING format}
+ *     FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
  *   REFRESH BLOOM INDEX name [INCREMENTAL | FULL]
  *   DROP BLOOM INDEX [IF EXISTS] name
  *   SHOW BLOOM INDEXES [ON source]
  *   DESCRIBE BLOOM INDEX name
+ *   EXPLAIN BLOOM INDEX FOR query
  *   CREATE BLOOMFILTER INDEX ON [TABLE] t FOR COLUMNS (c [OPTIONS (fpp = 0.1, numItems = 5000000)], ...)
  *   DROP BLOOMFILTER INDEX ON [TABLE] t [FOR COLUMNS (c, ...)]
  * }}}
@@ -31,7 +33,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  *
  * A statement is ours when its first two words are one of the pairs above (CREATE BLOOM,
  * CREATE BLOOMFILTER, REFRESH BLOOM, DROP BLOOM, DROP BLOOMFILTER, SHOW BLOOM, DESC[RIBE]
- * BLOOM); from there on it is parsed strictly and a mistake is a ParseException that says
+ * BLOOM, EXPLAIN BLOOM); from there on it is parsed strictly and a mistake is a ParseException that says
  * what was expected. Hand-written rather than ANTLR-generated: seven statements do not need
  * a generated parser, and this keeps the build free of code generation.
  */
@@ -61,7 +63,8 @@ object BloomIndexSqlParser {
     val words = tokens.take(2).map(t => if (t.kind == Lexer.Word) t.upper else "")
     val ours = words match {
       case Seq("CREATE", "BLOOM" | "BLOOMFILTER") | Seq("REFRESH", "BLOOM") |
-          Seq("DROP", "BLOOM" | "BLOOMFILTER") | Seq("SHOW", "BLOOM") | Seq("DESCRIBE" | "DESC", "BLOOM") => true
+          Seq("DROP", "BLOOM" | "BLOOMFILTER") | Seq("SHOW", "BLOOM") | Seq("DESCRIBE" | "DESC", "BLOOM") |
+          Seq("EXPLAIN", "BLOOM") => true
       case _ => false
     }
     if (ours) Some(new StatementParser(sql, tokens).statement()) else None
@@ -104,6 +107,7 @@ object BloomIndexSqlParser {
     }
 
     def statement(): LogicalPlan = {
+      if (acceptWord("EXPLAIN")) return explain()
       val plan = expectWord("CREATE", "REFRESH", "DROP", "SHOW", "DESCRIBE", "DESC") match {
         case "CREATE" => if (acceptWord("BLOOMFILTER")) createDatabricks() else { next(); create() }
         case "REFRESH" => next(); refresh()
@@ -120,10 +124,21 @@ object BloomIndexSqlParser {
       val ifNotExists = if (acceptWord("IF")) { expectWord("NOT"); expectWord("EXISTS"); true } else false
       val name = identifier("an index name")
       expectWord("ON")
-      val source = SourceRef(multipart("a table name or format.`path`"))
+      // ON VIEW v: the files view v reads (as Python's create() on a DataFrame); a table named
+      // `view` is still ON view FOR COLUMNS.
+      val view = isWord("VIEW") && (tokens(pos + 1).kind == Lexer.Quoted ||
+        (tokens(pos + 1).kind == Lexer.Word && tokens(pos + 1).upper != "FOR")) && { next(); true }
+      // ON LOCATION 'path' USING format: the path as Python's create(path, source_format=) takes it.
+      val location = !view && isWord("LOCATION") && tokens(pos + 1).kind == Lexer.Str && { next(); true }
+      val (source, format) =
+        if (location) {
+          val path = next().text
+          expectWord("USING")
+          (SourceRef(Seq(path)), Some(identifier("a file format")))
+        } else (SourceRef(multipart(if (view) "a view name" else "a table name or format.`path`")), None)
       val columns = forColumns(withOptions = true)
       val options = if (acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
-      CreateBloomIndexCommand(name, source, columns, options, ifNotExists)
+      CreateBloomIndexCommand(name, source, columns, options, ifNotExists, view, format)
     }
 
     private def createDatabricks(): LogicalPlan = {
@@ -162,6 +177,15 @@ object BloomIndexSqlParser {
       expectWord("INDEXES", "INDICES")
       val source = if (acceptWord("ON")) Some(SourceRef(multipart("a table name or format.`path`"))) else None
       ShowBloomIndexesCommand(source)
+    }
+
+    /** EXPLAIN BLOOM INDEX FOR query: the query's text, parsed by Spark when the command runs. */
+    private def explain(): LogicalPlan = {
+      expectWord("BLOOM")
+      expectWord("INDEX")
+      expectWord("FOR")
+      if (peek.kind == Lexer.End) error("expected a query")
+      ExplainBloomIndexCommand(sql.substring(peek.start).trim.stripSuffix(";").trim)
     }
 
     private def describe(): LogicalPlan = {

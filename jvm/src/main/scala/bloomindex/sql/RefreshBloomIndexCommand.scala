@@ -3,12 +3,14 @@ package bloomindex.sql
 import bloomindex.actions.IndexManager
 
 import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types.LongType
 
-/** `REFRESH BLOOM INDEX name [INCREMENTAL | FULL]`. */
+/** `REFRESH BLOOM INDEX name [INCREMENTAL | FULL]`; one row, `log_version`: the index's new log version. */
 case class RefreshBloomIndexCommand(name: String, full: Boolean) extends LeafRunnableCommand {
-  override def run(spark: SparkSession): Seq[Row] = {
-    new IndexManager(spark).refresh(name, full)
-    Seq.empty
-  }
+
+  override val output: Seq[Attribute] = Seq(AttributeReference("log_version", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = Seq(Row(new IndexManager(spark).refresh(name, full).version))
 }

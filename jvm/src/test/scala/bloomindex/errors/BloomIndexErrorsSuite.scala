@@ -70,7 +70,7 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
     val all: Seq[AnalysisException] = Seq(notFound("n"), alreadyExists("n"), invalidName("a/b"),
       unsafeLocation("n", "/r/n", "spark.bloomindex.root", "/r"), damaged("n", "version 1 has no data"),
       columnNotFound("n", "c"), notGlobal("n"), stale("n", "c", 1, 2, "t", 3), decodingContextChanged("n", "c", "t", "why"),
-      incrementalRefreshContextChanged("n", "why", "t"), noColumns(), sourceColumnNotFound("c", "t", Seq("a", "b")),
+      incrementalRefreshContextChanged("n", "why", "t"), noSource("n"), noColumns(), sourceColumnNotFound("c", "t", Seq("a", "b")),
       duplicateColumn("c"), partitionColumn("c", "t"), unsupportedColumnType("c", "MAP<INT, INT>", "why"),
       unknownOption("o", "index", Seq("fpp", "ndv")), invalidOptionValue("fpp", "2", "must be a number in (0, 1)"),
       invalidBooleanOption("global", "yes"), fppUnreachable(1e-30, "classic", "why"),

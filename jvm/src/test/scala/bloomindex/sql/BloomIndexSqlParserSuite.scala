@@ -35,6 +35,26 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
     assert(parser.parsePlan("/* hi */ DESCRIBE BLOOM INDEX `i`") == DescribeBloomIndexCommand("i"))
   }
 
+  test("EXPLAIN BLOOM INDEX FOR a query, and CREATE ... ON VIEW (the Spark Connect client's forms)") {
+    assert(parser.parsePlan("explain bloom index for SELECT * FROM `v 1` WHERE a = 'x;y' ;") ==
+      ExplainBloomIndexCommand("SELECT * FROM `v 1` WHERE a = 'x;y'"))
+    assert(parser.parsePlan("CREATE BLOOM INDEX i ON VIEW `tmp v` FOR COLUMNS (a)") ==
+      CreateBloomIndexCommand("i", SourceRef(Seq("tmp v")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false, view = true))
+    assert(parser.parsePlan("CREATE BLOOM INDEX i ON LOCATION '/d/it\\'s' USING Parquet FOR COLUMNS (a)") ==
+      CreateBloomIndexCommand("i", SourceRef(Seq("/d/it's")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false,
+        format = Some("Parquet")))
+    assert(parser.parsePlan("CREATE BLOOM INDEX i ON location.t FOR COLUMNS (a)") ==
+      CreateBloomIndexCommand("i", SourceRef(Seq("location", "t")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false))
+    // A table named `view` is still a table.
+    assert(parser.parsePlan("CREATE BLOOM INDEX i ON view FOR COLUMNS (a)") ==
+      CreateBloomIndexCommand("i", SourceRef(Seq("view")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false))
+    assert(parser.parsePlan("CREATE BLOOM INDEX i ON view.t FOR COLUMNS (a)") ==
+      CreateBloomIndexCommand("i", SourceRef(Seq("view", "t")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false))
+    val e = intercept[ParseException](parser.parsePlan("EXPLAIN BLOOM INDEX FOR"))
+    assert(e.getMessage.contains("expected a query"))
+    intercept[ParseException](parser.parsePlan("EXPLAIN BLOOM INDEXES FOR SELECT 1"))
+  }
+
   test("Databricks forms") {
     assert(parser.parsePlan("CREATE BLOOMFILTER INDEX ON TABLE t FOR COLUMNS (c OPTIONS (fpp = 0.1, numItems = 5000000))") ==
       CreateBloomFilterIndexCommand(SourceRef(Seq("t")), Seq(ColumnRequest("c", Map("fpp" -> "0.1", "numItems" -> "5000000"))), Map.empty))

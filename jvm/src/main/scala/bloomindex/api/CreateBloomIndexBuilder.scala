@@ -1,0 +1,105 @@
+package bloomindex.api
+
+import java.util.Locale
+
+import scala.annotation.varargs
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import bloomindex.actions.{ColumnRequest, IndexManager}
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.SourceSpec
+import bloomindex.source.{SourceRef, SourceResolver}
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+
+/**
+ * A `CREATE BLOOM INDEX`, built up call by call ([[BloomIndex.create]]); nothing is checked or
+ * written before [[execute]], which checks everything CREATE checks (name, source, columns,
+ * options), then builds the index.
+ *
+ * {{{
+ *   BloomIndex(spark).create("orders_idx")
+ *     .onTable("orders")                              // or onPath("parquet", "/data/orders"), onDataFrame(df)
+ *     .column("user_id")
+ *     .column("email", Map("fpp" -> "0.05"))          // per-column OPTIONS
+ *     .fpp(0.01).globalFilter()                       // index OPTIONS; option("sizing", "power-of-two")
+ *     .ifNotExists()
+ *     .execute()                                      // false: it existed (with ifNotExists)
+ * }}}
+ */
+final class CreateBloomIndexBuilder private[api] (spark: SparkSession, name: String) {
+
+  private var source: Option[() => (SourceSpec, DataFrame)] = None
+  private val columnRequests = mutable.ArrayBuffer.empty[ColumnRequest]
+  private val indexOptions = mutable.LinkedHashMap.empty[String, String]
+  private var ifNotExistsFlag = false
+
+  /** A catalog table (`db.table`, `catalog.db.table`; `delta.`/path`` and `parquet.`/path`` too, as in SQL). */
+  def onTable(table: String): this.type = from {
+    SourceResolver.resolveFrame(spark, SourceRef(spark.sessionState.sqlParser.parseMultipartIdentifier(table)))
+  }
+
+  /** Files by path: `format` is the data source (`parquet`, `orc`, `csv`, `json`, `delta`). */
+  def onPath(format: String, path: String): this.type = from {
+    SourceResolver.resolvePathFrame(spark, format.toLowerCase(Locale.ROOT), path)
+  }
+
+  /** A DataFrame that reads files directly (`spark.read.parquet(...)`, a table). */
+  def onDataFrame(df: DataFrame): this.type = from((SourceResolver.resolveDataFrame(df), df))
+
+  private def from(resolve: => (SourceSpec, DataFrame)): this.type = { source = Some(() => resolve); this }
+
+  /** An indexed column with the index's options. */
+  def column(column: String): this.type = this.column(column, Map.empty[String, String])
+
+  /** An indexed column with options of its own (`fpp`, `ndv`, `sizing`, `algorithm`). */
+  def column(column: String, options: Map[String, String]): this.type = {
+    columnRequests += ColumnRequest(column, options)
+    this
+  }
+
+  def column(column: String, options: java.util.Map[String, String]): this.type = this.column(column, options.asScala.toMap)
+
+  /** Indexed columns with the index's options. */
+  @varargs def columns(columns: String*): this.type = { columns.foreach(c => column(c)); this }
+
+  /** An index option, as in `OPTIONS (key = value)`: a default for every column, or `global`, `sizing`, ... */
+  def option(key: String, value: String): this.type = { indexOptions(key) = value; this }
+  def option(key: String, value: Double): this.type = option(key, value.toString)
+  def option(key: String, value: Long): this.type = option(key, value.toString)
+  def option(key: String, value: Boolean): this.type = option(key, value.toString)
+
+  def options(options: Map[String, String]): this.type = { indexOptions ++= options; this }
+  def options(options: java.util.Map[String, String]): this.type = this.options(options.asScala.toMap)
+
+  /** The false positive rate of every column without its own, in (0, 1). */
+  def fpp(fpp: Double): this.type = option("fpp", fpp)
+
+  /** The distinct count each file's filter is sized for (default: the file's own). */
+  def ndv(ndv: Long): this.type = option("ndv", ndv)
+
+  /** The filter design: `sbbf` (default), `sbbf-murmur3` or `classic`. */
+  def algorithm(algorithm: String): this.type = option("algorithm", algorithm)
+
+  /** Also one table-wide filter per column, for join pre-filters (`OPTIONS (global = true)`). */
+  def globalFilter(): this.type = option("global", true)
+  def globalFilter(enabled: Boolean): this.type = option("global", enabled)
+
+  /** `CREATE ... IF NOT EXISTS`: an index of this name already there is not an error. */
+  def ifNotExists(): this.type = { ifNotExistsFlag = true; this }
+
+  /**
+   * Checks the name, then resolves the source, checks columns and options, and builds the index,
+   * as CREATE BLOOM INDEX does; returns false when an index of this name exists and
+   * [[ifNotExists]] was set.
+   */
+  def execute(): Boolean = {
+    val manager = new IndexManager(spark)
+    manager.checkName(name)
+    val resolve = source.getOrElse(throw BloomIndexErrors.noSource(name))
+    val (spec, frame) = resolve()
+    val plan = manager.plan(name, spec, columnRequests.toSeq, indexOptions.toMap, Some(frame))
+    manager.createFromSpec(plan, ifNotExistsFlag, Some(frame)).isDefined
+  }
+}

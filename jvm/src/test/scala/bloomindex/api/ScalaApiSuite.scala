@@ -1,0 +1,130 @@
+package bloomindex.api
+
+import java.nio.file.Files
+
+import scala.jdk.CollectionConverters._
+
+import bloomindex.testing.TestSpark
+
+import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
+import org.apache.spark.sql.functions.col
+import org.scalatest.BeforeAndAfterEach
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The Scala and Java API ([[BloomIndex]]) on a local session: each operation, its errors, and pruning. */
+class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
+
+  private lazy val spark: SparkSession = TestSpark.session
+
+  override def beforeEach(): Unit = {
+    spark.conf.set("spark.bloomindex.root", Files.createTempDirectory("bloomindex-root").toString)
+  }
+
+  /** 8 parquet files of 1,000 ids each (file k holds k*1000 until (k+1)*1000) and a string column. */
+  private def writeSource(): String = {
+    val path = Files.createTempDirectory("bloomindex-src").resolve("events").toString
+    spark.range(0, 8000, 1, 8).selectExpr("id", "concat('s', id) AS s").write.parquet(path)
+    path
+  }
+
+  private def withPruning[T](enabled: Boolean)(f: => T): T = {
+    spark.conf.set("spark.bloomindex.pruning.enabled", enabled.toString)
+    try f finally spark.conf.unset("spark.bloomindex.pruning.enabled")
+  }
+
+  private def condition(f: => Any): String = intercept[AnalysisException](f).getCondition
+
+  test("create on a table with the builder; a point query reads fewer files and answers as without the index") {
+    val table = "api_orders"
+    spark.range(0, 8000, 1, 8).selectExpr("id AS user_id", "id % 7 AS amount").write.saveAsTable(table)
+    try {
+      val bi = BloomIndex(spark)
+      assert(bi.create("orders_idx").onTable(table).column("user_id").fpp(0.01).execute())
+      val query = () => spark.table(table).where(col("user_id") === 4242L)
+      val off = withPruning(enabled = false)(query().collect().toSeq)
+      val on = query()
+      assert(on.collect().toSeq == off && off.map(_.getLong(0)) == Seq(4242L))
+      val all = withPruning(enabled = false)(query().inputFiles.length)
+      assert(all == 8)
+      assert(on.inputFiles.length < all && on.inputFiles.length >= 1, on.inputFiles.toSeq)
+      val report = bi.explain(on)
+      assert(report.contains("index orders_idx (log version 1) kept") && report.contains("/8 files"), report)
+    } finally spark.sql(s"DROP TABLE IF EXISTS $table")
+  }
+
+  test("create on a path and on a DataFrame; list, describe, refresh after an append, drop") {
+    val path = writeSource()
+    val bi = BloomIndex(spark)
+    assert(bi.create("by_path").onPath("PARQUET", path).columns("id", "s").option("sizing", "power-of-two").execute())
+    assert(bi.create("by_frame").onDataFrame(spark.read.parquet(path)).column("s", Map("fpp" -> "0.05")).execute())
+    val listed = bi.list().collect().map(r => r.getAs[String]("name") -> r.getAs[Long]("files_indexed")).toMap
+    assert(listed == Map("by_path" -> 8L, "by_frame" -> 8L))
+
+    val d = bi.describe("by_path")
+    assert(d("files_indexed") == "8" && d.get("nope").isEmpty)
+    assert(d.rows.map(_._1).distinct == d.rows.map(_._1) && d.toMap("files_indexed") == "8")
+    intercept[NoSuchElementException](d("nope"))
+
+    spark.range(8000, 9000, 1, 1).selectExpr("id", "concat('s', id) AS s").write.mode("append").parquet(path)
+    val v = bi.refresh("by_path")
+    assert(v > 1 && bi.describe("by_path")("files_indexed") == "9")
+    assert(bi.refresh("by_path", full = true) > v)
+    val q = spark.read.parquet(path).where(col("id") === 8500L)
+    assert(q.collect().map(_.getLong(0)).toSeq == Seq(8500L))
+    assert(q.inputFiles.length < 9)
+
+    assert(bi.drop("by_path"))
+    assert(!bi.drop("by_path", ifExists = true))
+    assert(condition(bi.drop("by_path")) == "BLOOM_INDEX_NOT_FOUND")
+    assert(bi.list().collect().map(_.getAs[String]("name")).toSeq == Seq("by_frame"))
+  }
+
+  test("ifNotExists, and bad input refused with its condition before anything is written") {
+    val path = writeSource()
+    val bi = BloomIndex(spark)
+    assert(condition(bi.create("no_source").column("id").execute()) == "BLOOM_INDEX_NO_SOURCE")
+    assert(condition(bi.create("bad/name").onPath("parquet", path).column("id").execute()) == "BLOOM_INDEX_INVALID_NAME")
+    assert(condition(bi.create("ix").onPath("parquet", path).execute()) == "BLOOM_INDEX_NO_COLUMNS")
+    assert(condition(bi.create("ix").onPath("parquet", path).column("nope").execute()) == "BLOOM_INDEX_SOURCE_COLUMN_NOT_FOUND")
+    assert(condition(bi.create("ix").onPath("parquet", path).column("id").option("colour", "red").execute()) ==
+      "BLOOM_INDEX_UNKNOWN_OPTION")
+    assert(condition(bi.create("ix").onPath("parquet", path).column("id").fpp(1.5).execute()) == "BLOOM_INDEX_INVALID_OPTION_VALUE")
+    assert(condition(bi.create("ix").onTable("no_such_table").column("id").execute()) == "BLOOM_INDEX_SOURCE_NOT_FOUND")
+    assert(bi.list().count() == 0)
+    assert(condition(bi.refresh("ix")) == "BLOOM_INDEX_NOT_FOUND")
+    assert(condition(bi.describe("ix")) == "BLOOM_INDEX_NOT_FOUND")
+
+    assert(bi.create("ix").onPath("parquet", path).column("id").execute())
+    assert(!bi.create("ix").onPath("parquet", path).column("s").ifNotExists().execute())
+    assert(condition(bi.create("ix").onPath("parquet", path).column("s").execute()) == "BLOOM_INDEX_ALREADY_EXISTS")
+    assert(bi.describe("ix")("columns").contains("id"))
+  }
+
+  test("global filters: prefilter and mightContain keep every matching row") {
+    val path = writeSource()
+    val bi = BloomIndex(spark)
+    val dim = Files.createTempDirectory("bloomindex-dim").resolve("dim").toString
+    spark.range(0, 8000, 100, 2).toDF("id").write.parquet(dim)
+    bi.create("dim_idx").onPath("parquet", dim).column("id").globalFilter().fpp(0.01).execute()
+    val facts = spark.read.parquet(path)
+    val kept = bi.prefilter(facts, "id", "dim_idx", "id").collect().map(_.getLong(0)).toSet
+    val expected = (0L until 8000L by 100L).toSet
+    assert(expected.subsetOf(kept))
+    assert(kept.size < 8000 / 4, s"the filter kept ${kept.size} of 8000 rows")
+    val byColumn: DataFrame = facts.filter(BloomIndex.mightContain("dim_idx", "id", col("id")))
+    assert(byColumn.collect().map(_.getLong(0)).toSet == kept)
+    // Stale after an append to the indexed side: refused unless allowStale.
+    spark.range(9000, 9001).toDF("id").write.mode("append").parquet(dim)
+    assert(condition(bi.prefilter(facts, "id", "dim_idx", "id").collect()) == "BLOOM_INDEX_STALE")
+    assert(bi.prefilter(facts, "id", "dim_idx", "id", allowStale = true).count() == kept.size)
+  }
+
+  test("the API from Java") {
+    val path = writeSource()
+    val described = JavaApiUsage.createRefreshDescribe(spark, "from_java", path).asScala
+    assert(described("files_indexed") == "8")
+    assert(described.keys.toSeq.take(1) == BloomIndex(spark).describe("from_java").rows.take(1).map(_._1))
+    assert(JavaApiUsage.list(spark).collect().map(_.getAs[String]("name")).toSeq == Seq("from_java"))
+    assert(JavaApiUsage.drop(spark, "from_java") && !JavaApiUsage.drop(spark, "from_java"))
+  }
+}

@@ -1,0 +1,51 @@
+"""What only a Spark Connect session has: configure() without warnings, no py4j, the API's
+temporary views and the DataFrame's execution info left as they were."""
+
+from __future__ import annotations
+
+import pytest
+
+import bloomindex
+from bloomindex import BloomIndex
+from bloomindex.session import EXTENSIONS_CLASS, is_connect, jvm_api, task_kernels
+
+import conftest
+
+
+def test_configure_sets_the_local_server_up_without_warnings(spark):
+    assert is_connect(spark)
+    assert not [w for w in conftest.WARNINGS if "CANNOT_MODIFY" in w], conftest.WARNINGS
+    assert EXTENSIONS_CLASS in spark.conf.get("spark.sql.extensions")
+    assert "jdk.incubator.vector" in spark.conf.get("spark.driver.extraJavaOptions")
+    jars = spark.conf.get("spark.jars")
+    assert all(j in jars for j in bloomindex.jar_paths())
+
+
+def test_a_remote_server_gets_nothing_from_the_client():
+    from pyspark.sql import SparkSession
+
+    b = bloomindex.configure(SparkSession.builder.remote("sc://127.0.0.1:1"))
+    assert b._options == {"spark.remote": "sc://127.0.0.1:1"}
+
+
+def test_py4j_only_calls_say_so(spark):
+    with pytest.raises(ValueError, match="classic session"):
+        jvm_api(spark)
+    with pytest.raises(ValueError, match="classic session"):
+        task_kernels(spark, 1)
+
+
+def test_explain_and_create_leave_no_view_and_keep_the_metrics(spark, root, tmp_path):
+    path = str(tmp_path / "t")
+    spark.range(0, 100, numPartitions=2).write.parquet(path)
+    bi = BloomIndex(spark)
+    df = spark.read.parquet(path).where("id = 5")
+    assert bi.create("v", df, ["id"])
+    df.collect()
+    info = df.executionInfo
+    assert info is not None
+    assert "index v (log version 1) kept 1/2 files" in bi.explain(df)
+    assert df.executionInfo is info
+    assert not [t.name for t in spark.catalog.listTables() if t.name.startswith("_bloomindex_")]
+    with pytest.raises(ValueError, match="run an action"):
+        bi.join_filter_metrics(spark.read.parquet(path))
