@@ -1,11 +1,14 @@
 // bloomindex: the JVM part (Scala 2.13, Java for the SIMD kernels).
 //
 // Spark is not a managed dependency: we compile and test against the jars of the
-// PySpark wheel that the Python package pins (python/pyproject.toml is the one place
-// the Spark version is written). Why: the jar must load into exactly that Spark at run
-// time, the wheel already carries every Spark jar, and resolving spark-sql's tree again
-// through Maven would download the same ~300 MB a second time. The Makefile installs
-// the wheel first and passes its jars folder as BLOOMINDEX_SPARK_JARS.
+// PySpark wheel that the Makefile's .venv installs (tests/spark_versions/spark-4.2.txt pins the
+// version the jar is built and `make test` runs on). Why: the wheel already carries every
+// Spark jar, and resolving spark-sql's tree again through Maven would download the same
+// ~300 MB a second time. The Makefile installs the wheel first and passes its jars folder
+// as BLOOMINDEX_SPARK_JARS. The one jar runs on every Spark of the supported range
+// (bloomindex.compat.SparkShim); `make test-spark-versions` compiles the sources against
+// the other versions' jars too, with BLOOMINDEX_BUILD_DIR set so that the main build's
+// classes are left alone.
 
 // The Maven group id (not a registry's host name; see docs/decisions.md, issue 18).
 ThisBuild / organization := "io.github.bloomindex"
@@ -15,8 +18,22 @@ ThisBuild / version := {
   val Version = """(?m)^__version__ = "([^"]+)"$""".r
   Version.findFirstMatchIn(IO.read(file)).map(_.group(1)).getOrElse(sys.error(s"no __version__ in $file"))
 }
-// Must equal the scala-library jar shipped in PySpark's jars folder (checked below).
-ThisBuild / scalaVersion := "2.13.18"
+
+// The Spark jars folder: BLOOMINDEX_SPARK_JARS, else the .venv's pyspark/jars.
+def sparkJarsFolder(base: File): File =
+  sys.env.get("BLOOMINDEX_SPARK_JARS").map(file).getOrElse {
+    val venvJars = (base / ".venv" / "lib") ** "pyspark" / "jars"
+    venvJars.get.headOption.getOrElse(
+      sys.error("No Spark jars: run `make jar` or set BLOOMINDEX_SPARK_JARS to pyspark/jars"))
+  }
+
+// The Scala version is the one of the scala-library jar that Spark ships in that folder
+// (Spark 4.1 ships 2.13.17, Spark 4.2 2.13.18).
+def scalaLibraryVersion(jars: File): String =
+  Option(jars.listFiles()).toSeq.flatten.map(_.getName)
+    .collectFirst { case n if n.startsWith("scala-library-") && n.endsWith(".jar") =>
+      n.stripPrefix("scala-library-").stripSuffix(".jar") }
+    .getOrElse(sys.error(s"No scala-library jar in $jars"))
 
 val zeroAllocationHashingVersion = "0.27ea1"
 val scalatestVersion = "3.2.19"
@@ -30,19 +47,10 @@ def isScalaToolchainJar(f: File): Boolean =
 lazy val root = (project in file("."))
   .settings(
     name := "bloomindex",
-    sparkJarsDir := {
-      val dir = sys.env.get("BLOOMINDEX_SPARK_JARS").map(file).getOrElse {
-        val venvJars = (baseDirectory.value / ".venv" / "lib") ** "pyspark" / "jars"
-        venvJars.get.headOption.getOrElse(
-          sys.error("No Spark jars: run `make jar` or set BLOOMINDEX_SPARK_JARS to pyspark/jars"))
-      }
-      val scalaJar = dir.listFiles().find(_.getName.startsWith("scala-library-"))
-      scalaJar.foreach { j =>
-        val expected = s"scala-library-${scalaVersion.value}.jar"
-        if (j.getName != expected) sys.error(s"Spark ships ${j.getName}, build uses $expected")
-      }
-      dir
-    },
+    sparkJarsDir := sparkJarsFolder(baseDirectory.value),
+    scalaVersion := scalaLibraryVersion(sparkJarsDir.value),
+    // A compile check against another Spark's jars builds into a folder of its own.
+    target := sys.env.get("BLOOMINDEX_BUILD_DIR").map(file).getOrElse(baseDirectory.value / "target"),
     Compile / unmanagedJars ++= (sparkJarsDir.value * "*.jar").get.filterNot(isScalaToolchainJar).classpath,
     Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
     Compile / javaSource := baseDirectory.value / "jvm" / "src" / "main" / "java",

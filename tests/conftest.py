@@ -17,17 +17,58 @@ CONNECT_TESTS = ROOT / "tests" / "connect"
 CONNECT_SERVER_TESTS = ROOT / "tests" / "connect_server"
 # Indexes on s3a:// against a moto S3 server (`make test-s3`).
 S3_TESTS = ROOT / "tests" / "s3"
+# The other Spark versions' checks: run by `make test-spark-versions` in each version's venv.
+SPARK_VERSION_TESTS = ROOT / "tests" / "spark_versions"
 # The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 
 
+def delta_support() -> tuple[bool, str]:
+    """Whether Delta Lake runs on the installed PySpark, and why not: the ``delta-spark`` package
+    must be installed and declare the installed PySpark within its supported range (its own
+    package metadata, e.g. ``pyspark<=4.2.0,>=4.0.1``), as pip checks when installing both."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    pyspark = metadata.version("pyspark")
+    try:
+        delta = metadata.version("delta-spark")
+    except metadata.PackageNotFoundError:
+        return False, f"delta-spark is not installed (PySpark {pyspark})"
+    for r in map(Requirement, metadata.requires("delta-spark") or []):
+        if r.name == "pyspark" and not r.specifier.contains(pyspark, prereleases=True):
+            return False, f"delta-spark {delta} supports PySpark {r.specifier}, not {pyspark}"
+    return True, f"delta-spark {delta} on PySpark {pyspark}"
+
+
+DELTA_SUPPORTED, DELTA_SUPPORT = delta_support()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "delta: needs Delta Lake; skipped, with the reason, where the installed delta-spark does not "
+        "support the installed PySpark (make test-spark-versions runs Spark versions Delta does not)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if DELTA_SUPPORTED:
+        return
+    skip = pytest.mark.skip(reason=f"Delta Lake unavailable here: {DELTA_SUPPORT}")
+    for item in items:
+        if item.get_closest_marker("delta"):
+            item.add_marker(skip)
+
+
 def pytest_ignore_collect(collection_path, config):
     """tests/cluster, tests/connect and tests/s3 need their own process (one SparkContext per
-    process, see their conftest), tests/connect_server a client environment: collected only
-    when named on the command line (`make test-cluster`, `make test-connect`,
-    `make test-connect-server`, `make test-s3`)."""
+    process, see their conftest), tests/connect_server a client environment, and
+    tests/spark_versions belongs to `make test-spark-versions`: collected only when named on the
+    command line (`make test-cluster`, `make test-connect`, `make test-connect-server`,
+    `make test-s3`, `make test-spark-versions`)."""
     own = pathlib.Path(collection_path).resolve()
-    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, S3_TESTS):
+    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, S3_TESTS, SPARK_VERSION_TESTS):
         return None
     base = pathlib.Path(config.invocation_params.dir)
     for arg in config.args:
@@ -68,8 +109,9 @@ def spark(tmp_path_factory):
                .config("spark.driver.memory", "2g")
                # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
                .config("spark.databricks.delta.snapshotPartitions", "2"))
-    # Delta Lake's extension and catalog in the one session of the run (tests/test_delta.py).
-    session = bloomindex.configure(builder, delta=True).getOrCreate()
+    # Delta Lake's extension and catalog in the one session of the run (tests marked `delta`),
+    # where delta-spark supports this PySpark.
+    session = bloomindex.configure(builder, delta=DELTA_SUPPORTED).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -96,6 +96,7 @@ def test_task_kernels_in_local_mode(spark):
         task_kernels(spark, 0)
 
 
+@pytest.mark.delta
 def test_configure_delta_adds_the_package_without_the_libraries_spark_ships():
     b = bloomindex.configure(_Builder(**{"spark.sql.catalog.spark_catalog": "my.Catalog"}), delta=True)
     opts = b._options
@@ -107,6 +108,7 @@ def test_configure_delta_adds_the_package_without_the_libraries_spark_ships():
     assert opts["spark.sql.catalog.spark_catalog"] == "my.Catalog"
 
 
+@pytest.mark.delta
 def test_test_session_has_spark_parquet_java_only(spark):
     """Delta's dependencies must not bring a second parquet-java onto the driver's classpath."""
     jvm = spark.sparkContext._jvm

@@ -782,6 +782,7 @@ def _enable_column_mapping(spark, t: str) -> None:
                   'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')""")
 
 
+@pytest.mark.delta
 def test_delta_column_dropped_and_added_again(spark, root, tmp_path):
     t = _delta_table(spark, str(tmp_path / "delta"))
     spark.sql(f"CREATE BLOOM INDEX dm_idx ON {t} FOR COLUMNS (k, v)")
@@ -801,6 +802,7 @@ def test_delta_column_dropped_and_added_again(spark, root, tmp_path):
     assert sql_same(spark, f"SELECT count(*) FROM {t} WHERE w IS NULL") == [(0,)]
 
 
+@pytest.mark.delta
 def test_delta_columns_renamed_across(spark, root, tmp_path):
     t = _delta_table(spark, str(tmp_path / "delta"))
     spark.sql(f"CREATE BLOOM INDEX dr_idx ON {t} FOR COLUMNS (k, v)")

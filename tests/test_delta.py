@@ -13,6 +13,9 @@ from pyspark.sql import Row, types as T
 
 from bloomindex import BloomIndex
 
+# Only where delta-spark supports the installed PySpark (tests/conftest.py).
+pytestmark = pytest.mark.delta
+
 SCHEMA = T.StructType([T.StructField("k", T.LongType()), T.StructField("s", T.StringType()),
                        T.StructField("v", T.IntegerType())])
 FILES = 8

@@ -1,5 +1,6 @@
 package bloomindex
 
+import bloomindex.compat.SparkVersions
 import bloomindex.execution.{BloomIndexColumnarRule, BloomIndexV2Pruning}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.optimizer.BloomIndexPruning
@@ -16,13 +17,19 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  */
 class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    // Spark version: the jar runs on Spark 4.1.x to 4.3.x (differences go through
+    // bloomindex.compat.SparkShim). On any other Spark the session fails to start, with
+    // BLOOM_INDEX_UNSUPPORTED_SPARK_VERSION naming the range, rather than a NoSuchMethodError
+    // deep in a query later.
+    SparkVersions.check()
+
     // configuration: the typed spark.bloomindex.* entries, registered with SQLConf (once per
     // JVM) before the session's first SET, so that SET validates them and SET -v lists them.
     BloomIndexSQLConf.ensureRegistered()
 
     // parser: CREATE/REFRESH/DROP/SHOW/DESCRIBE BLOOM INDEX; everything else goes to Spark's
     // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
-    extensions.injectParser((_, delegate) => new BloomIndexSqlParser(delegate))
+    extensions.injectParser((_, delegate) => BloomIndexSqlParser(delegate))
 
     // optimizer: file pruning. Pre-CBO: once, after the operator optimizations pushed filters
     // down onto the file relations, and before statistics are computed from the file index.

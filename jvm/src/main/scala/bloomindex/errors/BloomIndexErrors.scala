@@ -37,6 +37,7 @@ import org.apache.spark.sql.catalyst.trees.Origin
  *  - `bloom_might_contain`: [[mightContainWrongNumArgs]], [[mightContainInvalidArgument]],
  *    [[mightContainKeyTypeMismatch]];
  *  - configuration: [[invalidConf]];
+ *  - the running Spark: [[unsupportedSparkVersion]];
  *  - [[error]]: any condition of the file by name, with its parameters.
  */
 object BloomIndexErrors {
@@ -226,6 +227,12 @@ object BloomIndexErrors {
   /** `key`'s value cannot be used: `problem` says why ("is empty: set it to a folder"). */
   def invalidConf(key: String, problem: String): AnalysisException =
     error("BLOOM_INDEX_INVALID_CONF", Map("key" -> key, "problem" -> problem))
+
+  // ------------------------------------------------------------------ the running Spark
+
+  /** The session's Spark (`sparkVersion`) is outside the range this jar runs on (`supported`). */
+  def unsupportedSparkVersion(sparkVersion: String, supported: String): AnalysisException =
+    error("BLOOM_INDEX_UNSUPPORTED_SPARK_VERSION", Map("sparkVersion" -> sparkVersion, "supported" -> supported))
 
   /** The condition of [[ConcurrentBloomIndexUpdateException]]. */
   val ConcurrentUpdateCondition = "BLOOM_INDEX_CONCURRENT_UPDATE"

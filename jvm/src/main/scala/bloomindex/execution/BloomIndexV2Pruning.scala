@@ -1,6 +1,7 @@
 package bloomindex.execution
 
 import bloomindex.catalog.{Decision, IndexCatalog}
+import bloomindex.compat.SparkShim
 import bloomindex.config.BloomIndexConf
 import bloomindex.optimizer.{BloomIndexPruning, BloomPrunedV2FileIndex}
 import bloomindex.source.FileTableProvider
@@ -22,12 +23,14 @@ import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, Data
 class BloomIndexV2Pruning(spark: SparkSession) extends SparkStrategy {
 
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case PhysicalOperation(_, filters, s @ DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _)) =>
-      BloomIndexV2Pruning.decision(spark, filters, r, scan)
+    // A type pattern: DataSourceV2ScanRelation's arity differs between Spark versions (SparkShim).
+    case PhysicalOperation(_, filters, s: DataSourceV2ScanRelation) if s.scan.isInstanceOf[FileScan] =>
+      val scan = s.scan.asInstanceOf[FileScan]
+      BloomIndexV2Pruning.decision(spark, filters, s.relation, scan)
         .filter(_.skipped.nonEmpty)
         .flatMap(d => BloomPrunedV2FileIndex.prune(spark, scan, d))
         .map { newScan =>
-          val pruned = plan.transformUp { case rel: DataSourceV2ScanRelation if rel eq s => s.copy(scan = newScan) }
+          val pruned = plan.transformUp { case rel: DataSourceV2ScanRelation if rel eq s => SparkShim.withScan(s, newScan) }
           // Sessions that run strategies are classic ones.
           new DataSourceV2Strategy(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]).apply(pruned)
         }

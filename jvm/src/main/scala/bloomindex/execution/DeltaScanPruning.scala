@@ -3,6 +3,7 @@ package bloomindex.execution
 import scala.util.control.NonFatal
 
 import bloomindex.catalog.IndexCatalog
+import bloomindex.compat.SparkShim
 import bloomindex.config.BloomIndexConf
 import bloomindex.optimizer.BloomPrunedFileIndex
 import bloomindex.source.{DeltaProvider, DeltaSource}
@@ -40,7 +41,7 @@ class DeltaScanPruning(spark: SparkSession) extends Rule[SparkPlan] {
 
   private def prune(s: FileSourceScanExec): SparkPlan =
     DeltaScanPruning.prunedIndex(spark, s).map { idx =>
-      s.copy(relation = s.relation.copy(location = idx)(s.relation.sparkSession))
+      SparkShim.withRelation(s, s.relation.copy(location = idx)(s.relation.sparkSession))
     }.getOrElse(s)
 }
 

@@ -1,8 +1,9 @@
 package bloomindex.execution
 
+import bloomindex.compat.SparkShim
 import bloomindex.join.BloomMightContain
 
-import org.apache.spark.sql.catalyst.expressions.{And, Expression, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{And, Expression}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{FilterExec, SparkPlan}
 
@@ -12,11 +13,11 @@ import org.apache.spark.sql.execution.{FilterExec, SparkPlan}
  * runs first, on the scan's batches. Only when the rest of the condition is deterministic:
  * then the order in which the conjuncts drop rows does not matter.
  */
-object PlanBloomFilters extends Rule[SparkPlan] with PredicateHelper {
+object PlanBloomFilters extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
     case f @ FilterExec(condition, child) if condition.exists(_.isInstanceOf[BloomMightContain]) =>
-      val (checks, rest) = splitConjunctivePredicates(condition).partition(_.isInstanceOf[BloomMightContain])
+      val (checks, rest) = SparkShim.conjuncts(condition).partition(_.isInstanceOf[BloomMightContain])
       if (checks.isEmpty || !rest.forall(_.deterministic)) f
       else {
         val exec = BloomFilterExec(checks.map(_.asInstanceOf[BloomMightContain]), child)

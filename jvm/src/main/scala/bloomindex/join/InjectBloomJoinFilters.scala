@@ -1,11 +1,12 @@
 package bloomindex.join
 
 import bloomindex.catalog.{GlobalFilter, IndexCatalog}
+import bloomindex.compat.SparkShim
 import bloomindex.config.BloomIndexConf
 import bloomindex.source.{ScanSource, SourceProviders}
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Cast, EqualTo, Exists, Expression, ExprId, InSubquery, KnownFloatingPointNormalized, ListQuery, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Cast, EqualTo, Exists, Expression, ExprId, InSubquery, KnownFloatingPointNormalized, ListQuery, SubqueryExpression}
 import org.apache.spark.sql.catalyst.optimizer.PushDownPredicates
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical._
@@ -29,7 +30,7 @@ import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQ
  *
  * A pre-CBO rule: it runs once, after Spark's own push-down, and before statistics.
  */
-class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] with PredicateHelper {
+class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
 
   import InjectBloomJoinFilters._
 
@@ -37,7 +38,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] with
     if (!BloomIndexConf.joinFilterEnabled(spark)) plan
     else plan.transformUpWithPruning(_.containsAnyPattern(JOIN, IN_SUBQUERY, EXISTS_SUBQUERY)) {
       case j @ Join(left, right, joinType, Some(condition), _) if filterable(joinType) != ((false, false)) =>
-        val pairs = splitConjunctivePredicates(condition).flatMap {
+        val pairs = SparkShim.conjuncts(condition).flatMap {
           case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, left) && evaluates(b, right) => Some((a, b))
           case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, right) && evaluates(b, left) => Some((b, a))
           case _ => None
@@ -57,7 +58,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] with
       // `k IN (subquery)` and `EXISTS (... WHERE inner.k = outer.k)` become left semi joins only
       // after this rule: their keys filter the outer rows the same way, now.
       case f @ Filter(condition, child) if SubqueryExpression.hasSubquery(condition) =>
-        val pairs = splitConjunctivePredicates(condition).flatMap {
+        val pairs = SparkShim.conjuncts(condition).flatMap {
           case InSubquery(values, l: ListQuery) if values.size == l.plan.output.size =>
             values.zip(l.plan.output).filter(_._1.deterministic).map(p => (p._1, p._2, l.plan)) ++
               subqueryPairs(l.joinCond, child, l.plan)
@@ -76,7 +77,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] with
 
   /** (outer key, subquery key, subquery plan) of the equalities of a correlated subquery. */
   private def subqueryPairs(conditions: Seq[Expression], outer: LogicalPlan, sub: LogicalPlan) =
-    conditions.flatMap(splitConjunctivePredicates).flatMap {
+    conditions.flatMap(SparkShim.conjuncts).flatMap {
       case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, outer) && evaluates(b, sub) => Some((a, b, sub))
       case EqualTo(a, b) if a.deterministic && b.deterministic && evaluates(a, sub) && evaluates(b, outer) => Some((b, a, sub))
       case _ => None

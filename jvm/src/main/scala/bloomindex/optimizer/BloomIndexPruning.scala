@@ -1,12 +1,13 @@
 package bloomindex.optimizer
 
 import bloomindex.catalog.IndexCatalog
+import bloomindex.compat.SparkShim
 import bloomindex.config.BloomIndexConf
 import bloomindex.source.{DeltaSource, FileRelationProvider}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Expression, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Expression, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.FILTER
@@ -24,7 +25,7 @@ import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceU
  * decision: their scan node only exists after the pre-CBO batch. Which index applies, to which
  * columns and files, is the [[IndexCatalog]]'s decision.
  */
-class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with PredicateHelper with Logging {
+class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
 
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!BloomIndexConf.pruningEnabled(spark)) plan
@@ -39,7 +40,7 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
         val scan = FileRelationProvider.of(rel, l.catalogTable.map(_.identifier.unquotedString))
         new IndexCatalog(spark).decide(condition, scan, files).map { d =>
           val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
-          f.copy(child = l.copy(relation = rel.copy(location = idx)(rel.sparkSession)))
+          f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))
         }.getOrElse(f)
     }
 
@@ -53,7 +54,7 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Pred
       case c: CatalogFileIndex if rel.partitionSchema.nonEmpty =>
         // The condition sits right on the relation: its attributes are the relation's own.
         val filters =
-          splitConjunctivePredicates(condition).filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
+          SparkShim.conjuncts(condition).filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
         val (partitionFilters, _) = DataSourceUtils.getPartitionFiltersAndDataFilters(rel.partitionSchema, filters)
         if (partitionFilters.isEmpty) c else c.filterPartitions(partitionFilters)
       case other => other

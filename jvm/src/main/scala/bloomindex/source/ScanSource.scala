@@ -79,7 +79,11 @@ object FileTableProvider extends SourceProvider {
 
   def describe(plan: LogicalPlan): Option[ScanSource] = plan match {
     case r @ DataSourceV2Relation(t: FileTable, _, _, _, _, _) => Some(of(r, t.dataSchema, t.fileIndex))
-    case DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _) => ofScan(r, scan)
+    // Type patterns, not the case classes' extractors: their arity differs between Spark versions.
+    case s: DataSourceV2ScanRelation => s.scan match {
+      case scan: FileScan => ofScan(s.relation, scan)
+      case _ => None
+    }
     case _ => None
   }
 

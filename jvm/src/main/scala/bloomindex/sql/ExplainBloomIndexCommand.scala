@@ -50,7 +50,9 @@ object ExplainBloomIndexCommand {
       case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => s
     }
     val lines = df.queryExecution.optimizedPlan.collect {
-      case s @ DataSourceV2ScanRelation(r, scan: FileScan, _, _, _, _) =>
+      // A type pattern: DataSourceV2ScanRelation's arity differs between Spark versions (SparkShim).
+      case s: DataSourceV2ScanRelation if s.scan.isInstanceOf[FileScan] =>
+        val (r, scan) = (s.relation, s.scan.asInstanceOf[FileScan])
         // V2 scans are pruned at planning: the same decision, for the filters right above the scan.
         val what = r.identifier.map(_.toString).getOrElse(r.table.name())
         BloomIndexV2Pruning.decision(df.sparkSession, v2Filters.getOrElse(s, Nil), r, scan).map(d => describe(d.info, what))

@@ -1,0 +1,61 @@
+package bloomindex.compat
+
+import org.apache.spark.sql.catalyst.expressions.{And, Expression}
+import org.apache.spark.sql.catalyst.trees.TreeNode
+import org.apache.spark.sql.connector.read.Scan
+import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation
+
+/**
+ * Where Spark's internals differ between the supported versions (see [[SparkVersions]]), the
+ * code goes through here.
+ *
+ * What differs is the shape of the case classes we rebuild: `DataSourceV2ScanRelation` has five
+ * fields in Spark 4.1, six in 4.2 and seven in 4.3, `FileSourceScanExec` ten in 4.1 and 4.2 and
+ * eleven in 4.3. A call to their `copy` compiled against one version is a `NoSuchMethodError` on
+ * another. So a node is rebuilt with Spark's own `TreeNode.makeCopy`, which finds the
+ * constructor at run time, from its constructor arguments with the one argument we change
+ * replaced: the other arguments, whichever there are on this version, are carried unchanged.
+ * And our rules do not mix in Spark's helper traits (`PredicateHelper` gained methods in 4.2,
+ * whose forwarders would be compiled into our classes): [[conjuncts]] is ours.
+ *
+ * Case classes are matched with type patterns, never with their extractors, whose arity differs
+ * too (a source-level difference: the extractor compiles against one version only).
+ */
+object SparkShim {
+
+  /** `scan` with its `Scan` replaced (`copy(scan = ...)` on every version). */
+  def withScan(scan: DataSourceV2ScanRelation, newScan: Scan): DataSourceV2ScanRelation =
+    replaceArg(scan, scan.scan, newScan)
+
+  /** `scan` reading `relation` (`copy(relation = ...)` on every version). */
+  def withRelation(scan: FileSourceScanExec, relation: HadoopFsRelation): FileSourceScanExec =
+    replaceArg(scan, scan.relation, relation)
+
+  /** `l` over `relation` (`copy(relation = ...)` on every version). */
+  def withRelation(l: LogicalRelation, relation: HadoopFsRelation): LogicalRelation =
+    replaceArg(l, l.relation, relation)
+
+  /**
+   * A copy of `node` with its constructor argument `old` (found by identity, exactly once)
+   * replaced by `replacement`, built by Spark's `makeCopy` like any tree transformation.
+   */
+  def replaceArg[T <: TreeNode[_]](node: T, old: AnyRef, replacement: AnyRef): T = {
+    val args = node.productIterator.map(_.asInstanceOf[AnyRef]).toArray
+    val at = args.indices.filter(i => args(i) eq old)
+    if (at.size != 1) {
+      throw new IllegalStateException(
+        s"${node.getClass.getName}: ${at.size} constructor arguments are the one to replace")
+    }
+    args(at.head) = replacement
+    // makeCopy returns the node's own class (BaseType is a supertype of T only in the bound).
+    node.makeCopy(args).asInstanceOf[T]
+  }
+
+  /** The conjuncts of a condition (`a AND b AND c` -> `a, b, c`), as Spark's PredicateHelper. */
+  def conjuncts(condition: Expression): Seq[Expression] = condition match {
+    case And(l, r) => conjuncts(l) ++ conjuncts(r)
+    case other => Seq(other)
+  }
+}
