@@ -108,6 +108,12 @@ object IndexApi {
       case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => s
     }
     val lines = df.queryExecution.optimizedPlan.collect {
+      case s: DataSourceV2ScanRelation if bloomindex.source.IcebergFiles.isBatchQueryScan(s.scan) =>
+        // Iceberg reads are pruned at planning, after Iceberg's own planning: the same decision.
+        val what = s.relation.identifier.map(_.toString).getOrElse(s.relation.table.name())
+        bloomindex.execution.IcebergScanPruning.decision(df.sparkSession, v2Filters.getOrElse(s, Nil), s)
+          .map(d => describe(d.info, what))
+          .getOrElse(s"scan of $what: no Bloom index pruned this Iceberg scan")
       case s: DataSourceV2ScanRelation if s.scan.isInstanceOf[FileScan] =>
         val (r, scan) = (s.relation, s.scan.asInstanceOf[FileScan])
         // V2 scans are pruned at planning: the same decision, for the filters right above the scan.

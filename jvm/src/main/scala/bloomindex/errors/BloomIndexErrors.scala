@@ -180,6 +180,18 @@ object BloomIndexErrors {
     error("BLOOM_INDEX_PHYSICAL_COLUMN_NAME",
       Map("column" -> column, "source" -> source, "physicalName" -> physicalName, "indexName" -> name))
 
+  def icebergNotIndexable(source: String, reason: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_NOT_INDEXABLE", Map("source" -> source, "reason" -> reason))
+
+  def icebergColumnType(column: String, source: String, icebergType: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_COLUMN_TYPE", Map("column" -> column, "source" -> source, "type" -> icebergType))
+
+  def icebergFileFormat(source: String, format: String, path: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_FILE_FORMAT", Map("source" -> source, "format" -> format, "path" -> path))
+
+  def icebergUnavailable(source: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_UNAVAILABLE", Map("source" -> source))
+
   def deltaUnavailable(source: String): AnalysisException =
     error("BLOOM_INDEX_DELTA_UNAVAILABLE", Map("source" -> source))
 
