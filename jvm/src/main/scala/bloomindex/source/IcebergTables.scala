@@ -69,6 +69,19 @@ object IcebergTables {
     StructField(f.name(), SparkSchemaUtil.convert(f.`type`()), f.isOptional, md)
   })
 
+  /**
+   * Whether the table was loaded `VERSION AS OF` / `TIMESTAMP AS OF` (Iceberg's `SparkTable`
+   * pins every loaded table to a snapshot; only a time-travelled one records how).
+   */
+  private def isTimeTravel(t: SparkTable): Boolean =
+    try {
+      val f = classOf[SparkTable].getDeclaredField("timeTravel")
+      f.setAccessible(true)
+      f.get(t) != null
+    } catch {
+      case NonFatal(_) => Option(t.snapshotId()).exists(id => Option(t.table().currentSnapshot()).forall(_.snapshotId() != id))
+    }
+
   /** The snapshot a relation reads: a time-travelled one, else the table's current one (None: empty table). */
   private def snapshotOf(r: DataSourceV2Relation): Option[Long] = {
     val st = sparkTable(r)
@@ -128,7 +141,7 @@ object IcebergTables {
 
   private def spec(r: DataSourceV2Relation, table: Option[String]): SourceSpec = {
     val t = sparkTable(r)
-    if (t.snapshotId() != null) {
+    if (isTimeTravel(t)) {
       throw BloomIndexErrors.icebergNotIndexable(table.getOrElse(t.table().location()),
         s"it names snapshot ${t.snapshotId()} (time travel); an index follows the table's current snapshot")
     }
