@@ -49,7 +49,10 @@ def spark(warehouse, tmp_path_factory):
                .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
                .config("spark.driver.memory", "2g"))
     session = bloomindex.configure(builder, iceberg=True, iceberg_catalogs={
-        "local": {"type": "hadoop", "warehouse": str(warehouse)}}).getOrCreate()
+        "local": {"type": "hadoop", "warehouse": str(warehouse)},
+        # Iceberg's in-memory catalog: the one here with views (test_refuses_view).
+        "mem": {"catalog-impl": "org.apache.iceberg.inmemory.InMemoryCatalog",
+                "warehouse": str(tmp_path_factory.mktemp("iceberg-mem"))}}).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -172,6 +172,10 @@ object BloomIndexErrors {
   def sourceChanged(source: String): AnalysisException =
     error("BLOOM_INDEX_SOURCE_CHANGED", Map("source" -> source))
 
+  def sourceColumnTypeChanged(column: String, name: String, source: String, indexed: String, current: String): AnalysisException =
+    error("BLOOM_INDEX_SOURCE_COLUMN_TYPE_CHANGED", Map("column" -> column, "indexName" -> name, "source" -> source,
+      "indexedType" -> indexed, "currentType" -> current))
+
   def sourceColumnGone(column: String, name: String, source: String, columns: Seq[String]): AnalysisException =
     error("BLOOM_INDEX_SOURCE_COLUMN_GONE",
       Map("column" -> column, "indexName" -> name, "source" -> source, "columns" -> columns.mkString(", ")))

@@ -48,6 +48,8 @@ object SourceResolver {
     if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
       resolvePathFrame(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
     } else if (!asTable) {
+      // An Iceberg metadata table (t.files, t.snapshots, ...) is no table to the catalog: refused by name.
+      scala.util.Try(spark.table(quoted(parts))).toOption.foreach(df => iceberg(df, ref.sql))
       throw BloomIndexErrors.sourceNotFound(ref.sql)
     } else resolveTableFrame(spark, parts)
   }
@@ -201,7 +203,14 @@ object SourceResolver {
     Decoding(scan.format, spec.columns.map { c =>
       val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.sourceColumnGone(
         c.name, spec.name, spec.source.display, rel.dataSchema.fieldNames.toSeq))
-      if (scan.isIceberg) rel.dataSchema.fields.find(_.name == c.name).foreach(IcebergTables.checkColumnType(_, spec.source.display))
+      if (scan.isIceberg) rel.dataSchema.fields.find(_.name == c.name).foreach { f =>
+        IcebergTables.checkColumnType(f, spec.source.display)
+        // The index's column type is fixed at CREATE; a widened Iceberg column (int to long, ...)
+        // would be read as the new type and hashed as the old one.
+        if (f.dataType.sql != c.dataType) {
+          throw BloomIndexErrors.sourceColumnTypeChanged(c.name, spec.name, spec.source.display, c.dataType, f.dataType.sql)
+        }
+      }
       d.physical.get("physicalName").filter(_ != c.name).foreach { p =>
         throw BloomIndexErrors.physicalColumnName(c.name, spec.source.display, p, spec.name)
       }
