@@ -4,6 +4,8 @@
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
+#   make test-iceberg   Apache Iceberg tables (tests/iceberg), on PySpark 4.1 in .venvs/iceberg
+#   make bench-iceberg  point lookups on a 2,000-file Iceberg table (bench/bench_iceberg.py)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -26,7 +28,7 @@ PYTEST_ARGS ?=
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
 
-.PHONY: all jar test test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar test test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
@@ -36,6 +38,27 @@ $(VENV)/.installed: python/pyproject.toml
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e 'python[test]'
 	touch $@
+
+# Apache Iceberg's environment: Iceberg 1.12.0 publishes Spark runtimes up to Spark 4.1, so its
+# tests and benchmark run on the PySpark pinned in tests/iceberg/requirements.txt, with the
+# package (editable: the jar `make jar` stages) and nothing else. Iceberg's runtime jar itself is
+# resolved by Spark at session start (bloomindex.configure(builder, iceberg=True)).
+ICEBERG_VENV := .venvs/iceberg
+$(ICEBERG_VENV)/.installed: python/pyproject.toml tests/iceberg/requirements.txt
+	rm -rf $(ICEBERG_VENV)
+	$(PYTHON) -m venv $(ICEBERG_VENV)
+	$(ICEBERG_VENV)/bin/pip install -q --upgrade pip
+	$(ICEBERG_VENV)/bin/pip install -q -r tests/iceberg/requirements.txt -e python
+	touch $@
+
+# tests/iceberg: a pytest process of its own (one session with Iceberg's runtime).
+test-iceberg: $(JAR) $(ICEBERG_VENV)/.installed
+	$(ICEBERG_VENV)/bin/python -m pytest tests/iceberg $(PYTEST_ARGS)
+
+# BENCH_ICEBERG_FILES / BENCH_ICEBERG_ROWS scale it (defaults 2000 / 20000000); the table is
+# built once under bench/out/iceberg and reused.
+bench-iceberg: $(JAR) $(ICEBERG_VENV)/.installed
+	$(ICEBERG_VENV)/bin/python bench/bench_iceberg.py
 
 # The sbt launcher, from Maven Central through Maven, cached in .tools/.
 $(SBT_JAR):

@@ -114,6 +114,10 @@ object IcebergTables {
   /** The Iceberg relation of a DataFrame, or why it is none (metadata tables, views). */
   def relationOf(df: DataFrame, what: String): Option[DataSourceV2Relation] = {
     val rels = df.queryExecution.analyzed.collect { case r: DataSourceV2Relation => r }
+    rels.find(r => IcebergFiles.isIcebergTable(r.table) && sparkTable(r).table().isInstanceOf[org.apache.iceberg.BaseMetadataTable])
+      .foreach { r =>
+        throw BloomIndexErrors.icebergNotIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")
+      }
     rels.find(r => IcebergFiles.isIcebergTable(r.table)).orElse {
       rels.headOption.filter(_.table.getClass.getName.startsWith("org.apache.iceberg.")).foreach { r =>
         throw BloomIndexErrors.icebergNotIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")

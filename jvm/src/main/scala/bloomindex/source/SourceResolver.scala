@@ -49,7 +49,8 @@ object SourceResolver {
       resolvePathFrame(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
     } else if (!asTable) {
       // An Iceberg metadata table (t.files, t.snapshots, ...) is no table to the catalog: refused by name.
-      scala.util.Try(spark.table(quoted(parts))).toOption.foreach(df => iceberg(df, ref.sql))
+      // So is a view of Iceberg's catalogs (a query over tables): refused by name too.
+      scala.util.Try(spark.table(quoted(parts))).toOption.foreach(df => iceberg(df, ref.sql, named = true))
       throw BloomIndexErrors.sourceNotFound(ref.sql)
     } else resolveTableFrame(spark, parts)
   }
@@ -61,7 +62,7 @@ object SourceResolver {
   def resolveTableFrame(spark: SparkSession, parts: Seq[String]): (SourceSpec, DataFrame) = {
     spark.catalog.refreshTable(quoted(parts))
     val df = spark.table(quoted(parts))
-    iceberg(df, quoted(parts)).foreach(s => return (s, df))
+    iceberg(df, quoted(parts), named = true).foreach(s => return (s, df))
     val rel = relation(df, quoted(parts))
     val qualified = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier
@@ -97,7 +98,7 @@ object SourceResolver {
    * An Iceberg table's source, when `df` reads one (Iceberg's classes are touched only then);
    * an Iceberg view or metadata table is refused.
    */
-  private def iceberg(df: DataFrame, what: String): Option[SourceSpec] = {
+  private def iceberg(df: DataFrame, what: String, named: Boolean = false): Option[SourceSpec] = {
     val plan = df.queryExecution.analyzed
     val v2 = plan.collect { case r: org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation => r }
     if (v2.isEmpty) return None
@@ -106,6 +107,17 @@ object SourceResolver {
     if (plan.collectFirst { case v: org.apache.spark.sql.catalyst.plans.logical.View => v }.isDefined ||
         plan.exists(_.getClass.getSimpleName.contains("View"))) {
       throw BloomIndexErrors.icebergNotIndexable(what, "it is a view, not a table of data files")
+    }
+    // A name that reads a query over tables rather than one table is a view (Iceberg's views
+    // resolve to their query under an alias, without Spark's View node).
+    def unaliased(p: org.apache.spark.sql.catalyst.plans.logical.LogicalPlan): org.apache.spark.sql.catalyst.plans.logical.LogicalPlan =
+      p match {
+        case a: org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias => unaliased(a.child)
+        case other => other
+      }
+    if (named && !unaliased(plan).isInstanceOf[org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation]) {
+      IcebergTables.relationOf(df, what) // a metadata table is named as such
+      throw BloomIndexErrors.icebergNotIndexable(what, "it is a view (a query over tables), not a table of data files")
     }
     IcebergTables.relationOf(df, what).map { r =>
       if (v2.size > 1) throw BloomIndexErrors.multipleRelations(what)
