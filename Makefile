@@ -6,11 +6,19 @@
 #   make bench-algorithms   the three filter designs: false positive rates and speed
 #   make test-iceberg   Apache Iceberg tables (tests/iceberg), on PySpark 4.1 in .venvs/iceberg
 #   make bench-iceberg  point lookups on a 2,000-file Iceberg table (bench/bench_iceberg.py)
+#   make test-spark-versions   the jar on the other supported Spark versions (4.1, 4.3): compile
+#                check, link check and smoke tests, each in a venv of its own (.venvs/spark-X.Y)
 
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Spark versions: the jar is compiled against SPARK_BUILD's jars (.venv) and runs on every version
+# of bloomindex.compat.SparkVersions' range; make test-spark-versions checks SPARK_OTHERS, each in
+# .venvs/spark-X.Y. The pins of each: tests/spark_versions/spark-X.Y.txt.
+SPARK_BUILD := 4.2
+SPARK_OTHERS := 4.1 4.3
+VENVS := .venvs
 SBT_VERSION := $(shell sed -n 's/^sbt.version=//p' project/build.properties)
 SBT_JAR := .tools/sbt-launch-$(SBT_VERSION).jar
 JAR := python/bloomindex/jars/bloomindex.jar
@@ -19,8 +27,9 @@ TEST_JAR := target/bloomindex-tests.jar
 JVM_TEST_SOURCES := $(shell find jvm/src/test -type f)
 JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt
 # The sbt JVM itself loads the compiled Vector API classes (zinc reads their API), hence the flag.
-SBT = BLOOMINDEX_SPARK_JARS="$$($(PY) -c 'import os,pyspark;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))')" \
-	java -Xmx3g -Xss4m --add-modules jdk.incubator.vector \
+PYSPARK_JARS = "$$($(1) -c 'import os,pyspark;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))')"
+SBT = BLOOMINDEX_SPARK_JARS=$(call PYSPARK_JARS,$(PY)) $(SBT_JAVA)
+SBT_JAVA = java -Xmx3g -Xss4m --add-modules jdk.incubator.vector \
 	-Dsbt.repository.config=project/repositories -Dsbt.override.build.repos=true \
 	-Dsbt.log.noformat=true -Dsbt.server.forcestart=false -Dsbt.supershell=false \
 	-jar $(SBT_JAR)
@@ -28,15 +37,24 @@ PYTEST_ARGS ?=
 # tests/cluster runs in a pytest process of its own (one SparkContext per process).
 PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
 
-.PHONY: all jar test test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
-# Python environment: the package (editable) with its pinned PySpark and the test tools.
-$(VENV)/.installed: python/pyproject.toml
+# Python environment: the package (editable) with the build's PySpark and the test tools.
+$(VENV)/.installed: python/pyproject.toml tests/spark_versions/spark-$(SPARK_BUILD).txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e 'python[test]'
+	$(VENV)/bin/pip install -q -r tests/spark_versions/spark-$(SPARK_BUILD).txt -e 'python[test]'
+	touch $@
+
+# The other Spark versions' environments: the package (editable, the jar staged by `make jar`),
+# that version's PySpark and the test tools; no Delta Lake.
+$(VENVS)/spark-%/.installed: python/pyproject.toml tests/spark_versions/spark-%.txt
+	rm -rf $(VENVS)/spark-$*
+	$(PYTHON) -m venv $(VENVS)/spark-$*
+	$(VENVS)/spark-$*/bin/pip install -q --upgrade pip
+	$(VENVS)/spark-$*/bin/pip install -q -r tests/spark_versions/spark-$*.txt -e python
 	touch $@
 
 # Apache Iceberg's environment: Iceberg 1.12.0 publishes Spark runtimes up to Spark 4.1, so its
@@ -85,6 +103,26 @@ test: $(VENV)/.installed $(SBT_JAR)
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
 
+# The jar built once against SPARK_BUILD, on each of SPARK_OTHERS in its own venv: the sources
+# compiled against that version's jars (into target/spark-X.Y, the main build untouched), then
+# tests/spark_versions (every reference of the jar into Spark resolves there; spark-submit of a
+# Scala job) and the smoke subset (SQL lifecycle, 300 differential pruning queries, the join
+# filter, the Python API). SPARK_BUILD runs tests/spark_versions too; everything else of it is
+# `make test`. Not part of `make test` (about N minutes).
+SMOKE_TESTS := tests/spark_versions tests/test_spark_versions.py tests/test_index_sql.py tests/test_pruning.py \
+	tests/test_join_filter.py tests/test_python_api.py tests/test_index_api.py tests/test_configure.py
+test-spark-versions: export BLOOMINDEX_DIFF_QUERIES = 300
+test-spark-versions: $(JAR) $(TEST_JAR) $(foreach v,$(SPARK_OTHERS),$(VENVS)/spark-$(v)/.installed)
+	set -e; for v in $(SPARK_OTHERS); do \
+	  echo "== Spark $$v: compile check"; \
+	  BLOOMINDEX_SPARK_JARS=$(call PYSPARK_JARS,$(VENVS)/spark-$$v/bin/python) BLOOMINDEX_BUILD_DIR=target/spark-$$v \
+	    $(SBT_JAVA) compile Test/compile; \
+	  echo "== Spark $$v: smoke tests"; \
+	  $(VENVS)/spark-$$v/bin/python -m pytest $(SMOKE_TESTS) $(PYTEST_ARGS); \
+	done
+	echo "== Spark $(SPARK_BUILD): tests/spark_versions"
+	$(PY) -m pytest tests/spark_versions $(PYTEST_ARGS)
+
 test-scala: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) test
 
@@ -107,7 +145,7 @@ bench-algorithms: $(VENV)/.installed $(SBT_JAR)
 	$(PY) bench/plot_algorithms.py bench/algorithms.json
 
 clean:
-	rm -rf target project/target python/bloomindex/jars spark-warehouse
+	rm -rf target project/target python/bloomindex/jars spark-warehouse $(VENVS)
 
 bench-build: $(JAR)
 	$(PY) bench/bench_build.py

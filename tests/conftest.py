@@ -10,6 +10,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
 CLUSTER_TESTS = ROOT / "tests" / "cluster"
+# The other Spark versions' checks: run by `make test-spark-versions` in each version's venv.
+SPARK_VERSION_TESTS = ROOT / "tests" / "spark_versions"
 # The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 
@@ -53,14 +55,16 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """tests/cluster needs its own process (one SparkContext per process, see its conftest):
-    collected only when named on the command line (`make test-cluster`)."""
-    if pathlib.Path(collection_path).resolve() != CLUSTER_TESTS:
+    """tests/cluster needs its own process (one SparkContext per process, see its conftest), and
+    tests/spark_versions belongs to `make test-spark-versions`: each collected only when named on
+    the command line (`make test-cluster`, `make test-spark-versions`)."""
+    folder = pathlib.Path(collection_path).resolve()
+    if folder not in (CLUSTER_TESTS, SPARK_VERSION_TESTS):
         return None
     base = pathlib.Path(config.invocation_params.dir)
     for arg in config.args:
         p = (base / arg.split("::")[0]).resolve()
-        if p == CLUSTER_TESTS or CLUSTER_TESTS in p.parents:
+        if p == folder or folder in p.parents:
             return None
     return True
 

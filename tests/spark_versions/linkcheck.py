@@ -4,8 +4,9 @@ Reads the constant pool of each class in the jar (classes, methods and fields it
 looks each one up, with its exact descriptor, in the jars of a Spark distribution (a PySpark
 wheel's ``pyspark/jars``), walking superclasses and interfaces as the JVM does. A reference that
 does not resolve would be a ``NoClassDefFoundError`` / ``NoSuchMethodError`` / ``NoSuchFieldError``
-at run time. References guarded by the shim (``bloomindex.compat``) are expected to be missing
-on some versions: they are listed, not failed, when the caller names them.
+at run time. And each of our concrete classes must implement every abstract method of the Spark
+types it extends or implements, as that Spark declares them (else an ``AbstractMethodError``
+when Spark calls one).
 
     python tests/spark_versions/linkcheck.py python/bloomindex/jars/bloomindex.jar <pyspark/jars>
 """
@@ -25,6 +26,9 @@ CHECKED_PREFIXES = ("org/apache/spark/", "org/apache/parquet/", "org/apache/hado
                     "com/fasterxml/jackson/", "org/apache/orc/", "org/apache/avro/")
 
 
+ACC_INTERFACE, ACC_ABSTRACT = 0x0200, 0x0400
+
+
 @dataclass
 class ClassInfo:
     name: str
@@ -32,6 +36,12 @@ class ClassInfo:
     interfaces: list[str]
     methods: set[tuple[str, str]]
     fields: set[tuple[str, str]]
+    access: int = 0
+    abstract_methods: set[tuple[str, str]] = frozenset()
+
+    @property
+    def concrete(self) -> bool:
+        return not self.access & (ACC_INTERFACE | ACC_ABSTRACT)
 
 
 def _parse(data: bytes, members: bool = True):
@@ -72,26 +82,29 @@ def _parse(data: bytes, members: bool = True):
     def cls(k):
         return utf(pool[k][1])
 
-    _access, this, sup = struct.unpack_from(">HHH", data, pos)
+    access, this, sup = struct.unpack_from(">HHH", data, pos)
     pos += 6
     (n_if,) = struct.unpack_from(">H", data, pos)
     pos += 2
     interfaces = [cls(struct.unpack_from(">H", data, pos + 2 * j)[0]) for j in range(n_if)]
     pos += 2 * n_if
     tables = []
-    for _ in range(2):  # fields, then methods
+    abstract = set()
+    for table in range(2):  # fields, then methods
         (n,) = struct.unpack_from(">H", data, pos)
         pos += 2
         entries = set()
         for _ in range(n):
-            _acc, name, desc, attrs = struct.unpack_from(">HHHH", data, pos)
+            acc, name, desc, attrs = struct.unpack_from(">HHHH", data, pos)
             pos += 8
             for _ in range(attrs):
                 (length,) = struct.unpack_from(">I", data, pos + 2)
                 pos += 6 + length
             entries.add((utf(name), utf(desc)))
+            if table == 1 and acc & ACC_ABSTRACT:
+                abstract.add((utf(name), utf(desc)))
         tables.append(entries)
-    info = ClassInfo(cls(this), cls(sup) if sup else None, interfaces, tables[1], tables[0])
+    info = ClassInfo(cls(this), cls(sup) if sup else None, interfaces, tables[1], tables[0], access, abstract)
     refs = []
     if members:
         for e in pool:
@@ -168,16 +181,51 @@ class ClassPath:
         return False
 
 
+def _unimplemented(cp: ClassPath, info: ClassInfo) -> list[str]:
+    """The abstract methods of a concrete class's supertypes that neither the class nor a
+    superclass implements and no interface gives a default for: an AbstractMethodError when
+    Spark calls one (a method Spark added to a trait or abstract class we extend)."""
+    chain, interfaces, seen = [], [], set()
+    c = info
+    while c is not None:
+        chain.append(c)
+        todo = list(c.interfaces)
+        while todo:
+            i = todo.pop()
+            if i not in seen:
+                seen.add(i)
+                ii = cp.get(i)
+                if ii is not None:
+                    interfaces.append(ii)
+                    todo.extend(ii.interfaces)
+        c = cp.get(c.super_name) if c.super_name else None
+    implemented = set()
+    for c in chain:
+        implemented |= c.methods - c.abstract_methods
+    for i in interfaces:
+        implemented |= i.methods - i.abstract_methods
+    missing = set()
+    for t in chain + interfaces:
+        if t.name.startswith(CHECKED_PREFIXES):
+            missing |= {m for m in t.abstract_methods if m not in implemented}
+    return sorted(f"{info.name.replace('/', '.')}: does not implement {name}{desc}" for name, desc in missing)
+
+
 def unresolved(jar: Path, spark_jars: Path) -> list[str]:
     cp = ClassPath(spark_jars)
     own = set()
     all_refs = []
+    own_infos = []
     with zipfile.ZipFile(jar) as z:
         for n in z.namelist():
             if n.endswith(".class"):
                 info, refs = _parse(z.read(n))
                 own.add(info.name)
+                own_infos.append(info)
                 all_refs.extend((info.name, r) for r in refs)
+    # Our own classes are supertypes of others: look them up from the jar.
+    for info in own_infos:
+        cp.cache[info.name] = info
     missing = set()
     for user, (kind, owner, name, desc) in all_refs:
         owner = owner.lstrip("[").removeprefix("L").removesuffix(";")
@@ -190,6 +238,9 @@ def unresolved(jar: Path, spark_jars: Path) -> list[str]:
         if not ok:
             missing.add(f"{user.replace('/', '.')}: {kind} {owner.replace('/', '.')}"
                         + (f".{name}{desc}" if name else ""))
+    for info in own_infos:
+        if info.concrete:
+            missing.update(_unimplemented(cp, info))
     return sorted(missing)
 
 

@@ -29,7 +29,7 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
 
     // parser: CREATE/REFRESH/DROP/SHOW/DESCRIBE BLOOM INDEX; everything else goes to Spark's
     // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
-    extensions.injectParser((_, delegate) => new BloomIndexSqlParser(delegate))
+    extensions.injectParser((_, delegate) => BloomIndexSqlParser(delegate))
 
     // optimizer: file pruning. Pre-CBO: once, after the operator optimizations pushed filters
     // down onto the file relations, and before statistics are computed from the file index.

@@ -5,14 +5,12 @@ import java.util.Locale
 import scala.collection.mutable.ArrayBuffer
 
 import bloomindex.actions.ColumnRequest
+import bloomindex.compat.DelegatingParser
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.source.SourceRef
 
-import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
-import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.types.{DataType, StructType}
 
 /**
  * The parser extension: our statements are parsed here, everything else goes to Spark's
@@ -28,31 +26,32 @@ import org.apache.spark.sql.types.{DataType, StructType}
  *   DROP BLOOMFILTER INDEX ON [TABLE] t [FOR COLUMNS (c, ...)]
  * }}}
  *
+ * Spark sees it through [[BloomIndexSqlParser.apply]], a `ParserInterface` of the running Spark's
+ * shape (Spark 4.3 added methods to the interface).
+ *
  * A statement is ours when its first two words are one of the pairs above (CREATE BLOOM,
  * CREATE BLOOMFILTER, REFRESH BLOOM, DROP BLOOM, DROP BLOOMFILTER, SHOW BLOOM, DESC[RIBE]
  * BLOOM); from there on it is parsed strictly and a mistake is a ParseException that says
  * what was expected. Hand-written rather than ANTLR-generated: seven statements do not need
  * a generated parser, and this keeps the build free of code generation.
  */
-class BloomIndexSqlParser(delegate: ParserInterface) extends ParserInterface {
+class BloomIndexSqlParser(delegate: ParserInterface) {
 
-  override def parsePlan(sqlText: String): LogicalPlan =
+  def parsePlan(sqlText: String): LogicalPlan =
     BloomIndexSqlParser.parseOurs(sqlText).getOrElse(delegate.parsePlan(sqlText))
 
-  override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
+  def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
     BloomIndexSqlParser.parseOurs(sqlText).getOrElse(delegate.parsePlanWithParameters(sqlText, context))
-
-  override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
-  override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
-  override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier = delegate.parseFunctionIdentifier(sqlText)
-  override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
-  override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
-  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
-  override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
-  override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
 }
 
 object BloomIndexSqlParser {
+
+  /**
+   * The parser the extension injects: [[BloomIndexSqlParser]]'s two methods in front of
+   * `delegate`, every other method of Spark's `ParserInterface` (whichever the running Spark's
+   * has) the delegate's: see [[DelegatingParser]].
+   */
+  def apply(delegate: ParserInterface): ParserInterface = DelegatingParser(new BloomIndexSqlParser(delegate), delegate)
 
   /** Our statement as a command, or None when the text is not one of ours. */
   def parseOurs(sql: String): Option[LogicalPlan] = {

@@ -4,7 +4,8 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import org.apache.spark.sql.{AnalysisException, SparkSessionExtensions}
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, EqualTo, Literal, Or}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation}
+import org.apache.spark.sql.catalyst.parser.{CatalystSqlParser, ParseException}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation, LogicalPlan}
 import org.apache.spark.sql.types.IntegerType
 
 import bloomindex.BloomIndexExtensions
@@ -75,5 +76,42 @@ class SparkVersionsSuite extends AnyFunSuite {
     val p3 = Or(p1, p2)
     assert(SparkShim.conjuncts(And(And(p1, p2), p3)) == Seq(p1, p2, p3))
     assert(SparkShim.conjuncts(p3) == Seq(p3))
+  }
+
+  /** Answers parseQuery itself; everything else is the delegate's. */
+  class OnlyQueries {
+    var calls = 0
+    def parseQuery(sql: String): LogicalPlan = { calls += 1; LocalRelation(a) }
+  }
+
+  test("DelegatingParser: the methods ours declares answer from ours, every other is the delegate's") {
+    val ours = new OnlyQueries
+    val p = DelegatingParser(ours, CatalystSqlParser)
+    assert(p.parseQuery("SELECT 1") == LocalRelation(a) && ours.calls == 1)
+    assert(p.parsePlan("SELECT 1") == CatalystSqlParser.parsePlan("SELECT 1"))
+    assert(p.parseExpression("a + 1") == CatalystSqlParser.parseExpression("a + 1"))
+    assert(p.parseDataType("array<int>") == CatalystSqlParser.parseDataType("array<int>"))
+    assert(p.parseTableIdentifier("db.t") == CatalystSqlParser.parseTableIdentifier("db.t"))
+    assert(p.parseMultipartIdentifier("a.b.c") == Seq("a", "b", "c"))
+    assert(ours.calls == 1)
+    // The delegate's exceptions come through as they are, not wrapped by reflection.
+    val e = intercept[ParseException](p.parsePlan("SELEC 1"))
+    assert(e.getCondition == "PARSE_SYNTAX_ERROR")
+    assert(p.toString.startsWith("OnlyQueries(") && p == p && p != DelegatingParser(ours, CatalystSqlParser))
+  }
+
+  test("DelegatingParser answers every method of this Spark's ParserInterface") {
+    val p = DelegatingParser(new OnlyQueries, CatalystSqlParser)
+    val methods = classOf[org.apache.spark.sql.catalyst.parser.ParserInterface].getMethods
+      .filter(m => m.getParameterCount == 1 && m.getParameterTypes()(0) == classOf[String])
+    assert(methods.map(_.getName).toSet.contains("parseRoutineParam"))
+    methods.foreach { m =>
+      // Each call reaches an implementation (the delegate's): a ParseException for this text at
+      // most, never an AbstractMethodError or a reflection error.
+      try m.invoke(p, "x") catch {
+        case e: java.lang.reflect.InvocationTargetException =>
+          assert(e.getCause.isInstanceOf[ParseException] || e.getCause.isInstanceOf[AnalysisException], s"${m.getName}: ${e.getCause}")
+      }
+    }
   }
 }

@@ -3,13 +3,13 @@ package bloomindex.sql
 import bloomindex.actions.ColumnRequest
 import bloomindex.source.SourceRef
 
-import org.apache.spark.sql.catalyst.parser.{CatalystSqlParser, ParseException}
+import org.apache.spark.sql.catalyst.parser.{CatalystSqlParser, ParseException, ParserInterface}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The parser on its own: no Spark session needed. */
 class BloomIndexSqlParserSuite extends AnyFunSuite {
 
-  private val parser = new BloomIndexSqlParser(CatalystSqlParser)
+  private val parser = BloomIndexSqlParser(CatalystSqlParser)
 
   test("CREATE BLOOM INDEX with column and table options") {
     val plan = parser.parsePlan(
@@ -130,7 +130,7 @@ object ParserFuzz {
   }
 
   /** Parses on another thread: a hang is a failed test, not a stuck build. */
-  def parseWithin(parser: BloomIndexSqlParser, sql: String, timeoutMs: Long): Either[Throwable, Any] = {
+  def parseWithin(parser: ParserInterface, sql: String, timeoutMs: Long): Either[Throwable, Any] = {
     val f = java.util.concurrent.CompletableFuture.supplyAsync(() => scala.util.Try(parser.parsePlan(sql)))
     f.get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS).toEither
   }

@@ -4,7 +4,7 @@ import bloomindex.compat.SparkShim
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.functions.col
-import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 
 /**
  * The Scala job of `make test-spark-versions` (tests/spark_versions/test_spark_submit.py):
@@ -41,7 +41,9 @@ object VersionSmokeJob {
     val scan = query.queryExecution.executedPlan.collectFirst { case s: FileSourceScanExec => s }
       .getOrElse(sys.error("no FileSourceScanExec"))
     val rebuilt = SparkShim.withRelation(scan, scan.relation)
-    val shimRows = rebuilt.executeCollect().length == scan.executeCollect().length && !(rebuilt eq scan)
+    def rows(p: SparkPlan): Long =
+      if (p.supportsColumnar) p.executeColumnar().map(_.numRows().toLong).fold(0L)(_ + _) else p.executeCollect().length.toLong
+    val shimRows = !(rebuilt eq scan) && rebuilt == scan && rows(rebuilt) == rows(scan) && rows(scan) > 0
 
     val indexes = spark.sql("SHOW BLOOM INDEXES").collect().map(_.getString(0)).mkString(",")
     val filesIndexed = spark.sql("DESCRIBE BLOOM INDEX events_id").collect()
