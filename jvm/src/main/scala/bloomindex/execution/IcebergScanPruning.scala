@@ -65,12 +65,16 @@ object IcebergScanPruning {
     val conds = filters.filter(usable)
     if (conds.isEmpty || !BloomIndexConf.pruningEnabled(spark)) return None
     try {
+      val source = IcebergTables.scanSource(s.relation)
+      val catalog = new IndexCatalog(spark)
+      // No index over the table: Iceberg's batch is not asked for (its partitions broadcast the table).
+      if (catalog.viewsFor(source).isEmpty) return None
       val partitions = s.scan.toBatch.planInputPartitions().toSeq
       val perPartition = partitions.map(IcebergTables.partitionFiles)
       if (perPartition.exists(_.isEmpty)) return None
       val files = perPartition.flatMap(_.get)
         .groupBy(f => f.getPath.toString).values.map(_.head).toSeq
-      new IndexCatalog(spark).decide(conds.reduce(And), IcebergTables.scanSource(s.relation), files)
+      catalog.decide(conds.reduce(And), source, files)
     } catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: Iceberg scan not pruned (${e.getMessage})")
