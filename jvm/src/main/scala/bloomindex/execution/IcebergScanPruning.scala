@@ -112,6 +112,13 @@ final case class PrunedIcebergScan(delegate: Scan, skipped: Set[String], info: P
 /** Iceberg's batch, its input partitions without the skipped files' tasks. */
 final case class PrunedIcebergBatch(delegate: Batch, skipped: Set[String]) extends Batch {
   override def planInputPartitions(): Array[InputPartition] =
-    delegate.planInputPartitions().flatMap(p => IcebergTables.prunePartition(p, skipped))
+    delegate.planInputPartitions().flatMap { p =>
+      // A partition that cannot be narrowed (another Iceberg's partition class) is read whole.
+      try IcebergTables.prunePartition(p, skipped) catch {
+        case NonFatal(e) =>
+          IndexCatalog.warnOnce(s"bloomindex: Iceberg input partition not pruned (${e.getMessage})")
+          Some(p)
+      }
+    }
   override def createReaderFactory(): PartitionReaderFactory = delegate.createReaderFactory()
 }
