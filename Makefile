@@ -8,6 +8,8 @@
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
 #   make dist    the wheel (jars inside) and the Maven artifacts (dist/maven), see README
+#   make test-iceberg   Apache Iceberg tables (tests/iceberg), on PySpark 4.1 in .venvs/iceberg
+#   make bench-iceberg  point lookups on a 2,000-file Iceberg table (bench/bench_iceberg.py)
 #   make test-spark-versions   the jar on the other supported Spark versions (4.1, 4.3): compile
 #                check, link check and smoke tests, each in a venv of its own (.venvs/spark-X.Y)
 
@@ -53,7 +55,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-spark-versions test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
 
 all: jar
 
@@ -72,6 +74,27 @@ $(VENVS)/spark-%/.installed: python/pyproject.toml tests/spark_versions/spark-%.
 	$(VENVS)/spark-$*/bin/python -m pip install -q --upgrade pip
 	$(VENVS)/spark-$*/bin/python -m pip install -q -r tests/spark_versions/spark-$*.txt -e python
 	touch $@
+
+# Apache Iceberg's environment: Iceberg 1.12.0 publishes Spark runtimes up to Spark 4.1, so its
+# tests and benchmark run on the PySpark pinned in tests/iceberg/requirements.txt, with the
+# package (editable: the jar `make jar` stages) and nothing else. Iceberg's runtime jar itself is
+# resolved by Spark at session start (bloomindex.configure(builder, iceberg=True)).
+ICEBERG_VENV := .venvs/iceberg
+$(ICEBERG_VENV)/.installed: python/pyproject.toml tests/iceberg/requirements.txt
+	rm -rf $(ICEBERG_VENV)
+	$(PYTHON) -m venv $(ICEBERG_VENV)
+	$(ICEBERG_VENV)/bin/pip install -q --upgrade pip
+	$(ICEBERG_VENV)/bin/pip install -q -r tests/iceberg/requirements.txt -e python
+	touch $@
+
+# tests/iceberg: a pytest process of its own (one session with Iceberg's runtime).
+test-iceberg: $(JAR) $(ICEBERG_VENV)/.installed
+	$(ICEBERG_VENV)/bin/python -m pytest tests/iceberg $(PYTEST_ARGS)
+
+# BENCH_ICEBERG_FILES / BENCH_ICEBERG_ROWS scale it (defaults 2000 / 20000000); the table is
+# built once under bench/out/iceberg and reused.
+bench-iceberg: $(JAR) $(ICEBERG_VENV)/.installed
+	$(ICEBERG_VENV)/bin/python bench/bench_iceberg.py
 
 # The sbt launcher, from Maven Central through Maven, cached in .tools/.
 $(SBT_JAR):

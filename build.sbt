@@ -37,6 +37,11 @@ def scalaLibraryVersion(jars: File): String =
 
 val zeroAllocationHashingVersion = "0.27ea1"
 val scalatestVersion = "3.2.19"
+// Apache Iceberg: compile-only (Provided), never staged with the jar. Iceberg publishes Spark
+// runtimes per Spark line (1.12.0: up to Spark 4.1); the classes used here (Table, FileScanTask,
+// SparkTable, ...) are the same in each, and are loaded only when a query meets an Iceberg table.
+val icebergVersion = "1.12.0"
+val icebergCompileRuntime = "iceberg-spark-runtime-4.1_2.13"
 
 lazy val sparkJarsDir = settingKey[File]("Folder holding the Spark jars we compile against")
 
@@ -61,8 +66,12 @@ lazy val root = (project in file("."))
     libraryDependencies ++= Seq(
       "net.openhft" % "zero-allocation-hashing" % zeroAllocationHashingVersion,
       "org.scala-lang" % "scala-reflect" % scalaVersion.value % Provided,
+      ("org.apache.iceberg" % icebergCompileRuntime % icebergVersion % Provided).intransitive(),
       "org.scalatest" %% "scalatest" % scalatestVersion % Test
     ),
+    // Iceberg registers a data source (ServiceLoader): kept off the Scala tests' class path, which
+    // runs on the build's Spark (Iceberg is tested on Spark 4.1 by `make test-iceberg`).
+    Test / dependencyClasspath ~= (_.filterNot(_.data.getName.startsWith("iceberg-"))),
     javacOptions ++= Seq("--add-modules", "jdk.incubator.vector"),
     Compile / doc / javacOptions := Seq("--add-modules", "jdk.incubator.vector"),
     scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked"),

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["configure", "jar_paths", "delta_package", "task_kernels", "is_connect", "submit_args",
-           "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG", "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS", "SUBMIT_ARGS"]
+__all__ = ["configure", "jar_paths", "delta_package", "iceberg_package", "task_kernels", "is_connect", "submit_args",
+           "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG", "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS",
+           "ICEBERG_EXTENSIONS_CLASS", "ICEBERG_VERSION", "SUBMIT_ARGS"]
 
 EXTENSIONS_CLASS = "bloomindex.BloomIndexExtensions"
 VECTOR_MODULE_FLAG = "--add-modules jdk.incubator.vector"
@@ -25,6 +26,11 @@ DELTA_EXCLUDES = ",".join(g + ":*" for g in (
     "org.apache.logging.log4j", "org.slf4j", "org.xerial.snappy", "com.github.luben",
     "io.airlift", "org.roaringbitmap", "org.locationtech.jts", "commons-pool",
     "com.google.code.findbugs", "javax.annotation", "commons-logging"))
+ICEBERG_EXTENSIONS_CLASS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+# The Apache Iceberg release configure(iceberg=True) adds, and the Spark lines it publishes a
+# runtime for (Iceberg 1.12.0: Spark 3.4 to 4.1; none for 4.2 or 4.3).
+ICEBERG_VERSION = "1.12.0"
+ICEBERG_SPARK_LINES = ("3.4", "3.5", "4.0", "4.1")
 _JAR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
 
 
@@ -74,8 +80,29 @@ def delta_package() -> str:
     return f"io.delta:delta-spark_2.13:{version}"
 
 
+def iceberg_package(spark_version: str | None = None) -> str:
+    """The Maven coordinates of Apache Iceberg's Spark runtime for the installed PySpark.
+
+    ``org.apache.iceberg:iceberg-spark-runtime-<spark major.minor>_2.13:<ICEBERG_VERSION>``: one
+    shaded jar, resolved by Spark from Maven Central at session start. Raises ValueError on a
+    Spark line Iceberg publishes no runtime for (Iceberg 1.12.0: none for Spark 4.2 and 4.3).
+    """
+    if spark_version is None:
+        import pyspark
+
+        spark_version = pyspark.__version__
+    line = ".".join(spark_version.split(".")[:2])
+    if line not in ICEBERG_SPARK_LINES:
+        raise ValueError(
+            f"configure(iceberg=True): Apache Iceberg {ICEBERG_VERSION} publishes no Spark runtime for "
+            f"Spark {line} (this PySpark is {spark_version}); it has runtimes for Spark "
+            f"{', '.join(ICEBERG_SPARK_LINES)}. Use PySpark 4.1.x for Iceberg tables.")
+    return f"org.apache.iceberg:iceberg-spark-runtime-{line}_2.13:{ICEBERG_VERSION}"
+
+
 def configure(builder: "SparkSession.Builder", kernel: str | None = None,
-              delta: bool = False) -> "SparkSession.Builder":
+              delta: bool = False, iceberg: bool = False,
+              iceberg_catalogs: dict[str, dict[str, str]] | None = None) -> "SparkSession.Builder":
     """Returns ``builder`` set up for bloomindex, before ``getOrCreate()``.
 
     Adds the packaged jars to ``spark.jars``, ``bloomindex.BloomIndexExtensions`` to
@@ -89,6 +116,13 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     without the libraries Spark ships itself (``spark.jars.excludes``),
     ``io.delta.sql.DeltaSparkSessionExtension`` in ``spark.sql.extensions`` after bloomindex's,
     and Delta's catalog as ``spark_catalog`` (unless one is set already).
+
+    ``iceberg=True`` sets the session up for Apache Iceberg tables: Iceberg's Spark runtime for
+    the running Spark line (see :func:`iceberg_package`; ValueError on a Spark line with none) in
+    ``spark.jars.packages`` and Iceberg's SQL extensions after bloomindex's.
+    ``iceberg_catalogs`` maps catalog names to their settings, e.g.
+    ``{"local": {"type": "hadoop", "warehouse": "/data/wh"}}``: each becomes an Iceberg
+    ``SparkCatalog`` (``spark.sql.catalog.<name>`` and ``spark.sql.catalog.<name>.<key>``).
 
     Spark Connect (``builder.remote(...)``, ``SPARK_REMOTE`` or ``spark.api.mode=connect``):
 
@@ -119,10 +153,10 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     remote = _get(builder, "spark.remote") or os.environ.get("SPARK_REMOTE")
     api_mode = (_get(builder, "spark.api.mode") or os.environ.get("SPARK_API_MODE") or "").lower()
     if remote is None and api_mode != "connect":
-        _settings(builder, kernel, delta)
+        _settings(builder, kernel, delta, iceberg, iceberg_catalogs)
     elif remote is None or remote.startswith("local"):  # PySpark starts a Connect server here
         settings = _Settings()
-        _settings(settings, kernel, delta)
+        _settings(settings, kernel, delta, iceberg, iceberg_catalogs)
         os.environ[SUBMIT_ARGS] = submit_args(settings._options, os.environ.get(SUBMIT_ARGS))
     return builder
 
@@ -153,7 +187,8 @@ def submit_args(settings: dict[str, str], current: str | None) -> str:
     return shlex.join(ours + tail)
 
 
-def _settings(builder: Any, kernel: str | None, delta: bool) -> None:
+def _settings(builder: Any, kernel: str | None, delta: bool, iceberg: bool = False,
+              iceberg_catalogs: dict[str, dict[str, str]] | None = None) -> None:
     for jar in jar_paths():
         _append(builder, "spark.jars", jar, ",")
     _append(builder, "spark.sql.extensions", EXTENSIONS_CLASS, ",")
@@ -163,6 +198,17 @@ def _settings(builder: Any, kernel: str | None, delta: bool) -> None:
         _append(builder, "spark.sql.extensions", DELTA_EXTENSIONS_CLASS, ",")
         if not _get(builder, "spark.sql.catalog.spark_catalog"):
             builder.config("spark.sql.catalog.spark_catalog", DELTA_CATALOG_CLASS)
+    if iceberg_catalogs and not iceberg:
+        raise ValueError("iceberg_catalogs: Iceberg catalogs need iceberg=True")
+    if iceberg:
+        _append(builder, "spark.jars.packages", iceberg_package(), ",")
+        _append(builder, "spark.sql.extensions", ICEBERG_EXTENSIONS_CLASS, ",")
+        for name, settings in (iceberg_catalogs or {}).items():
+            if not name or "." in name:
+                raise ValueError(f"iceberg_catalogs: bad catalog name {name!r}")
+            builder.config(f"spark.sql.catalog.{name}", "org.apache.iceberg.spark.SparkCatalog")
+            for key, value in settings.items():
+                builder.config(f"spark.sql.catalog.{name}.{key}", str(value))
     java_options = VECTOR_MODULE_FLAG
     if kernel is not None:
         java_options += f" -Dbloomindex.kernel={kernel}"

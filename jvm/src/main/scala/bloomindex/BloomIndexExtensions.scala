@@ -1,7 +1,7 @@
 package bloomindex
 
 import bloomindex.compat.SparkVersions
-import bloomindex.execution.{BloomIndexColumnarRule, BloomIndexV2Pruning}
+import bloomindex.execution.{BloomIndexColumnarRule, BloomIndexV2Pruning, IcebergScanPruning}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.optimizer.BloomIndexPruning
 import bloomindex.sql.BloomIndexSqlParser
@@ -46,6 +46,11 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // Extra strategies are tried before Spark's, and this one hands the pruned plan to
     // Spark's DataSourceV2Strategy.
     extensions.injectPlannerStrategy(spark => new BloomIndexV2Pruning(spark))
+
+    // planner: Apache Iceberg reads, after Iceberg's own file planning: the scan's tasks of the
+    // files an index rules out are left out (IcebergScanPruning; Iceberg's classes are loaded
+    // only when a plan holds an Iceberg table).
+    extensions.injectPlannerStrategy(spark => new IcebergScanPruning(spark))
 
     // physical: mark pruned scans for EXPLAIN and the UI's metrics, and plan Bloom filter
     // checks as BloomFilterExec. A columnar rule because those run on every physical plan,

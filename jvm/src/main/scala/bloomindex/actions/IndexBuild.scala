@@ -36,7 +36,9 @@ private[actions] object IndexBuild {
     val baseGlobal = if (!spec.global) Map.empty[String, Array[Byte]]
       else baseData.map(d => IndexStore.globalFilters(spark, ctx.log.indexDir, d)).getOrElse(Map.empty)
     val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else baseData.map(_.globalNdv).getOrElse(Map.empty)
-    val result = IndexBuilder.build(spark, spec, relation, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
+    val result = SourceResolver.buildScope(spark, spec.source) {
+      IndexBuilder.build(spark, spec, relation, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
+    }
     Built(result, tableVersion, decoding)
   }
 }

@@ -48,8 +48,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
     frame = if (rebuild || spec.source.format == DeltaSource.Format) None
       else Some(SourceResolver.dataFrame(ctx.spark, spec.source))
     if (!rebuild) base.flatMap(_.data).foreach { d =>
-      val now = SourceResolver.decoding(ctx.spark, spec, SourceResolver.relation(
-        frame.getOrElse(SourceResolver.dataFrame(ctx.spark, spec.source)), spec.source.display))
+      val now = SourceResolver.decoding(ctx.spark, spec, SourceResolver.currentRelation(ctx.spark, spec.source, frame))
       d.decoding match {
         case None =>
           logWarning(s"Bloom index '$name' was built before decoding contexts were recorded: rebuilding it in full")

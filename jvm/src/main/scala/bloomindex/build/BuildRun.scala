@@ -121,12 +121,14 @@ private final class BuildRun(
   }
 
   private def footersApply: Boolean =
-    if (spec.source.format != "parquet" || !BloomIndexConf.footerFilters(spark)) false
+    if (!Set("parquet", "iceberg").contains(spec.source.format) || !BloomIndexConf.footerFilters(spark)) false
     else if (!cols.exists(_.algorithm == FilterAlgorithm.SplitBlock)) false // footers hold sbbf filters only
     else if (spec.global) {
       logInfo(s"Bloom index ${spec.name}: a global filter needs every value, so every file's data is read")
       false
-    } else if (!FooterFilters.sampleHasFilters(spark, files, cols.toSeq)) {
+    } else if (!FooterFilters.sampleHasFilters(spark, files, cols.toSeq,
+        spark.sessionState.conf.parquetFieldIdReadEnabled &&
+          org.apache.spark.sql.execution.datasources.parquet.ParquetUtils.hasFieldIds(relation.dataSchema))) {
       logInfo(s"Bloom index ${spec.name}: sampled Parquet footers carry no Bloom filter for the columns; reading the data")
       false
     } else true

@@ -60,7 +60,7 @@ object FooterFilters {
    * columns in its footer, read on the driver: a table written without filters then skips the
    * footer job. An unreadable footer counts as "maybe" (the job finds out).
    */
-  def sampleHasFilters(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec]): Boolean = {
+  def sampleHasFilters(spark: SparkSession, files: Seq[SourceFile], cols: Seq[ColumnSpec], byFieldId: Boolean = false): Boolean = {
     val conf = spark.sessionState.newHadoopConf()
     val names = cols.map(_.name.toLowerCase(Locale.ROOT)).toSet
     val sample = Seq(0, files.size / 2, files.size - 1).distinct.map(files)
@@ -70,7 +70,8 @@ object FooterFilters {
         val input = HadoopInputFile.fromStatus(new FileStatus(f.size, false, 1, 0L, f.modificationTime, path), conf)
         val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, path).build())
         try reader.getRowGroups.asScala.exists(_.getColumns.asScala.exists { c =>
-          c.getBloomFilterOffset >= 0 && c.getPath.size == 1 && names(c.getPath.toArray()(0).toLowerCase(Locale.ROOT))
+          c.getBloomFilterOffset >= 0 && c.getPath.size == 1 &&
+            (byFieldId || names(c.getPath.toArray()(0).toLowerCase(Locale.ROOT)))
         }) finally reader.close()
       } catch {
         case NonFatal(_) => true
@@ -90,16 +91,21 @@ object FooterFilters {
     val sc = spark.sparkContext
     val colArray = cols.toArray
     val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
+    // Where columns are matched by field id (Iceberg tables), each column's chunk is found by its id.
+    val fieldIds: Map[String, Int] = if (!settings.fieldIds) Map.empty else cols.flatMap { c =>
+      schema.fields.find(_.name == c.name).filter(_.metadata.contains(ParquetUtils.FIELD_ID_METADATA_KEY))
+        .map(f => c.name -> f.metadata.getLong(ParquetUtils.FIELD_ID_METADATA_KEY).toInt)
+    }.toMap
     // As many tasks as cores: each task of the write that consumes this has a fixed cost.
     sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism))).mapPartitions { it =>
-      it.flatMap(f => readFile(f, colArray, types, settings, conf.value.conf))
+      it.flatMap(f => readFile(f, colArray, types, settings, fieldIds, conf.value.conf))
     }
   }
 
   private def readFile(file: SourceFile, cols: Array[ColumnSpec], types: Array[DataType], settings: Settings,
-      conf: Configuration): Seq[Outcome] = {
+      fieldIds: Map[String, Int], conf: Configuration): Seq[Outcome] = {
     def all(reason: String) = cols.indices.map(i => Outcome(file.path, i, None, reason))
-    if (settings.fieldIds) return all("the table matches Parquet columns by field id")
+    if (settings.fieldIds && fieldIds.isEmpty) return all("the table matches Parquet columns by field id")
     // Parquet footers hold split block filters under XXH64: only `sbbf` columns can use them.
     def otherDesign(i: Int) = cols(i).algorithm != FilterAlgorithm.SplitBlock
     def designReason(i: Int) = s"the index holds ${cols(i).algorithm.name} filters, Parquet footers sbbf ones"
@@ -125,7 +131,8 @@ object FooterFilters {
       val fields = meta.getSchema.getFields.asScala.toSeq
       cols.indices.map { i =>
         if (otherDesign(i)) Outcome(file.path, i, None, designReason(i)) else {
-          val byName = fields.filter(_.getName == cols(i).name) match {
+          val byName = if (settings.fieldIds) fieldIds.get(cols(i).name).toSeq.flatMap(id =>
+            fields.filter(f => f.getId != null && f.getId.intValue() == id)) else fields.filter(_.getName == cols(i).name) match {
             case Seq() if !settings.caseSensitive =>
               fields.filter(_.getName.toLowerCase(Locale.ROOT) == cols(i).name.toLowerCase(Locale.ROOT))
             case exact => exact

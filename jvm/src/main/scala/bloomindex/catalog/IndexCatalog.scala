@@ -75,7 +75,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         val log = indexes.log(name)
         // Warm path: when the newest version is the one already loaded, no entry is re-read.
         val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v)).map(_.entry)
-        current.orElse(log.lastActive()).filter(e => IndexCatalog.sameSource(e.spec.source, scan.table, roots, scan.isDelta))
+        current.orElse(log.lastActive()).filter(e => IndexCatalog.sameSource(e.spec.source, scan.table, roots, scan.isDelta, scan.isIceberg))
           .map(log -> _)
       } catch {
         case NonFatal(e) =>
@@ -255,9 +255,13 @@ object IndexCatalog {
    * root folders (also a scan over more roots than the index's: a file the index does not
    * hold as it is now is read anyway).
    */
-  def sameSource(s: SourceSpec, table: Option[String], roots: Set[String], scanIsDelta: Boolean): Boolean = {
+  def sameSource(s: SourceSpec, table: Option[String], roots: Set[String], scanIsDelta: Boolean,
+      scanIsIceberg: Boolean = false): Boolean = {
     val paths = s.paths.map(normalizeRoot).toSet
     if (s.format == bloomindex.source.DeltaFiles.Format) scanIsDelta && paths == roots
+    // An Iceberg table is its location, whether named through a catalog or as iceberg.`path`.
+    else if (s.format == bloomindex.source.IcebergFiles.Format) scanIsIceberg && paths == roots
+    else if (scanIsIceberg) false
     else if (s.table.isDefined) table.contains(s.table.get) || table.exists(t => s.table.get.endsWith("." + t))
     else table.isEmpty && paths.subsetOf(roots) || paths == roots
   }

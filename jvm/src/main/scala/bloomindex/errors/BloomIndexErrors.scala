@@ -174,6 +174,10 @@ object BloomIndexErrors {
   def sourceChanged(source: String): AnalysisException =
     error("BLOOM_INDEX_SOURCE_CHANGED", Map("source" -> source))
 
+  def sourceColumnTypeChanged(column: String, name: String, source: String, indexed: String, current: String): AnalysisException =
+    error("BLOOM_INDEX_SOURCE_COLUMN_TYPE_CHANGED", Map("column" -> column, "indexName" -> name, "source" -> source,
+      "indexedType" -> indexed, "currentType" -> current))
+
   def sourceColumnGone(column: String, name: String, source: String, columns: Seq[String]): AnalysisException =
     error("BLOOM_INDEX_SOURCE_COLUMN_GONE",
       Map("column" -> column, "indexName" -> name, "source" -> source, "columns" -> columns.mkString(", ")))
@@ -181,6 +185,18 @@ object BloomIndexErrors {
   def physicalColumnName(column: String, source: String, physicalName: String, name: String): AnalysisException =
     error("BLOOM_INDEX_PHYSICAL_COLUMN_NAME",
       Map("column" -> column, "source" -> source, "physicalName" -> physicalName, "indexName" -> name))
+
+  def icebergNotIndexable(source: String, reason: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_NOT_INDEXABLE", Map("source" -> source, "reason" -> reason))
+
+  def icebergColumnType(column: String, source: String, icebergType: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_COLUMN_TYPE", Map("column" -> column, "source" -> source, "type" -> icebergType))
+
+  def icebergFileFormat(source: String, format: String, path: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_FILE_FORMAT", Map("source" -> source, "format" -> format, "path" -> path))
+
+  def icebergUnavailable(source: String): AnalysisException =
+    error("BLOOM_INDEX_ICEBERG_UNAVAILABLE", Map("source" -> source))
 
   def deltaUnavailable(source: String): AnalysisException =
     error("BLOOM_INDEX_DELTA_UNAVAILABLE", Map("source" -> source))

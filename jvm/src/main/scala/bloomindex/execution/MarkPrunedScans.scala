@@ -25,6 +25,7 @@ object MarkPrunedScans extends Rule[SparkPlan] {
         }
       case s: BatchScanExec if !isMarked(s) =>
         s.scan match {
+          case i: PrunedIcebergScan => BloomIndexPrunedScanExec(i.info, s)
           case f: FileScan => f.fileIndex match {
             case b: BloomPrunedV2FileIndex => BloomIndexPrunedScanExec(b.info, s)
             case _ => s

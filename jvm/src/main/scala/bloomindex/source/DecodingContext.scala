@@ -90,6 +90,9 @@ object DecodingContext {
             Seq("datetimerebasemode", "int96rebasemode").exists(k => options.get(k).exists(_.equalsIgnoreCase("LEGACY")))
           if (legacy || v(ParquetInt96Conversion).equalsIgnoreCase("true")) out += SessionTimeZone -> conf.sessionLocalTimeZone
         }
+      case "iceberg" =>
+        // Iceberg reads its Parquet files itself, columns by field id (the physical identity),
+        // without calendar rebasing and whatever Spark's Parquet settings: nothing to record.
       case "orc" =>
         add(CaseSensitive, OrcImpl)
       case "avro" =>

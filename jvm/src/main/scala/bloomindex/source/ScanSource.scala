@@ -37,6 +37,8 @@ final case class ScanSource(
 
   def isDelta: Boolean = format == DeltaFiles.Format
 
+  def isIceberg: Boolean = format == IcebergFiles.Format
+
   /** How this scan decodes `column` (its exact name) under `conf`; None when it has no such column. */
   def decoding(conf: SQLConf, column: String): Option[ColumnDecoding] =
     dataSchema.fields.find(_.name == column).map(DecodingContext.column(conf, format, options, _))
@@ -163,7 +165,7 @@ object DeltaFiles {
 
 /** The providers, in the order the catalog asks them. */
 object SourceProviders {
-  val all: Seq[SourceProvider] = Seq(DeltaProvider, FileRelationProvider, FileTableProvider)
+  val all: Seq[SourceProvider] = Seq(DeltaProvider, FileRelationProvider, FileTableProvider, IcebergProvider)
 
   def describe(plan: LogicalPlan): Option[ScanSource] = all.iterator.flatMap(_.describe(plan)).toSeq.headOption
 }

@@ -40,10 +40,17 @@ object SourceResolver {
       val delta = DeltaSource.resolvePath(spark, parts(1))
       return (delta, DeltaSource.dataFrame(spark, delta.paths.head))
     }
+    if (parts.size == 2 && parts.head.toLowerCase(Locale.ROOT) == IcebergFiles.Format &&
+        !scala.util.Try(spark.catalog.tableExists(quoted(parts))).getOrElse(false)) {
+      return IcebergTables.resolvePath(spark, parts(1))
+    }
     val asTable = parts.size <= 3 && scala.util.Try(spark.catalog.tableExists(quoted(parts))).getOrElse(false)
     if (!asTable && parts.size == 2 && PathFormats.contains(parts.head.toLowerCase(Locale.ROOT))) {
       resolvePathFrame(spark, parts.head.toLowerCase(Locale.ROOT), parts(1))
     } else if (!asTable) {
+      // An Iceberg metadata table (t.files, t.snapshots, ...) is no table to the catalog: refused by name.
+      // So is a view of Iceberg's catalogs (a query over tables): refused by name too.
+      scala.util.Try(spark.table(quoted(parts))).toOption.foreach(df => iceberg(df, ref.sql, named = true))
       throw BloomIndexErrors.sourceNotFound(ref.sql)
     } else resolveTableFrame(spark, parts)
   }
@@ -55,6 +62,7 @@ object SourceResolver {
   def resolveTableFrame(spark: SparkSession, parts: Seq[String]): (SourceSpec, DataFrame) = {
     spark.catalog.refreshTable(quoted(parts))
     val df = spark.table(quoted(parts))
+    iceberg(df, quoted(parts), named = true).foreach(s => return (s, df))
     val rel = relation(df, quoted(parts))
     val qualified = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier
@@ -77,12 +85,44 @@ object SourceResolver {
 
   /** A DataFrame that reads files directly: its relation's roots, format and options. */
   def resolveDataFrame(df: DataFrame): SourceSpec = {
+    iceberg(df, "the DataFrame").foreach(s => return s)
     val rel = relation(df, "the DataFrame")
     val table = df.queryExecution.analyzed.collectFirst {
       case l: LogicalRelation if l.catalogTable.isDefined => l.catalogTable.get.identifier.unquotedString
     }
     if (!DeltaSource.isDeltaRelation(rel)) spec(table, rel)
     else DeltaSource.resolveTable(df.sparkSession, table.getOrElse("the DataFrame"), rel).copy(table = table)
+  }
+
+  /**
+   * An Iceberg table's source, when `df` reads one (Iceberg's classes are touched only then);
+   * an Iceberg view or metadata table is refused.
+   */
+  private def iceberg(df: DataFrame, what: String, named: Boolean = false): Option[SourceSpec] = {
+    val plan = df.queryExecution.analyzed
+    val v2 = plan.collect { case r: org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation => r }
+    if (v2.isEmpty) return None
+    val icebergish = v2.filter(_.table.getClass.getName.startsWith("org.apache.iceberg."))
+    if (icebergish.isEmpty) return None
+    if (plan.collectFirst { case v: org.apache.spark.sql.catalyst.plans.logical.View => v }.isDefined ||
+        plan.exists(_.getClass.getSimpleName.contains("View"))) {
+      throw BloomIndexErrors.icebergNotIndexable(what, "it is a view, not a table of data files")
+    }
+    // A name that reads a query over tables rather than one table is a view (Iceberg's views
+    // resolve to their query under an alias, without Spark's View node).
+    def unaliased(p: org.apache.spark.sql.catalyst.plans.logical.LogicalPlan): org.apache.spark.sql.catalyst.plans.logical.LogicalPlan =
+      p match {
+        case a: org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias => unaliased(a.child)
+        case other => other
+      }
+    if (named && !unaliased(plan).isInstanceOf[org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation]) {
+      IcebergTables.relationOf(df, what) // a metadata table is named as such
+      throw BloomIndexErrors.icebergNotIndexable(what, "it is a view (a query over tables), not a table of data files")
+    }
+    IcebergTables.relationOf(df, what).map { r =>
+      if (v2.size > 1) throw BloomIndexErrors.multipleRelations(what)
+      IcebergTables.resolveRelation(r)
+    }
   }
 
   private def spec(table: Option[String], rel: HadoopFsRelation): SourceSpec = {
@@ -107,6 +147,7 @@ object SourceResolver {
   /** A fresh DataFrame over the source (new listing: files added since are seen). */
   def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
     case _ if s.format == DeltaSource.Format => DeltaSource.dataFrame(spark, s.paths.head)
+    case _ if s.format == IcebergFiles.Format => IcebergTables.dataFrame(spark, s)
     case Some(t) =>
       spark.catalog.refreshTable(t)
       spark.table(t)
@@ -122,7 +163,7 @@ object SourceResolver {
    */
   def currentScan(spark: SparkSession, s: SourceSpec): ScanSource = {
     val df = s.table match {
-      case Some(t) if s.format != DeltaSource.Format => spark.table(t)
+      case Some(t) if s.format != DeltaSource.Format && s.format != IcebergFiles.Format => spark.table(t)
       case _ => dataFrame(spark, s)
     }
     val scan = df.queryExecution.analyzed.collectLeaves().flatMap(SourceProviders.describe).headOption.getOrElse(
@@ -133,7 +174,36 @@ object SourceResolver {
 
   /** How the catalog describes a scan of `rel`, a relation over source `s`. */
   def scanOf(s: SourceSpec, rel: HadoopFsRelation): ScanSource =
-    if (s.format == DeltaSource.Format) DeltaProvider.of(rel, s.table) else FileRelationProvider.of(rel, s.table)
+    if (s.format == DeltaSource.Format) DeltaProvider.of(rel, s.table)
+    else if (s.format == IcebergFiles.Format) {
+      ScanSource(IcebergFiles.Format, s.table, IcebergFiles.Format, rel.location.rootPaths, Map.empty, rel.dataSchema, rel.location)
+    } else FileRelationProvider.of(rel, s.table)
+
+  /**
+   * Runs a build of `s`'s files: for Iceberg with Spark's Parquet reader matching columns by
+   * field id (a renamed column is read from files written under its old name, a column added
+   * later reads as null from older files) and never rebasing dates. These are session settings
+   * (Spark's Parquet reader takes them from the session, not from reader options), set for the
+   * build and put back after; they change nothing for a query whose schema carries no field ids.
+   */
+  def buildScope[T](spark: SparkSession, s: SourceSpec)(body: => T): T =
+    if (s.format != IcebergFiles.Format) body
+    else {
+      val settings = Seq(DecodingContext.ParquetFieldIds -> "true", DecodingContext.ParquetRebase -> "CORRECTED",
+        DecodingContext.ParquetInt96Rebase -> "CORRECTED")
+      val conf = spark.sessionState.conf
+      val before = settings.map { case (k, _) => k -> (if (conf.contains(k)) Some(conf.getConfString(k)) else None) }
+      settings.foreach { case (k, v) => conf.setConfString(k, v) }
+      try body finally before.foreach {
+        case (k, Some(v)) => conf.setConfString(k, v)
+        case (k, None) => conf.unsetConf(k)
+      }
+    }
+
+  /** The source's relation as a query would read it now (for a refresh's decoding check). */
+  def currentRelation(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): HadoopFsRelation =
+    if (s.format == IcebergFiles.Format) IcebergTables.currentRelation(spark, s)
+    else relation(frame.getOrElse(dataFrame(spark, s)), s.display)
 
   /**
    * How `rel` (a relation over `spec`'s source, as a build reads it) decodes each indexed
@@ -145,6 +215,14 @@ object SourceResolver {
     Decoding(scan.format, spec.columns.map { c =>
       val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.sourceColumnGone(
         c.name, spec.name, spec.source.display, rel.dataSchema.fieldNames.toSeq))
+      if (scan.isIceberg) rel.dataSchema.fields.find(_.name == c.name).foreach { f =>
+        IcebergTables.checkColumnType(f, spec.source.display)
+        // The index's column type is fixed at CREATE; a widened Iceberg column (int to long, ...)
+        // would be read as the new type and hashed as the old one.
+        if (f.dataType.sql != c.dataType) {
+          throw BloomIndexErrors.sourceColumnTypeChanged(c.name, spec.name, spec.source.display, c.dataType, f.dataType.sql)
+        }
+      }
       d.physical.get("physicalName").filter(_ != c.name).foreach { p =>
         throw BloomIndexErrors.physicalColumnName(c.name, spec.source.display, p, spec.name)
       }
@@ -160,6 +238,7 @@ object SourceResolver {
    * CREATE; rows a deletion vector hides are read too, which only adds values to a filter).
    */
   def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame] = None): (HadoopFsRelation, Seq[SourceFile], Option[Long]) = {
+    if (s.format == IcebergFiles.Format) return IcebergTables.snapshot(spark, s, frame)
     if (s.format == DeltaSource.Format) {
       val (rel, files, version) = DeltaSource.snapshot(spark, s)
       return (rel.copy(fileFormat = new ParquetFileFormat())(rel.sparkSession), files, Some(version))

@@ -1,10 +1,10 @@
 package bloomindex.sql
 
 import bloomindex.catalog.PruningInfo
-import bloomindex.execution.{BloomIndexV2Pruning, DeltaScanPruning}
+import bloomindex.execution.{BloomIndexV2Pruning, DeltaScanPruning, IcebergScanPruning}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.optimizer.BloomPrunedFileIndex
-import bloomindex.source.DeltaSource
+import bloomindex.source.{DeltaSource, IcebergFiles}
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression}
@@ -50,6 +50,12 @@ object ExplainBloomIndexCommand {
       case s: FileSourceScanExec if DeltaSource.isDeltaIndex(s.relation.location) => s
     }
     val lines = df.queryExecution.optimizedPlan.collect {
+      case s: DataSourceV2ScanRelation if IcebergFiles.isBatchQueryScan(s.scan) =>
+        // Iceberg reads are pruned at planning, after Iceberg's own planning: the same decision.
+        val what = s.relation.identifier.map(_.toString).getOrElse(s.relation.table.name())
+        IcebergScanPruning.decision(df.sparkSession, v2Filters.getOrElse(s, Nil), s)
+          .map(d => describe(d.info, what))
+          .getOrElse(s"scan of $what: no Bloom index pruned this Iceberg scan")
       // A type pattern: DataSourceV2ScanRelation's arity differs between Spark versions (SparkShim).
       case s: DataSourceV2ScanRelation if s.scan.isInstanceOf[FileScan] =>
         val (r, scan) = (s.relation, s.scan.asInstanceOf[FileScan])

@@ -82,7 +82,9 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
       filterIndexAlreadyExists("c", "t", "n"), filterIndexNotFound("t"), filterIndexMultiColumn("n", Seq("a", "b")),
       mightContainWrongNumArgs("f", 1), mightContainInvalidArgument("f", "why"),
       mightContainKeyTypeMismatch("f", "k", "n", "c", "why"), invalidConf("k", "is empty"),
-      unsupportedSparkVersion("3.5.4", "4.1.x to 4.3.x"), new ConcurrentBloomIndexUpdateException("n", 1, "CREATE"))
+      unsupportedSparkVersion("3.5.4", "4.1.x to 4.3.x"), new ConcurrentBloomIndexUpdateException("n", 1, "CREATE"),
+      icebergNotIndexable("t", "why"), icebergColumnType("c", "t", "uuid"), icebergFileFormat("t", "ORC", "/p"),
+      icebergUnavailable("t"), sourceColumnTypeChanged("c", "n", "t", "INT", "BIGINT"))
     assert(all.map(_.getCondition).toSet == known.keySet, "a builder per condition")
     all.foreach { e =>
       val template = known(e.getCondition).messageTemplate

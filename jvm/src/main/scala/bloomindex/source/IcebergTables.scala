@@ -1,0 +1,269 @@
+package bloomindex.source
+
+import java.util.Locale
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.SourceSpec
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Table => IcebergTable}
+import org.apache.iceberg.spark.SparkSchemaUtil
+import org.apache.iceberg.spark.source.SparkTable
+import org.apache.iceberg.types.Type.TypeID
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.connector.read.InputPartition
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.types.{MetadataBuilder, StructField, StructType}
+
+/**
+ * Everything that uses Iceberg's API (compile-only: Iceberg is on the class path only when the
+ * session added it, see `bloomindex.configure(builder, iceberg=True)`). Only called once a plan
+ * holds an Iceberg table ([[IcebergFiles]] recognises them by class name).
+ *
+ * An Iceberg table is identified by its location (catalog name or iceberg.`path` alike); its
+ * files are those of a snapshot, from Iceberg's manifests (a table folder also holds files that
+ * later snapshots removed); a data file is immutable, so path and size identify it. Columns are
+ * identified by Iceberg field id: the schema handed to the catalog and the build carries each
+ * field's id as Parquet field id metadata, which the decoding context records (a rename keeps
+ * the id; a column dropped and added again gets a new one) and the build reads by.
+ */
+object IcebergTables {
+
+  val Format: String = IcebergFiles.Format
+  /** Iceberg's type of a column, in the schema's field metadata. */
+  val TypeKey = "iceberg.type"
+  private val SupportedKey = "iceberg.indexable"
+
+  /** Iceberg types a build reads with Spark's Parquet reader into the values Iceberg's reader gives. */
+  private val Supported: Set[TypeID] = Set(TypeID.BOOLEAN, TypeID.INTEGER, TypeID.LONG, TypeID.FLOAT, TypeID.DOUBLE,
+    TypeID.DECIMAL, TypeID.DATE, TypeID.TIMESTAMP, TypeID.STRING, TypeID.BINARY, TypeID.FIXED)
+
+  /** Reader options of a build: Iceberg never rebases dates and timestamps. */
+  val ReaderOptions: Map[String, String] = Map("datetimeRebaseMode" -> "CORRECTED", "int96RebaseMode" -> "CORRECTED")
+
+  private def sparkTable(r: DataSourceV2Relation): SparkTable = r.table.asInstanceOf[SparkTable]
+
+  /** The catalog name of the relation's table (catalog.namespace.table), or None for a path table. */
+  def tableName(r: DataSourceV2Relation): Option[String] = {
+    val t = sparkTable(r).table()
+    val location = t.location()
+    (r.catalog, r.identifier) match {
+      case (Some(c), Some(id)) if id.name() != location && !id.name().contains("/") =>
+        Some((c.name() +: id.namespace().toSeq :+ id.name()).mkString("."))
+      case _ => None
+    }
+  }
+
+  /** The Spark schema of `t`'s current schema: field ids and Iceberg types in each field's metadata. */
+  def sparkSchema(t: IcebergTable): StructType = StructType(t.schema().columns().asScala.toSeq.map { f =>
+    val md = new MetadataBuilder()
+      .putLong(DecodingContext.ParquetFieldIdKey, f.fieldId().toLong)
+      .putString(TypeKey, f.`type`().toString)
+      .putBoolean(SupportedKey, Supported.contains(f.`type`().typeId()))
+      .build()
+    StructField(f.name(), SparkSchemaUtil.convert(f.`type`()), f.isOptional, md)
+  })
+
+  /**
+   * Whether the table was loaded `VERSION AS OF` / `TIMESTAMP AS OF` (Iceberg's `SparkTable`
+   * pins every loaded table to a snapshot; only a time-travelled one records how).
+   */
+  private def isTimeTravel(t: SparkTable): Boolean =
+    try {
+      val f = classOf[SparkTable].getDeclaredField("timeTravel")
+      f.setAccessible(true)
+      f.get(t) != null
+    } catch {
+      case NonFatal(_) => Option(t.snapshotId()).exists(id => Option(t.table().currentSnapshot()).forall(_.snapshotId() != id))
+    }
+
+  /** The snapshot a relation reads: a time-travelled one, else the table's current one (None: empty table). */
+  private def snapshotOf(r: DataSourceV2Relation): Option[Long] = {
+    val st = sparkTable(r)
+    Option(st.snapshotId()).map(_.longValue()).orElse(Option(st.table().currentSnapshot()).map(_.snapshotId()))
+  }
+
+  /** How the catalog sees a scan of `r`: the table's location, schema and (listed on use) files. */
+  def scanSource(r: DataSourceV2Relation): ScanSource = {
+    val t = sparkTable(r).table()
+    val snapshot = snapshotOf(r)
+    val root = new Path(t.location())
+    ScanSource(Format, tableName(r), Format, Seq(root), Map.empty, sparkSchema(t),
+      new IcebergFileIndex(root, () => snapshot.map(dataFiles(t, _, tableName(r).getOrElse(t.location()))).getOrElse(Nil)))
+  }
+
+  /** The data files of snapshot `id` (Parquet only), from the table's manifests. */
+  def dataFiles(t: IcebergTable, id: Long, what: String): Seq[SourceFile] = {
+    val tasks = t.newScan().useSnapshot(id).planFiles()
+    try tasks.asScala.toSeq.map { task =>
+      val f = task.file()
+      if (f.format() != FileFormat.PARQUET) throw BloomIndexErrors.icebergFileFormat(what, f.format().toString, f.location())
+      SourceFile(SourceResolver.normalize(new Path(f.location())), f.fileSizeInBytes(), 0L)
+    }.distinct finally tasks.close()
+  }
+
+  // ---------------------------------------------------------------- resolving what a user names
+
+  private def quotedPath(path: String): String = s"${Format}.`${path.replace("`", "``")}`"
+
+  /** The Iceberg relation of a DataFrame, or why it is none (metadata tables, views). */
+  def relationOf(df: DataFrame, what: String): Option[DataSourceV2Relation] = {
+    val rels = df.queryExecution.analyzed.collect { case r: DataSourceV2Relation => r }
+    rels.find(r => IcebergFiles.isIcebergTable(r.table) && sparkTable(r).table().isInstanceOf[org.apache.iceberg.BaseMetadataTable])
+      .foreach { r =>
+        throw BloomIndexErrors.icebergNotIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")
+      }
+    rels.find(r => IcebergFiles.isIcebergTable(r.table)).orElse {
+      rels.headOption.filter(_.table.getClass.getName.startsWith("org.apache.iceberg.")).foreach { r =>
+        throw BloomIndexErrors.icebergNotIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")
+      }
+      None
+    }
+  }
+
+  /** `iceberg.`path``: a table Iceberg's data source reads from a folder. */
+  def resolvePath(spark: SparkSession, path: String): (SourceSpec, DataFrame) = {
+    val p = new Path(path)
+    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
+    val df = try spark.read.format(Format).load(path) catch {
+      case e: ClassNotFoundException => throw BloomIndexErrors.icebergUnavailable(quotedPath(path))
+      case NonFatal(e) if e.getMessage != null && e.getMessage.contains("Failed to find the data source") =>
+        throw BloomIndexErrors.icebergUnavailable(quotedPath(path))
+    }
+    val r = relationOf(df, quotedPath(path)).getOrElse(throw BloomIndexErrors.unsupportedSource(quotedPath(path)))
+    (spec(r, None), df)
+  }
+
+  /** A catalog table (or a DataFrame over one) whose relation is Iceberg's. */
+  def resolveRelation(r: DataSourceV2Relation): SourceSpec = spec(r, tableName(r))
+
+  private def spec(r: DataSourceV2Relation, table: Option[String]): SourceSpec = {
+    val t = sparkTable(r)
+    if (isTimeTravel(t)) {
+      throw BloomIndexErrors.icebergNotIndexable(table.getOrElse(t.table().location()),
+        s"it names snapshot ${t.snapshotId()} (time travel); an index follows the table's current snapshot")
+    }
+    val partitions = t.table().spec().fields().asScala.toSeq
+      .filter(_.transform().isIdentity).map(f => t.table().schema().findColumnName(f.sourceId()))
+    SourceSpec(table, Format, Seq(normalizedLocation(t.table())), Map.empty, partitions)
+  }
+
+  private def normalizedLocation(t: IcebergTable): String = SourceResolver.normalize(new Path(t.location()))
+
+  /** A fresh DataFrame over the source (the table's newest snapshot). */
+  def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
+    case Some(t) =>
+      spark.catalog.refreshTable(t)
+      spark.table(t)
+    case None => spark.read.format(Format).load(s.paths.head)
+  }
+
+  /**
+   * The table's current snapshot: a relation the build reads its files with (Parquet, columns by
+   * field id), its data files, and its id. Refuses indexed columns of a type a build cannot read
+   * as Iceberg does.
+   */
+  def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): (HadoopFsRelation, Seq[SourceFile], Option[Long]) = {
+    val df = frame.getOrElse(dataFrame(spark, s))
+    val r = relationOf(df, s.display).getOrElse(throw BloomIndexErrors.sourceChanged(s.display))
+    val t = sparkTable(r).table()
+    t.refresh()
+    val snapshot = Option(t.currentSnapshot()).map(_.snapshotId())
+    val files = snapshot.map(dataFiles(t, _, s.display)).getOrElse(Nil)
+    (relation(spark, t, files), files, snapshot)
+  }
+
+  /** The relation a build reads `files` of `t` with. */
+  def relation(spark: SparkSession, t: IcebergTable, files: Seq[SourceFile]): HadoopFsRelation = {
+    val root = new Path(t.location())
+    HadoopFsRelation(new IcebergFileIndex(root, () => files), new StructType(), sparkSchema(t), None,
+      new ParquetFileFormat(), ReaderOptions)(spark)
+  }
+
+  /** The current relation of the source, for a refresh's decoding check. */
+  def currentRelation(spark: SparkSession, s: SourceSpec): HadoopFsRelation = {
+    val r = relationOf(dataFrame(spark, s), s.display).getOrElse(throw BloomIndexErrors.sourceChanged(s.display))
+    val t = sparkTable(r).table()
+    t.refresh()
+    relation(spark, t, Nil)
+  }
+
+  /** Refuses an indexed column whose Iceberg type a build cannot read as Iceberg does. */
+  def checkColumnType(field: StructField, source: String): Unit = {
+    if (field.metadata.contains(TypeKey)) {
+      if (!field.metadata.getBoolean(SupportedKey)) {
+        throw BloomIndexErrors.icebergColumnType(field.name, source, field.metadata.getString(TypeKey))
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- scan tasks (pruning)
+
+  private def taskGroup(p: InputPartition): Option[ScanTaskGroup[ScanTask]] =
+    try {
+      val m = p.getClass.getMethod("taskGroup")
+      m.setAccessible(true)
+      Some(m.invoke(p).asInstanceOf[ScanTaskGroup[ScanTask]])
+    } catch { case NonFatal(_) => None }
+
+  /** The data files one input partition of an Iceberg scan reads, or None when it is not only data files. */
+  def partitionFiles(p: InputPartition): Option[Seq[FileStatus]] = taskGroup(p).flatMap { g =>
+    val tasks = g.tasks().asScala.toSeq
+    if (!tasks.forall(_.isFileScanTask)) None
+    else Some(tasks.map { t =>
+      val f = t.asFileScanTask().file()
+      new FileStatus(f.fileSizeInBytes(), false, 1, 0L, 0L, new Path(f.location()))
+    })
+  }
+
+  /**
+   * `p` without the tasks of `skipped` files (normalized paths): the same partition when it
+   * keeps them all, None when it keeps none. The partition object is copied field by field
+   * (Iceberg's `SparkInputPartition` has no public constructor) with a task group of the kept
+   * tasks; the grouping key stays.
+   */
+  def prunePartition(p: InputPartition, skipped: Set[String]): Option[InputPartition] = {
+    val group = taskGroup(p).getOrElse(return Some(p))
+    val tasks = group.tasks().asScala.toSeq
+    val kept = tasks.filterNot(t => t.isFileScanTask &&
+      skipped.contains(SourceResolver.normalize(new Path(t.asFileScanTask().file().location()))))
+    if (kept.size == tasks.size) Some(p)
+    else if (kept.isEmpty) None
+    else {
+      val newGroup: ScanTaskGroup[ScanTask] = new BaseScanTaskGroup[ScanTask](group.groupingKey(), kept.asJava)
+      Some(copyWith(p, newGroup))
+    }
+  }
+
+  private lazy val unsafe: sun.misc.Unsafe = {
+    val f = classOf[sun.misc.Unsafe].getDeclaredField("theUnsafe")
+    f.setAccessible(true)
+    f.get(null).asInstanceOf[sun.misc.Unsafe]
+  }
+
+  private def copyWith(p: InputPartition, group: ScanTaskGroup[ScanTask]): InputPartition = {
+    val cls = p.getClass
+    val copy = unsafe.allocateInstance(cls)
+    var c: Class[_] = cls
+    var replaced = false
+    while (c != null && c != classOf[Object]) {
+      c.getDeclaredFields.filterNot(f => java.lang.reflect.Modifier.isStatic(f.getModifiers)).foreach { f =>
+        f.setAccessible(true)
+        if (classOf[ScanTaskGroup[_]].isAssignableFrom(f.getType)) { f.set(copy, group); replaced = true }
+        else f.set(copy, f.get(p))
+      }
+      c = c.getSuperclass
+    }
+    if (!replaced) throw new IllegalStateException(s"no task group field in ${cls.getName}")
+    copy.asInstanceOf[InputPartition]
+  }
+
+  /** Whether a task is a data file scan of a Parquet file (the others are never pruned). */
+  def isParquet(t: FileScanTask): Boolean = t.file().format().toString.toLowerCase(Locale.ROOT) == "parquet"
+}

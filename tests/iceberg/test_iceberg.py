@@ -1,0 +1,424 @@
+"""Bloom indexes on Apache Iceberg tables (issue 19): the Iceberg source provider, pruning after
+Iceberg's own planning, REFRESH over snapshots, columns by field id, row-level deletes, time
+travel, compaction, footer filters, the join filter and bad inputs.
+
+Differential throughout: every query runs with pruning on and off and must return the same
+rows; files-kept counts come from BloomIndex.explain and the plan's BloomIndexPruned node."""
+
+from __future__ import annotations
+
+import json
+import glob
+import os
+import re
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import functions as F
+
+from bloomindex import BloomIndex
+
+FILES = 8          # data files per table (one per append)
+PER_FILE = 200     # rows per file
+
+
+def _same(spark, sql: str) -> list:
+    """The rows of `sql` with pruning on; asserts the same rows with it off."""
+    on = sorted(map(tuple, spark.sql(sql).collect()), key=repr)
+    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    try:
+        off = sorted(map(tuple, spark.sql(sql).collect()), key=repr)
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
+    assert on == off, sql
+    return on
+
+
+def _kept(spark, sql: str) -> tuple[int, int] | None:
+    """(files kept, files total) of the Bloom index pruning of the query's Iceberg scan, or None."""
+    report = BloomIndex(spark).explain(spark.sql(sql))
+    m = re.search(r"kept (\d+)/(\d+) files", report)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _plan(spark, sql: str) -> str:
+    return spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
+
+
+def _fill(spark, table: str, files: int = FILES, start: int = 0, partitioned: bool = False) -> None:
+    """`files` appends of PER_FILE rows each (one data file per append): id, k = 'key-<id>', v."""
+    for f in range(start, start + files):
+        lo = f * PER_FILE
+        (spark.range(lo, lo + PER_FILE, numPartitions=1)
+         .selectExpr("id", "concat('key-', cast(id * 7919 % 100003 as string)) AS k", "cast(id % 13 AS int) AS v",
+                     f"cast({f % 2} AS int) AS p")
+         .select("id", "k", "v", *(["p"] if partitioned else []))
+         .writeTo(table).append())
+
+
+def _key(i: int) -> str:
+    return f"key-{i * 7919 % 100003}"
+
+
+def _create_table(spark, table: str, props: str = "", partitioned: bool = False) -> None:
+    part = "PARTITIONED BY (p)" if partitioned else ""
+    cols = "id BIGINT, k STRING, v INT" + (", p INT" if partitioned else "")
+    tbl = f"TBLPROPERTIES ({props})" if props else ""
+    spark.sql(f"CREATE TABLE {table} ({cols}) USING iceberg {part} {tbl}")
+
+
+def _log(root: str, name: str) -> list[dict]:
+    return [json.load(open(f)) for f in sorted(glob.glob(os.path.join(root, name, "_log", "*.json")))]
+
+
+def _snapshot_id(spark, table: str) -> int:
+    return spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").head()[0]
+
+
+def _data_files(spark, table: str) -> int:
+    return spark.sql(f"SELECT count(*) FROM {table}.files WHERE content = 0").head()[0]
+
+
+# ---------------------------------------------------------------- create, prune, refresh
+
+
+def test_point_lookup_prunes_to_one_file(spark, root, table):
+    _create_table(spark, table)
+    _fill(spark, table)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k)")
+    entry = _log(root, "ix")[-1]
+    assert entry["state"] == "ACTIVE"
+    assert entry["spec"]["source"]["format"] == "iceberg"
+    assert entry["data"]["tableVersion"] == _snapshot_id(spark, table)
+    assert entry["data"]["indexedFiles"] == FILES
+    for i in (0, 777, FILES * PER_FILE - 1):
+        q = f"SELECT id, k, v FROM {table} WHERE k = '{_key(i)}'"
+        rows = _same(spark, q)
+        assert [r[0] for r in rows] == [i]
+        kept, total = _kept(spark, q)
+        assert kept == 1 and total >= kept
+        plan = _plan(spark, q)
+        # Iceberg's own metrics may leave one file already; the index node shows when it skipped some.
+        assert ("BloomIndexPruned [index=ix" in plan and f"files kept 1 of {total}" in plan) == (total > 1)
+    q = f"SELECT id, k, v FROM {table} WHERE k = '{_key(777)}'"
+    assert _kept(spark, q)[1] > 1, "Iceberg's min/max metrics alone should not isolate a hashed key"
+    # IN lists, absent keys and a column the index does not hold.
+    _same(spark, f"SELECT id FROM {table} WHERE k IN ('{_key(3)}', '{_key(1500)}', 'absent')")
+    assert _kept(spark, f"SELECT id FROM {table} WHERE k IN ('{_key(3)}', '{_key(1500)}')")[0] == 2
+    assert _same(spark, f"SELECT id FROM {table} WHERE k = 'absent'") == []
+    assert _kept(spark, f"SELECT id FROM {table} WHERE k = 'absent'")[0] == 0
+    _same(spark, f"SELECT count(*) FROM {table} WHERE v = 3")
+
+
+def test_sql_metrics_count_skipped_files(spark, root, table):
+    _create_table(spark, table)
+    _fill(spark, table)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k)")
+    df = spark.sql(f"SELECT id FROM {table} WHERE k = '{_key(5)}'")
+    assert [r.id for r in df.collect()] == [5]
+    plan = df._jdf.queryExecution().executedPlan()
+    text = plan.toString()
+    assert "BloomIndexPruned" in text
+    metrics = {}
+    nodes = [plan]
+    while nodes:
+        n = nodes.pop()
+        ms = n.metrics()
+        it = ms.iterator()
+        while it.hasNext():
+            kv = it.next()
+            metrics[kv._1()] = kv._2().value()
+        children = n.children()
+        for i in range(children.size()):
+            nodes.append(children.apply(i))
+        if hasattr(n, "executedPlan"):
+            pass
+    assert metrics.get("filesKept") == 1
+    assert metrics.get("filesSkipped", 0) >= 1
+
+
+def test_refresh_follows_snapshots(spark, root, table):
+    _create_table(spark, table)
+    _fill(spark, table, files=4)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k)")
+    _fill(spark, table, files=3, start=4)
+    new_key = _key(4 * PER_FILE + 10)
+    q = f"SELECT id FROM {table} WHERE k = '{new_key}'"
+    # New files are read until a refresh: right answer, nothing pruned among them.
+    assert [r[0] for r in _same(spark, q)] == [4 * PER_FILE + 10]
+    kept_before = _kept(spark, q)[0]
+    assert kept_before >= 3
+    spark.sql(f"REFRESH BLOOM INDEX ix")
+    entry = _log(root, "ix")[-1]
+    assert entry["operation"] == "REFRESH INCREMENTAL" and entry["state"] == "ACTIVE"
+    assert entry["data"]["tableVersion"] == _snapshot_id(spark, table)
+    assert entry["data"]["indexedFiles"] == 7
+    assert _kept(spark, q)[0] == 1
+    assert [r[0] for r in _same(spark, q)] == [4 * PER_FILE + 10]
+    # Files a snapshot removed drop out of the index at the next refresh.
+    spark.sql(f"DELETE FROM {table} WHERE id < {PER_FILE}")  # the whole first file: metadata delete
+    spark.sql("REFRESH BLOOM INDEX ix")
+    assert _log(root, "ix")[-1]["data"]["indexedFiles"] == _data_files(spark, table) == 6
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_row_level_changes(spark, root, table, mode):
+    props = (f"'format-version'='2', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', "
+             f"'write.merge.mode'='{mode}'")
+    _create_table(spark, table, props)
+    _fill(spark, table)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k, id)")
+    checks = [_key(i) for i in (1, 150, 201, 333, 650, 1001, 1599)] + ["absent", "changed-1"]
+
+    def check():
+        for k in checks:
+            _same(spark, f"SELECT id, k, v FROM {table} WHERE k = '{k}'")
+        for i in (1, 201, 333, 1599):
+            _same(spark, f"SELECT id, k, v FROM {table} WHERE id = {i}")
+        _same(spark, f"SELECT count(*) FROM {table}")
+
+    check()
+    spark.sql(f"DELETE FROM {table} WHERE id IN (150, 333)")
+    check()
+    assert _same(spark, f"SELECT id FROM {table} WHERE k = '{_key(333)}'") == []
+    spark.sql(f"UPDATE {table} SET k = 'changed-1' WHERE id = 201")
+    check()
+    assert [r[0] for r in _same(spark, f"SELECT id FROM {table} WHERE k = 'changed-1'")] == [201]
+    spark.createDataFrame([(650, "merged-650", 1), (99999, "merged-new", 2)], "id BIGINT, k STRING, v INT") \
+        .createOrReplaceTempView("updates")
+    spark.sql(f"""MERGE INTO {table} t USING updates u ON t.id = u.id
+                  WHEN MATCHED THEN UPDATE SET k = u.k
+                  WHEN NOT MATCHED THEN INSERT *""")
+    checks.extend(["merged-650", "merged-new", _key(650)])
+    check()
+    assert [r[0] for r in _same(spark, f"SELECT id FROM {table} WHERE k = 'merged-650'")] == [650]
+    spark.sql("REFRESH BLOOM INDEX ix")
+    check()
+    assert [r[0] for r in _same(spark, f"SELECT id FROM {table} WHERE k = 'merged-new'")] == [99999]
+    # A point lookup of an untouched key still reads one data file.
+    assert _kept(spark, f"SELECT id FROM {table} WHERE k = '{_key(1599)}'")[0] == 1
+
+
+def test_compaction_reads_new_files_until_refresh(spark, root, table):
+    _create_table(spark, table)
+    _fill(spark, table)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k)")
+    catalog, db, name = table.split(".")
+    spark.sql(f"CALL {catalog}.system.rewrite_data_files(table => '{db}.{name}', "
+              f"options => map('min-input-files', '2', 'target-file-size-bytes', '4000'))")
+    q = f"SELECT id FROM {table} WHERE k = '{_key(900)}'"
+    assert [r[0] for r in _same(spark, q)] == [900]
+    kept = _kept(spark, q)
+    # The rewritten files are not indexed: every file Iceberg plans is read.
+    assert kept is None or kept[0] == kept[1]
+    spark.sql("REFRESH BLOOM INDEX ix")
+    assert [r[0] for r in _same(spark, q)] == [900]
+    kept, total = _kept(spark, q)
+    assert kept == 1 and _log(root, "ix")[-1]["data"]["indexedFiles"] == _data_files(spark, table)
+
+
+def test_time_travel_prunes_only_indexed_files(spark, root, table):
+    _create_table(spark, table)
+    _fill(spark, table, files=4)
+    old = _snapshot_id(spark, table)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k)")
+    spark.sql(f"DELETE FROM {table} WHERE id < {PER_FILE}")
+    _fill(spark, table, files=2, start=4)
+    spark.sql("REFRESH BLOOM INDEX ix")  # now covers files 1..5, not file 0 (deleted)
+    q0 = f"SELECT id FROM {table} VERSION AS OF {old} WHERE k = '{_key(5)}'"
+    assert [r[0] for r in _same(spark, q0)] == [5]
+    kept, total = _kept(spark, q0)
+    assert total == 4 and kept == 1  # file 0 is not indexed: read; files 1-3 are, and ruled out
+    q1 = f"SELECT id FROM {table} VERSION AS OF {old} WHERE k = '{_key(250)}'"
+    assert [r[0] for r in _same(spark, q1)] == [250]
+    assert _kept(spark, q1)[0] == 2  # file 0 (not indexed) and file 1 (holds the key)
+    ts = spark.sql(f"SELECT committed_at FROM {table}.snapshots WHERE snapshot_id = {old}").head()[0]
+    _same(spark, f"SELECT id FROM {table} TIMESTAMP AS OF '{ts}' WHERE k = '{_key(5)}'")
+    with pytest.raises(AnalysisException, match="BLOOM_INDEX_ICEBERG_NOT_INDEXABLE.*time travel"):
+        BloomIndex(spark).create("ix_tt", spark.sql(f"SELECT * FROM {table} VERSION AS OF {old}"), ["k"])
+
+
+# ---------------------------------------------------------------- schema and partition evolution
+
+
+def test_rename_keeps_index_drop_and_readd_does_not(spark, root, table):
+    _create_table(spark, table)
+    _fill(spark, table, files=4)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k)")
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN k TO key")
+    spark.sql(f"CREATE BLOOM INDEX ix2 ON {table} FOR COLUMNS (key)")
+    q = f"SELECT id FROM {table} WHERE key = '{_key(300)}'"
+    assert [r[0] for r in _same(spark, q)] == [300]
+    assert _kept(spark, q)[0] == 1  # ix2 reads the renamed column by field id from the old files
+    # The old index names a column the table no longer has under that name: not used, no error.
+    spark.sql("DROP BLOOM INDEX ix2")
+    _same(spark, q)
+    # Dropped and added again: same name, new field id, other values.
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN key TO k")
+    spark.sql(f"CREATE BLOOM INDEX ix3 ON {table} FOR COLUMNS (k)")
+    spark.sql(f"ALTER TABLE {table} DROP COLUMN k")
+    spark.sql(f"ALTER TABLE {table} ADD COLUMN k STRING")
+    spark.sql(f"INSERT INTO {table} (id, k, v) VALUES (5000, '{_key(300)}', 1)")
+    q = f"SELECT id FROM {table} WHERE k = '{_key(300)}'"
+    assert [r[0] for r in _same(spark, q)] == [5000]
+    report = BloomIndex(spark).explain(spark.sql(q))
+    assert "field id" in report  # ix3 and ix were built from the dropped column's field id
+    with pytest.raises(AnalysisException, match="field id"):
+        spark.sql("REFRESH BLOOM INDEX ix3")
+    spark.sql("REFRESH BLOOM INDEX ix3 FULL")
+    assert [r[0] for r in _same(spark, q)] == [5000]
+    assert _kept(spark, q)[0] == 1
+
+
+def test_type_widening(spark, root, table):
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, n INT) USING iceberg")
+    for f in range(4):
+        spark.range(f * 100, f * 100 + 100, numPartitions=1).selectExpr("id", "cast(id * 3 AS int) AS n") \
+            .writeTo(table).append()
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (n)")
+    q = f"SELECT id FROM {table} WHERE n = 303"
+    assert [r[0] for r in _same(spark, q)] == [101]
+    assert _kept(spark, q)[0] == 1
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN n TYPE BIGINT")
+    spark.sql(f"INSERT INTO {table} VALUES (9000, 5000000000)")
+    assert [r[0] for r in _same(spark, q)] == [101]
+    assert "type differs" in BloomIndex(spark).explain(spark.sql(q))
+    with pytest.raises(AnalysisException, match="BLOOM_INDEX_SOURCE_COLUMN_TYPE_CHANGED"):
+        spark.sql("REFRESH BLOOM INDEX ix FULL")
+    assert [r[0] for r in _same(spark, q)] == [101]
+    spark.sql("DROP BLOOM INDEX ix")
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (n)")
+    assert [r[0] for r in _same(spark, q)] == [101]
+    assert [r[0] for r in _same(spark, f"SELECT id FROM {table} WHERE n = 5000000000")] == [9000]
+    assert _kept(spark, q)[0] == 1
+
+
+def test_partition_evolution(spark, root, table):
+    _create_table(spark, table, partitioned=True)
+    _fill(spark, table, files=4, partitioned=True)
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION FIELD bucket(4, id)")
+    _fill(spark, table, files=2, start=4, partitioned=True)
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (k)")
+    for i in (10, 450, 1100, 1150):
+        q = f"SELECT id, p FROM {table} WHERE k = '{_key(i)}'"
+        assert [r[0] for r in _same(spark, q)] == [i]
+        assert _kept(spark, q)[0] == 1
+        _same(spark, f"SELECT id FROM {table} WHERE k = '{_key(i)}' AND p = 1")
+    spark.sql(f"ALTER TABLE {table} DROP PARTITION FIELD p")
+    _fill(spark, table, files=1, start=6, partitioned=True)
+    spark.sql("REFRESH BLOOM INDEX ix")
+    assert [r[0] for r in _same(spark, f"SELECT id FROM {table} WHERE k = '{_key(1250)}'")] == [1250]
+
+
+# ---------------------------------------------------------------- footers, joins, API
+
+
+def test_footer_filters_written_by_iceberg(spark, root, table):
+    _create_table(spark, table, "'write.parquet.bloom-filter-enabled.column.k'='true', "
+                                "'write.parquet.bloom-filter-fpp.column.k'='0.01'")
+    _fill(spark, table, files=4)
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN k TO key")  # footers are matched by field id
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (key) OPTIONS (fpp = 0.05)")
+    data = _log(root, "ix")[-1]["data"]
+    assert data["filesFromFooters"] == 4
+    for i in (3, 444, 799):
+        q = f"SELECT id FROM {table} WHERE key = '{_key(i)}'"
+        assert [r[0] for r in _same(spark, q)] == [i]
+        assert _kept(spark, q)[0] == 1
+
+
+def test_join_filter_either_side(spark, root, table):
+    dim = table + "_dim"
+    _create_table(spark, table)
+    _fill(spark, table, files=4)
+    spark.sql(f"CREATE TABLE {dim} (k STRING, name STRING) USING iceberg")
+    spark.createDataFrame([(_key(i), f"n{i}") for i in range(0, 800, 40)] + [("nope", "x")], "k STRING, name STRING") \
+        .coalesce(1).writeTo(dim).append()
+    spark.sql(f"CREATE BLOOM INDEX dim_ix ON {dim} FOR COLUMNS (k) OPTIONS (global = true)")
+    spark.sql(f"CREATE BLOOM INDEX fact_ix ON {table} FOR COLUMNS (k) OPTIONS (global = true)")
+    try:
+        spark.conf.set("spark.bloomindex.joinFilter.enabled", "true")
+        for q in (f"SELECT f.id, d.name FROM {table} f JOIN {dim} d ON f.k = d.k",
+                  f"SELECT f.id, d.name FROM {dim} d JOIN {table} f ON d.k = f.k"):
+            rows = _same(spark, q)
+            assert len(rows) == 20
+            assert "bloom_might_contain" in spark.sql(q)._jdf.queryExecution().optimizedPlan().toString()
+        # The fact table as the indexed side: its global filter pre-filters a non-Iceberg probe side.
+        spark.createDataFrame([(_key(5), 1), ("zzz", 2)], "k STRING, w INT").createOrReplaceTempView("probe")
+        q = f"SELECT p.w, f.id FROM probe p JOIN {table} f ON p.k = f.k"
+        assert _same(spark, q) == [(1, 5)]
+        assert "bloom_might_contain" in spark.sql(q)._jdf.queryExecution().optimizedPlan().toString()
+        # Stale: a new file of the indexed Iceberg table turns the join filter off (right answer).
+        spark.sql(f"INSERT INTO {dim} VALUES ('{_key(7)}', 'late')")
+        q = f"SELECT f.id, d.name FROM {table} f JOIN {dim} d ON f.k = d.k"
+        assert len(_same(spark, q)) == 21
+    finally:
+        spark.conf.unset("spark.bloomindex.joinFilter.enabled")
+        spark.sql(f"DROP TABLE IF EXISTS {dim}")
+
+
+def test_python_api_and_path_table(spark, root, table, warehouse):
+    _create_table(spark, table)
+    _fill(spark, table, files=3)
+    bi = BloomIndex(spark)
+    bi.create("api_ix", spark.table(table), ["k"])
+    q = f"SELECT id FROM {table} WHERE k = '{_key(250)}'"
+    assert [r[0] for r in _same(spark, q)] == [250]
+    assert "index api_ix" in bi.explain(spark.sql(q))
+    # The same table read from its folder (Iceberg's data source): the index is over its location.
+    catalog, db, name = table.split(".")
+    path = str(warehouse / db / name)
+    q = f"SELECT id FROM iceberg.`{path}` WHERE k = '{_key(250)}'"
+    df = spark.read.format("iceberg").load(path).where(F.col("k") == _key(250))
+    assert [r.id for r in df.collect()] == [250]
+    assert "index api_ix" in bi.explain(df)
+    spark.sql("DROP BLOOM INDEX api_ix")
+    spark.sql(f"CREATE BLOOM INDEX path_ix ON iceberg.`{path}` FOR COLUMNS (k)")
+    assert "index path_ix" in bi.explain(spark.sql(f"SELECT id FROM {table} WHERE k = '{_key(250)}'"))
+
+
+# ---------------------------------------------------------------- bad inputs
+
+
+def test_refuses_metadata_table(spark, root, table):
+    _create_table(spark, table)
+    _fill(spark, table, files=1)
+    with pytest.raises(AnalysisException, match="BLOOM_INDEX_ICEBERG_NOT_INDEXABLE.*metadata table"):
+        spark.sql(f"CREATE BLOOM INDEX bad ON {table}.files FOR COLUMNS (file_path)")
+    assert not os.path.exists(os.path.join(root, "bad"))
+
+
+def test_refuses_view(spark, root):
+    # Iceberg views need a catalog with views (the Hadoop catalog has none): Iceberg's in-memory one.
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS mem.db")
+    spark.sql("CREATE TABLE IF NOT EXISTS mem.db.base (id BIGINT, k STRING) USING iceberg")
+    spark.sql("INSERT INTO mem.db.base VALUES (1, 'a')")
+    spark.sql("CREATE VIEW mem.db.v AS SELECT id, k FROM mem.db.base")
+    try:
+        with pytest.raises(AnalysisException, match="BLOOM_INDEX_ICEBERG_NOT_INDEXABLE.*view"):
+            spark.sql("CREATE BLOOM INDEX bad ON mem.db.v FOR COLUMNS (k)")
+        assert not os.path.exists(os.path.join(root, "bad"))
+    finally:
+        spark.sql("DROP VIEW IF EXISTS mem.db.v")
+        spark.sql("DROP TABLE IF EXISTS mem.db.base")
+
+
+def test_refuses_unsupported_column_type(spark, root, table):
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, s STRUCT<a: INT>, t TIMESTAMP_NTZ) USING iceberg")
+    spark.sql(f"INSERT INTO {table} VALUES (1, named_struct('a', 1), TIMESTAMP_NTZ'2024-01-01 00:00:00')")
+    # A nested column: refused by the index's own type check (before Iceberg's).
+    with pytest.raises(AnalysisException, match=r"BLOOM_INDEX_(ICEBERG_COLUMN_TYPE|UNSUPPORTED_COLUMN_TYPE).*\bs\b"):
+        spark.sql(f"CREATE BLOOM INDEX bad ON {table} FOR COLUMNS (s)")
+    assert not os.path.exists(os.path.join(root, "bad", "_log")) or not _log(root, "bad") or \
+        _log(root, "bad")[-1]["state"] != "ACTIVE"
+    # A supported type next to it indexes fine.
+    spark.sql(f"CREATE BLOOM INDEX good ON {table} FOR COLUMNS (t)")
+    assert _same(spark, f"SELECT id FROM {table} WHERE t = TIMESTAMP_NTZ'2024-01-01 00:00:00'") == [(1,)]
+
+
+def test_iceberg_package_refuses_spark_without_runtime():
+    from bloomindex.session import iceberg_package
+
+    assert iceberg_package("4.1.4") == "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"
+    with pytest.raises(ValueError, match="no Spark runtime for Spark 4.2"):
+        iceberg_package("4.2.0")
