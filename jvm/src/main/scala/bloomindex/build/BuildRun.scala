@@ -50,6 +50,9 @@ private final class BuildRun(
 
   def globalNdv: Map[String, Long] = globals
 
+  /** Every row written, carried ones included (for [[IndexSummary]]). */
+  def rowsWritten: Seq[IndexFiles.RowWritten] = written.toSeq
+
   private def byFile = written.groupBy(_.path)
 
   def indexedFiles: Long = byFile.size.toLong
