@@ -57,7 +57,7 @@ object IndexCache {
     val dir = log.indexDir.toString
     val name = entry.spec.columns(column).name
     val key = Key(dir, entry.version, name)
-    val conf = spark.sessionState.newHadoopConf()
+    lazy val conf = spark.sessionState.newHadoopConf()
     val hit = synchronized(Option(entries.get(key)))
     if (hit.exists(_.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)))) return hit.get.data
     val loaded = read(spark, log.indexDir, entry, column)
