@@ -4,7 +4,7 @@ Two tables, each with an index on a bigint and a string column:
   (1) BENCH_COLD_FILES Parquet files (default 1,000) of BENCH_COLD_ROWS rows (default 20,000):
       `k_bigint`, `k_string` (24 hex characters), unique per row;
   (2) bench-scale's table of BENCH_SCALE_FILES files (default 100,000) of BENCH_SCALE_ROWS rows
-      (default 20), columns `k` and `s` (BENCH_COLD_SCALE=0 skips it).
+      (default 20), columns `k` and `s` (BENCH_COLD_SCALE=0 skips it; BENCH_COLD_SMALL=0 skips (1)).
 
 Each figure of a "fresh driver" comes from a new Python process with its own Spark driver
 (local[2]): the first point lookup's planning time (`executedPlan` of a fresh DataFrame, the
@@ -14,7 +14,7 @@ the first query (used heap after a full GC, before and after it, and `IndexCache
 DESCRIBE's time. A long-lived session measures the first query after an incremental REFRESH
 (one file appended).
 
-BENCH_COLD_PYTHON: another interpreter for the child processes (a checkout of an earlier version,
+BENCH_COLD_CASES: a subset of on,off,describe,refresh. BENCH_COLD_PYTHON: another interpreter for the child processes (a checkout of an earlier version,
 with its own index root under bench/out/indexes-<tag>, BENCH_COLD_TAG), for before/after figures.
 """
 
@@ -30,6 +30,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 FILES = int(os.environ.get("BENCH_COLD_FILES", 1000))
 ROWS = int(os.environ.get("BENCH_COLD_ROWS", 20000))
 SCALE = os.environ.get("BENCH_COLD_SCALE", "1") != "0"
+SMALL = os.environ.get("BENCH_COLD_SMALL", "1") != "0"
 SCALE_FILES = int(os.environ.get("BENCH_SCALE_FILES", 100_000))
 SCALE_ROWS = int(os.environ.get("BENCH_SCALE_ROWS", 20))
 TAG = os.environ.get("BENCH_COLD_TAG", "")
@@ -45,7 +46,7 @@ def session(root_tag: str = TAG):
 
 
 def tables():
-    t = [("cold", os.path.join(OUT, f"cold_{FILES}_{ROWS}"), "k_bigint", "k_string")]
+    t = [("cold", os.path.join(OUT, f"cold_{FILES}_{ROWS}"), "k_bigint", "k_string")] if SMALL else []
     if SCALE:
         t.append(("cold_scale", os.path.join(OUT, f"scale_small_{SCALE_FILES}_{SCALE_ROWS}"), "k", "s"))
     return t
@@ -193,12 +194,12 @@ def main() -> int:
                        env={**os.environ, "PYTHONPATH": os.path.dirname(__file__)})
     results = []
     for name, path, kb, _ in tables():
-        for case in ("on", "off", "describe", "refresh"):
+        for case in os.environ.get("BENCH_COLD_CASES", "on,off,describe,refresh").split(","):
             r = run_child(case, name, path, kb)
             results.append(r)
             print(json.dumps(r, default=lambda x: round(x, 3)), flush=True)
     tag = TAG or "current"
-    with open(os.path.join(OUT, f"cold_{tag}_{FILES}_{SCALE_FILES if SCALE else 0}.json"), "w") as f:
+    with open(os.path.join(OUT, f"cold_{tag}_{FILES if SMALL else 0}_{SCALE_FILES if SCALE else 0}.json"), "w") as f:
         json.dump(results, f, indent=1)
     print(f"\n{'table':<11} {'case':<9} {'first plan s':>12} {'first wall s':>12} {'warm plan s':>11} "
           f"{'warm wall s':>11} {'retained MB':>11} {'held MB':>8} {'other':>20}")
