@@ -55,7 +55,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale clean
+.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold clean
 
 all: jar
 
@@ -213,6 +213,11 @@ bench-join: $(JAR)
 # BENCH_SCALE_FILES / BENCH_SCALE_ROWS / BENCH_SCALE_BIG scale it down (defaults 100000 / 20 / 100000000).
 bench-scale: $(JAR)
 	$(PY) bench/bench_scale.py
+
+# The first query on a fresh driver and after a REFRESH: 1,000 files (BENCH_COLD_FILES, BENCH_COLD_ROWS)
+# and bench-scale's 100,000-file table (BENCH_SCALE_FILES; BENCH_COLD_SCALE=0 skips it).
+bench-cold: $(JAR)
+	$(PY) bench/bench_cold.py
 
 # Delta Lake: Spark resolves Delta's jars from Maven Central at session start (configure(delta=True)).
 bench-delta: $(JAR)

@@ -2,10 +2,12 @@ package bloomindex.actions
 
 import scala.util.control.NonFatal
 
-import bloomindex.build.IndexStore
+import scala.jdk.CollectionConverters._
+
+import bloomindex.build.{ColumnSummary, IndexStore, IndexSummary}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{IndexData, IndexSpec, IndexState}
+import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState}
 import bloomindex.source.SourceResolver
 
 import org.apache.hadoop.fs.Path
@@ -49,14 +51,23 @@ final class DescribeAction(ctx: ActionContext) {
     out += "encryption" -> active.flatMap(_.data).flatMap(d => IndexEncryption.plan(ctx.hadoopConf, IndexStore.dataDir(l.indexDir, d).toString))
       .map(p => p.columnKeys.toSeq.sorted.map { case (c, k) => s"$c (key $k)" }.mkString(", ")).getOrElse("none")
     val details = Seq.newBuilder[(String, String)]
-    active.flatMap(_.data) match {
-      case Some(d) =>
+    val dataDir = active.flatMap(_.data).map(IndexStore.dataDir(l.indexDir, _))
+    // Log format 3 on: the summary the build wrote, not every filter.
+    val summary = active.flatMap(_.data).filter(_.layout == IndexData.Columns).flatMap { _ =>
+      try Some(IndexSummary.read(ctx.hadoopConf, dataDir.get)) catch {
+        case NonFatal(e) => damage += s"index summary unreadable (${e.getMessage}); the data was checked instead"; None
+      }
+    }
+    (active.flatMap(_.data), summary) match {
+      case (Some(d), Some(sum)) =>
+        describeSummary(l.indexDir, spec, d, sum, details, damage)
+      case (Some(d), None) =>
         val rows = try Some(IndexStore.rows(ctx.spark, l.indexDir, d).cache()) catch {
           case NonFatal(e) => damage += s"index data ${d.dir} unreadable: ${e.getMessage.linesIterator.next()}"; None
         }
         rows.foreach { rows => try describeData(l.indexDir, spec, d, rows, details, damage) finally rows.unpersist() }
         if (rows.isEmpty) details += "files_indexed" -> "0"
-      case None =>
+      case (None, _) =>
         details += "files_indexed" -> "0"
     }
     val problems = damage.result()
@@ -87,24 +98,82 @@ final class DescribeAction(ctx: ActionContext) {
     out += "files_deleted" -> deleted.toString
     spec.columns.foreach { c =>
       val (files, bytes, fromFooter) = perColumn.getOrElse(c.name, (0L, 0L, 0L))
-      out += s"column.${c.name}.type" -> c.dataType
-      out += s"column.${c.name}.fpp" -> c.fpp.toString
-      out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
-      out += s"column.${c.name}.sizing" -> c.sizing.name
-      out += s"column.${c.name}.algorithm" -> c.algorithm.name
-      out += s"column.${c.name}.files" -> files.toString
-      out += s"column.${c.name}.filter_bytes" -> bytes.toString
-      out += s"column.${c.name}.files_from_footer" -> fromFooter.toString
-      out += s"column.${c.name}.files_from_data" -> (files - fromFooter).toString
-      if (spec.global) out += s"column.${c.name}.global_ndv" -> d.globalNdv.getOrElse(c.name, 0L).toString
-      if (files < d.indexedFiles) {
-        damage += s"column ${c.name}: ${d.indexedFiles - files} of ${d.indexedFiles} indexed files have no index " +
-          s"row (index data files under ${d.dir} missing or unreadable)"
-      }
+      columnLines(spec, d, c, files, bytes, fromFooter, out, damage)
     }
     IndexStore.unreadableFilters(rows, spec).foreach { case (n, example) =>
       damage += s"$n filters unreadable, e.g. $example"
     }
+    globalLines(indexDir, spec, d, damage)
+  }
+
+  /**
+   * DESCRIBE from the summary ([[IndexSummary]], log format 3 on) and the data files' own
+   * metadata: each column's data files are listed and compared with the summary (missing,
+   * changed), and their identity fields read (the filters are not), for the files the index
+   * holds and for files that are not Parquet any more.
+   */
+  private def describeSummary(indexDir: Path, spec: IndexSpec, d: IndexData, summary: IndexSummary,
+      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]],
+      damage: scala.collection.mutable.Builder[String, Seq[String]]): Unit = {
+    val conf = ctx.hadoopConf
+    val dir = IndexStore.dataDir(indexDir, d)
+    val fs = dir.getFileSystem(conf)
+    out += "files_indexed" -> d.indexedFiles.toString
+    out += "bytes_indexed" -> d.indexedBytes.toString
+    out += "filter_bytes" -> d.filterBytes.toString
+    out += "files_from_footer" -> d.filesFromFooters.toString
+    out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
+    d.tableVersion.foreach(v => out += "table_version" -> v.toString)
+    val (_, current, currentVersion) = SourceResolver.snapshot(ctx.spark, spec.source)
+    currentVersion.foreach(v => out += "table_current_version" -> v.toString)
+    val known = java.util.concurrent.ConcurrentHashMap.newKeySet[(String, Long, Long)]()
+    spec.columns.foreach { c =>
+      val s = summary.columns.getOrElse(c.name, ColumnSummary(0, 0, 0, Map.empty))
+      val folder = IndexEncryption.columnFolder(dir, c.name)
+      val listed = if (!fs.exists(folder)) Map.empty[String, Long]
+        else fs.listStatus(folder).filter(_.isFile).map(f => f.getPath.getName -> f.getLen).toMap
+      val missing = s.dataFiles.keys.filterNot(listed.contains).toSeq.sorted
+      val changed = s.dataFiles.collect { case (f, n) if listed.get(f).exists(_ != n) => f }.toSeq.sorted
+      if (missing.nonEmpty) damage += s"column ${c.name}: ${missing.size} of ${s.dataFiles.size} index data files " +
+        s"missing (e.g. ${folder.getName}/${missing.head}); the files whose rows they held have no index row"
+      if (changed.nonEmpty) damage += s"column ${c.name}: ${changed.size} index data files changed since the build " +
+        s"(e.g. ${folder.getName}/${changed.head}: size differs); filters unreadable or wrong, their files are read"
+      val present = s.dataFiles.keys.filter(f => listed.get(f).contains(s.dataFiles(f))).toSeq.sorted.map(new Path(folder, _))
+      val read = IndexStore.readColumn(ctx.spark, conf, dir, c.name, present, 8, Int.MaxValue,
+        (p, size, mtime, _, _, _) => known.add((p, size, mtime)), filters = false)
+      if (read.failed > 0) damage += s"column ${c.name}: ${read.failed} index data files unreadable " +
+        s"(${read.failure.map(_.getMessage).getOrElse("")}); the files whose rows they held have no index row"
+      columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, out, damage)
+    }
+    val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
+    val currentPaths = current.map(_.path).toSet
+    val deleted = known.asScala.map(_._1).count(p => !currentPaths.contains(p))
+    out += "files_new_or_changed" -> stale.toString
+    out += "files_deleted" -> deleted.toString
+    globalLines(indexDir, spec, d, damage)
+  }
+
+  private def columnLines(spec: IndexSpec, d: IndexData, c: ColumnSpec, files: Long, bytes: Long, fromFooter: Long,
+      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]],
+      damage: scala.collection.mutable.Builder[String, Seq[String]]): Unit = {
+    out += s"column.${c.name}.type" -> c.dataType
+    out += s"column.${c.name}.fpp" -> c.fpp.toString
+    out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
+    out += s"column.${c.name}.sizing" -> c.sizing.name
+    out += s"column.${c.name}.algorithm" -> c.algorithm.name
+    out += s"column.${c.name}.files" -> files.toString
+    out += s"column.${c.name}.filter_bytes" -> bytes.toString
+    out += s"column.${c.name}.files_from_footer" -> fromFooter.toString
+    out += s"column.${c.name}.files_from_data" -> (files - fromFooter).toString
+    if (spec.global) out += s"column.${c.name}.global_ndv" -> d.globalNdv.getOrElse(c.name, 0L).toString
+    if (files < d.indexedFiles) {
+      damage += s"column ${c.name}: ${d.indexedFiles - files} of ${d.indexedFiles} indexed files have no index " +
+        s"row (index data files under ${d.dir} missing or unreadable)"
+    }
+  }
+
+  private def globalLines(indexDir: Path, spec: IndexSpec, d: IndexData,
+      damage: scala.collection.mutable.Builder[String, Seq[String]]): Unit = {
     if (spec.global) {
       try {
         val g = IndexStore.globalFilters(ctx.spark, indexDir, d)

@@ -50,6 +50,9 @@ private final class BuildRun(
 
   def globalNdv: Map[String, Long] = globals
 
+  /** Every row written, carried ones included (for [[IndexSummary]]). */
+  def rowsWritten: Seq[IndexFiles.RowWritten] = written.toSeq
+
   private def byFile = written.groupBy(_.path)
 
   def indexedFiles: Long = byFile.size.toLong
@@ -116,8 +119,19 @@ private final class BuildRun(
         r.getAs[Array[Byte]](7), r.getString(8))
     })
     val all = fresh ++ old
-    if (all.nonEmpty) written ++= IndexFiles.write(sc.union(all), dir, hadoopConf, encryption).flatMap(_.rows)
+    if (all.nonEmpty) written ++= IndexFiles.write(fewFiles(sc.union(all)), dir, hadoopConf, encryption).flatMap(_.rows)
     else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption)
+  }
+
+  /**
+   * The rows in at most `max(64, 4 x default parallelism)` tasks: each task writes one index file
+   * per column, and a query opens every file of the columns it probes. Many small source files
+   * (one data-pass task per 32 of them) would otherwise make thousands of tiny index files; the
+   * tasks are merged without a shuffle, so the read keeps 4 tasks per core at least.
+   */
+  private def fewFiles(rows: RDD[IndexRow]): RDD[IndexRow] = {
+    val max = math.max(64, sc.defaultParallelism * 4)
+    if (rows.getNumPartitions > max) rows.coalesce(max) else rows
   }
 
   private def footersApply: Boolean =

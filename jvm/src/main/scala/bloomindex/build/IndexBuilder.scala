@@ -62,6 +62,7 @@ object IndexBuilder {
       baseGlobalNdv: Map[String, Long] = Map.empty): BuildResult = {
     val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal)
     run.write(carried)
+    IndexSummary.write(spark.sessionState.newHadoopConf(), dir, spec, run.rowsWritten)
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
     val globalNdv = if (!spec.global) Map.empty[String, Long]
       else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap

@@ -34,11 +34,12 @@ final case class IndexRow(path: String, size: Long, modificationTime: Long, colu
  * results it got, one per partition, and deletes `_pending/` with whatever failed or
  * speculative attempts left there. The folder is visible to queries only once the log commits.
  *
- * An encrypted index ([[IndexEncryption]]: a plan recorded in the folder) has each task write
- * one file per indexed column, under `_pending/column=<name>/` and without the `column` field
- * (the layout of Spark's writes partitioned by `column`; readers find it by partition
- * discovery), with a Hadoop conf under which [[IndexCryptoFactory]] encrypts the file as the
- * plan says for that column; the driver moves them to `column=<name>/`.
+ * Each task writes one file per indexed column, under `_pending/column=<name>/` and without
+ * the `column` field (the layout of Spark's writes partitioned by `column`; Spark readers find
+ * it by partition discovery, and a query loads only the folders of the columns it probes:
+ * [[IndexStore.readColumn]]); the driver moves them to `column=<name>/`. An encrypted index
+ * ([[IndexEncryption]]: a plan recorded in the folder) writes them with a Hadoop conf under
+ * which [[IndexCryptoFactory]] encrypts each file as the plan says for its column.
  */
 private[bloomindex] object IndexFiles {
 
@@ -71,48 +72,37 @@ private[bloomindex] object IndexFiles {
     org.apache.spark.sql.types.StructType(IndexBuilder.IndexSchema.filter(_.name != "column")).json
 
   /**
-   * Writes `rows` (the rows of task `partition`) under `dir/_pending`: one file, or with an
-   * encryption `plan` one file per column, under its `column=<name>` folder.
+   * Writes `rows` (the rows of task `partition`) under `dir/_pending`: one file per column,
+   * under its `column=<name>` folder (encrypted as `plan` says, if any).
    */
   def writeTask(partition: Int, rows: Iterator[IndexRow], dir: String, conf: Configuration,
       plan: Option[IndexEncryption.Plan] = None): Written = {
     if (!rows.hasNext) return Written(Nil, Nil)
     val pending = new Path(dir, "_pending")
     val meta = Seq.newBuilder[RowWritten]
-    plan match {
-      case None =>
-        val file = new Path(pending, f"part-$partition%05d-${UUID.randomUUID()}.parquet")
-        val writer = open(file, conf, perColumn = false)
-        try rows.foreach { r =>
-          writer.write(r)
-          meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
-        } finally writer.close()
-        Written(Seq(file.getName), meta.result())
-      case Some(p) =>
-        val encConf = IndexEncryption.writerConf(conf, p)
-        val id = UUID.randomUUID()
-        // Few columns per index: one open writer each, created at the column's first row.
-        val writers = mutable.LinkedHashMap[String, (String, ParquetWriter[IndexRow])]()
-        var failure: Throwable = null
-        try rows.foreach { r =>
-          val (_, writer) = writers.getOrElseUpdate(r.column, {
-            val folder = IndexEncryption.columnFolder(pending, r.column)
-            val file = new Path(folder, f"part-$partition%05d-$id.parquet")
-            (s"${folder.getName}/${file.getName}", open(file, encConf, perColumn = true))
-          })
-          writer.write(r)
-          meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
-        } catch {
-          case t: Throwable => failure = t
-        }
-        writers.valuesIterator.foreach { case (_, w) =>
-          try w.close() catch {
-            case t: Throwable => if (failure == null) failure = t else failure.addSuppressed(t)
-          }
-        }
-        if (failure != null) throw failure
-        Written(writers.valuesIterator.map(_._1).toSeq, meta.result())
+    val writeConf = plan.map(IndexEncryption.writerConf(conf, _)).getOrElse(conf)
+    val id = UUID.randomUUID()
+    // Few columns per index: one open writer each, created at the column's first row.
+    val writers = mutable.LinkedHashMap[String, (String, ParquetWriter[IndexRow])]()
+    var failure: Throwable = null
+    try rows.foreach { r =>
+      val (_, writer) = writers.getOrElseUpdate(r.column, {
+        val folder = IndexEncryption.columnFolder(pending, r.column)
+        val file = new Path(folder, f"part-$partition%05d-$id.parquet")
+        (s"${folder.getName}/${file.getName}", open(file, writeConf, perColumn = true))
+      })
+      writer.write(r)
+      meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
+    } catch {
+      case t: Throwable => failure = t
     }
+    writers.valuesIterator.foreach { case (_, w) =>
+      try w.close() catch {
+        case t: Throwable => if (failure == null) failure = t else failure.addSuppressed(t)
+      }
+    }
+    if (failure != null) throw failure
+    Written(writers.valuesIterator.map(_._1).toSeq, meta.result())
   }
 
   private def open(file: Path, conf: Configuration, perColumn: Boolean): ParquetWriter[IndexRow] =
@@ -133,11 +123,9 @@ private[bloomindex] object IndexFiles {
     val written = rows.mapPartitionsWithIndex((i, it) => Iterator(writeTask(i, it, dir, conf.value.conf, plan))).collect()
     val pending = new Path(dir, "_pending")
     val fs = pending.getFileSystem(conf.value.conf)
-    // Encrypted: the column folders first (a rename does not create the target's parent).
-    if (plan.isDefined) {
-      written.iterator.flatMap(_.files).flatMap(f => Option(new Path(f).getParent)).toSet
-        .foreach((folder: Path) => fs.mkdirs(new Path(dir, folder.toString)))
-    }
+    // The column folders first (a rename does not create the target's parent).
+    written.iterator.flatMap(_.files).flatMap(f => Option(new Path(f).getParent)).toSet
+      .foreach((folder: Path) => fs.mkdirs(new Path(dir, folder.toString)))
     written.flatMap(_.files).foreach { name =>
       if (!fs.rename(new Path(pending, name), new Path(dir, name))) {
         throw new java.io.IOException(s"could not move index file $name from $pending to $dir")

@@ -1,11 +1,24 @@
 package bloomindex.build
 
-import bloomindex.log.{IndexData, IndexSpec}
+import java.util.concurrent.{ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
+import java.util.concurrent.atomic.{AtomicInteger, LongAdder}
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import bloomindex.crypto.IndexEncryption
+import bloomindex.log.{IndexData, IndexSpec}
+
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.parquet.HadoopReadOptions
+import org.apache.parquet.example.data.simple.convert.GroupRecordConverter
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.parquet.io.ColumnIOFactory
+import org.apache.parquet.schema.MessageType
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.types.StructType
 
 /**
  * Reading an ACTIVE version's index data: its Parquet rows and its global filters. A data
@@ -45,6 +58,129 @@ object IndexStore {
       case (0L, _) => None
       case (n, w) => Some((n, w))
     }
+  }
+
+  /** What one column's load read: the data files opened, their bytes, and the files that failed (with one example). */
+  final case class ColumnRead(files: Int, bytes: Long, failed: Int, failure: Option[Throwable])
+
+  /** The fields a query needs of a column's rows, in this order. */
+  private val ProbeFields = Seq("file_path", "file_size", "modification_time", "row_count", "null_count", "filter")
+
+  private val ColumnFileSparkSchema = StructType(IndexBuilder.IndexSchema.filter(_.name != "column"))
+
+  // Test hook and metric: index data files and bytes loaded for queries, by column folder name.
+  private val opened = new ConcurrentHashMap[String, (LongAdder, LongAdder)]()
+
+  private def count(folder: String, files: Int, bytes: Long): Unit = {
+    val c = opened.computeIfAbsent(folder, _ => (new LongAdder, new LongAdder))
+    c._1.add(files)
+    c._2.add(bytes)
+  }
+
+  /** Index data files and bytes loaded for queries so far in this JVM, by folder (`column=<name>`, or `rows`). */
+  def loadedFiles(): java.util.Map[String, java.lang.Long] =
+    opened.asScala.map { case (k, v) => k -> java.lang.Long.valueOf(v._1.sum()) }.asJava
+  def loadedBytes(): java.util.Map[String, java.lang.Long] =
+    opened.asScala.map { case (k, v) => k -> java.lang.Long.valueOf(v._2.sum()) }.asJava
+  def resetLoaded(): Unit = opened.clear()
+
+  /**
+   * The data files of `column` in a [[IndexData.Columns]] layout: from the summary, or by
+   * listing its folder when the summary is unreadable.
+   */
+  def columnFiles(conf: Configuration, dir: Path, column: String): Seq[Path] = {
+    val folder = IndexEncryption.columnFolder(dir, column)
+    try IndexSummary.read(conf, dir).columns.get(column).map(_.dataFiles.keys.toSeq.sorted.map(new Path(folder, _)))
+      .getOrElse(Nil)
+    catch {
+      case NonFatal(_) =>
+        val fs = folder.getFileSystem(conf)
+        if (!fs.exists(folder)) Nil
+        else fs.listStatus(folder).map(_.getPath).filter(_.getName.endsWith(".parquet")).sortBy(_.getName).toSeq
+    }
+  }
+
+  /**
+   * Reads `column`'s rows into `out`: on the driver, `threads` files at a time, when there are
+   * at most `driverMaxFiles` files; else in a Spark job. A file that is missing or not readable
+   * is skipped (its source files are then not held by the column) and counted.
+   */
+  def readColumn(spark: SparkSession, conf: Configuration, dir: Path, column: String, files: Seq[Path],
+      threads: Int, driverMaxFiles: Int, out: (String, Long, Long, Long, Long, Array[Byte]) => Unit,
+      filters: Boolean = true): ColumnRead = {
+    val folder = IndexEncryption.columnFolder(dir, column).getName
+    if (files.size > driverMaxFiles) {
+      val fs = dir.getFileSystem(conf)
+      val bytes = files.iterator.map(f => try fs.getFileStatus(f).getLen catch { case NonFatal(_) => 0L }).sum
+      count(folder, files.size, bytes)
+      val rows = spark.read.schema(ColumnFileSparkSchema)
+        .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
+        .parquet(files.map(_.toString): _*).select(ProbeFields.map(org.apache.spark.sql.functions.col): _*)
+        .coalesce(math.max(1L, bytes / (64L << 20) + 1).toInt).toLocalIterator()
+      while (rows.hasNext) {
+        val r: Row = rows.next()
+        out(r.getString(0), r.getLong(1), r.getLong(2), r.getLong(3), r.getLong(4), r.getAs[Array[Byte]](5))
+      }
+      return ColumnRead(files.size, bytes, 0, None)
+    }
+    val failed = new AtomicInteger()
+    val bytes = new LongAdder()
+    @volatile var failure: Option[Throwable] = None
+    def one(f: Path): Unit = try bytes.add(readFile(conf, f, out, filters)) catch {
+      case NonFatal(e) =>
+        failed.incrementAndGet()
+        if (failure.isEmpty) failure = Some(e)
+    }
+    if (files.size <= 1 || threads <= 1) files.foreach(one)
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(threads, files.size), new ThreadFactory {
+        private val n = new AtomicInteger()
+        def newThread(r: Runnable): Thread = {
+          val t = new Thread(r, s"bloomindex-load-${n.incrementAndGet()}")
+          t.setDaemon(true)
+          t
+        }
+      })
+      try {
+        val done = files.map(f => pool.submit(new Runnable { def run(): Unit = one(f) }))
+        done.foreach(_.get())
+      } finally {
+        pool.shutdown()
+        pool.awaitTermination(1, TimeUnit.MINUTES)
+      }
+    }
+    if (filters) count(folder, files.size, bytes.sum())
+    ColumnRead(files.size, bytes.sum(), failed.get, failure)
+  }
+
+  /**
+   * One per-column data file's rows, the fields a query needs only (without the filters, as
+   * null, unless `filters`); returns the file's length.
+   */
+  private def readFile(conf: Configuration, f: Path, out: (String, Long, Long, Long, Long, Array[Byte]) => Unit,
+      filters: Boolean): Long = {
+    val input = HadoopInputFile.fromPath(f, conf)
+    val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, f).build())
+    try {
+      val schema = reader.getFooter.getFileMetaData.getSchema
+      val fields = if (filters) ProbeFields else ProbeFields.init
+      val projection = new MessageType(schema.getName, fields.map(n => schema.getType(schema.getFieldIndex(n))): _*)
+      reader.setRequestedSchema(projection)
+      val io = new ColumnIOFactory().getColumnIO(projection, schema)
+      var pages = reader.readNextRowGroup()
+      while (pages != null) {
+        val records = io.getRecordReader(pages, new GroupRecordConverter(projection))
+        var k = 0L
+        while (k < pages.getRowCount) {
+          val g = records.read()
+          out(g.getString(0, 0), g.getLong(1, 0), g.getLong(2, 0), g.getLong(3, 0), g.getLong(4, 0),
+            if (filters) g.getBinary(5, 0).getBytes else null)
+          k += 1
+        }
+        pages = reader.readNextRowGroup()
+      }
+      input.getLength
+    } finally reader.close()
   }
 
   /** Column name -> the global filter in Parquet's serialized form. */

@@ -11,8 +11,16 @@ import org.apache.spark.sql.types._
  * indexed columns and AND/OR of them; anything else is not translated (and so never prunes).
  */
 sealed trait FilePredicate {
-  def mayMatch(f: IndexedFile): Boolean
+  /** The index columns (positions in the spec) the test reads. */
+  def columns: Set[Int]
+  def mayMatch(f: FileRows): Boolean
 }
+
+/**
+ * One file as the columns of an index hold it: `rows(c)` is its position in `data(c)`
+ * (positions in the spec; only the columns a predicate reads are set).
+ */
+final class FileRows(val data: Array[ColumnData], val rows: Array[Int])
 
 object FilePredicate {
 
@@ -20,36 +28,38 @@ object FilePredicate {
   final case class NotApplicable(reason: String)
 
   private final case class AnyOf(column: Int, hashes: Array[Long]) extends FilePredicate {
-    def mayMatch(f: IndexedFile): Boolean = {
-      val filter = f.filters(column)
-      if (hashes.length <= 8) hashes.exists(filter.mightContain)
-      else {
-        // Long IN-lists: bulk checks of 64 hashes at a time, stopping at the first "maybe".
-        val out = new Array[Boolean](64)
-        var from = 0
-        while (from < hashes.length) {
-          val to = math.min(from + 64, hashes.length)
-          filter.checkAll(hashes, from, to, out, 0)
-          var i = 0
-          while (i < to - from) { if (out(i)) return true; i += 1 }
-          from = to
-        }
-        false
+    def columns: Set[Int] = Set(column)
+    def mayMatch(f: FileRows): Boolean = {
+      val d = f.data(column)
+      val r = f.rows(column)
+      var i = 0
+      while (i < hashes.length) {
+        if (d.mightContain(r, hashes(i))) return true
+        i += 1
       }
+      false
     }
   }
 
   private final case class HasNull(column: Int) extends FilePredicate {
-    def mayMatch(f: IndexedFile): Boolean = f.nullCounts(column) > 0
+    def columns: Set[Int] = Set(column)
+    def mayMatch(f: FileRows): Boolean = f.data(column).nullCount(f.rows(column)) > 0
   }
   private final case class HasNonNull(column: Int) extends FilePredicate {
-    def mayMatch(f: IndexedFile): Boolean = f.nullCounts(column) < f.rowCount
+    def columns: Set[Int] = Set(column)
+    def mayMatch(f: FileRows): Boolean = {
+      val d = f.data(column)
+      val r = f.rows(column)
+      d.nullCount(r) < d.rowCount(r)
+    }
   }
   private final case class AllOf(ps: Seq[FilePredicate]) extends FilePredicate {
-    def mayMatch(f: IndexedFile): Boolean = ps.forall(_.mayMatch(f))
+    def columns: Set[Int] = ps.flatMap(_.columns).toSet
+    def mayMatch(f: FileRows): Boolean = ps.forall(_.mayMatch(f))
   }
   private final case class OneOf(ps: Seq[FilePredicate]) extends FilePredicate {
-    def mayMatch(f: IndexedFile): Boolean = ps.exists(_.mayMatch(f))
+    def columns: Set[Int] = ps.flatMap(_.columns).toSet
+    def mayMatch(f: FileRows): Boolean = ps.exists(_.mayMatch(f))
   }
 
   /** Translates `e`; Left(reason) when no part of it can prune. */

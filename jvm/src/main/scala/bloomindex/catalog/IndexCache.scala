@@ -1,114 +1,148 @@
 package bloomindex.catalog
 
-import java.util.concurrent.ConcurrentHashMap
+import java.util.{LinkedHashMap => JLinkedHashMap}
 
-import scala.collection.mutable
 import scala.util.control.NonFatal
 
 import bloomindex.build.IndexStore
+import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
-import bloomindex.filter.BloomFilter
-import bloomindex.log.{IndexLog, IndexSpec, LogEntry}
+import bloomindex.log.{IndexData, IndexLog, LogEntry}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
-/** One indexed file as queries need it: identity, and per column null count and filter. */
-final class IndexedFile(
-    val path: String,
-    val size: Long,
-    val modificationTime: Long,
-    val rowCount: Long,
-    val nullCounts: Array[Long],
-    val filters: Array[BloomFilter])
-
 /**
- * An ACTIVE index version loaded for probing: files by path, columns in spec order.
- * `keyAccess`: for encrypted index data, the crypto settings of the session that decrypted it.
- */
-final class LoadedIndex(val entry: LogEntry, val files: Map[String, IndexedFile], val keyAccess: Option[String] = None) {
-  def spec: IndexSpec = entry.spec
-}
-
-/**
- * Loaded index data, keyed by (index folder, log version): a query lists the index's log
- * (one listing) and reuses the loaded filters unless a newer version was committed. A version's
- * data never changes, so sessions of one JVM share it; only the newest version of each index
- * is kept.
+ * Loaded index data, one entry per (index folder, log version, column): a query loads only the
+ * columns it probes ([[IndexData.Columns]] layout: one folder per column, read on the driver
+ * without a Spark job, [[IndexStore.readColumn]]), each in the compact [[ColumnData]] form.
+ * A version's data never changes, so sessions of one JVM share it.
+ *
+ * Bounded: at most `spark.bloomindex.cache.maxBytes` of [[ColumnData.heapBytes]] in all,
+ * least recently used dropped first; loading a version of an index drops the other versions
+ * of that index, so nothing grows with the versions a long session has seen. Entries of
+ * encrypted data are shared only with sessions whose crypto settings are the same.
  */
 object IndexCache {
 
-  private val cache = new ConcurrentHashMap[(String, Long), LoadedIndex]()
+  private final case class Key(indexDir: String, version: Long, column: String)
+  private final case class Entry(data: ColumnData, keyAccess: Option[String])
+
+  private val entries = new JLinkedHashMap[Key, Entry](16, 0.75f, true)
+  private var bytes = 0L
+  // The newest version seen of each index folder (warm path: no log entry re-read).
+  private val entriesSeen = new java.util.concurrent.ConcurrentHashMap[(String, Long), LogEntry]()
 
   /** Forgets every loaded version (tests: what a new driver would see). */
-  def clear(): Unit = cache.clear()
-
-  /** The loaded data of `version`, if this JVM has loaded it. */
-  def get(indexDir: Path, version: Long): Option[LoadedIndex] = Option(cache.get((indexDir.toString, version)))
-
-  def load(spark: SparkSession, log: IndexLog, entry: LogEntry): LoadedIndex = {
-    val key = (log.indexDir.toString, entry.version)
-    val hit = cache.get(key)
-    // Decrypted data is shared only with sessions whose crypto settings are the same.
-    if (hit != null && hit.keyAccess.forall(_ == IndexEncryption.keyAccess(spark.sessionState.newHadoopConf()))) return hit
-    val loaded = read(spark, log.indexDir, entry)
-    // Older versions of this index in this session are of no further use.
-    cache.keySet().removeIf(k => k._1 == key._1 && k._2 != key._2)
-    cache.put(key, loaded)
-    loaded
+  def clear(): Unit = synchronized {
+    entries.clear()
+    entriesSeen.clear()
+    bytes = 0L
   }
 
-  private def read(spark: SparkSession, indexDir: Path, entry: LogEntry): LoadedIndex = {
+  /** Bytes of the driver's heap the loaded columns hold. */
+  def heldBytes(): Long = synchronized(bytes)
+
+  /** How many columns are loaded. */
+  def heldColumns(): Int = synchronized(entries.size())
+
+  /** The log entry of `version`, if this JVM has loaded data of it. */
+  def get(indexDir: Path, version: Long): Option[LogEntry] = Option(entriesSeen.get((indexDir.toString, version)))
+
+  /**
+   * Column `column` (index in the spec) of `entry`'s data: from the cache, or loaded. Throws
+   * when the data cannot be read at all (encrypted and this session has no keys).
+   */
+  def column(spark: SparkSession, log: IndexLog, entry: LogEntry, column: Int): ColumnData = {
+    val dir = log.indexDir.toString
+    val name = entry.spec.columns(column).name
+    val key = Key(dir, entry.version, name)
+    lazy val conf = spark.sessionState.newHadoopConf()
+    val hit = synchronized(Option(entries.get(key)))
+    if (hit.exists(_.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)))) return hit.get.data
+    val loaded = read(spark, log.indexDir, entry, column)
+    val cap = BloomIndexConf.cacheMaxBytes(spark)
+    synchronized {
+      // Other versions of this index are of no further use.
+      val it = entries.entrySet().iterator()
+      while (it.hasNext) {
+        val e = it.next()
+        if (e.getKey.indexDir == dir && e.getKey.version != entry.version) { bytes -= e.getValue.data.heapBytes; it.remove() }
+      }
+      entriesSeen.keySet().removeIf(k => k._1 == dir && k._2 != entry.version)
+      entriesSeen.put((dir, entry.version), entry)
+      loaded.foreach { case (k, e) =>
+        Option(entries.put(k, e)).foreach(old => bytes -= old.data.heapBytes)
+        bytes += e.data.heapBytes
+      }
+      // Least recently used first; what this query needs goes back in if nothing else fits.
+      val lru = entries.entrySet().iterator()
+      while (bytes > cap && lru.hasNext) {
+        val e = lru.next()
+        if (e.getKey != key) { bytes -= e.getValue.data.heapBytes; lru.remove() }
+      }
+      if (bytes > cap) Option(entries.remove(key)).foreach(e => bytes -= e.data.heapBytes)
+    }
+    loaded(key).data
+  }
+
+  /** Reads column `i` (every column, for the [[IndexData.Rows]] layout, which holds them together). */
+  private def read(spark: SparkSession, indexDir: Path, entry: LogEntry, i: Int): Map[Key, Entry] = {
     val data = entry.data.getOrElse(throw new IllegalStateException(s"version ${entry.version} has no data"))
-    val cols = entry.spec.columns.map(_.name)
-    val algorithms = entry.spec.columns.map(_.algorithm)
+    val spec = entry.spec
     val conf = spark.sessionState.newHadoopConf()
-    val plan = IndexEncryption.plan(conf, IndexStore.dataDir(indexDir, data).toString)
-    // Row by row, one partition of about 64 MB of filters at a time (not all rows at once,
-    // then grouped): the driver holds the decoded filters plus one partition's rows. A job per
-    // partition, so no more partitions than that (an index of 100,000 small files is one job).
-    val partial = mutable.HashMap.empty[String, IndexedFile]
-    var unreadable = 0
-    var example = ""
+    val dir = IndexStore.dataDir(indexDir, data)
+    val plan = IndexEncryption.plan(conf, dir.toString)
+    val wanted = if (data.layout == IndexData.Rows) spec.columns.indices else Seq(i)
+    val builders = wanted.map(c => c -> new ColumnData.Builder(spec.columns(c).name, spec.columns(c).algorithm)).toMap
+    var failedFiles = 0
     try {
-      val rows = IndexStore.rows(spark, indexDir, data)
-        .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
-        .coalesce(math.max(1L, data.filterBytes / (64L << 20) + 1).toInt)
-        .toLocalIterator()
-      while (rows.hasNext) {
-        val r = rows.next()
-        val i = cols.indexOf(r.getString(3))
-        if (i >= 0) {
-          val path = r.getString(0)
-          val f = partial.getOrElseUpdate(path, new IndexedFile(path, r.getLong(1), r.getLong(2), r.getLong(4),
-            new Array[Long](cols.size), new Array[BloomFilter](cols.size)))
-          f.nullCounts(i) = r.getLong(5)
-          // Sizes are checked before anything is allocated (at most 128 MiB, no more than stored).
-          f.filters(i) = try algorithms(i).fromBytes(r.getAs[Array[Byte]](6)) catch {
-            case NonFatal(e) =>
-              unreadable += 1
-              if (example.isEmpty) example = s"$path column ${cols(i)}: ${e.getMessage}"
-              null
-          }
-        }
+      if (data.layout == IndexData.Rows) readRows(spark, indexDir, data, builders)
+      else {
+        val c = spec.columns(i).name
+        val r = IndexStore.readColumn(spark, conf, dir, c, IndexStore.columnFiles(conf, dir, c),
+          BloomIndexConf.loadThreads(spark), BloomIndexConf.loadDriverMaxFiles(spark), builders(i).add)
+        failedFiles = r.failed
+        // A session without the keys reads nothing of an encrypted column: say so, not "damaged".
+        if (r.failed > 0 && r.failed == r.files) plan.foreach(p => throw IndexEncryption.unreadable(spec.name, p, r.failure.get))
       }
     } catch {
-      case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(entry.spec.name, plan.get, e)
+      case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(spec.name, plan.get, e)
     }
-    // A file the index cannot vouch for on every column is treated as not indexed.
-    val byFile = partial.iterator.filter(_._2.filters.forall(_ != null)).toMap
-    val name = entry.spec.name
-    // Rows missing from encrypted data: first, whether this session can decrypt it at all.
-    if (byFile.size < data.indexedFiles) plan.foreach { p =>
-      IndexEncryption.probe(conf, IndexStore.dataDir(indexDir, data), p).foreach(e => throw IndexEncryption.unreadable(name, p, e))
+    val access = plan.map(_ => IndexEncryption.keyAccess(conf))
+    builders.map { case (c, b) =>
+      val d = b.result()
+      val colName = spec.columns(c).name
+      if (d.numFiles < data.indexedFiles) plan.foreach { p =>
+        IndexEncryption.probe(conf, dir, p).foreach(e => throw IndexEncryption.unreadable(spec.name, p, e))
+      }
+      if (d.unreadable > 0) IndexLog.warnOnce(s"bloomindex: index '${spec.name}' version ${entry.version}: " +
+        s"${d.unreadable} filters unreadable (e.g. ${d.unreadableExample}); their files are read, not pruned. " +
+        s"REFRESH BLOOM INDEX ${spec.name} FULL repairs it")
+      if (d.unreadable == 0 && d.numFiles < data.indexedFiles) {
+        IndexLog.warnOnce(s"bloomindex: index '${spec.name}' version ${entry.version}: column $colName: " +
+          s"${data.indexedFiles - d.numFiles} of ${data.indexedFiles} indexed files have no index rows (index data " +
+          s"missing or unreadable${if (failedFiles > 0) s": $failedFiles data files" else ""}); they are read, not " +
+          s"pruned. REFRESH BLOOM INDEX ${spec.name} FULL repairs it")
+      }
+      Key(indexDir.toString, entry.version, colName) -> Entry(d, access)
     }
-    if (unreadable > 0) IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: $unreadable " +
-      s"filters unreadable (e.g. $example); their files are read, not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
-    if (unreadable == 0 && byFile.size < data.indexedFiles) {
-      IndexLog.warnOnce(s"bloomindex: index '$name' version ${entry.version}: ${data.indexedFiles - byFile.size} of " +
-        s"${data.indexedFiles} indexed files have no index rows (index data missing or unreadable); they are read, " +
-        s"not pruned. REFRESH BLOOM INDEX $name FULL repairs it")
+  }
+
+  /**
+   * The [[IndexData.Rows]] layout (log format 1 and 2), read as before: every column's rows,
+   * streamed in partitions of about 64 MB of filters.
+   */
+  private def readRows(spark: SparkSession, indexDir: Path, data: IndexData, builders: Map[Int, ColumnData.Builder]): Unit = {
+    val rows = IndexStore.rows(spark, indexDir, data)
+      .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
+      .coalesce(math.max(1L, data.filterBytes / (64L << 20) + 1).toInt)
+      .toLocalIterator()
+    val columnOf = builders.values.map(b => b.column -> b).toMap
+    while (rows.hasNext) {
+      val r = rows.next()
+      columnOf.get(r.getString(3)).foreach(_.add(r.getString(0), r.getLong(1), r.getLong(2), r.getLong(4), r.getLong(5),
+        r.getAs[Array[Byte]](6)))
     }
-    new LoadedIndex(entry, byFile, plan.map(_ => IndexEncryption.keyAccess(conf)))
   }
 }

@@ -21,13 +21,20 @@ final case class Decision(skipped: Set[String], info: PruningInfo)
 /**
  * An ACTIVE index version whose source is a scan's, as that scan may use it: `unusable` maps
  * each column that may not answer for the scan to why (its decoding context differs, or none
- * was recorded). The index's data is loaded only when a column is used.
+ * was recorded). A column's data is loaded only when it is used, and only that column's
+ * ([[IndexCache]]); the view keeps what it loaded for the query it serves.
  */
-final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map[String, String], load: () => LoadedIndex,
+final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map[String, String], load: Int => ColumnData,
     scanColumn: String => String = identity) {
-  lazy val loaded: LoadedIndex = load()
+  private val loadedColumns = new Array[ColumnData](entry.spec.columns.size)
   def spec: bloomindex.log.IndexSpec = entry.spec
   def name: String = spec.name
+
+  /** The data of index column `i` (its position in the spec), loaded on first use. */
+  def columnData(i: Int): ColumnData = synchronized {
+    if (loadedColumns(i) == null) loadedColumns(i) = load(i)
+    loadedColumns(i)
+  }
 
   /**
    * The index column that answers for a scan attribute called `name`, or why none does. The
@@ -41,10 +48,9 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
     else unusable.get(spec.columns(i).name).toLeft(i)
   }
 
-  /** Whether the index holds `f` as it is now (same path, size and modification time). */
-  def holds(f: FileStatus): Option[IndexedFile] =
-    loaded.files.get(SourceResolver.normalize(f.getPath))
-      .filter(e => e.size == f.getLen && e.modificationTime == f.getModificationTime)
+  /** Whether column `i` holds `f` as it is now (same path, size and modification time): its position, or -1. */
+  def holds(i: Int, f: FileStatus): Int =
+    columnData(i).indexOf(SourceResolver.normalize(f.getPath), f.getLen, f.getModificationTime)
 }
 
 /**
@@ -74,7 +80,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       try {
         val log = indexes.log(name)
         // Warm path: when the newest version is the one already loaded, no entry is re-read.
-        val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v)).map(_.entry)
+        val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v))
         current.orElse(log.lastActive()).filter(e => IndexCatalog.sameSource(e.spec.source, scan.table, roots, scan.isDelta, scan.isIceberg))
           .map(log -> _)
       } catch {
@@ -91,7 +97,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   /** `entry` of the index in `log` as `scan` may use it. */
   private def view(log: IndexLog, entry: LogEntry, scan: ScanSource): IndexView =
-    new IndexView(log.indexDir, entry, unusableColumns(entry, scan), () => IndexCache.load(spark, log, entry),
+    new IndexView(log.indexDir, entry, unusableColumns(entry, scan), IndexCache.column(spark, log, entry, _),
       scanColumn(scan, _))
 
   /**
@@ -138,16 +144,29 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     views.foreach { view =>
       FilePredicate.translate(condition, view) match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
-        case Right(_) if !loads(view) => notApplied += s"${view.name}: index data unreadable (see the warning)"
+        case Right(pred) if !loads(view, pred.columns) => notApplied += s"${view.name}: index data unreadable (see the warning)"
         case Right(pred) =>
           val skipped = Set.newBuilder[String]
           var skippedBytes = 0L
           var covered = 0
+          val cols = pred.columns.toArray
+          val row = new FileRows(Array.tabulate(view.spec.columns.size)(i => if (cols.contains(i)) view.columnData(i) else null),
+            new Array[Int](view.spec.columns.size))
           files.foreach { f =>
-            view.holds(f).foreach { entry =>
+            val path = SourceResolver.normalize(f.getPath)
+            var held = true
+            var k = 0
+            while (held && k < cols.length) {
+              val c = cols(k)
+              val r = row.data(c).indexOf(path, f.getLen, f.getModificationTime)
+              row.rows(c) = r
+              held = r >= 0
+              k += 1
+            }
+            if (held) {
               covered += 1
-              if (!pred.mayMatch(entry)) {
-                skipped += SourceResolver.normalize(f.getPath)
+              if (!pred.mayMatch(row)) {
+                skipped += path
                 skippedBytes += f.getLen
               }
             }
@@ -164,9 +183,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
 
-  /** Loads the view's data; false (and one warning) when it cannot be read (damaged, or encrypted and no keys). */
-  private def loads(view: IndexView): Boolean =
-    try { view.loaded; true } catch {
+  /** Loads the view's `columns`; false (and one warning) when they cannot be read (damaged, or encrypted and no keys). */
+  private def loads(view: IndexView, columns: Set[Int]): Boolean =
+    try { columns.foreach(view.columnData); true } catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: index '${view.name}' is unreadable and is not used for pruning: ${e.getMessage}")
         false
@@ -174,8 +193,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   // ---------------------------------------------------------------- global filters
 
-  /** Files of `files` the view does not hold as they are now. */
-  private def uncovered(view: IndexView, files: Seq[FileStatus]): Int = files.count(f => view.holds(f).isEmpty)
+  /** Files of `files` column `i` of the view does not hold as they are now. */
+  private def uncovered(view: IndexView, i: Int, files: Seq[FileStatus]): Int = files.count(f => view.holds(i, f) < 0)
 
   /**
    * The global filter of `column` (the scan's exact name) that holds every value the scan can
@@ -194,7 +213,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val files = try scan.allFiles() catch {
       case NonFatal(e) => return Left(s"cannot list ${scan.display} (${e.getMessage})")
     }
-    usable.find(v => loads(v) && uncovered(v, files) == 0) match {
+    usable.find { v =>
+      val i = v.spec.columns.indexWhere(_.name == column)
+      loads(v, Set(i)) && uncovered(v, i, files) == 0
+    } match {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
         try Right(GlobalFilter.load(spark, view.indexDir.toString, view.entry, column))
@@ -226,7 +248,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     if (!allowStale) {
       val files = scan.allFiles()
-      val missing = uncovered(view, files)
+      val missing = uncovered(view, spec.columns.indexWhere(_.name == col.name), files)
       if (missing > 0) throw BloomIndexErrors.stale(name, col.name, missing, files.size, spec.source.display, entry.version)
     }
     GlobalFilter.load(spark, log.indexDir.toString, entry, col.name)

@@ -54,6 +54,15 @@ object BloomIndexConf {
    */
   val TestFailAfterDataWrite: String = BloomIndexSQLConf.TEST_FAIL_AFTER_DATA_WRITE.key
 
+  /** Driver memory the loaded index data of pruning may hold (default 512m). */
+  val CacheMaxBytes: String = BloomIndexSQLConf.CACHE_MAX_BYTES.key
+
+  /** An indexed column in at most this many index data files is loaded without a Spark job. */
+  val LoadDriverMaxFiles: String = BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES.key
+
+  /** Threads the driver loads index data files with. */
+  val LoadThreads: String = BloomIndexSQLConf.LOAD_THREADS.key
+
   // Values of `spark`'s session (the default when unset), read by `conf.getConf(entry)`.
 
   def pruningEnabled(spark: SparkSession): Boolean = BloomIndexSQLConf.pruningEnabled(spark.sessionState.conf)
@@ -63,6 +72,12 @@ object BloomIndexConf {
   def footerFilters(spark: SparkSession): Boolean = BloomIndexSQLConf.buildFooterFilters(spark.sessionState.conf)
 
   def testBuildTaskDelayMs(spark: SparkSession): Long = BloomIndexSQLConf.testBuildTaskDelayMs(spark.sessionState.conf)
+
+  def cacheMaxBytes(spark: SparkSession): Long = BloomIndexSQLConf.cacheMaxBytes(spark.sessionState.conf)
+
+  def loadDriverMaxFiles(spark: SparkSession): Int = BloomIndexSQLConf.loadDriverMaxFiles(spark.sessionState.conf)
+
+  def loadThreads(spark: SparkSession): Int = BloomIndexSQLConf.loadThreads(spark.sessionState.conf)
 
   def maxDistinct(spark: SparkSession): Int = BloomIndexSQLConf.buildMaxDistinctPerFile(spark.sessionState.conf)
 

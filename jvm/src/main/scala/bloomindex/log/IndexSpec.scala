@@ -58,7 +58,8 @@ object IndexState {
  * `tableVersion` is the version of the table's snapshot the files were taken from (Delta Lake
  * sources only; absent in entries written before it existed and for plain file sources).
  * `decoding`: how the build decoded each indexed column ([[Decoding]]); absent
- * in entries written before it was recorded (log format 1), which no query uses.
+ * in entries written before it was recorded (log format 1), which no query uses. `layout`:
+ * how the data folder holds the rows ([[IndexData.Rows]] before log format 3).
  */
 case class IndexData(
     dir: String,
@@ -68,7 +69,20 @@ case class IndexData(
     filesFromFooters: Long,
     globalNdv: Map[String, Long],
     tableVersion: Option[Long] = None,
-    decoding: Option[Decoding] = None)
+    decoding: Option[Decoding] = None,
+    layout: String = IndexData.Columns)
+
+object IndexData {
+  /** Log format 1 and 2: every column's rows in the same files (`file_path, ..., column, ...`). */
+  val Rows = "rows"
+  /**
+   * Log format 3 on: one folder per column (`column=<name>/`, files without the `column` field)
+   * and a summary (`_summary.json`, [[bloomindex.build.IndexSummary]]): a query reads only the
+   * columns it probes, DESCRIBE only the summary.
+   */
+  val Columns = "columns"
+  val all: Set[String] = Set(Rows, Columns)
+}
 
 /**
  * One committed log entry: version N of the index's history. Written once, never changed.

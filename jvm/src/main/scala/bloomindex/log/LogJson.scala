@@ -18,9 +18,12 @@ object LogJson {
 
   /**
    * 2: ACTIVE data records its decoding context. Entries of format 1 are read (without one: no
-   * query uses their data until a full refresh); this build writes 2, which older builds refuse.
+   * query uses their data until a full refresh).
+   * 3: the data's `layout` ([[IndexData]]): one folder per column and a summary. Entries of
+   * format 1 and 2 are read with the layout they had (`rows`), and their data is read as
+   * before; this build writes 3, which older builds refuse.
    */
-  val FormatVersion = 2
+  val FormatVersion = 3
   val OldestReadable = 1
   val MaxEntryBytes: Int = 1 << 20
 
@@ -93,6 +96,7 @@ object LogJson {
     d.globalNdv.toSeq.sortBy(_._1).foreach { case (k, v) => g.put(k, v) }
     d.tableVersion.foreach(o.put("tableVersion", _))
     d.decoding.foreach(x => o.set[JsonNode]("decoding", decodingJson(x)))
+    o.put("layout", d.layout)
     o
   }
 
@@ -147,7 +151,7 @@ object LogJson {
       timestamp = long(root, "timestamp"),
       createdAt = long(root, "createdAt"),
       spec = readSpec(obj(root, "spec")),
-      data = Option(root.get("data")).filterNot(_.isNull).map(readData))
+      data = Option(root.get("data")).filterNot(_.isNull).map(readData(_, fv)))
   }
 
   private def readSpec(o: JsonNode): IndexSpec = {
@@ -175,7 +179,7 @@ object LogJson {
     IndexSpec(str(o, "name"), source, columns, bool(o, "global"), allowUnencrypted)
   }
 
-  private def readData(o: JsonNode): IndexData = {
+  private def readData(o: JsonNode, formatVersion: Long): IndexData = {
     if (!o.isObject) fail("data is not an object")
     IndexData(str(o, "dir"), long(o, "indexedFiles"), long(o, "indexedBytes"), long(o, "filterBytes"),
       long(o, "filesFromFooters"),
@@ -185,7 +189,13 @@ object LogJson {
       // Optional (added for Delta Lake sources): entries written before it have none.
       Option(o.get("tableVersion")).filterNot(_.isNull).map(_ => long(o, "tableVersion")),
       // Format 2 on: how the build decoded each column. Format 1 entries have none.
-      Option(o.get("decoding")).filterNot(_.isNull).map(readDecoding))
+      Option(o.get("decoding")).filterNot(_.isNull).map(readDecoding),
+      // Format 3 on: the layout is recorded; before, every entry's data had one.
+      if (formatVersion < 3) IndexData.Rows else {
+        val l = str(o, "layout")
+        if (!IndexData.all.contains(l)) fail(s"unknown data layout '$l'")
+        l
+      })
   }
 
   private def fail(msg: String): Nothing = throw new InvalidLogEntryException(msg)

@@ -1,6 +1,7 @@
 package bloomindex.bench
 
-import bloomindex.catalog.{FilePredicate, IndexView, IndexedFile, LoadedIndex}
+import bloomindex.catalog.{ColumnData, FilePredicate, FileRows, IndexView}
+import bloomindex.filter.FilterAlgorithm
 import bloomindex.filter.Sbbf
 import bloomindex.hash.ParquetHash
 import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState, LogEntry, SourceSpec}
@@ -22,17 +23,19 @@ object ProbeBench {
     val perFile = 10000
     val bytes = SbbfSizing.exactBytes(perFile, 0.01)
     val rnd = new java.util.Random(1)
-    val indexed = (0 until files).map { i =>
+    val builder = new ColumnData.Builder("k", FilterAlgorithm.SplitBlock)
+    (0 until files).foreach { i =>
       val f = Sbbf(bytes)
       var j = 0
       while (j < perFile) { f.insert(ParquetHash.hashLong(i.toLong * perFile + j)); j += 1 }
-      s"file:/t/part-$i.parquet" -> new IndexedFile(s"file:/t/part-$i.parquet", 1L, 1L, perFile, Array(0L), Array(f))
-    }.toMap
+      builder.add(s"file:/t/part-$i.parquet", 1L, 1L, perFile, 0L, f.toBytes)
+    }
+    val indexed = builder.result()
     val spec = IndexSpec("probe", SourceSpec(None, "parquet", Seq("file:/t"), Map.empty, Nil),
       Seq(ColumnSpec("k", "BIGINT", 0.01, None, Sizing.Exact)), global = false)
-    val index = new LoadedIndex(LogEntry(1, IndexState.Active, "CREATE", "op", 0, 0, spec,
-      Some(IndexData("data/op", files, 0, 0, 0, Map.empty))), indexed)
-    val view = new IndexView(new org.apache.hadoop.fs.Path("file:/i/probe"), index.entry, Map.empty, () => index)
+    val entry = LogEntry(1, IndexState.Active, "CREATE", "op", 0, 0, spec,
+      Some(IndexData("data/op", files, 0, 0, 0, Map.empty)))
+    val view = new IndexView(new org.apache.hadoop.fs.Path("file:/i/probe"), entry, Map.empty, _ => indexed)
     val k = AttributeReference("k", LongType)()
     val queries = Seq(
       "point" -> EqualTo(k, Literal(123456789L)),
@@ -42,7 +45,12 @@ object ProbeBench {
     for ((name, expr) <- queries) {
       def run(): Int = {
         val pred = FilePredicate.translate(expr, view).toOption.get
-        index.files.valuesIterator.count(pred.mayMatch)
+        // As the catalog probes: each listed file's path looked up, then tested.
+        val row = new FileRows(Array(indexed), Array(0))
+        (0 until files).count { i =>
+          row.rows(0) = indexed.indexOf(s"file:/t/part-$i.parquet", 1L, 1L)
+          pred.mayMatch(row)
+        }
       }
       (1 to 20).foreach(_ => run())
       val times = (1 to 10).map { _ =>

@@ -65,6 +65,30 @@ object BloomIndexSQLConf {
     .checkValue(_ > 0, "Must be a whole number > 0.")
     .createWithDefault(2000000)
 
+  val CACHE_MAX_BYTES: ConfigEntry[Long] = buildConf("spark.bloomindex.cache.maxBytes")
+    .doc("Driver memory the loaded index data of pruning may hold in this JVM (per column of " +
+      "an index version, least recently used dropped first). A column larger than this on its " +
+      "own is still loaded for the query that needs it, then dropped.")
+    .version(Since)
+    .bytesConf(org.apache.spark.network.util.ByteUnit.BYTE)
+    .checkValue(_ >= 0, "Must be >= 0.")
+    .createWithDefaultString("512m")
+
+  val LOAD_DRIVER_MAX_FILES: ConfigEntry[Int] = buildConf("spark.bloomindex.load.driverMaxFiles")
+    .doc("An indexed column stored in at most this many index data files is loaded by the " +
+      "driver itself, reading the files in parallel; more, and a Spark job reads them.")
+    .version(Since)
+    .intConf
+    .checkValue(_ >= 0, "Must be >= 0.")
+    .createWithDefault(10000)
+
+  val LOAD_THREADS: ConfigEntry[Int] = buildConf("spark.bloomindex.load.threads")
+    .doc("Threads the driver reads an indexed column's index data files with.")
+    .version(Since)
+    .intConf
+    .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
+    .createWithDefault(8)
+
   /** Test hook, not for users: each task of a build's data pass sleeps this long before reading. */
   val TEST_BUILD_TASK_DELAY_MS: ConfigEntry[Long] = buildConf("spark.internal.bloomindex.test.buildTaskDelayMs")
     .internal()
@@ -86,7 +110,8 @@ object BloomIndexSQLConf {
 
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
-    BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE)
+    BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
+    TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE)
 
   // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
   // cannot name it). A bad value in a session builder's config fails the session's start
@@ -98,6 +123,9 @@ object BloomIndexSQLConf {
   def joinFilterEnabled(conf: SQLConf): Boolean = conf.getConf(JOIN_FILTER_ENABLED)
   def buildFooterFilters(conf: SQLConf): Boolean = conf.getConf(BUILD_FOOTER_FILTERS)
   def buildMaxDistinctPerFile(conf: SQLConf): Int = conf.getConf(BUILD_MAX_DISTINCT_PER_FILE)
+  def cacheMaxBytes(conf: SQLConf): Long = conf.getConf(CACHE_MAX_BYTES)
+  def loadDriverMaxFiles(conf: SQLConf): Int = conf.getConf(LOAD_DRIVER_MAX_FILES)
+  def loadThreads(conf: SQLConf): Int = conf.getConf(LOAD_THREADS)
   def testBuildTaskDelayMs(conf: SQLConf): Long = conf.getConf(TEST_BUILD_TASK_DELAY_MS)
 
   /** The boolean test switch `key` (one of the internal `spark.internal.bloomindex.test.*`). */

@@ -1,0 +1,90 @@
+package bloomindex.build
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+
+import bloomindex.crypto.IndexEncryption
+import bloomindex.log.IndexSpec
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/**
+ * What one version's index data holds, written by the build next to the data
+ * (`_summary.json`, log format 3 on): per column, how many files it has a row for, their filter
+ * bytes, how many came from Parquet footers, and the column's data files with their sizes.
+ * DESCRIBE reads it instead of every filter; a query reads the names of the files of the
+ * columns it probes from it instead of listing their folders.
+ */
+final case class ColumnSummary(files: Long, filterBytes: Long, filesFromFooter: Long, dataFiles: Map[String, Long])
+
+final case class IndexSummary(columns: Map[String, ColumnSummary])
+
+object IndexSummary {
+
+  val FileName = "_summary.json"
+  /** Summaries above this are damage, not read (100,000 data files per column is about 8 MB). */
+  private val MaxBytes = 64 << 20
+  private val mapper = new ObjectMapper()
+
+  def path(dir: Path): Path = new Path(dir, FileName)
+
+  /**
+   * Writes the summary of the rows `written` into `dir`, listing each column's folder for its
+   * data files (after every write of the build).
+   */
+  def write(conf: Configuration, dir: String, spec: IndexSpec, written: Seq[IndexFiles.RowWritten]): IndexSummary = {
+    val d = new Path(dir)
+    val fs = d.getFileSystem(conf)
+    val byColumn = written.groupBy(_.column)
+    val summary = IndexSummary(spec.columns.map { c =>
+      val rows = byColumn.getOrElse(c.name, Nil)
+      val folder = IndexEncryption.columnFolder(d, c.name)
+      val files = if (!fs.exists(folder)) Map.empty[String, Long]
+        else fs.listStatus(folder).filter(s => s.isFile && s.getPath.getName.endsWith(".parquet"))
+          .map(s => s.getPath.getName -> s.getLen).toMap
+      c.name -> ColumnSummary(rows.size.toLong, rows.iterator.map(_.filterBytes.toLong).sum,
+        rows.count(_.fromFooter).toLong, files)
+    }.toMap)
+    val o = mapper.createObjectNode()
+    o.put("version", 1)
+    val cols = o.putObject("columns")
+    summary.columns.toSeq.sortBy(_._1).foreach { case (name, s) =>
+      val co = cols.putObject(name)
+      co.put("files", s.files)
+      co.put("filterBytes", s.filterBytes)
+      co.put("filesFromFooter", s.filesFromFooter)
+      val df = co.putObject("dataFiles")
+      s.dataFiles.toSeq.sortBy(_._1).foreach { case (f, n) => df.put(f, n) }
+    }
+    val out = fs.create(path(d), false)
+    try mapper.writeValue(out: java.io.OutputStream, o) finally out.close()
+    summary
+  }
+
+  /** Reads the summary in `dir`; an IllegalStateException says what is wrong with it. */
+  def read(conf: Configuration, dir: Path): IndexSummary = {
+    val p = path(dir)
+    val fs = p.getFileSystem(conf)
+    val len = fs.getFileStatus(p).getLen
+    if (len > MaxBytes) throw new IllegalStateException(s"$p: $len bytes, more than a summary may hold")
+    val in = fs.open(p)
+    val root = try mapper.readTree(in: java.io.InputStream) catch {
+      case e: Exception => throw new IllegalStateException(s"$p is not valid JSON (${e.getMessage.linesIterator.next()})")
+    } finally in.close()
+    def bad(what: String) = throw new IllegalStateException(s"$p: $what")
+    if (root == null || !root.isObject || !root.path("columns").isObject) bad("no columns")
+    IndexSummary(root.get("columns").properties().asScala.map { e =>
+      val c = e.getValue
+      def num(f: String): Long = { val n = c.get(f); if (n == null || !n.canConvertToLong) bad(s"${e.getKey}.$f is not a number"); n.asLong }
+      val df = c.get("dataFiles")
+      if (df == null || !df.isObject) bad(s"${e.getKey}.dataFiles is not an object")
+      e.getKey -> ColumnSummary(num("files"), num("filterBytes"), num("filesFromFooter"),
+        df.properties().asScala.map { f =>
+          if (!f.getValue.canConvertToLong) bad(s"${e.getKey}.dataFiles.${f.getKey} is not a number")
+          f.getKey -> f.getValue.asLong
+        }.toMap)
+    }.toMap)
+  }
+}

@@ -1,0 +1,62 @@
+package bloomindex.catalog
+
+import bloomindex.filter.{BloomFilter, FilterAlgorithm}
+import bloomindex.sbbf.SbbfSizing.Sizing
+
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The compact form of a loaded column answers exactly as the filters it was built from. */
+class ColumnDataSuite extends AnyFunSuite {
+
+  private def filters(alg: FilterAlgorithm, n: Int, rnd: java.util.Random): Seq[(String, BloomFilter, Seq[Long])] =
+    (0 until n).map { i =>
+      val values = Seq.fill(1 + rnd.nextInt(400))(rnd.nextLong())
+      // Sizes differ from file to file (as exact sizing makes them): offsets must hold.
+      val f = alg.forNdv(values.size.toLong, 0.01, Sizing.Exact)
+      values.foreach(v => f.insert(alg.hash.hashLong(v)))
+      (if (i % 3 == 0) s"file:/t/p=${i % 5}/part-$i.parquet" else s"file:/t/part-é$i.parquet", f, values)
+    }
+
+  for (alg <- FilterAlgorithm.all) test(s"${alg.name}: every check equals the filter's own") {
+    val rnd = new java.util.Random(alg.name.hashCode)
+    val files = filters(alg, 300, rnd)
+    val b = new ColumnData.Builder("c", alg)
+    files.zipWithIndex.foreach { case ((p, f, vs), i) => b.add(p, 1000L + i, 2000L + i, vs.size, i % 2, f.toBytes) }
+    val d = b.result()
+    assert(d.numFiles == files.size && d.unreadable == 0)
+    files.zipWithIndex.foreach { case ((p, f, vs), i) =>
+      val r = d.indexOf(p, 1000L + i, 2000L + i)
+      assert(r >= 0 && d.path(r) == p && d.rowCount(r) == vs.size && d.nullCount(r) == i % 2)
+      vs.foreach(v => assert(d.mightContain(r, alg.hash.hashLong(v))))
+      (0 until 200).foreach { _ =>
+        val h = rnd.nextLong()
+        assert(d.mightContain(r, h) == f.mightContain(h))
+      }
+      // Held only as it was built: same size and modification time.
+      assert(d.indexOf(p, 1001L + i, 2000L + i) == -1 && d.indexOf(p, 1000L + i, 1999L + i) == -1)
+    }
+    assert(d.indexOf("file:/t/part-999999.parquet") == -1 && d.indexOf("file:/other/part-1.parquet") == -1)
+    assert(d.heapBytes > files.map(_._2.numBytes.toLong).sum)
+  }
+
+  test("a filter that does not deserialize drops its file's row, counted with an example") {
+    val alg = FilterAlgorithm.SplitBlock
+    val good = alg.forNdv(10, 0.01, Sizing.Exact)
+    val b = new ColumnData.Builder("k", alg)
+    b.add("file:/t/a.parquet", 1, 1, 10, 0, good.toBytes)
+    b.add("file:/t/b.parquet", 1, 1, 10, 0, Array[Byte](1, 2, 3))
+    val d = b.result()
+    assert(d.numFiles == 1 && d.indexOf("file:/t/a.parquet") == 0 && d.indexOf("file:/t/b.parquet") == -1)
+    assert(d.unreadable == 1 && d.unreadableExample.contains("file:/t/b.parquet column k"))
+  }
+
+  test("no files, and files sharing no prefix") {
+    val empty = new ColumnData.Builder("k", FilterAlgorithm.Classic).result()
+    assert(empty.numFiles == 0 && empty.indexOf("file:/x") == -1)
+    val alg = FilterAlgorithm.SplitBlock
+    val b = new ColumnData.Builder("k", alg)
+    Seq("file:/a/x.parquet", "s3a://b/y.parquet", "hdfs://nn/z.parquet").foreach(p => b.add(p, 1, 1, 1, 0, alg.forNdv(1, 0.01).toBytes))
+    val d = b.result()
+    assert(Seq("file:/a/x.parquet", "s3a://b/y.parquet", "hdfs://nn/z.parquet").map(d.indexOf).sorted == Seq(0, 1, 2))
+  }
+}

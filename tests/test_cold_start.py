@@ -1,0 +1,227 @@
+"""Issue 15: cold start. A query on a fresh driver loads only the index data of the columns it
+probes (one folder per column, log format 3), on the driver without a Spark job; the loaded data
+is bounded by a cache cap; an index written in the earlier layout (log format 2) is read as
+before, and an entry of a layout this build does not know is refused with REFRESH ... FULL."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import random
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import functions as F
+
+from index_helpers import log_entries, row_path
+
+PRUNING = "spark.bloomindex.pruning.enabled"
+N_FILES = 8
+KEYS = 800
+
+
+def _source(spark, tmp_path, name):
+    """N_FILES Parquet files with disjoint key ranges: a point query keeps one file."""
+    path = str(tmp_path / name)
+    (spark.range(KEYS).select(F.col("id").alias("k"), F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"))
+     .repartitionByRange(N_FILES, "k").write.parquet(path))
+    return path
+
+
+def _jvm(spark):
+    return spark.sparkContext._jvm.bloomindex
+
+
+def _fresh_driver(spark):
+    """What a new driver would see: nothing loaded, nothing counted."""
+    _jvm(spark).catalog.IndexCache.clear()
+    _jvm(spark).build.IndexStore.resetLoaded()
+
+
+def _loaded(spark):
+    return dict(_jvm(spark).build.IndexStore.loadedFiles())
+
+
+def _rows(spark, path, where, pruning):
+    spark.conf.set(PRUNING, str(pruning).lower())
+    try:
+        q = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE {where}")
+        return sorted(tuple(r) for r in q.collect()), {row_path(p) for p in q.inputFiles()}
+    finally:
+        spark.conf.unset(PRUNING)
+
+
+def _differential(spark, path, seed, n=3):
+    """Rows with the index == rows without, for n random predicates; the files each read."""
+    rng = random.Random(seed)
+    read = {}
+    for _ in range(n):
+        a, b = rng.randrange(-10, KEYS + 10), rng.randrange(KEYS)
+        for where in (f"k = {a}", f"s = 's{b}'", f"k IN ({a}, {b}) AND s IS NOT NULL", f"k = {a} OR s = 's{b}'"):
+            on, files = _rows(spark, path, where, True)
+            off, _ = _rows(spark, path, where, False)
+            assert on == off, where
+            read[where] = files
+    return read
+
+
+def _jobs(spark):
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+
+
+def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "cold")
+    spark.sql(f"CREATE BLOOM INDEX cold ON parquet.`{path}` FOR COLUMNS (k, s)")
+    entry = log_entries(root, "cold")[-1]
+    assert entry["formatVersion"] == 3 and entry["data"]["layout"] == "columns"
+    data = os.path.join(root, "cold", entry["data"]["dir"])
+    assert sorted(f for f in os.listdir(data) if not f.startswith(".")) == ["_summary.json", "column=k", "column=s"]
+    k_bytes = sum(os.path.getsize(f) for f in glob.glob(os.path.join(data, "column=k", "*.parquet")))
+
+    _fresh_driver(spark)
+    df = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE k = 5")
+    df.schema  # analysis (and the source's schema) before the jobs are counted
+    jobs = _jobs(spark)
+    df._jdf.queryExecution().executedPlan()
+    assert _jobs(spark) == jobs, "loading the index started a Spark job"
+    assert _loaded(spark) == {"column=k": len(glob.glob(os.path.join(data, "column=k", "*.parquet")))}
+    assert dict(_jvm(spark).build.IndexStore.loadedBytes()) == {"column=k": k_bytes}
+    assert len(df.inputFiles()) == 1 and sorted(df.collect()) == [(5, "s5")]
+    held = _jvm(spark).catalog.IndexCache.heldBytes()
+    assert 0 < held and _jvm(spark).catalog.IndexCache.heldColumns() == 1
+
+    # The other column on its first use; the first one is not read again.
+    k_files = _loaded(spark)["column=k"]
+    assert len(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE s = 's5'").inputFiles()) == 1
+    assert set(_loaded(spark)) == {"column=k", "column=s"} and _loaded(spark)["column=k"] == k_files
+    before = _loaded(spark)
+    _differential(spark, path, seed=1)
+    assert _loaded(spark) == before, "warm queries read no index data"
+
+
+def test_after_a_refresh_only_the_new_version_is_held(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "cold_ref")
+    spark.sql(f"CREATE BLOOM INDEX cold_ref ON parquet.`{path}` FOR COLUMNS (k, s)")
+    _fresh_driver(spark)
+    before = _differential(spark, path, seed=2)
+    cache = _jvm(spark).catalog.IndexCache
+    assert cache.heldColumns() == 2
+    spark.range(KEYS, KEYS + 100).select(F.col("id").alias("k"), F.concat(F.lit("s"), F.col("id").cast("string"))
+                                         .alias("s")).write.mode("append").parquet(path)
+    spark.sql("REFRESH BLOOM INDEX cold_ref")
+    _jvm(spark).build.IndexStore.resetLoaded()
+    assert len(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 850").inputFiles()) == 1
+    # The old version's columns are dropped when the new one's are loaded: one column held.
+    assert cache.heldColumns() == 1 and set(_loaded(spark)) == {"column=k"}
+    after = _differential(spark, path, seed=2)
+    assert after.keys() == before.keys()
+
+
+def test_a_cache_cap_of_zero_holds_nothing_and_prunes_the_same(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "cold_cap")
+    spark.sql(f"CREATE BLOOM INDEX cold_cap ON parquet.`{path}` FOR COLUMNS (k, s)")
+    _fresh_driver(spark)
+    expected = _differential(spark, path, seed=3)
+    spark.conf.set("spark.bloomindex.cache.maxBytes", "0")
+    try:
+        _fresh_driver(spark)
+        assert _differential(spark, path, seed=3) == expected
+        assert _jvm(spark).catalog.IndexCache.heldBytes() == 0
+        k_files = len(glob.glob(os.path.join(root, "cold_cap", "data", "*", "column=k", "*.parquet")))
+        assert _loaded(spark)["column=k"] >= 2 * k_files, "each query loads what it needs again"
+    finally:
+        spark.conf.unset("spark.bloomindex.cache.maxBytes")
+    with pytest.raises(Exception, match="spark.bloomindex.cache.maxBytes"):
+        spark.conf.set("spark.bloomindex.cache.maxBytes", "-1")
+
+
+def test_above_the_driver_threshold_a_spark_job_loads_the_same_data(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "cold_job")
+    spark.sql(f"CREATE BLOOM INDEX cold_job ON parquet.`{path}` FOR COLUMNS (k, s)")
+    _fresh_driver(spark)
+    expected = _differential(spark, path, seed=4)
+    spark.conf.set("spark.bloomindex.load.driverMaxFiles", "0")
+    try:
+        _fresh_driver(spark)
+        df = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE k = 5")
+        df.schema
+        jobs = _jobs(spark)
+        df._jdf.queryExecution().executedPlan()
+        assert _jobs(spark) > jobs
+        assert _differential(spark, path, seed=4) == expected
+    finally:
+        spark.conf.unset("spark.bloomindex.load.driverMaxFiles")
+
+
+def _to_format_2(spark, root, name):
+    """Rewrites the newest ACTIVE version as log format 2 wrote it: every column's rows in one
+    Parquet file (with the `column` field), no summary, no `layout` in the entry."""
+    files = sorted(glob.glob(os.path.join(root, name, "_log", "*.json")))
+    newest = [f for f in files if json.load(open(f))["state"] == "ACTIVE"][-1]
+    entry = json.load(open(newest))
+    data = os.path.join(root, name, entry["data"]["dir"])
+    tables = []
+    for folder in sorted(glob.glob(os.path.join(data, "column=*"))):
+        column = os.path.basename(folder)[len("column="):]
+        for f in sorted(glob.glob(os.path.join(folder, "*.parquet"))):
+            t = pq.read_table(f)
+            t = t.add_column(3, "column", pa.array([column] * t.num_rows, pa.string()))
+            tables.append(t)
+    old = entry["data"]["dir"] + "-format2"
+    os.makedirs(os.path.join(root, name, old))
+    pq.write_table(pa.concat_tables(tables), os.path.join(root, name, old, "part-00000.parquet"), compression="none")
+    entry["formatVersion"] = 2
+    entry["data"]["dir"] = old
+    del entry["data"]["layout"]
+    os.remove(newest)  # log files are hard links made at commit: a new file, not through the link
+    with open(newest, "w") as out:
+        out.write(json.dumps(entry))
+    return newest
+
+
+def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "cold_v2")
+    spark.sql(f"CREATE BLOOM INDEX cold_v2 ON parquet.`{path}` FOR COLUMNS (k, s)")
+    _fresh_driver(spark)
+    expected = _differential(spark, path, seed=5)
+    assert any(len(f) < N_FILES for f in expected.values())
+    _to_format_2(spark, root, "cold_v2")
+    _fresh_driver(spark)
+    assert _differential(spark, path, seed=5) == expected
+    assert _loaded(spark) == {}, "the rows layout is read by Spark, every column at once, as before"
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_v2").collect()}
+    assert d["damage"] == "none" and d["files_indexed"] == str(N_FILES) and d["column.k.files"] == str(N_FILES)
+    # A full refresh writes the current layout.
+    spark.sql("REFRESH BLOOM INDEX cold_v2 FULL")
+    assert log_entries(root, "cold_v2")[-1]["data"]["layout"] == "columns"
+    _fresh_driver(spark)
+    assert _differential(spark, path, seed=5) == expected
+    # An incremental refresh on top of a format-2 version carries its rows into the new layout.
+    _to_format_2(spark, root, "cold_v2")
+    spark.sql("REFRESH BLOOM INDEX cold_v2")
+    _fresh_driver(spark)
+    assert _differential(spark, path, seed=5) == expected
+
+
+def test_a_layout_this_build_does_not_know_is_refused_with_refresh_full(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "cold_new")
+    spark.sql(f"CREATE BLOOM INDEX cold_new ON parquet.`{path}` FOR COLUMNS (k)")
+    newest = sorted(glob.glob(os.path.join(root, "cold_new", "_log", "*.json")))[-1]
+    entry = json.load(open(newest))
+    entry["data"]["layout"] = "block-major"
+    os.remove(newest)
+    with open(newest, "w") as out:
+        out.write(json.dumps(entry))
+    _fresh_driver(spark)
+    # Queries do not use it (and answer correctly); DESCRIBE and the warning say what repairs it.
+    read = _differential(spark, path, seed=6, n=2)
+    assert all(len(f) == N_FILES for w, f in read.items() if w.startswith("k = "))
+    warnings = list(_jvm(spark).log.IndexLog.warnings())
+    assert any("unknown data layout 'block-major'" in w and "REFRESH BLOOM INDEX cold_new FULL" in w
+               for w in warnings), warnings
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_new").collect()}
+    assert "unknown data layout 'block-major'" in d["damage"]
+    spark.sql("REFRESH BLOOM INDEX cold_new FULL")
+    _fresh_driver(spark)
+    assert any(len(f) < N_FILES for f in _differential(spark, path, seed=6, n=2).values())
