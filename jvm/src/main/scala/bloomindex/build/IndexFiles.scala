@@ -47,26 +47,22 @@ private[bloomindex] object IndexFiles {
   final case class RowWritten(path: String, fileSize: Long, column: String, filterBytes: Int, fromFooter: Boolean)
 
   /**
-   * What one task wrote: its pending files, as paths relative to `_pending/` (none for no rows;
-   * one, or one per column of an encrypted index), and its rows.
+   * What one task wrote: its pending files, as paths relative to `_pending/` (none for no rows,
+   * else one per column), and its rows.
    */
   final case class Written(files: Seq[String], rows: Seq[RowWritten])
 
-  val Schema: MessageType = Types.buildMessage()
+  /** The file of one column's rows: the column is their folder's name (`column=<name>`). */
+  val ColumnFileSchema: MessageType = Types.buildMessage()
     .required(BINARY).as(LogicalTypeAnnotation.stringType()).named("file_path")
     .required(INT64).named("file_size")
     .required(INT64).named("modification_time")
-    .required(BINARY).as(LogicalTypeAnnotation.stringType()).named("column")
     .required(INT64).named("row_count")
     .required(INT64).named("null_count")
     .required(INT64).named("ndv")
     .required(BINARY).named("filter")
     .required(BINARY).as(LogicalTypeAnnotation.stringType()).named("built_from")
     .named("spark_schema")
-
-  /** The files of one column's rows (encrypted indexes): the column is their folder's name. */
-  val ColumnFileSchema: MessageType = new MessageType("spark_schema",
-    Schema.getFields.asScala.filter(_.getName != "column").asJava)
 
   private val ColumnFileSparkSchema: String =
     org.apache.spark.sql.types.StructType(IndexBuilder.IndexSchema.filter(_.name != "column")).json
@@ -89,7 +85,7 @@ private[bloomindex] object IndexFiles {
       val (_, writer) = writers.getOrElseUpdate(r.column, {
         val folder = IndexEncryption.columnFolder(pending, r.column)
         val file = new Path(folder, f"part-$partition%05d-$id.parquet")
-        (s"${folder.getName}/${file.getName}", open(file, writeConf, perColumn = true))
+        (s"${folder.getName}/${file.getName}", open(file, writeConf))
       })
       writer.write(r)
       meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
@@ -105,8 +101,8 @@ private[bloomindex] object IndexFiles {
     Written(writers.valuesIterator.map(_._1).toSeq, meta.result())
   }
 
-  private def open(file: Path, conf: Configuration, perColumn: Boolean): ParquetWriter[IndexRow] =
-    new Builder(HadoopOutputFile.fromPath(file, conf), perColumn).withConf(conf)
+  private def open(file: Path, conf: Configuration): ParquetWriter[IndexRow] =
+    new Builder(HadoopOutputFile.fromPath(file, conf)).withConf(conf)
       .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
       // Filters are near-random bits, all different: compression, a dictionary, statistics and
       // page checksums (Spark's reader does not verify them; the file system has its own)
@@ -144,20 +140,20 @@ private[bloomindex] object IndexFiles {
     written.toSeq
   }
 
-  private final class Builder(file: HadoopOutputFile, perColumn: Boolean)
+  private final class Builder(file: HadoopOutputFile)
       extends ParquetWriter.Builder[IndexRow, Builder](file) {
     override protected def self(): Builder = this
-    override protected def getWriteSupport(conf: Configuration): WriteSupport[IndexRow] = new RowWriteSupport(perColumn)
+    override protected def getWriteSupport(conf: Configuration): WriteSupport[IndexRow] = new RowWriteSupport
   }
 
-  /** `perColumn`: the file of one column's rows, without the `column` field. */
-  private final class RowWriteSupport(perColumn: Boolean) extends WriteSupport[IndexRow] {
+  /** The file of one column's rows, without the `column` field (its folder names the column). */
+  private final class RowWriteSupport extends WriteSupport[IndexRow] {
     private var out: RecordConsumer = _
 
     override def init(conf: Configuration): WriteSupport.WriteContext =
-      new WriteSupport.WriteContext(if (perColumn) ColumnFileSchema else Schema, Map(
+      new WriteSupport.WriteContext(ColumnFileSchema, Map(
         "org.apache.spark.version" -> SPARK_VERSION,
-        "org.apache.spark.sql.parquet.row.metadata" -> (if (perColumn) ColumnFileSparkSchema else IndexBuilder.IndexSchema.json)).asJava)
+        "org.apache.spark.sql.parquet.row.metadata" -> ColumnFileSparkSchema).asJava)
 
     override def prepareForWrite(consumer: RecordConsumer): Unit = out = consumer
 
@@ -166,14 +162,11 @@ private[bloomindex] object IndexFiles {
       string(0, "file_path", r.path)
       long(1, "file_size", r.size)
       long(2, "modification_time", r.modificationTime)
-      // A per-column file has no `column` field: the fields after it move up one.
-      val c = if (perColumn) 3 else 4
-      if (!perColumn) string(3, "column", r.column)
-      long(c, "row_count", r.rows)
-      long(c + 1, "null_count", r.nulls)
-      long(c + 2, "ndv", r.ndv)
-      field(c + 3, "filter")(out.addBinary(Binary.fromConstantByteArray(r.filter)))
-      string(c + 4, "built_from", r.builtFrom)
+      long(3, "row_count", r.rows)
+      long(4, "null_count", r.nulls)
+      long(5, "ndv", r.ndv)
+      field(6, "filter")(out.addBinary(Binary.fromConstantByteArray(r.filter)))
+      string(7, "built_from", r.builtFrom)
       out.endMessage()
     }
 
