@@ -8,7 +8,7 @@ import bloomindex.build.{ColumnSummary, IndexStore, IndexSummary}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState}
-import bloomindex.source.SourceResolver
+import bloomindex.source.{SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
@@ -81,21 +81,8 @@ final class DescribeAction(ctx: ActionContext) {
     val perColumn = rows.groupBy("column").agg(count(lit(1)), sum(length(col("filter"))),
       sum(when(col("built_from") === "footer", 1).otherwise(0))).collect()
       .map(r => r.getString(0) -> (r.getLong(1), r.getLong(2), r.getLong(3))).toMap
-    out += "files_indexed" -> d.indexedFiles.toString
-    out += "bytes_indexed" -> d.indexedBytes.toString
-    out += "filter_bytes" -> d.filterBytes.toString
-    // A file is "from footer" when none of its data was read: every column came from its footer.
-    out += "files_from_footer" -> d.filesFromFooters.toString
-    out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
-    d.tableVersion.foreach(v => out += "table_version" -> v.toString)
-    val (_, current, currentVersion) = SourceResolver.snapshot(ctx.spark, spec.source)
-    currentVersion.foreach(v => out += "table_current_version" -> v.toString)
-    val known = IndexStore.fileIdentities(rows)
-    val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
-    val currentPaths = current.map(_.path).toSet
-    val deleted = known.map(_._1).count(p => !currentPaths.contains(p))
-    out += "files_new_or_changed" -> stale.toString
-    out += "files_deleted" -> deleted.toString
+    val current = sizeLines(spec, d, out)
+    freshnessLines(current, IndexStore.fileIdentities(rows), out)
     spec.columns.foreach { c =>
       val (files, bytes, fromFooter) = perColumn.getOrElse(c.name, (0L, 0L, 0L))
       columnLines(spec, d, c, files, bytes, fromFooter, out, damage)
@@ -118,14 +105,7 @@ final class DescribeAction(ctx: ActionContext) {
     val conf = ctx.hadoopConf
     val dir = IndexStore.dataDir(indexDir, d)
     val fs = dir.getFileSystem(conf)
-    out += "files_indexed" -> d.indexedFiles.toString
-    out += "bytes_indexed" -> d.indexedBytes.toString
-    out += "filter_bytes" -> d.filterBytes.toString
-    out += "files_from_footer" -> d.filesFromFooters.toString
-    out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
-    d.tableVersion.foreach(v => out += "table_version" -> v.toString)
-    val (_, current, currentVersion) = SourceResolver.snapshot(ctx.spark, spec.source)
-    currentVersion.foreach(v => out += "table_current_version" -> v.toString)
+    val current = sizeLines(spec, d, out)
     val known = java.util.concurrent.ConcurrentHashMap.newKeySet[(String, Long, Long)]()
     spec.columns.foreach { c =>
       val s = summary.columns.getOrElse(c.name, ColumnSummary(0, 0, 0, Map.empty))
@@ -145,12 +125,33 @@ final class DescribeAction(ctx: ActionContext) {
         s"(${read.failure.map(_.getMessage).getOrElse("")}); the files whose rows they held have no index row"
       columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, out, damage)
     }
+    freshnessLines(current, known.asScala, out)
+    globalLines(indexDir, spec, d, damage)
+  }
+
+  /** The version's sizes and table versions, both layouts alike; returns the table's current files. */
+  private def sizeLines(spec: IndexSpec, d: IndexData,
+      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]]): Seq[SourceFile] = {
+    out += "files_indexed" -> d.indexedFiles.toString
+    out += "bytes_indexed" -> d.indexedBytes.toString
+    out += "filter_bytes" -> d.filterBytes.toString
+    // A file is "from footer" when none of its data was read: every column came from its footer.
+    out += "files_from_footer" -> d.filesFromFooters.toString
+    out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
+    d.tableVersion.foreach(v => out += "table_version" -> v.toString)
+    val (_, current, currentVersion) = SourceResolver.snapshot(ctx.spark, spec.source)
+    currentVersion.foreach(v => out += "table_current_version" -> v.toString)
+    current
+  }
+
+  /** How many of the table's files the index does not hold as they are, and how many it holds that are gone. */
+  private def freshnessLines(current: Seq[SourceFile], known: scala.collection.Set[(String, Long, Long)],
+      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]]): Unit = {
     val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
     val currentPaths = current.map(_.path).toSet
-    val deleted = known.asScala.map(_._1).count(p => !currentPaths.contains(p))
+    val deleted = known.iterator.map(_._1).count(p => !currentPaths.contains(p))
     out += "files_new_or_changed" -> stale.toString
     out += "files_deleted" -> deleted.toString
-    globalLines(indexDir, spec, d, damage)
   }
 
   private def columnLines(spec: IndexSpec, d: IndexData, c: ColumnSpec, files: Long, bytes: Long, fromFooter: Long,
