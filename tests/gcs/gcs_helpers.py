@@ -6,8 +6,8 @@ project's test extra); the GCS connector for Hadoop 3 (its shaded jar) is copied
 `make test-gcs` into the git-ignored `.tools/gcs` (Maven, tests/gcs/pom.xml).
 
 What the server models, and what it does not (docs/decisions.md, "GCS"): it checks
-`ifGenerationMatch` on a multipart upload, under a lock with the write (a refused upload is
-HTTP 412), but ignores it on resumable and simple uploads. The connector sends a file of a
+`ifGenerationMatch` on a multipart upload, as one step with the write (a refused upload is
+HTTP 412; test_gcs_index.py checks both), but ignores it on resumable and simple uploads. The connector sends a file of a
 create without overwrite as a resumable upload unless `fs.gs.outputstream.direct.upload.enable`
 is set; the tests set it, so the precondition the connector sends is the one the server checks.
 """

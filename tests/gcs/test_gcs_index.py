@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import functions as F
 
@@ -70,6 +71,17 @@ def test_the_server_refuses_an_upload_under_a_failed_generation_precondition(gcs
     # Without the precondition the same upload replaces the object: the 412 came from it.
     assert gcs.upload_multipart(name, b"third") == 200
     assert gcs.read(name) == b"third"
+
+
+def test_the_server_checks_the_precondition_and_writes_in_one_step(gcs):
+    """Concurrent uploads of one new name under `ifGenerationMatch=0`: exactly one succeeds."""
+    with ThreadPoolExecutor(8) as pool:
+        for r in range(50):
+            name = f"precondition-race/{uuid.uuid4().hex}"
+            statuses = list(pool.map(lambda i: gcs.upload_multipart(name, b"w%d" % i, if_generation_match=0), range(8)))
+            assert sorted(statuses) == [200] + [412] * 7, (r, statuses)
+            winner = statuses.index(200)
+            assert gcs.read(name) == b"w%d" % winner
 
 
 def test_lifecycle_on_gcs(spark, gcs, gs_root):
