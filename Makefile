@@ -4,6 +4,7 @@
 #   make test-connect-server   the README's Spark Connect example: a Connect server process and
 #                a client environment with only pyspark-client and the package (.ci/run runs it)
 #   make test-s3   indexes on s3a:// against a moto S3 server (CI runs it after `make test`)
+#   make test-gcs  indexes on gs:// against a fake-gcs-server (CI runs it after `make test-s3`)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -49,13 +50,15 @@ PYTEST_CLUSTER = $(PY) -m pytest tests/cluster
 # The S3 client of tests/s3: hadoop-aws of Spark's Hadoop version and its runtime dependencies
 # (the AWS SDK v2 bundle, ~690 MB), copied from Maven Central by Maven into .tools/s3.
 S3_JARS := .tools/s3/.copied
+# The GCS client of tests/gcs: the GCS connector's shaded jar (~37 MB), copied by Maven into .tools/gcs.
+GCS_JARS := .tools/gcs/.copied
 # tests/connect too: the API's tests on a Spark Connect session (a local server in the process).
 PYTEST_CONNECT = $(PY) -m pytest tests/connect
 # A Spark Connect client's environment: the built package and pyspark-client only (no JVM side).
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold clean
+.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold clean
 
 all: jar
 
@@ -188,6 +191,14 @@ $(S3_JARS): tests/s3/pom.xml
 # tests/s3 runs in a pytest process of its own (its session has the S3A jars on its class path).
 test-s3: $(JAR) $(TEST_JAR) $(S3_JARS)
 	$(PY) -m pytest tests/s3 $(PYTEST_ARGS)
+
+$(GCS_JARS): tests/gcs/pom.xml
+	mvn -q -f tests/gcs/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.tools/gcs
+	touch $@
+
+# tests/gcs runs in a pytest process of its own (its session has the GCS connector on its class path).
+test-gcs: $(JAR) $(TEST_JAR) $(GCS_JARS)
+	$(PY) -m pytest tests/gcs $(PYTEST_ARGS)
 
 demo: $(JAR)
 	$(PY) -m bloomindex.demo

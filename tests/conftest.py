@@ -17,6 +17,8 @@ CONNECT_TESTS = ROOT / "tests" / "connect"
 CONNECT_SERVER_TESTS = ROOT / "tests" / "connect_server"
 # Indexes on s3a:// against a moto S3 server (`make test-s3`).
 S3_TESTS = ROOT / "tests" / "s3"
+# Indexes on gs:// against a fake-gcs-server (`make test-gcs`).
+GCS_TESTS = ROOT / "tests" / "gcs"
 # The other Spark versions' checks: run by `make test-spark-versions` in each version's venv.
 SPARK_VERSION_TESTS = ROOT / "tests" / "spark_versions"
 # The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
@@ -62,13 +64,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_ignore_collect(collection_path, config):
-    """tests/cluster, tests/connect and tests/s3 need their own process (one SparkContext per
+    """tests/cluster, tests/connect, tests/s3 and tests/gcs need their own process (one SparkContext per
     process, see their conftest), tests/connect_server a client environment, and
     tests/spark_versions belongs to `make test-spark-versions`: collected only when named on the
     command line (`make test-cluster`, `make test-connect`, `make test-connect-server`,
-    `make test-s3`, `make test-spark-versions`)."""
+    `make test-s3`, `make test-gcs`, `make test-spark-versions`)."""
     own = pathlib.Path(collection_path).resolve()
-    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, S3_TESTS, SPARK_VERSION_TESTS):
+    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, S3_TESTS, GCS_TESTS, SPARK_VERSION_TESTS):
         return None
     base = pathlib.Path(config.invocation_params.dir)
     for arg in config.args:
