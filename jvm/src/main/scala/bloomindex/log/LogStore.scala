@@ -169,8 +169,8 @@ class S3ConditionalLogStore(conf: Configuration) extends ConditionalCreateLogSto
  * Google Cloud Storage through the GCS connector (`gs://`): the connector writes an object
  * created without overwrite under the precondition `ifGenerationMatch=0` ("no live
  * generation"), checked by GCS when the upload is finalized; a refusal is HTTP 412. Relies on
- * GCS's strong consistency for reads and listings. Not tested here against a GCS server (see
- * docs/decisions.md).
+ * GCS's strong consistency for reads and listings. Tested against fake-gcs-server with the
+ * connector's multipart uploads (`make test-gcs`; docs/decisions.md says what it models).
  */
 class GcsLogStore(conf: Configuration) extends ConditionalCreateLogStore(conf) {
 
