@@ -53,6 +53,21 @@ object SparkShim {
     node.makeCopy(args).asInstanceOf[T]
   }
 
+  /**
+   * `target.name()` where `target`'s class has that public method, else `absent`: for interface
+   * methods a later Spark added with a default (a direct call compiled against 4.2 would be a
+   * reference that Spark 4.1's jars cannot resolve). An exception of the method is rethrown.
+   */
+  def callIfPresent[T](target: AnyRef, name: String, absent: => T): T = {
+    val method = try Some(target.getClass.getMethod(name)) catch { case _: NoSuchMethodException => None }
+    method match {
+      case Some(m) =>
+        try m.invoke(target).asInstanceOf[T]
+        catch { case e: java.lang.reflect.InvocationTargetException => throw e.getCause }
+      case None => absent
+    }
+  }
+
   /** The conjuncts of a condition (`a AND b AND c` -> `a, b, c`), as Spark's PredicateHelper. */
   def conjuncts(condition: Expression): Seq[Expression] = condition match {
     case And(l, r) => conjuncts(l) ++ conjuncts(r)

@@ -107,6 +107,13 @@ final case class PrunedIcebergScan(delegate: Scan, skipped: Set[String], info: P
     case r: SupportsRuntimeV2Filtering => r.filter(predicates)
     case _ =>
   }
+  // Spark 4.2 added these two with defaults, Spark 4.1 has neither: the delegate's are called by
+  // name (without these overrides scalac compiles forwarders to 4.2's defaults into this class,
+  // references that 4.1's jars do not resolve: make test-spark-versions' link check).
+  override def pushedPredicates(): Array[Predicate] =
+    SparkShim.callIfPresent(delegate, "pushedPredicates", Array.empty[Predicate])
+  override def supportsIterativePushdown(): Boolean =
+    SparkShim.callIfPresent(delegate, "supportsIterativePushdown", false)
 }
 
 /** Iceberg's batch, its input partitions without the skipped files' tasks. */
