@@ -87,3 +87,44 @@ def confs(spark, settings: dict):
     finally:
         for k, v in saved.items():
             _set_conf(spark, k, v)
+
+
+def read_probe_file(path: str) -> tuple[str, list[dict], dict[str, bytes]]:
+    """A probe file (layout ``blocks``: a column's filters block-major), read with nothing but
+    ``struct``: its algorithm, its sections, and each indexed file's bit set put back together
+    from the block rows (path -> bytes, in Parquet's layout)."""
+    import struct
+
+    data = open(path, "rb").read()
+    magic = b"BIXPROBE"
+    assert data[:8] == magic and data[-8:] == magic
+    fmt, footer_len = struct.unpack(">ii", data[-16:-8])
+    assert fmt == 1
+    footer = memoryview(data)[len(data) - 16 - footer_len:len(data) - 16]
+    pos = 0
+
+    def take(fmt):
+        nonlocal pos
+        v = struct.unpack_from(fmt, footer, pos)
+        pos += struct.calcsize(fmt)
+        return v
+
+    (alg_len,) = take(">H")
+    algorithm = bytes(footer[pos:pos + alg_len]).decode()
+    pos += alg_len
+    (n_sections,) = take(">i")
+    sections = [dict(zip(("offset", "block_bytes", "blocks", "files"), take(">qiii"))) for _ in range(n_sections)]
+    (n_files,) = take(">i")
+    bitsets = {}
+    for _ in range(n_files):
+        (plen,) = take(">i")
+        p = bytes(footer[pos:pos + plen]).decode()
+        pos += plen
+        _size, _mtime, _rows, _nulls, section, position, _k = take(">qqqqiib")
+        s = sections[section]
+        bb, m = s["block_bytes"], s["files"]
+        bitsets[p] = b"".join(
+            data[s["offset"] + (b * m + position) * bb: s["offset"] + (b * m + position + 1) * bb]
+            for b in range(s["blocks"]))
+    assert pos == len(footer)
+    return algorithm, sections, bitsets

@@ -1,7 +1,9 @@
 """Issue 15: cold start. A query on a fresh driver loads only the index data of the columns it
-probes (one folder per column, log format 3), on the driver without a Spark job; the loaded data
-is bounded by a cache cap; an index written in the earlier layout (log format 2) is read as
-before, and an entry of a layout this build does not know is refused with REFRESH ... FULL."""
+probes (one folder per column), and of those only the footers of their probe files and the
+filter blocks its values hash to (log format 4, layout `blocks`), on the driver without a Spark
+job; the loaded data is bounded by a cache cap; indexes written in the earlier layouts (log
+format 3 `columns`, log format 2 `rows`) are read as before, and an entry of a layout this build
+does not know is refused with REFRESH ... FULL."""
 from __future__ import annotations
 
 import glob
@@ -14,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from index_helpers import log_entries, row_path
+from index_helpers import index_rows, log_entries, read_probe_file, row_path
 
 PRUNING = "spark.bloomindex.pruning.enabled"
 N_FILES = 8
@@ -74,10 +76,16 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     path = _source(spark, tmp_path, "cold")
     spark.sql(f"CREATE BLOOM INDEX cold ON parquet.`{path}` FOR COLUMNS (k, s)")
     entry = log_entries(root, "cold")[-1]
-    assert entry["formatVersion"] == 3 and entry["data"]["layout"] == "columns"
+    assert entry["formatVersion"] == 4 and entry["data"]["layout"] == "blocks"
     data = os.path.join(root, "cold", entry["data"]["dir"])
     assert sorted(f for f in os.listdir(data) if not f.startswith(".")) == ["_summary.json", "column=k", "column=s"]
-    k_bytes = sum(os.path.getsize(f) for f in glob.glob(os.path.join(data, "column=k", "*.parquet")))
+    k_parquet = glob.glob(os.path.join(data, "column=k", "*.parquet"))
+    k_probes = glob.glob(os.path.join(data, "column=k", "_*.probe"))
+    assert len(k_probes) == len(k_parquet) > 0
+    sections = [s for p in k_probes for s in read_probe_file(p)[1]]
+    # What a reader reads of each: the footer and the 16-byte trailer (not the leading magic, 8 bytes).
+    footers = sum(os.path.getsize(p) - 8 - sum(s["blocks"] * s["files"] * s["block_bytes"] for s in read_probe_file(p)[1])
+                  for p in k_probes)
 
     _fresh_driver(spark)
     df = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE k = 5")
@@ -85,8 +93,11 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     jobs = _jobs(spark)
     df._jdf.queryExecution().executedPlan()
     assert _jobs(spark) == jobs, "loading the index started a Spark job"
-    assert _loaded(spark) == {"column=k": len(glob.glob(os.path.join(data, "column=k", "*.parquet")))}
-    assert dict(_jvm(spark).build.IndexStore.loadedBytes()) == {"column=k": k_bytes}
+    assert _loaded(spark) == {"column=k": len(k_probes)}
+    # The probe files' footers, and one block row (one 32-byte block per file) per section for
+    # the one hash: none of the Parquet files, none of the other blocks.
+    assert dict(_jvm(spark).build.IndexStore.loadedBytes()) == {"column=k": footers + sum(32 * s["files"] for s in sections)}
+    assert all(s["blocks"] > 1 for s in sections), "the filters have blocks the lookup did not read"
     assert len(df.inputFiles()) == 1 and sorted(df.collect()) == [(5, "s5")]
     held = _jvm(spark).catalog.IndexCache.heldBytes()
     assert 0 < held and _jvm(spark).catalog.IndexCache.heldColumns() == 1
@@ -97,7 +108,96 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     assert set(_loaded(spark)) == {"column=k", "column=s"} and _loaded(spark)["column=k"] == k_files
     before = _loaded(spark)
     _differential(spark, path, seed=1)
-    assert _loaded(spark) == before, "warm queries read no index data"
+    assert _loaded(spark) == before, "warm queries open no index file but for the blocks of new values"
+
+
+def test_probe_files_hold_the_same_bits_as_the_parquet_rows(spark, root, tmp_path):
+    """Each file's filter put back together from the block rows of the probe files (read here
+    with nothing but struct) is its Parquet row's bit set, byte for byte, for every design."""
+    import bloomindex.filters
+
+    path = _source(spark, tmp_path, "cold_bits")
+    for alg in ("sbbf", "sbbf-murmur3", "classic"):
+        name = f"cold_bits_{alg.replace('-', '_')}"
+        spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s) OPTIONS (algorithm = '{alg}')")
+        entry = log_entries(root, name)[-1]
+        data = os.path.join(root, name, entry["data"]["dir"])
+        rows = {(row_path(r.file_path), r.column): bytes(r.filter) for r in index_rows(spark, root, name)}
+        seen = 0
+        for column in ("k", "s"):
+            for p in glob.glob(os.path.join(data, f"column={column}", "_*.probe")):
+                algorithm, sections, bitsets = read_probe_file(p)
+                assert algorithm == alg
+                for file_path, bits in bitsets.items():
+                    parquet_row = bloomindex.filters.deserialize(rows[(row_path(file_path), column)], alg)
+                    assert bits == parquet_row.bitset_bytes(), (alg, column, file_path)
+                    seen += 1
+        assert seen == 2 * N_FILES
+        _fresh_driver(spark)
+        _differential(spark, path, seed=7, n=2)
+
+
+def test_a_probe_file_that_is_damaged_falls_back_to_the_parquet_files(spark, root, tmp_path):
+    path = _source(spark, tmp_path, "cold_dmg")
+    spark.sql(f"CREATE BLOOM INDEX cold_dmg ON parquet.`{path}` FOR COLUMNS (k, s)")
+    _fresh_driver(spark)
+    expected = _differential(spark, path, seed=8)
+    assert any(len(f) < N_FILES for f in expected.values())
+    data = os.path.join(root, "cold_dmg", log_entries(root, "cold_dmg")[-1]["data"]["dir"])
+    victim = sorted(glob.glob(os.path.join(data, "column=k", "_*.probe")))[0]
+    with open(victim, "r+b") as f:  # same length (the summary's), garbage footer
+        f.seek(-16, os.SEEK_END)
+        f.write(b"\xff" * 8)
+    _fresh_driver(spark)
+    assert _differential(spark, path, seed=8) == expected
+    assert "column=k" in _loaded(spark)
+    warnings = list(_jvm(spark).log.IndexLog.warnings())
+    assert any("cold_dmg" in w and "Parquet files are read instead" in w for w in warnings), warnings
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg").collect()}
+    assert "probe file unreadable" in d["damage"] and d["files_new_or_changed"] == "0"
+    # Deleted: the same.
+    os.remove(victim)
+    _fresh_driver(spark)
+    assert _differential(spark, path, seed=8) == expected
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg").collect()}
+    assert "probe files missing or changed" in d["damage"]
+
+
+def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
+    """The `columns` layout (log format 3: Parquet files only, no probe files): each query loads
+    the whole column's Parquet files, and prunes the same."""
+    path = _source(spark, tmp_path, "cold_v3")
+    spark.sql(f"CREATE BLOOM INDEX cold_v3 ON parquet.`{path}` FOR COLUMNS (k, s)")
+    _fresh_driver(spark)
+    expected = _differential(spark, path, seed=9)
+    spark.conf.set("spark.bloomindex.build.blockMajor", "false")
+    try:
+        spark.sql("REFRESH BLOOM INDEX cold_v3 FULL")
+    finally:
+        spark.conf.unset("spark.bloomindex.build.blockMajor")
+    files = sorted(glob.glob(os.path.join(root, "cold_v3", "_log", "*.json")))
+    entry = json.load(open(files[-1]))
+    assert entry["data"]["layout"] == "columns"
+    data = os.path.join(root, "cold_v3", entry["data"]["dir"])
+    assert glob.glob(os.path.join(data, "column=*", "*.probe")) == []
+    entry["formatVersion"] = 3  # as the previous build wrote it
+    os.remove(files[-1])
+    with open(files[-1], "w") as out:
+        out.write(json.dumps(entry))
+    _fresh_driver(spark)
+    assert _differential(spark, path, seed=9) == expected
+    k_bytes = sum(os.path.getsize(f) for f in glob.glob(os.path.join(data, "column=k", "*.parquet")))
+    assert dict(_jvm(spark).build.IndexStore.loadedBytes())["column=k"] == k_bytes
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_v3").collect()}
+    assert d["damage"] == "none" and d["files_new_or_changed"] == "0" and d["column.k.files"] == str(N_FILES)
+    # An incremental refresh carries its rows into the current layout.
+    spark.range(KEYS, KEYS + 10).select(F.col("id").alias("k"), F.lit("x").alias("s")).write.mode("append").parquet(path)
+    spark.sql("REFRESH BLOOM INDEX cold_v3")
+    assert log_entries(root, "cold_v3")[-1]["data"]["layout"] == "blocks"
+    _fresh_driver(spark)
+    assert len(_rows(spark, path, "k = 5", True)[1]) == 1
+    on, files = _rows(spark, path, f"k = {KEYS + 3}", True)
+    assert on == _rows(spark, path, f"k = {KEYS + 3}", False)[0] == [(KEYS + 3, "x")] and len(files) == 1
 
 
 def test_after_a_refresh_only_the_new_version_is_held(spark, root, tmp_path):
@@ -194,7 +294,7 @@ def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
     assert d["damage"] == "none" and d["files_indexed"] == str(N_FILES) and d["column.k.files"] == str(N_FILES)
     # A full refresh writes the current layout.
     spark.sql("REFRESH BLOOM INDEX cold_v2 FULL")
-    assert log_entries(root, "cold_v2")[-1]["data"]["layout"] == "columns"
+    assert log_entries(root, "cold_v2")[-1]["data"]["layout"] == "blocks"
     _fresh_driver(spark)
     assert _differential(spark, path, seed=5) == expected
     # An incremental refresh on top of a format-2 version carries its rows into the new layout.

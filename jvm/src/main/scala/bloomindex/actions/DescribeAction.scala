@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import scala.jdk.CollectionConverters._
 
-import bloomindex.build.{ColumnSummary, IndexStore, IndexSummary}
+import bloomindex.build.{ColumnSummary, IndexStore, IndexSummary, ProbeFile}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState}
@@ -53,7 +53,7 @@ final class DescribeAction(ctx: ActionContext) {
     val details = Seq.newBuilder[(String, String)]
     val dataDir = active.flatMap(_.data).map(IndexStore.dataDir(l.indexDir, _))
     // Log format 3 on: the summary the build wrote, not every filter.
-    val summary = active.flatMap(_.data).filter(_.layout == IndexData.Columns).flatMap { _ =>
+    val summary = active.flatMap(_.data).filter(d => IndexData.perColumn(d.layout)).flatMap { _ =>
       try Some(IndexSummary.read(ctx.hadoopConf, dataDir.get)) catch {
         case NonFatal(e) => damage += s"index summary unreadable (${e.getMessage}); the data was checked instead"; None
       }
@@ -119,10 +119,28 @@ final class DescribeAction(ctx: ActionContext) {
       if (changed.nonEmpty) damage += s"column ${c.name}: ${changed.size} index data files changed since the build " +
         s"(e.g. ${folder.getName}/${changed.head}: size differs); filters unreadable or wrong, their files are read"
       val present = s.dataFiles.keys.filter(f => listed.get(f).contains(s.dataFiles(f))).toSeq.sorted.map(new Path(folder, _))
-      val read = IndexStore.readColumn(ctx.spark, conf, dir, c.name, present, 8, Int.MaxValue,
-        (p, size, mtime, _, _, _) => known.add((p, size, mtime)), filters = false)
-      if (read.failed > 0) damage += s"column ${c.name}: ${read.failed} index data files unreadable " +
-        s"(${read.failure.map(_.getMessage).getOrElse("")}); the files whose rows they held have no index row"
+      // Layout `blocks`: the identities from the probe files' footers, when they are all there and readable.
+      val probed = d.layout == IndexData.Blocks && missing.isEmpty && changed.isEmpty && {
+        val probes = s.probeFiles.toSeq.sortBy(_._1)
+        val gone = probes.filterNot { case (f, n) => listed.get(f).contains(n) }
+        val failure = new java.util.concurrent.atomic.AtomicReference[Throwable]()
+        if (gone.isEmpty) IndexStore.inParallel(8, probes.map { case (f, n) => () =>
+          try ProbeFile.readFooter(conf, new Path(folder, f), Some(n)).files.foreach(e =>
+            known.add((e.path, e.size, e.modificationTime)))
+          catch { case NonFatal(e) => failure.compareAndSet(null, e) }
+        })
+        if (gone.nonEmpty) damage += s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
+          s"changed (e.g. ${folder.getName}/${gone.head._1}); queries read the column's Parquet files instead"
+        if (failure.get != null) damage += s"column ${c.name}: probe file unreadable (${failure.get.getMessage}); " +
+          "queries read the column's Parquet files instead"
+        gone.isEmpty && failure.get == null
+      }
+      if (!probed) {
+        val read = IndexStore.readColumn(ctx.spark, conf, dir, c.name, present, 8, Int.MaxValue,
+          (p, size, mtime, _, _, _) => known.add((p, size, mtime)), filters = false)
+        if (read.failed > 0) damage += s"column ${c.name}: ${read.failed} index data files unreadable " +
+          s"(${read.failure.map(_.getMessage).getOrElse("")}); the files whose rows they held have no index row"
+      }
       columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, out, damage)
     }
     freshnessLines(current, known.asScala, out)

@@ -47,6 +47,14 @@ private final class BuildRun(
   private lazy val hadoopConf = ConfWritable.broadcast(spark)
   /** How the rows are encrypted ([[IndexEncryption]]), recorded in `dir` before the build. */
   private lazy val encryption = IndexEncryption.plan(hadoopConf.value.conf, dir)
+  /**
+   * The columns whose filters are also written block-major ([[ProbeFile]]): all, unless the
+   * index is encrypted (a probe file is not: the Parquet files alone hold its filters) or
+   * `spark.bloomindex.build.blockMajor` is off.
+   */
+  lazy val probes: Map[String, FilterAlgorithm] =
+    if (encryption.isDefined || !BloomIndexConf.buildBlockMajor(spark)) Map.empty
+    else cols.map(c => c.name -> c.algorithm).toMap
 
   def globalNdv: Map[String, Long] = globals
 
@@ -119,8 +127,8 @@ private final class BuildRun(
         r.getAs[Array[Byte]](7), r.getString(8))
     })
     val all = fresh ++ old
-    if (all.nonEmpty) written ++= IndexFiles.write(fewFiles(sc.union(all)), dir, hadoopConf, encryption).flatMap(_.rows)
-    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption)
+    if (all.nonEmpty) written ++= IndexFiles.write(fewFiles(sc.union(all)), dir, hadoopConf, encryption, probes).flatMap(_.rows)
+    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption, probes)
   }
 
   /**

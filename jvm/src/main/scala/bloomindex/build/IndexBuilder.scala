@@ -1,7 +1,7 @@
 package bloomindex.build
 
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.IndexSpec
+import bloomindex.log.{IndexData, IndexSpec}
 import bloomindex.source.SourceFile
 
 import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
@@ -10,7 +10,7 @@ import org.apache.spark.sql.types._
 
 /** What one build produced: index rows written under `dir`, plus global filters if asked. */
 case class BuildResult(files: Long, bytes: Long, filterBytes: Long, filesFromFooters: Long,
-    globalNdv: Map[String, Long])
+    globalNdv: Map[String, Long], layout: String)
 
 /**
  * The index build, Spark jobs over the files to index, one filter per (file, column):
@@ -66,7 +66,8 @@ object IndexBuilder {
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
     val globalNdv = if (!spec.global) Map.empty[String, Long]
       else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
-    BuildResult(run.indexedFiles, run.indexedBytes, run.filterBytes, run.filesFromFooters, globalNdv)
+    BuildResult(run.indexedFiles, run.indexedBytes, run.filterBytes, run.filesFromFooters, globalNdv,
+      if (run.probes.nonEmpty) IndexData.Blocks else IndexData.Columns)
   }
 
   /**

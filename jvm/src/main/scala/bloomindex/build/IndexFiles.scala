@@ -1,6 +1,7 @@
 package bloomindex.build
 
 import bloomindex.crypto.{IndexCryptoFactory, IndexEncryption}
+import bloomindex.filter.FilterAlgorithm
 
 import java.util.UUID
 
@@ -72,33 +73,42 @@ private[bloomindex] object IndexFiles {
    * under its `column=<name>` folder (encrypted as `plan` says, if any).
    */
   def writeTask(partition: Int, rows: Iterator[IndexRow], dir: String, conf: Configuration,
-      plan: Option[IndexEncryption.Plan] = None): Written = {
+      plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty): Written = {
     if (!rows.hasNext) return Written(Nil, Nil)
     val pending = new Path(dir, "_pending")
     val meta = Seq.newBuilder[RowWritten]
     val writeConf = plan.map(IndexEncryption.writerConf(conf, _)).getOrElse(conf)
     val id = UUID.randomUUID()
-    // Few columns per index: one open writer each, created at the column's first row.
-    val writers = mutable.LinkedHashMap[String, (String, ParquetWriter[IndexRow])]()
+    // Few columns per index: one open writer each (and one probe writer), created at the column's first row.
+    val writers = mutable.LinkedHashMap[String, (String, ParquetWriter[IndexRow], Option[(String, ProbeFile.Writer)])]()
     var failure: Throwable = null
     try rows.foreach { r =>
-      val (_, writer) = writers.getOrElseUpdate(r.column, {
+      val (_, writer, probe) = writers.getOrElseUpdate(r.column, {
         val folder = IndexEncryption.columnFolder(pending, r.column)
         val file = new Path(folder, f"part-$partition%05d-$id.parquet")
-        (s"${folder.getName}/${file.getName}", open(file, writeConf))
+        val probe = probes.get(r.column).map { alg =>
+          val p = new Path(folder, f"_part-$partition%05d-$id${ProbeFile.Suffix}")
+          (s"${folder.getName}/${p.getName}", new ProbeFile.Writer(conf, p, alg))
+        }
+        (s"${folder.getName}/${file.getName}", open(file, writeConf), probe)
       })
       writer.write(r)
+      probe.foreach(_._2.add(r.path, r.size, r.modificationTime, r.rows, r.nulls, r.filter))
       meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
     } catch {
       case t: Throwable => failure = t
     }
-    writers.valuesIterator.foreach { case (_, w) =>
+    writers.valuesIterator.foreach { case (_, w, probe) =>
       try w.close() catch {
         case t: Throwable => if (failure == null) failure = t else failure.addSuppressed(t)
       }
+      probe.foreach { case (_, p) =>
+        if (failure != null) p.abort()
+        else try p.close() catch { case t: Throwable => failure = t }
+      }
     }
     if (failure != null) throw failure
-    Written(writers.valuesIterator.map(_._1).toSeq, meta.result())
+    Written(writers.valuesIterator.flatMap { case (f, _, probe) => f +: probe.map(_._1).toSeq }.toSeq, meta.result())
   }
 
   private def open(file: Path, conf: Configuration): ParquetWriter[IndexRow] =
@@ -115,8 +125,9 @@ private[bloomindex] object IndexFiles {
 
   /** Writes `rows` into `dir` in one job (see above); returns what was written. */
   def write(rows: RDD[IndexRow], dir: String, conf: Broadcast[ConfWritable],
-      plan: Option[IndexEncryption.Plan] = None): Seq[Written] = {
-    val written = rows.mapPartitionsWithIndex((i, it) => Iterator(writeTask(i, it, dir, conf.value.conf, plan))).collect()
+      plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty): Seq[Written] = {
+    val written = rows.mapPartitionsWithIndex((i, it) => Iterator(writeTask(i, it, dir, conf.value.conf, plan, probes)))
+      .collect()
     val pending = new Path(dir, "_pending")
     val fs = pending.getFileSystem(conf.value.conf)
     // The column folders first (a rename does not create the target's parent).

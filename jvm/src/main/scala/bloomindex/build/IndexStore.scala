@@ -1,6 +1,6 @@
 package bloomindex.build
 
-import java.util.concurrent.{ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
+import java.util.concurrent.{Callable, ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
 import java.util.concurrent.atomic.{AtomicInteger, LongAdder}
 
 import scala.jdk.CollectionConverters._
@@ -71,6 +71,9 @@ object IndexStore {
   // Test hook and metric: index data files and bytes loaded for queries, by column folder name.
   private val opened = new ConcurrentHashMap[String, (LongAdder, LongAdder)]()
 
+  /** Counts index data loaded for queries: `files` opened and `bytes` read, under `folder`. */
+  def countLoaded(folder: String, files: Int, bytes: Long): Unit = count(folder, files, bytes)
+
   private def count(folder: String, files: Int, bytes: Long): Unit = {
     val c = opened.computeIfAbsent(folder, _ => (new LongAdder, new LongAdder))
     c._1.add(files)
@@ -131,24 +134,7 @@ object IndexStore {
         failed.incrementAndGet()
         if (failure.isEmpty) failure = Some(e)
     }
-    if (files.size <= 1 || threads <= 1) files.foreach(one)
-    else {
-      val pool = Executors.newFixedThreadPool(math.min(threads, files.size), new ThreadFactory {
-        private val n = new AtomicInteger()
-        def newThread(r: Runnable): Thread = {
-          val t = new Thread(r, s"bloomindex-load-${n.incrementAndGet()}")
-          t.setDaemon(true)
-          t
-        }
-      })
-      try {
-        val done = files.map(f => pool.submit(new Runnable { def run(): Unit = one(f) }))
-        done.foreach(_.get())
-      } finally {
-        pool.shutdown()
-        pool.awaitTermination(1, TimeUnit.MINUTES)
-      }
-    }
+    inParallel(threads, files.map(f => () => one(f)))
     if (filters) count(folder, files.size, bytes.sum())
     ColumnRead(files.size, bytes.sum(), failed.get, failure)
   }
@@ -182,6 +168,25 @@ object IndexStore {
       input.getLength
     } finally reader.close()
   }
+
+  /** Runs `tasks` on at most `threads` daemon threads (on this one when there is one of either) and waits for them all. */
+  def inParallel(threads: Int, tasks: Seq[() => Unit]): Unit =
+    if (tasks.size <= 1 || threads <= 1) tasks.foreach(_())
+    else {
+      val pool = Executors.newFixedThreadPool(math.min(threads, tasks.size), new ThreadFactory {
+        private val n = new AtomicInteger()
+        def newThread(r: Runnable): Thread = {
+          val t = new Thread(r, s"bloomindex-load-${n.incrementAndGet()}")
+          t.setDaemon(true)
+          t
+        }
+      })
+      try tasks.map(t => pool.submit(new Callable[Unit] { def call(): Unit = t() })).foreach(_.get())
+      finally {
+        pool.shutdown()
+        pool.awaitTermination(1, TimeUnit.MINUTES)
+      }
+    }
 
   /** Column name -> the global filter in Parquet's serialized form. */
   def globalFilters(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Array[Byte]] =

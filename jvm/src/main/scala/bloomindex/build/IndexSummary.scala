@@ -13,11 +13,13 @@ import org.apache.hadoop.fs.Path
 /**
  * What one version's index data holds, written by the build next to the data
  * (`_summary.json`, log format 3 on): per column, how many files it has a row for, their filter
- * bytes, how many came from Parquet footers, and the column's data files with their sizes.
- * DESCRIBE reads it instead of every filter; a query reads the names of the files of the
- * columns it probes from it instead of listing their folders.
+ * bytes, how many came from Parquet footers, the column's data files and (layout `blocks`)
+ * probe files ([[ProbeFile]]) with their sizes. DESCRIBE reads it instead of every filter; a
+ * query reads the names of the files of the columns it probes from it instead of listing their
+ * folders.
  */
-final case class ColumnSummary(files: Long, filterBytes: Long, filesFromFooter: Long, dataFiles: Map[String, Long])
+final case class ColumnSummary(files: Long, filterBytes: Long, filesFromFooter: Long, dataFiles: Map[String, Long],
+    probeFiles: Map[String, Long] = Map.empty)
 
 final case class IndexSummary(columns: Map[String, ColumnSummary])
 
@@ -41,11 +43,11 @@ object IndexSummary {
     val summary = IndexSummary(spec.columns.map { c =>
       val rows = byColumn.getOrElse(c.name, Nil)
       val folder = IndexEncryption.columnFolder(d, c.name)
-      val files = if (!fs.exists(folder)) Map.empty[String, Long]
-        else fs.listStatus(folder).filter(s => s.isFile && s.getPath.getName.endsWith(".parquet"))
-          .map(s => s.getPath.getName -> s.getLen).toMap
+      val listed = if (!fs.exists(folder)) Array.empty[(String, Long)]
+        else fs.listStatus(folder).filter(_.isFile).map(s => s.getPath.getName -> s.getLen)
       c.name -> ColumnSummary(rows.size.toLong, rows.iterator.map(_.filterBytes.toLong).sum,
-        rows.count(_.fromFooter).toLong, files)
+        rows.count(_.fromFooter).toLong, listed.filter(_._1.endsWith(".parquet")).toMap,
+        listed.filter(_._1.endsWith(ProbeFile.Suffix)).toMap)
     }.toMap)
     val o = mapper.createObjectNode()
     o.put("version", 1)
@@ -57,6 +59,10 @@ object IndexSummary {
       co.put("filesFromFooter", s.filesFromFooter)
       val df = co.putObject("dataFiles")
       s.dataFiles.toSeq.sortBy(_._1).foreach { case (f, n) => df.put(f, n) }
+      if (s.probeFiles.nonEmpty) {
+        val pf = co.putObject("probeFiles")
+        s.probeFiles.toSeq.sortBy(_._1).foreach { case (f, n) => pf.put(f, n) }
+      }
     }
     val out = fs.create(path(d), false)
     try mapper.writeValue(out: java.io.OutputStream, o) finally out.close()
@@ -78,13 +84,16 @@ object IndexSummary {
     IndexSummary(root.get("columns").properties().asScala.map { e =>
       val c = e.getValue
       def num(f: String): Long = { val n = c.get(f); if (n == null || !n.canConvertToLong) bad(s"${e.getKey}.$f is not a number"); n.asLong }
-      val df = c.get("dataFiles")
-      if (df == null || !df.isObject) bad(s"${e.getKey}.dataFiles is not an object")
-      e.getKey -> ColumnSummary(num("files"), num("filterBytes"), num("filesFromFooter"),
-        df.properties().asScala.map { f =>
-          if (!f.getValue.canConvertToLong) bad(s"${e.getKey}.dataFiles.${f.getKey} is not a number")
+      def sizes(field: String, optional: Boolean): Map[String, Long] = c.get(field) match {
+        case null if optional => Map.empty
+        case o if o == null || !o.isObject => bad(s"${e.getKey}.$field is not an object")
+        case o => o.properties().asScala.map { f =>
+          if (!f.getValue.canConvertToLong) bad(s"${e.getKey}.$field.${f.getKey} is not a number")
           f.getKey -> f.getValue.asLong
-        }.toMap)
+        }.toMap
+      }
+      e.getKey -> ColumnSummary(num("files"), num("filterBytes"), num("filesFromFooter"),
+        sizes("dataFiles", optional = false), sizes("probeFiles", optional = true))
     }.toMap)
   }
 }

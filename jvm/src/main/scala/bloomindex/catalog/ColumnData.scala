@@ -10,9 +10,12 @@ import bloomindex.sbbf.SbbfKernel
  * arrays for all its files, no object per file. Paths are UTF-8 bytes after the prefix all
  * share, found through an open-addressing table; the filters' bit sets lie end to end in one
  * array (32-bit words for the split block designs, 64-bit words for the classic one) and are
- * checked where they lie.
+ * checked where they lie. Or, for an index with probe files (layout `blocks`), the filters stay
+ * where they are: each file's place in them (section, position) is held, and [[probes]] fetches
+ * the one block row per section a hash needs ([[BlockFilters]]).
  *
- * Immutable once built ([[ColumnData.Builder]]): safe to probe from many threads.
+ * Immutable once built ([[ColumnData.Builder]]), but for the block rows fetched: safe to probe
+ * from many threads.
  */
 final class ColumnData private (
     val column: String,
@@ -29,16 +32,49 @@ final class ColumnData private (
     longWords: Array[Long],
     wordEnds: Array[Int],
     numHashes: Array[Byte],
+    sectionOf: Array[Int],
+    positionOf: Array[Int],
+    blocks: BlockFilters,
     /** Files whose row was dropped as unreadable, and one example of why. */
     val unreadable: Int,
     val unreadableExample: String) {
 
   def numFiles: Int = sizes.length
 
-  /** Bytes of the driver's heap this holds (arrays and their headers). */
-  val heapBytes: Long = 16L * 12 + 2L * prefix.length + names.length + 4L * nameEnds.length + 4L * slots.length +
-    8L * (sizes.length + mtimes.length + rowCounts.length + nullCounts.length) + 4L * intWords.length +
-    8L * longWords.length + 4L * wordEnds.length + numHashes.length
+  private val fixedBytes: Long = 16L * 15 + 2L * prefix.length + names.length + 4L * nameEnds.length +
+    4L * slots.length + 8L * (sizes.length + mtimes.length + rowCounts.length + nullCounts.length) +
+    4L * intWords.length + 8L * longWords.length + 4L * wordEnds.length + numHashes.length +
+    4L * (sectionOf.length + positionOf.length) + (if (blocks == null) 0L else blocks.fixedBytes)
+
+  /** Bytes of the driver's heap this holds (arrays and their headers, and the block rows fetched so far). */
+  def heapBytes: Long = fixedBytes + (if (blocks == null) 0L else blocks.fetchedBytes)
+
+  /** Whether the filters are fetched block by block (probe files) rather than held. */
+  def fetchesBlocks: Boolean = blocks != null
+
+  /**
+   * Tests for `hashes`, one [[ColumnData.Probe]] each: for probe files, the block rows they need
+   * are fetched first, all at once.
+   */
+  def probes(hashes: Array[Long]): Array[ColumnData.Probe] =
+    if (blocks == null) hashes.map(h => new ColumnData.Probe { def mightContain(i: Int): Boolean = heldCheck(i, h) })
+    else {
+      val rows = blocks.rows(hashes)
+      hashes.indices.map(k => blockProbe(rows(k), hashes(k))).toArray
+    }
+
+  private def blockProbe(rows: Array[AnyRef], hash: Long): ColumnData.Probe = {
+    val x = hash.toInt
+    new ColumnData.Probe {
+      def mightContain(i: Int): Boolean = rows(sectionOf(i)) match {
+        case w: Array[Int] => ColumnData.sbbfCheck(w, positionOf(i) << 3, x)
+        case l: Array[Long] =>
+          val len = blocks.wordsPerFilter(sectionOf(i))
+          ColumnData.classicCheck(l, positionOf(i) * len, len, numHashes(i), hash)
+        case _ => true // the block could not be read: maybe
+      }
+    }
+  }
 
   /** The file's position, when this column holds `path` with this size and modification time; else -1. */
   def indexOf(path: String, size: Long, modificationTime: Long): Int = {
@@ -74,22 +110,33 @@ final class ColumnData private (
   def nullCount(i: Int): Long = nullCounts(i)
 
   /** False when `hash` was certainly never inserted into file `i`'s filter. */
-  def mightContain(i: Int, hash: Long): Boolean = {
+  def mightContain(i: Int, hash: Long): Boolean =
+    if (blocks == null) heldCheck(i, hash) else probes(Array(hash))(0).mightContain(i)
+
+  private def heldCheck(i: Int, hash: Long): Boolean = {
     val from = if (i == 0) 0 else wordEnds(i - 1)
     val len = wordEnds(i) - from
     algorithm match {
-      case FilterAlgorithm.SplitBlock => ColumnData.sbbfCheck(intWords, from, len >>> 3, hash)
+      case FilterAlgorithm.SplitBlock =>
+        ColumnData.sbbfCheck(intWords, from + SbbfKernel.wordOffset(hash, len >>> 3), hash.toInt)
       case FilterAlgorithm.SplitBlockMurmur3 =>
-        val blocks = len >>> 3
-        val h = (Integer.rotateRight((hash >>> 32).toInt, Integer.numberOfTrailingZeros(blocks)).toLong << 32) |
-          (hash & 0xFFFFFFFFL)
-        ColumnData.sbbfCheck(intWords, from, blocks, h)
+        ColumnData.sbbfCheck(intWords, from + SbbfKernel.wordOffset(ColumnData.remap(hash, len >>> 3), len >>> 3), hash.toInt)
       case FilterAlgorithm.Classic => ColumnData.classicCheck(longWords, from, len, numHashes(i), hash)
     }
   }
 }
 
 object ColumnData {
+
+  /** One hash's test on the files of a column. */
+  trait Probe {
+    /** False when the hash was certainly never inserted into file `i`'s filter. */
+    def mightContain(i: Int): Boolean
+  }
+
+  /** The split block design with Murmur3 ([[bloomindex.filter.SbbfMurmur3]]): the hash whose block the plain design's rule picks. */
+  private[catalog] def remap(hash: Long, blocks: Int): Long =
+    (Integer.rotateRight((hash >>> 32).toInt, Integer.numberOfTrailingZeros(blocks)).toLong << 32) | (hash & 0xFFFFFFFFL)
 
   private def hash(b: Array[Byte], from: Int, until: Int): Int = {
     var h = 0x9747b28c
@@ -100,10 +147,8 @@ object ColumnData {
     h ^ (h >>> 13)
   }
 
-  /** Parquet's split block check on the `blocks` blocks at word `from` of `words`. */
-  private def sbbfCheck(words: Array[Int], from: Int, blocks: Int, hash: Long): Boolean = {
-    val base = from + SbbfKernel.wordOffset(hash, blocks)
-    val x = hash.toInt
+  /** Parquet's split block check of the block at word `base` of `words`, for a hash whose low half is `x`. */
+  private def sbbfCheck(words: Array[Int], base: Int, x: Int): Boolean = {
     var missing = 0
     var i = 0
     while (i < 8) {
@@ -134,7 +179,18 @@ object ColumnData {
    * counted: its file is then not held by the column, and is read.
    */
   final class Builder(val column: String, algorithm: FilterAlgorithm) {
-    private val rows = new java.util.ArrayList[(String, Long, Long, Long, Long, AnyRef, Int)]()
+    // (path, size, mtime, rows, nulls, words or null, numHashes, section, position)
+    private val rows = new java.util.ArrayList[(String, Long, Long, Long, Long, AnyRef, Int, Int, Int)]()
+    private var blocks: BlockFilters = _
+
+    /** Adds the row of a file whose filter is in a probe file: at `position` of `blocks`' section `section`. */
+    def addProbed(path: String, size: Long, mtime: Long, rowCount: Long, nullCount: Long, section: Int, position: Int,
+        numHashes: Int): Unit = synchronized {
+      rows.add((path, size, mtime, rowCount, nullCount, null, numHashes, section, position))
+    }
+
+    /** Where the filters of the rows added by [[addProbed]] are (rows are added with one or the other). */
+    def fetchingFrom(b: BlockFilters): Unit = synchronized { blocks = b }
     private var unreadable = 0
     private var example = ""
 
@@ -149,7 +205,7 @@ object ColumnData {
       } catch { case e: IllegalArgumentException => Left(e.getMessage) }
       synchronized {
         parsed match {
-          case Right((words, k)) => rows.add((path, size, mtime, rowCount, nullCount, words, k))
+          case Right((words, k)) => rows.add((path, size, mtime, rowCount, nullCount, words, k, -1, -1))
           case Left(why) =>
             unreadable += 1
             if (example.isEmpty) example = s"$path column $column: $why"
@@ -160,7 +216,7 @@ object ColumnData {
     def result(): ColumnData = synchronized {
       // One row per path: the first (a well-formed index has no duplicates).
       val seen = new java.util.HashSet[String]()
-      val kept = new java.util.ArrayList[(String, Long, Long, Long, Long, AnyRef, Int)]()
+      val kept = new java.util.ArrayList[(String, Long, Long, Long, Long, AnyRef, Int, Int, Int)]()
       rows.forEach(r => if (seen.add(r._1)) kept.add(r))
       val n = kept.size
       val paths = Array.tabulate(n)(kept.get(_)._1)
@@ -192,7 +248,7 @@ object ColumnData {
       var words = 0L
       i = 0
       while (i < n) {
-        words += (kept.get(i)._6 match { case a: Array[Int] => a.length; case a: Array[Long] => a.length })
+        words += (kept.get(i)._6 match { case a: Array[Int] => a.length; case a: Array[Long] => a.length; case null => 0 })
         if (words > Int.MaxValue - 16) throw new IllegalStateException(s"column $column: filters too large to hold at once")
         wordEnds(i) = words.toInt
         i += 1
@@ -205,15 +261,18 @@ object ColumnData {
         kept.get(i)._6 match {
           case a: Array[Int] => System.arraycopy(a, 0, intWords, from, a.length)
           case a: Array[Long] => System.arraycopy(a, 0, longWords, from, a.length)
+          case null =>
         }
         i += 1
       }
       new ColumnData(column, algorithm, prefix, names, nameEnds, slots,
         Array.tabulate(n)(kept.get(_)._2), Array.tabulate(n)(kept.get(_)._3),
         Array.tabulate(n)(kept.get(_)._4), Array.tabulate(n)(kept.get(_)._5),
-        intWords, longWords, wordEnds,
+        intWords, longWords, if (blocks == null) wordEnds else Array.emptyIntArray,
         if (classic) Array.tabulate(n)(kept.get(_)._7.toByte) else Array.emptyByteArray,
-        unreadable, example)
+        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(kept.get(_)._8),
+        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(kept.get(_)._9),
+        blocks, unreadable, example)
     }
   }
 

@@ -29,12 +29,18 @@ object FilePredicate {
 
   private final case class AnyOf(column: Int, hashes: Array[Long]) extends FilePredicate {
     def columns: Set[Int] = Set(column)
+    // The column's tests for the hashes, made once per column data (for probe files, the block
+    // rows they need are fetched then, for every file at once).
+    @volatile private var prepared: (ColumnData, Array[ColumnData.Probe]) = _
     def mayMatch(f: FileRows): Boolean = {
       val d = f.data(column)
       val r = f.rows(column)
+      var p = prepared
+      if (p == null || (p._1 ne d)) { p = (d, d.probes(hashes)); prepared = p }
+      val probes = p._2
       var i = 0
-      while (i < hashes.length) {
-        if (d.mightContain(r, hashes(i))) return true
+      while (i < probes.length) {
+        if (probes(i).mightContain(r)) return true
         i += 1
       }
       false

@@ -4,11 +4,12 @@ import java.util.{LinkedHashMap => JLinkedHashMap}
 
 import scala.util.control.NonFatal
 
-import bloomindex.build.IndexStore
+import bloomindex.build.{IndexStore, IndexSummary, ProbeFile}
 import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.{IndexData, IndexLog, LogEntry}
+import bloomindex.log.{ColumnSpec, IndexData, IndexLog, LogEntry}
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
@@ -29,7 +30,6 @@ object IndexCache {
   private final case class Entry(data: ColumnData, keyAccess: Option[String])
 
   private val entries = new JLinkedHashMap[Key, Entry](16, 0.75f, true)
-  private var bytes = 0L
   // The newest version seen of each index folder (warm path: no log entry re-read).
   private val entriesSeen = new java.util.concurrent.ConcurrentHashMap[(String, Long), LogEntry]()
 
@@ -37,11 +37,17 @@ object IndexCache {
   def clear(): Unit = synchronized {
     entries.clear()
     entriesSeen.clear()
-    bytes = 0L
   }
 
-  /** Bytes of the driver's heap the loaded columns hold. */
-  def heldBytes(): Long = synchronized(bytes)
+  /**
+   * Bytes of the driver's heap the loaded columns hold (a column of probe files grows with
+   * the block rows its queries fetch, so this is summed when asked).
+   */
+  def heldBytes(): Long = synchronized {
+    var b = 0L
+    entries.values().forEach(e => b += e.data.heapBytes)
+    b
+  }
 
   /** How many columns are loaded. */
   def heldColumns(): Int = synchronized(entries.size())
@@ -59,7 +65,10 @@ object IndexCache {
     val key = Key(dir, entry.version, name)
     lazy val conf = spark.sessionState.newHadoopConf()
     val hit = synchronized(Option(entries.get(key)))
-    if (hit.exists(_.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)))) return hit.get.data
+    if (hit.exists(_.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)))) {
+      evict(BloomIndexConf.cacheMaxBytes(spark), key) // what the column fetched since counts now
+      return hit.get.data
+    }
     val loaded = read(spark, log.indexDir, entry, column)
     val cap = BloomIndexConf.cacheMaxBytes(spark)
     synchronized {
@@ -67,23 +76,28 @@ object IndexCache {
       val it = entries.entrySet().iterator()
       while (it.hasNext) {
         val e = it.next()
-        if (e.getKey.indexDir == dir && e.getKey.version != entry.version) { bytes -= e.getValue.data.heapBytes; it.remove() }
+        if (e.getKey.indexDir == dir && e.getKey.version != entry.version) it.remove()
       }
       entriesSeen.keySet().removeIf(k => k._1 == dir && k._2 != entry.version)
       entriesSeen.put((dir, entry.version), entry)
-      loaded.foreach { case (k, e) =>
-        Option(entries.put(k, e)).foreach(old => bytes -= old.data.heapBytes)
-        bytes += e.data.heapBytes
-      }
-      // Least recently used first; what this query needs goes back in if nothing else fits.
-      val lru = entries.entrySet().iterator()
-      while (bytes > cap && lru.hasNext) {
-        val e = lru.next()
-        if (e.getKey != key) { bytes -= e.getValue.data.heapBytes; lru.remove() }
-      }
-      if (bytes > cap) Option(entries.remove(key)).foreach(e => bytes -= e.data.heapBytes)
+      loaded.foreach { case (k, e) => entries.put(k, e) }
+      evict(cap, key)
     }
     loaded(key).data
+  }
+
+  /**
+   * Drops least recently used columns while more than `cap` is held; `key`, which a query is
+   * about to use, goes last (and is dropped too when it alone is over: that query keeps it).
+   */
+  private def evict(cap: Long, key: Key): Unit = synchronized {
+    var bytes = heldBytes()
+    val lru = entries.entrySet().iterator()
+    while (bytes > cap && lru.hasNext) {
+      val e = lru.next()
+      if (e.getKey != key) { bytes -= e.getValue.data.heapBytes; lru.remove() }
+    }
+    if (bytes > cap) entries.remove(key)
   }
 
   /** Reads column `i` (every column, for the [[IndexData.Rows]] layout, which holds them together). */
@@ -98,6 +112,7 @@ object IndexCache {
     var failedFiles = 0
     try {
       if (data.layout == IndexData.Rows) readRows(spark, indexDir, data, builders)
+      else if (data.layout == IndexData.Blocks && readProbed(spark, conf, dir, spec.name, spec.columns(i), builders(i))) ()
       else {
         val c = spec.columns(i).name
         val r = IndexStore.readColumn(spark, conf, dir, c, IndexStore.columnFiles(conf, dir, c),
@@ -127,6 +142,50 @@ object IndexCache {
       }
       Key(indexDir.toString, entry.version, colName) -> Entry(d, access)
     }
+  }
+
+  /**
+   * The [[IndexData.Blocks]] layout: the footers of the column's probe files (the files'
+   * identities, counts and places in the block matrices), read in parallel; the filters stay
+   * in the files ([[BlockFilters]]). False (and one warning) when the summary or a footer is
+   * unreadable: the column's Parquet files are then read as for the `columns` layout.
+   */
+  private def readProbed(spark: SparkSession, conf: Configuration, dir: Path, index: String, c: ColumnSpec,
+      out: ColumnData.Builder): Boolean = {
+    val folder = IndexEncryption.columnFolder(dir, c.name)
+    def fallBack(why: String): Boolean = {
+      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: $why; its Parquet files are read instead")
+      false
+    }
+    val listed = try IndexSummary.read(conf, dir).columns.get(c.name).map(_.probeFiles.toSeq.sortBy(_._1)).getOrElse(Nil)
+      catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
+    // More files than the driver reads itself: a Spark job reads the Parquet files instead.
+    if (listed.isEmpty || listed.size > BloomIndexConf.loadDriverMaxFiles(spark)) return false
+    val paths = listed.map(f => new Path(folder, f._1)).toArray
+    val lengths = listed.map(_._2).toArray
+    val footers = new Array[ProbeFile.Footer](paths.length)
+    val failure = new java.util.concurrent.atomic.AtomicReference[Throwable]()
+    val threads = BloomIndexConf.loadThreads(spark)
+    IndexStore.inParallel(threads, paths.indices.map { k => () =>
+      try footers(k) = ProbeFile.readFooter(conf, paths(k), Some(lengths(k)))
+      catch { case NonFatal(e) => failure.compareAndSet(null, e) }
+    })
+    IndexStore.countLoaded(folder.getName, paths.length, footers.iterator.filter(_ != null).map(_.bytesRead).sum)
+    if (failure.get != null) return fallBack(s"probe file unreadable (${failure.get.getMessage})")
+    footers.find(_.algorithm != c.algorithm).foreach(f => return fallBack(s"probe file of algorithm ${f.algorithm}, not ${c.algorithm}"))
+    val sections = Array.newBuilder[ProbeFile.Section]
+    val sectionFile = Array.newBuilder[Int]
+    var base = 0
+    footers.indices.foreach { k =>
+      val f = footers(k)
+      f.files.foreach(e => out.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount, base + e.section,
+        e.position, e.numHashes))
+      f.sections.foreach { s => sections += s; sectionFile += k }
+      base += f.sections.length
+    }
+    out.fetchingFrom(new BlockFilters(c.algorithm, conf, folder.getName, paths, lengths, sectionFile.result(),
+      sections.result(), threads, BloomIndexConf.cacheMaxBytes(spark)))
+    true
   }
 
   /**

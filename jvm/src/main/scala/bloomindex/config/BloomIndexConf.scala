@@ -62,6 +62,8 @@ object BloomIndexConf {
 
   /** Threads the driver loads index data files with. */
   val LoadThreads: String = BloomIndexSQLConf.LOAD_THREADS.key
+  /** Write probe files (log format 4, layout `blocks`); off writes format 3's `columns` layout. */
+  val BuildBlockMajor: String = BloomIndexSQLConf.BUILD_BLOCK_MAJOR.key
 
   // Values of `spark`'s session (the default when unset), read by `conf.getConf(entry)`.
 
@@ -78,6 +80,8 @@ object BloomIndexConf {
   def loadDriverMaxFiles(spark: SparkSession): Int = BloomIndexSQLConf.loadDriverMaxFiles(spark.sessionState.conf)
 
   def loadThreads(spark: SparkSession): Int = BloomIndexSQLConf.loadThreads(spark.sessionState.conf)
+
+  def buildBlockMajor(spark: SparkSession): Boolean = BloomIndexSQLConf.buildBlockMajor(spark.sessionState.conf)
 
   def maxDistinct(spark: SparkSession): Int = BloomIndexSQLConf.buildMaxDistinctPerFile(spark.sessionState.conf)
 

@@ -81,7 +81,16 @@ object IndexData {
    * columns it probes, DESCRIBE only the summary.
    */
   val Columns = "columns"
-  val all: Set[String] = Set(Rows, Columns)
+  /**
+   * Log format 4 on: [[Columns]], and next to each Parquet file of a column its filters
+   * block-major ([[bloomindex.build.ProbeFile]], listed in the summary): a query reads the
+   * files' identities and only the filter blocks its hashes land in.
+   */
+  val Blocks = "blocks"
+  val all: Set[String] = Set(Rows, Columns, Blocks)
+
+  /** Whether the data folder has one folder per column and a summary. */
+  def perColumn(layout: String): Boolean = layout == Columns || layout == Blocks
 }
 
 /**

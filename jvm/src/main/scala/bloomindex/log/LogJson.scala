@@ -21,9 +21,12 @@ object LogJson {
    * query uses their data until a full refresh).
    * 3: the data's `layout` ([[IndexData]]): one folder per column and a summary. Entries of
    * format 1 and 2 are read with the layout they had (`rows`), and their data is read as
-   * before; this build writes 3, which older builds refuse.
+   * before.
+   * 4: the `blocks` layout ([[IndexData.Blocks]]): `columns` plus each column's filters
+   * block-major. Entries of format 3 (`columns`) are read as before. This build writes 4, which
+   * older builds refuse (an index it writes may still have the `columns` layout: encrypted).
    */
-  val FormatVersion = 3
+  val FormatVersion = 4
   val OldestReadable = 1
   val MaxEntryBytes: Int = 1 << 20
 

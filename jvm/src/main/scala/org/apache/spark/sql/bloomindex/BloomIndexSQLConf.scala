@@ -74,9 +74,19 @@ object BloomIndexSQLConf {
     .checkValue(_ >= 0, "Must be >= 0.")
     .createWithDefaultString("512m")
 
+  val BUILD_BLOCK_MAJOR: ConfigEntry[Boolean] = buildConf("spark.bloomindex.build.blockMajor")
+    .doc("Also write each column's filters block-major (probe files next to its Parquet files, " +
+      "log format 4), so that a query reads only the filter blocks its values hash to. Off: the " +
+      "log format 3 layout, where a query loads the whole column's filters. Encrypted indexes " +
+      "never write probe files.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
   val LOAD_DRIVER_MAX_FILES: ConfigEntry[Int] = buildConf("spark.bloomindex.load.driverMaxFiles")
     .doc("An indexed column stored in at most this many index data files is loaded by the " +
-      "driver itself, reading the files in parallel; more, and a Spark job reads them.")
+      "driver itself, reading the files (or their probe files' footers) in parallel; more, and " +
+      "a Spark job reads its Parquet files.")
     .version(Since)
     .intConf
     .checkValue(_ >= 0, "Must be >= 0.")
@@ -110,7 +120,7 @@ object BloomIndexSQLConf {
 
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
-    BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
+    BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE)
 
   // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
@@ -126,6 +136,7 @@ object BloomIndexSQLConf {
   def cacheMaxBytes(conf: SQLConf): Long = conf.getConf(CACHE_MAX_BYTES)
   def loadDriverMaxFiles(conf: SQLConf): Int = conf.getConf(LOAD_DRIVER_MAX_FILES)
   def loadThreads(conf: SQLConf): Int = conf.getConf(LOAD_THREADS)
+  def buildBlockMajor(conf: SQLConf): Boolean = conf.getConf(BUILD_BLOCK_MAJOR)
   def testBuildTaskDelayMs(conf: SQLConf): Long = conf.getConf(TEST_BUILD_TASK_DELAY_MS)
 
   /** The boolean test switch `key` (one of the internal `spark.internal.bloomindex.test.*`). */

@@ -1,0 +1,234 @@
+package bloomindex.build
+
+import java.io.{BufferedOutputStream, ByteArrayInputStream, DataInputStream, DataOutputStream, EOFException}
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.collection.mutable
+
+import bloomindex.filter.{ClassicBloomFilter, FilterAlgorithm}
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FSDataInputStream, Path}
+
+/**
+ * A column's filters as queries probe them (log format 4, layout [[bloomindex.log.IndexData.Blocks]]):
+ * the filters of the files one build task indexed, stored block-major, next to the task's
+ * Parquet file of the same rows (`column=<name>/_part-....probe`; the underscore hides it from
+ * Parquet readers of the folder).
+ *
+ * A point lookup needs one 32-byte block of each file's split block filter: block
+ * `((h >>> 32) * z) >>> 32` of a filter of z blocks. So the filters of files with the same z
+ * are stored together as a matrix, block b of every one of them side by side: one read of
+ * M x 32 bytes at `offset + b * M * 32` answers a hash for those M files. The classic design
+ * (bits anywhere in the filter) is stored the same way with one block the size of the filter:
+ * a probe reads all of them, as before.
+ *
+ * {{{
+ *   "BIXPROBE"
+ *   section 0: blocks x files x blockBytes bytes (file p's block b at (b * files + p) * blockBytes)
+ *   section 1: ...
+ *   footer: algorithm(UTF), sections(int), per section: offset(long) blockBytes(int) blocks(int) files(int);
+ *           files(int), per file: path(int length + UTF-8), size, modificationTime, rowCount,
+ *           nullCount (longs), section(int), position(int), numHashes(byte, classic only)
+ *   format(int) footer length(int) "BIXPROBE"
+ * }}}
+ * A reader reads the 16-byte trailer, then the footer, then the block rows it needs.
+ * Numbers big-endian (java.io.DataOutput); the filter bits as Parquet lays them out
+ * (little-endian words). A section holds at most [[SectionBytes]], so a task buffers at most
+ * that per column, and a section's block row is at most that long.
+ */
+object ProbeFile {
+
+  val Suffix = ".probe"
+  private val Magic = "BIXPROBE".getBytes(UTF_8)
+  private val Format = 1
+  private val TrailerBytes = 8 + Magic.length
+  /** A section's filter bytes at most: what a task buffers per column before writing. */
+  val SectionBytes: Int = 32 << 20
+  /** Footers above this are damage, not read. */
+  private val MaxFooterBytes = 256 << 20
+
+  /** One matrix: `files` filters of `blocks` blocks of `blockBytes` each, block-major, at `offset`. */
+  final case class Section(offset: Long, blockBytes: Int, blocks: Int, files: Int) {
+    def rowBytes: Int = blockBytes * files
+    def rowOffset(block: Int): Long = offset + block.toLong * rowBytes
+  }
+
+  /** What a file's footer says: the sections, and per indexed file its row and place. */
+  final case class Footer(algorithm: FilterAlgorithm, sections: Array[Section], files: Array[FileEntry], bytesRead: Long)
+
+  final case class FileEntry(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long,
+      section: Int, position: Int, numHashes: Int)
+
+  /** A bit set's place in the matrix: (blockBytes, blocks), and its bytes in Parquet's layout. */
+  private def geometry(algorithm: FilterAlgorithm, filter: Array[Byte]): (Int, Int, Array[Byte], Int) =
+    algorithm.shared(algorithm.fromBytes(filter)) match {
+      case words: Array[Int] =>
+        val b = ByteBuffer.allocate(words.length * 4).order(ByteOrder.LITTLE_ENDIAN)
+        b.asIntBuffer().put(words)
+        (32, words.length / 8, b.array(), 0)
+      case s: ClassicBloomFilter.Shared =>
+        val b = ByteBuffer.allocate(s.words.length * 8).order(ByteOrder.LITTLE_ENDIAN)
+        b.asLongBuffer().put(s.words)
+        (s.words.length * 8, 1, b.array(), s.numHashes)
+      case other => throw new IllegalArgumentException(s"filter state ${other.getClass.getName}")
+    }
+
+  /**
+   * Writes one probe file: rows are added one at a time ([[add]]), the filters of each
+   * (block size, block count) buffered until a section's worth, then written block-major.
+   */
+  final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm) {
+    private val fs = path.getFileSystem(conf)
+    private val raw = fs.create(path, true)
+    private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 20))
+    private var written = 0L
+    private val sections = mutable.ArrayBuffer[Section]()
+    private val files = mutable.ArrayBuffer[FileEntry]()
+    // Per (blockBytes, blocks): the bit sets waiting, and the entries (without section yet) they belong to.
+    private val pending = mutable.LinkedHashMap[(Int, Int), mutable.ArrayBuffer[(Int, Array[Byte])]]()
+    private var pendingBytes = 0L
+
+    out.write(Magic)
+    written = Magic.length
+
+    def add(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long, filter: Array[Byte]): Unit = {
+      val (blockBytes, blocks, bits, k) = geometry(algorithm, filter)
+      files += FileEntry(path, size, modificationTime, rowCount, nullCount, -1, -1, k)
+      pending.getOrElseUpdate((blockBytes, blocks), mutable.ArrayBuffer()) += ((files.size - 1, bits))
+      pendingBytes += bits.length
+      if (pendingBytes >= SectionBytes) flush()
+    }
+
+    /** Writes every waiting group as one section each. */
+    private def flush(): Unit = {
+      pending.foreach { case ((blockBytes, blocks), group) =>
+        val m = group.size
+        sections += Section(written, blockBytes, blocks, m)
+        val s = sections.size - 1
+        group.indices.foreach { p =>
+          val i = group(p)._1
+          files(i) = files(i).copy(section = s, position = p)
+        }
+        var b = 0
+        while (b < blocks) {
+          var p = 0
+          while (p < m) {
+            out.write(group(p)._2, b * blockBytes, blockBytes)
+            p += 1
+          }
+          b += 1
+        }
+        written += blocks.toLong * blockBytes * m
+      }
+      pending.clear()
+      pendingBytes = 0
+    }
+
+    /** Writes the rest and the footer, closes the file; returns its length. */
+    def close(): Long = {
+      try {
+        flush()
+        val footer = new java.io.ByteArrayOutputStream()
+        val f = new DataOutputStream(footer)
+        f.writeUTF(algorithm.name)
+        f.writeInt(sections.size)
+        sections.foreach { s => f.writeLong(s.offset); f.writeInt(s.blockBytes); f.writeInt(s.blocks); f.writeInt(s.files) }
+        f.writeInt(files.size)
+        files.foreach { e =>
+          val p = e.path.getBytes(UTF_8)
+          f.writeInt(p.length)
+          f.write(p)
+          f.writeLong(e.size); f.writeLong(e.modificationTime); f.writeLong(e.rowCount); f.writeLong(e.nullCount)
+          f.writeInt(e.section); f.writeInt(e.position); f.writeByte(e.numHashes)
+        }
+        f.flush()
+        footer.writeTo(out)
+        out.writeInt(Format)
+        out.writeInt(footer.size())
+        out.write(Magic)
+        written += footer.size() + TrailerBytes
+      } finally out.close()
+      written
+    }
+
+    /** Closes without the footer (the file is then not readable as a probe file; the task failed). */
+    def abort(): Unit = try out.close() catch { case _: Throwable => }
+  }
+
+  /** Opens `path` for positioned reads of its blocks (a random-access read policy where the store has one). */
+  def open(conf: Configuration, path: Path, length: Option[Long]): FSDataInputStream = {
+    val fs = path.getFileSystem(conf)
+    val b = fs.openFile(path).opt("fs.option.openfile.read.policy", "random")
+    length.foreach(l => b.opt("fs.option.openfile.length", l.toString))
+    b.build().get()
+  }
+
+  /**
+   * The footer of the probe file `path` of `length` bytes (from the summary; its status is
+   * read when None). An IllegalStateException says what is wrong with the file.
+   */
+  def readFooter(conf: Configuration, path: Path, length: Option[Long]): Footer = {
+    val len = length.getOrElse(path.getFileSystem(conf).getFileStatus(path).getLen)
+    def bad(why: String) = throw new IllegalStateException(s"$path: not a probe file ($why)")
+    if (len < Magic.length + TrailerBytes) bad(s"$len bytes")
+    val in = open(conf, path, Some(len))
+    try {
+      val trailer = new Array[Byte](TrailerBytes)
+      in.readFully(len - TrailerBytes, trailer)
+      if (!java.util.Arrays.equals(trailer, 8, TrailerBytes, Magic, 0, Magic.length)) bad("no trailing magic")
+      val t = ByteBuffer.wrap(trailer)
+      val format = t.getInt
+      val footerLen = t.getInt
+      if (format != Format) bad(s"format $format, this build reads $Format")
+      if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > len - Magic.length - TrailerBytes) bad(s"footer of $footerLen bytes")
+      val footer = new Array[Byte](footerLen)
+      in.readFully(len - TrailerBytes - footerLen, footer)
+      parseFooter(footer, len - TrailerBytes - footerLen, bad).copy(bytesRead = TrailerBytes + footerLen)
+    } catch {
+      case e: EOFException => bad(s"truncated: ${e.getMessage}")
+    } finally in.close()
+  }
+
+  private def parseFooter(bytes: Array[Byte], dataEnd: Long, bad: String => Nothing): Footer = {
+    val in = new DataInputStream(new ByteArrayInputStream(bytes))
+    val algorithm = try FilterAlgorithm.fromName(in.readUTF()) catch {
+      case e: IllegalArgumentException => bad(e.getMessage)
+    }
+    val ns = in.readInt()
+    if (ns < 0 || ns > bytes.length / 20) bad(s"$ns sections")
+    val sections = Array.fill(ns) {
+      val s = Section(in.readLong(), in.readInt(), in.readInt(), in.readInt())
+      if (s.blockBytes <= 0 || s.blocks <= 0 || s.files <= 0 || s.offset < Magic.length ||
+        s.offset + s.blocks.toLong * s.rowBytes > dataEnd || s.rowBytes.toLong != s.blockBytes.toLong * s.files) {
+        bad(s"section $s out of bounds")
+      }
+      if (algorithm != FilterAlgorithm.Classic && s.blockBytes != 32) bad(s"section $s: blocks of ${s.blockBytes} bytes")
+      s
+    }
+    val n = in.readInt()
+    if (n < 0 || n > bytes.length / 45) bad(s"$n files")
+    val files = Array.fill(n) {
+      val pl = in.readInt()
+      if (pl < 0 || pl > in.available()) bad(s"a path of $pl bytes")
+      val p = new Array[Byte](pl)
+      in.readFully(p)
+      val e = FileEntry(new String(p, UTF_8), in.readLong(), in.readLong(), in.readLong(), in.readLong(),
+        in.readInt(), in.readInt(), in.readByte() & 0xff)
+      if (e.section < 0 || e.section >= ns || e.position < 0 || e.position >= sections(e.section).files) {
+        bad(s"${e.path}: section ${e.section} position ${e.position}")
+      }
+      if (algorithm == FilterAlgorithm.Classic && e.numHashes <= 0) bad(s"${e.path}: ${e.numHashes} hash functions")
+      e
+    }
+    Footer(algorithm, sections, files, 0L)
+  }
+
+  /** Reads block row `block` of `section` (every file's block, side by side) from `in`. */
+  def readRow(in: FSDataInputStream, section: Section, block: Int): Array[Byte] = {
+    val row = new Array[Byte](section.rowBytes)
+    in.readFully(section.rowOffset(block), row)
+    row
+  }
+}

@@ -1,0 +1,124 @@
+package bloomindex.catalog
+
+import java.nio.{ByteBuffer, ByteOrder}
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
+
+import scala.util.control.NonFatal
+
+import bloomindex.build.{IndexStore, ProbeFile}
+import bloomindex.filter.FilterAlgorithm
+import bloomindex.log.IndexLog
+import bloomindex.sbbf.SbbfKernel
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/**
+ * One column's filters in its probe files ([[ProbeFile]]), fetched a block row at a time: for
+ * a hash, each section's row of the block the hash selects (every file's block of that
+ * section, side by side). Rows fetched are kept for later queries, up to `maxFetchedBytes`;
+ * past that they are dropped and fetched again when needed. A row that cannot be read answers
+ * "maybe" for its files (they are read, not pruned), with one warning.
+ *
+ * `sections(s)` lies in `files(sectionFile(s))`, of `fileLengths` bytes.
+ */
+final class BlockFilters(
+    algorithm: FilterAlgorithm,
+    conf: Configuration,
+    folder: String,
+    files: Array[Path],
+    fileLengths: Array[Long],
+    sectionFile: Array[Int],
+    sections: Array[ProbeFile.Section],
+    threads: Int,
+    maxFetchedBytes: Long) {
+
+  private val rowsHeld = new ConcurrentHashMap[java.lang.Long, AnyRef]()
+  private val fetched = new AtomicLong()
+
+  /** Bytes of the section table. */
+  def fixedBytes: Long = 48L * sections.length + 4L * sectionFile.length + 8L * fileLengths.length + 64L * files.length
+
+  /** Bytes of the block rows held. */
+  def fetchedBytes: Long = fetched.get()
+
+  /** Words of one filter in section `s`, for the classic design (the whole filter is its one block). */
+  def wordsPerFilter(s: Int): Int = sections(s).blockBytes / 8
+
+  /** The block of section `s` that `hash` selects. */
+  private def blockOf(s: Int, hash: Long): Int = {
+    val z = sections(s).blocks
+    algorithm match {
+      case FilterAlgorithm.SplitBlock => SbbfKernel.wordOffset(hash, z) >>> 3
+      case FilterAlgorithm.SplitBlockMurmur3 => SbbfKernel.wordOffset(ColumnData.remap(hash, z), z) >>> 3
+      case FilterAlgorithm.Classic => 0
+    }
+  }
+
+  private def key(s: Int, block: Int): java.lang.Long = java.lang.Long.valueOf((s.toLong << 32) | block)
+
+  /**
+   * For each hash, each section's block row it needs (`Array[Int]` words for the split block
+   * designs, `Array[Long]` for the classic one; null where it could not be read), fetching the
+   * rows not held, all at once, file by file in parallel.
+   */
+  def rows(hashes: Array[Long]): Array[Array[AnyRef]] = {
+    val wanted = hashes.map(h => Array.tabulate(sections.length)(s => blockOf(s, h)))
+    val missing = new java.util.LinkedHashSet[java.lang.Long]()
+    wanted.foreach(bs => bs.indices.foreach(s => if (!rowsHeld.containsKey(key(s, bs(s)))) missing.add(key(s, bs(s)))))
+    val got = new ConcurrentHashMap[java.lang.Long, AnyRef]()
+    if (!missing.isEmpty) {
+      val need = missing.toArray(new Array[java.lang.Long](0))
+      val bytes = need.iterator.map(k => sections((k >>> 32).toInt).rowBytes.toLong).sum
+      if (fetched.get() + bytes > maxFetchedBytes) { rowsHeld.clear(); fetched.set(0) }
+      fetch(need.groupBy(k => sectionFile((k >>> 32).toInt)), got)
+      got.forEach { (k, row) =>
+        if (row ne Unreadable) {
+          rowsHeld.put(k, row)
+          fetched.addAndGet(sections((k >>> 32).toInt).rowBytes.toLong)
+        }
+      }
+    }
+    wanted.map(bs => Array.tabulate[AnyRef](sections.length) { s =>
+      val k = key(s, bs(s))
+      val r = Option(got.get(k)).getOrElse(rowsHeld.get(k))
+      if (r eq Unreadable) null else r
+    })
+  }
+
+  private def fetch(byFile: Map[Int, Array[java.lang.Long]], out: ConcurrentHashMap[java.lang.Long, AnyRef]): Unit = {
+    def one(f: Int, keys: Array[java.lang.Long]): Unit = {
+      var read = 0L
+      try {
+        val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
+        try keys.foreach { k =>
+          val s = (k >>> 32).toInt
+          val row = ProbeFile.readRow(in, sections(s), k.toInt)
+          read += row.length
+          out.put(k, words(row))
+        } finally in.close()
+      } catch {
+        case NonFatal(e) =>
+          keys.foreach(k => out.putIfAbsent(k, Unreadable))
+          IndexLog.warnOnce(s"bloomindex: probe file ${files(f)} unreadable (${e.getMessage}); the files whose " +
+            "filters it holds are read, not pruned")
+      }
+      IndexStore.countLoaded(folder, 0, read)
+    }
+    IndexStore.inParallel(threads, byFile.toSeq.map { case (f, ks) => () => one(f, ks) })
+  }
+
+  private def words(row: Array[Byte]): AnyRef = algorithm match {
+    case FilterAlgorithm.Classic =>
+      val w = new Array[Long](row.length / 8)
+      ByteBuffer.wrap(row).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(w)
+      w
+    case _ =>
+      val w = new Array[Int](row.length / 4)
+      ByteBuffer.wrap(row).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(w)
+      w
+  }
+
+  private object Unreadable
+}
