@@ -79,7 +79,7 @@ object ProbeFile {
    * Writes one probe file: rows are added one at a time ([[add]]), the filters of each
    * (block size, block count) buffered until a section's worth, then written block-major.
    */
-  final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm) {
+  final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm, sectionBytes: Int = SectionBytes) {
     private val fs = path.getFileSystem(conf)
     private val raw = fs.create(path, true)
     private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 20))
@@ -98,7 +98,7 @@ object ProbeFile {
       files += FileEntry(path, size, modificationTime, rowCount, nullCount, -1, -1, k)
       pending.getOrElseUpdate((blockBytes, blocks), mutable.ArrayBuffer()) += ((files.size - 1, bits))
       pendingBytes += bits.length
-      if (pendingBytes >= SectionBytes) flush()
+      if (pendingBytes >= sectionBytes) flush()
     }
 
     /** Writes every waiting group as one section each. */

@@ -197,6 +197,7 @@ object LogJson {
       if (formatVersion < 3) IndexData.Rows else {
         val l = str(o, "layout")
         if (!IndexData.all.contains(l)) fail(s"unknown data layout '$l'")
+        if (l == IndexData.Blocks && formatVersion < 4) fail(s"layout '$l' in a format $formatVersion entry")
         l
       })
   }

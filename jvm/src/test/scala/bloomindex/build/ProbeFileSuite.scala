@@ -1,0 +1,118 @@
+package bloomindex.build
+
+import java.nio.file.Files
+
+import bloomindex.catalog.{BlockFilters, ColumnData}
+import bloomindex.filter.{BloomFilter, FilterAlgorithm}
+import bloomindex.sbbf.SbbfSizing.Sizing
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * Probe files (a column's filters block-major): what a query reads of them answers exactly as
+ * the filters they were written from; a damaged file is refused by name, a block row that
+ * cannot be read answers "maybe".
+ */
+class ProbeFileSuite extends AnyFunSuite {
+
+  private val conf = new Configuration()
+
+  private def filters(alg: FilterAlgorithm, n: Int, rnd: java.util.Random): Seq[(String, BloomFilter, Seq[Long])] =
+    (0 until n).map { i =>
+      val values = Seq.fill(1 + rnd.nextInt(300))(rnd.nextLong())
+      // Exact sizing: sizes differ from file to file, so files fall into several sections.
+      val f = alg.forNdv(values.size.toLong, 0.01, Sizing.Exact)
+      values.foreach(v => f.insert(alg.hash.hashLong(v)))
+      (s"file:/t/part-$i.parquet", f, values)
+    }
+
+  /** Writes `files` into probe files of at most `perFile` rows each and loads them as a query would. */
+  private def load(alg: FilterAlgorithm, files: Seq[(String, BloomFilter, Seq[Long])], perFile: Int,
+      sectionBytes: Int): (ColumnData, Seq[Path]) = {
+    val dir = Files.createTempDirectory("probe").toFile
+    val paths = files.grouped(perFile).zipWithIndex.map { case (group, k) =>
+      val p = new Path(dir.toURI.toString, s"_part-$k.probe")
+      val w = new ProbeFile.Writer(conf, p, alg, sectionBytes)
+      group.foreach { case (path, f, vs) => w.add(path, 10L, 20L, vs.size, 1L, f.toBytes) }
+      val len = w.close()
+      assert(len == new java.io.File(p.toUri).length())
+      p
+    }.toSeq
+    val b = new ColumnData.Builder("c", alg)
+    val sections = Seq.newBuilder[ProbeFile.Section]
+    val sectionFile = Seq.newBuilder[Int]
+    var base = 0
+    paths.zipWithIndex.foreach { case (p, k) =>
+      val footer = ProbeFile.readFooter(conf, p, None)
+      assert(footer.algorithm == alg)
+      footer.files.foreach(e => b.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount,
+        base + e.section, e.position, e.numHashes))
+      footer.sections.foreach { s => sections += s; sectionFile += k }
+      base += footer.sections.length
+    }
+    b.fetchingFrom(new BlockFilters(alg, conf, "column=c", paths.toArray,
+      paths.map(p => new java.io.File(p.toUri).length()).toArray, sectionFile.result().toArray,
+      sections.result().toArray, 4, Long.MaxValue))
+    (b.result(), paths)
+  }
+
+  for (alg <- FilterAlgorithm.all) test(s"${alg.name}: every check through the block rows equals the filter's own") {
+    val rnd = new java.util.Random(alg.name.hashCode)
+    val files = filters(alg, 200, rnd)
+    // Small sections: each size's files are split over several, and over three files.
+    val (d, _) = load(alg, files, perFile = 80, sectionBytes = 4096)
+    assert(d.numFiles == files.size && d.fetchesBlocks)
+    val probed = files.map(_._3.head).map(alg.hash.hashLong) ++ Seq.fill(300)(rnd.nextLong())
+    val probes = d.probes(probed.toArray)
+    files.foreach { case (p, f, vs) =>
+      val r = d.indexOf(p, 10L, 20L)
+      assert(r >= 0 && d.rowCount(r) == vs.size && d.nullCount(r) == 1)
+      probed.indices.foreach(k => assert(probes(k).mightContain(r) == f.mightContain(probed(k)), s"$p hash ${probed(k)}"))
+      vs.take(20).foreach(v => assert(d.mightContain(r, alg.hash.hashLong(v))))
+    }
+    // Fetched rows are held (and counted), up to the cap.
+    assert(d.heapBytes > 0)
+  }
+
+  test("what a lookup reads: the footers, then one block row per section") {
+    val alg = FilterAlgorithm.SplitBlock
+    val files = filters(alg, 50, new java.util.Random(7))
+    val (d, _) = load(alg, files, perFile = 50, sectionBytes = Int.MaxValue)
+    IndexStore.resetLoaded()
+    val before = d.heapBytes
+    d.probes(Array(alg.hash.hashLong(42L)))
+    val rows = IndexStore.loadedBytes().get("column=c").longValue()
+    // One 32-byte block per file: 50 files, whatever their sizes.
+    assert(rows == 50L * 32 && d.heapBytes - before == rows)
+    d.probes(Array(alg.hash.hashLong(42L)))
+    assert(IndexStore.loadedBytes().get("column=c").longValue() == rows, "held rows are not read again")
+  }
+
+  test("a damaged probe file is refused naming it; a row that cannot be read answers maybe") {
+    val alg = FilterAlgorithm.SplitBlock
+    val files = filters(alg, 20, new java.util.Random(3))
+    val (d, paths) = load(alg, files, perFile = 20, sectionBytes = Int.MaxValue)
+    val p = paths.head
+    val f = new java.io.File(p.toUri)
+    val bytes = Files.readAllBytes(f.toPath)
+    new java.io.File(f.getParentFile, s".${f.getName}.crc").delete() // the local file system's checksum: damage it is not
+    def refused(b: Array[Byte]): String = {
+      Files.write(f.toPath, b)
+      intercept[IllegalStateException](ProbeFile.readFooter(conf, p, None)).getMessage
+    }
+    assert(refused(bytes.take(bytes.length - 5)).contains(s"$p: not a probe file"))
+    assert(refused(bytes.take(10)).contains("bytes"))
+    val badLen = bytes.clone()
+    java.nio.ByteBuffer.wrap(badLen).putInt(bytes.length - 12, bytes.length)
+    assert(refused(badLen).contains("footer of"))
+    val badFormat = bytes.clone()
+    java.nio.ByteBuffer.wrap(badFormat).putInt(bytes.length - 16, 9)
+    assert(refused(badFormat).contains("format 9"))
+    // The data gone after the footers were read: every file of it is a "maybe".
+    f.delete()
+    val probe = d.probes(Array(123L, 456L))
+    files.foreach { case (path, _, _) => assert(probe.forall(_.mightContain(d.indexOf(path)))) }
+  }
+}
