@@ -6,7 +6,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.collection.mutable
 
-import bloomindex.filter.{ClassicBloomFilter, FilterAlgorithm}
+import bloomindex.filter.{ClassicBloomFilter, FilterAlgorithm, SbbfSerde}
+import bloomindex.sbbf.SbbfSizing
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, Path}
@@ -61,17 +62,25 @@ object ProbeFile {
   final case class FileEntry(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long,
       section: Int, position: Int, numHashes: Int)
 
-  /** A bit set's place in the matrix: (blockBytes, blocks), and its bytes in Parquet's layout. */
-  private def geometry(algorithm: FilterAlgorithm, filter: Array[Byte]): (Int, Int, Array[Byte], Int) =
-    algorithm.shared(algorithm.fromBytes(filter)) match {
+  /**
+   * A serialized filter's place in a matrix: (blockBytes, blocks), its bit set in Parquet's
+   * layout (bytes and offset: Parquet's own form is used where it lies), and its number of hash
+   * functions (classic).
+   */
+  private def geometry(algorithm: FilterAlgorithm, filter: Array[Byte]): (Int, Int, Array[Byte], Int, Int) =
+    if (algorithm == FilterAlgorithm.SplitBlock) {
+      val (offset, numBytes) = SbbfSerde.locateBitset(filter)
+      SbbfSizing.checkNumBytes(numBytes)
+      (32, numBytes / 32, filter, offset, 0)
+    } else algorithm.shared(algorithm.fromBytes(filter)) match {
       case words: Array[Int] =>
         val b = ByteBuffer.allocate(words.length * 4).order(ByteOrder.LITTLE_ENDIAN)
         b.asIntBuffer().put(words)
-        (32, words.length / 8, b.array(), 0)
+        (32, words.length / 8, b.array(), 0, 0)
       case s: ClassicBloomFilter.Shared =>
         val b = ByteBuffer.allocate(s.words.length * 8).order(ByteOrder.LITTLE_ENDIAN)
         b.asLongBuffer().put(s.words)
-        (s.words.length * 8, 1, b.array(), s.numHashes)
+        (s.words.length * 8, 1, b.array(), 0, s.numHashes)
       case other => throw new IllegalArgumentException(s"filter state ${other.getClass.getName}")
     }
 
@@ -87,17 +96,17 @@ object ProbeFile {
     private val sections = mutable.ArrayBuffer[Section]()
     private val files = mutable.ArrayBuffer[FileEntry]()
     // Per (blockBytes, blocks): the bit sets waiting, and the entries (without section yet) they belong to.
-    private val pending = mutable.LinkedHashMap[(Int, Int), mutable.ArrayBuffer[(Int, Array[Byte])]]()
+    private val pending = mutable.LinkedHashMap[(Int, Int), mutable.ArrayBuffer[(Int, Array[Byte], Int)]]()
     private var pendingBytes = 0L
 
     out.write(Magic)
     written = Magic.length
 
     def add(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long, filter: Array[Byte]): Unit = {
-      val (blockBytes, blocks, bits, k) = geometry(algorithm, filter)
+      val (blockBytes, blocks, bits, offset, k) = geometry(algorithm, filter)
       files += FileEntry(path, size, modificationTime, rowCount, nullCount, -1, -1, k)
-      pending.getOrElseUpdate((blockBytes, blocks), mutable.ArrayBuffer()) += ((files.size - 1, bits))
-      pendingBytes += bits.length
+      pending.getOrElseUpdate((blockBytes, blocks), mutable.ArrayBuffer()) += ((files.size - 1, bits, offset))
+      pendingBytes += blockBytes.toLong * blocks
       if (pendingBytes >= sectionBytes) flush()
     }
 
@@ -115,7 +124,8 @@ object ProbeFile {
         while (b < blocks) {
           var p = 0
           while (p < m) {
-            out.write(group(p)._2, b * blockBytes, blockBytes)
+            val (_, bits, offset) = group(p)
+            out.write(bits, offset + b * blockBytes, blockBytes)
             p += 1
           }
           b += 1

@@ -66,23 +66,27 @@ final class BlockFilters(
   def rows(hashes: Array[Long]): Array[Array[AnyRef]] = {
     val wanted = hashes.map(h => Array.tabulate(sections.length)(s => blockOf(s, h)))
     val missing = new java.util.LinkedHashSet[java.lang.Long]()
-    wanted.foreach(bs => bs.indices.foreach(s => if (!rowsHeld.containsKey(key(s, bs(s)))) missing.add(key(s, bs(s)))))
+    // The rows this call uses: held ones taken now (another query may drop them meanwhile), and fetched ones.
     val got = new ConcurrentHashMap[java.lang.Long, AnyRef]()
+    wanted.foreach(bs => bs.indices.foreach { s =>
+      val k = key(s, bs(s))
+      val held = rowsHeld.get(k)
+      if (held != null) got.put(k, held) else missing.add(k)
+    })
     if (!missing.isEmpty) {
       val need = missing.toArray(new Array[java.lang.Long](0))
       val bytes = need.iterator.map(k => sections((k >>> 32).toInt).rowBytes.toLong).sum
       if (fetched.get() + bytes > maxFetchedBytes) { rowsHeld.clear(); fetched.set(0) }
       fetch(need.groupBy(k => sectionFile((k >>> 32).toInt)), got)
-      got.forEach { (k, row) =>
-        if (row ne Unreadable) {
-          rowsHeld.put(k, row)
+      need.foreach { k =>
+        val row = got.get(k)
+        if ((row ne Unreadable) && rowsHeld.putIfAbsent(k, row) == null) {
           fetched.addAndGet(sections((k >>> 32).toInt).rowBytes.toLong)
         }
       }
     }
     wanted.map(bs => Array.tabulate[AnyRef](sections.length) { s =>
-      val k = key(s, bs(s))
-      val r = Option(got.get(k)).getOrElse(rowsHeld.get(k))
+      val r = got.get(key(s, bs(s)))
       if (r eq Unreadable) null else r
     })
   }
