@@ -96,6 +96,14 @@ def held_bytes(spark):
         return None
 
 
+def index_read_bytes(spark) -> int:
+    """Index data bytes the queries of this process read (every column)."""
+    try:
+        return sum(int(v) for v in dict(spark._jvm.bloomindex.build.IndexStore.loadedBytes()).values())
+    except Exception:  # an earlier version: no such method
+        return 0
+
+
 def point(spark, path, kb):
     """A key in the middle of the table, found without the index."""
     spark.conf.set("spark.bloomindex.pruning.enabled", "false")
@@ -122,6 +130,7 @@ def first_and_warm(spark, path, where, heap=None) -> dict:
         r["retained_mb"] = (heap.used() - before) / MB
         held = held_bytes(spark)
         r["held_mb"] = None if held is None else held / MB
+        r["index_read_mb"] = index_read_bytes(spark) / MB
     walls, plans = [], []
     for _ in range(5):
         t0 = time.perf_counter()
@@ -202,7 +211,7 @@ def main() -> int:
     with open(os.path.join(OUT, f"cold_{tag}_{FILES if SMALL else 0}_{SCALE_FILES if SCALE else 0}.json"), "w") as f:
         json.dump(results, f, indent=1)
     print(f"\n{'table':<11} {'case':<9} {'first plan s':>12} {'first wall s':>12} {'warm plan s':>11} "
-          f"{'warm wall s':>11} {'retained MB':>11} {'held MB':>8} {'other':>20}")
+          f"{'warm wall s':>11} {'retained MB':>11} {'held MB':>8} {'read MB':>8} {'other':>20}")
     for r in results:
         def f(k, fmt="{:.2f}"):
             v = r.get(k)
@@ -215,7 +224,7 @@ def main() -> int:
                      f"wall {r['after_refresh_first_wall_s']:.2f}s")
         print(f"{r['table']:<11} {r['case']:<9} {f('first_plan_s'):>12} {f('first_wall_s'):>12} "
               f"{f('warm_plan_s'):>11} {f('warm_wall_s'):>11} {f('retained_mb', '{:.1f}'):>11} "
-              f"{f('held_mb', '{:.1f}'):>8} {other:>20}")
+              f"{f('held_mb', '{:.1f}'):>8} {f('index_read_mb', '{:.2f}'):>8} {other:>20}")
     return 0
 
 

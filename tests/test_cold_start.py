@@ -68,6 +68,16 @@ def _differential(spark, path, seed, n=3):
     return read
 
 
+def _indexed(spark, tmp_path, name, seed):
+    """A source and its index on (k, s); the differential rows and files of a fresh driver, which prune."""
+    path = _source(spark, tmp_path, name)
+    spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s)")
+    _fresh_driver(spark)
+    expected = _differential(spark, path, seed=seed)
+    assert any(len(f) < N_FILES for f in expected.values())
+    return path, expected
+
+
 def _jobs(spark):
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
 
@@ -138,11 +148,7 @@ def test_probe_files_hold_the_same_bits_as_the_parquet_rows(spark, root, tmp_pat
 
 
 def test_a_probe_file_that_is_damaged_falls_back_to_the_parquet_files(spark, root, tmp_path):
-    path = _source(spark, tmp_path, "cold_dmg")
-    spark.sql(f"CREATE BLOOM INDEX cold_dmg ON parquet.`{path}` FOR COLUMNS (k, s)")
-    _fresh_driver(spark)
-    expected = _differential(spark, path, seed=8)
-    assert any(len(f) < N_FILES for f in expected.values())
+    path, expected = _indexed(spark, tmp_path, "cold_dmg", seed=8)
     data = os.path.join(root, "cold_dmg", log_entries(root, "cold_dmg")[-1]["data"]["dir"])
     victim = sorted(glob.glob(os.path.join(data, "column=k", "_*.probe")))[0]
     with open(victim, "r+b") as f:  # same length (the summary's), garbage footer
@@ -166,10 +172,7 @@ def test_a_probe_file_that_is_damaged_falls_back_to_the_parquet_files(spark, roo
 def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     """The `columns` layout (log format 3: Parquet files only, no probe files): each query loads
     the whole column's Parquet files, and prunes the same."""
-    path = _source(spark, tmp_path, "cold_v3")
-    spark.sql(f"CREATE BLOOM INDEX cold_v3 ON parquet.`{path}` FOR COLUMNS (k, s)")
-    _fresh_driver(spark)
-    expected = _differential(spark, path, seed=9)
+    path, expected = _indexed(spark, tmp_path, "cold_v3", seed=9)
     spark.conf.set("spark.bloomindex.build.blockMajor", "false")
     try:
         spark.sql("REFRESH BLOOM INDEX cold_v3 FULL")
@@ -281,11 +284,7 @@ def _to_format_2(spark, root, name):
 
 
 def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
-    path = _source(spark, tmp_path, "cold_v2")
-    spark.sql(f"CREATE BLOOM INDEX cold_v2 ON parquet.`{path}` FOR COLUMNS (k, s)")
-    _fresh_driver(spark)
-    expected = _differential(spark, path, seed=5)
-    assert any(len(f) < N_FILES for f in expected.values())
+    path, expected = _indexed(spark, tmp_path, "cold_v2", seed=5)
     _to_format_2(spark, root, "cold_v2")
     _fresh_driver(spark)
     assert _differential(spark, path, seed=5) == expected
