@@ -81,7 +81,7 @@ final class DescribeAction(ctx: ActionContext) {
     val perColumn = rows.groupBy("column").agg(count(lit(1)), sum(length(col("filter"))),
       sum(when(col("built_from") === "footer", 1).otherwise(0))).collect()
       .map(r => r.getString(0) -> (r.getLong(1), r.getLong(2), r.getLong(3))).toMap
-    val current = sizeLines(spec, d, out)
+    val current = sizeLines(spec, d, out, listing(spec))
     freshnessLines(current, IndexStore.fileIdentities(rows), out)
     spec.columns.foreach { c =>
       val (files, bytes, fromFooter) = perColumn.getOrElse(c.name, (0L, 0L, 0L))
@@ -105,8 +105,10 @@ final class DescribeAction(ctx: ActionContext) {
     val conf = ctx.hadoopConf
     val dir = IndexStore.dataDir(indexDir, d)
     val fs = dir.getFileSystem(conf)
-    val current = sizeLines(spec, d, out)
+    // The source is listed (a second or more at 100,000 files) while the index's files are read.
+    val current = listing(spec)
     val known = java.util.concurrent.ConcurrentHashMap.newKeySet[(String, Long, Long)]()
+    val columnsOut = Seq.newBuilder[(String, String)]
     spec.columns.foreach { c =>
       val s = summary.columns.getOrElse(c.name, ColumnSummary(0, 0, 0, Map.empty))
       val folder = IndexEncryption.columnFolder(dir, c.name)
@@ -141,15 +143,36 @@ final class DescribeAction(ctx: ActionContext) {
         if (read.failed > 0) damage += s"column ${c.name}: ${read.failed} index data files unreadable " +
           s"(${read.failure.map(_.getMessage).getOrElse("")}); the files whose rows they held have no index row"
       }
-      columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, out, damage)
+      columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, columnsOut, damage)
     }
-    freshnessLines(current, known.asScala, out)
+    val files = sizeLines(spec, d, out, current)
+    out ++= columnsOut.result()
+    freshnessLines(files, known.asScala, out)
     globalLines(indexDir, spec, d, damage)
+  }
+
+  /**
+   * The source's current files and table version ([[SourceResolver.currentFiles]]), listed on a
+   * thread of its own from now on; the function waits for them.
+   */
+  private def listing(spec: IndexSpec): () => (Seq[SourceFile], Option[Long]) = {
+    val spark = ctx.spark
+    val result = new java.util.concurrent.CompletableFuture[(Seq[SourceFile], Option[Long])]()
+    val t = new Thread(() => try {
+      org.apache.spark.sql.SparkSession.setActiveSession(spark)
+      result.complete(SourceResolver.currentFiles(spark, spec.source))
+    } catch {
+      case e: Throwable => result.completeExceptionally(e)
+    }, "bloomindex-describe-listing")
+    t.setDaemon(true)
+    t.start()
+    () => try result.get() catch { case e: java.util.concurrent.ExecutionException => throw e.getCause }
   }
 
   /** The version's sizes and table versions, both layouts alike; returns the table's current files. */
   private def sizeLines(spec: IndexSpec, d: IndexData,
-      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]]): Seq[SourceFile] = {
+      out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]],
+      listed: () => (Seq[SourceFile], Option[Long])): Seq[SourceFile] = {
     out += "files_indexed" -> d.indexedFiles.toString
     out += "bytes_indexed" -> d.indexedBytes.toString
     out += "filter_bytes" -> d.filterBytes.toString
@@ -157,7 +180,7 @@ final class DescribeAction(ctx: ActionContext) {
     out += "files_from_footer" -> d.filesFromFooters.toString
     out += "files_from_data" -> (d.indexedFiles - d.filesFromFooters).toString
     d.tableVersion.foreach(v => out += "table_version" -> v.toString)
-    val (_, current, currentVersion) = SourceResolver.snapshot(ctx.spark, spec.source)
+    val (current, currentVersion) = listed()
     currentVersion.foreach(v => out += "table_current_version" -> v.toString)
     current
   }

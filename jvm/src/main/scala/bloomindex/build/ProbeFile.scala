@@ -217,21 +217,25 @@ object ProbeFile {
       if (algorithm != FilterAlgorithm.Classic && s.blockBytes != 32) bad(s"section $s: blocks of ${s.blockBytes} bytes")
       s
     }
-    val n = in.readInt()
+    // The file entries (most of the footer) straight from the bytes.
+    val b = ByteBuffer.wrap(bytes, bytes.length - in.available(), in.available())
+    if (b.remaining() < 4) bad("no file count")
+    val n = b.getInt
     if (n < 0 || n > bytes.length / 45) bad(s"$n files")
     val files = Array.fill(n) {
-      val pl = in.readInt()
-      if (pl < 0 || pl > in.available()) bad(s"a path of $pl bytes")
-      val p = new Array[Byte](pl)
-      in.readFully(p)
-      val e = FileEntry(new String(p, UTF_8), in.readLong(), in.readLong(), in.readLong(), in.readLong(),
-        in.readInt(), in.readInt(), in.readByte() & 0xff)
+      if (b.remaining() < 4) bad("truncated file entries")
+      val pl = b.getInt
+      if (pl < 0 || pl > b.remaining() - 41) bad(s"a path of $pl bytes")
+      val path = new String(bytes, b.position(), pl, UTF_8)
+      b.position(b.position() + pl)
+      val e = FileEntry(path, b.getLong, b.getLong, b.getLong, b.getLong, b.getInt, b.getInt, b.get & 0xff)
       if (e.section < 0 || e.section >= ns || e.position < 0 || e.position >= sections(e.section).files) {
         bad(s"${e.path}: section ${e.section} position ${e.position}")
       }
       if (algorithm == FilterAlgorithm.Classic && e.numHashes <= 0) bad(s"${e.path}: ${e.numHashes} hash functions")
       e
     }
+    if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
     Footer(algorithm, sections, files, 0L)
   }
 

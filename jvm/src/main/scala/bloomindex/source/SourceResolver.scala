@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.{FileStatusCache, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.sources.DataSourceRegister
+import org.apache.spark.sql.types.StructType
 
 /** A file of a source, identified by path + size + modification time. */
 case class SourceFile(path: String, size: Long, modificationTime: Long)
@@ -250,4 +251,30 @@ object SourceResolver {
     }.distinct
     (rel, files, None)
   }
+
+  /**
+   * The source's current files and (Delta) table version, as [[snapshot]] lists them. A path
+   * source is listed without inferring its schema (which for Parquet sorts every path and reads
+   * a footer: seconds at 100,000 files): an empty schema is given, the listing is the same.
+   */
+  def currentFiles(spark: SparkSession, s: SourceSpec): (Seq[SourceFile], Option[Long]) =
+    if (s.table.isDefined || s.format == DeltaSource.Format || s.format == IcebergFiles.Format) {
+      val (_, files, version) = snapshot(spark, s)
+      (files, version)
+    } else {
+      FileStatusCache.getOrCreate(spark).invalidateAll()
+      // A format that refuses an empty schema is listed as a query would read it.
+      val df = try Some(spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*))
+        catch { case scala.util.control.NonFatal(_) => None }
+      df.map { df =>
+        // Listed just now, after the cache was dropped: no refresh (a second listing) needed.
+        val files = relation(df, s.display).location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
+          SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
+        }.distinct
+        (files, None: Option[Long])
+      }.getOrElse {
+        val (_, files, version) = snapshot(spark, s)
+        (files, version)
+      }
+    }
 }
