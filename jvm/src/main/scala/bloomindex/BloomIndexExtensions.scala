@@ -27,6 +27,10 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // JVM) before the session's first SET, so that SET validates them and SET -v lists them.
     BloomIndexSQLConf.ensureRegistered()
 
+    // The code a first pruned query runs, run once on made-up data while the session starts
+    // (a daemon thread; see catalog.Warmup).
+    bloomindex.catalog.Warmup.start()
+
     // parser: CREATE/REFRESH/DROP/SHOW/DESCRIBE BLOOM INDEX; everything else goes to Spark's
     // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
     extensions.injectParser((_, delegate) => BloomIndexSqlParser(delegate))

@@ -91,7 +91,7 @@ object ProbeFile {
   final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm, sectionBytes: Int = SectionBytes) {
     private val fs = path.getFileSystem(conf)
     private val raw = fs.create(path, true)
-    private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 20))
+    private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 16))
     private var written = 0L
     private val sections = mutable.ArrayBuffer[Section]()
     private val files = mutable.ArrayBuffer[FileEntry]()
@@ -120,14 +120,18 @@ object ProbeFile {
           val i = group(p)._1
           files(i) = files(i).copy(section = s, position = p)
         }
+        // Block row by block row: block b of every file of the group, side by side.
+        val bits = group.map(_._2).toArray
+        val offsets = group.map(_._3).toArray
+        val row = new Array[Byte](m * blockBytes)
         var b = 0
         while (b < blocks) {
           var p = 0
           while (p < m) {
-            val (_, bits, offset) = group(p)
-            out.write(bits, offset + b * blockBytes, blockBytes)
+            System.arraycopy(bits(p), offsets(p) + b * blockBytes, row, p * blockBytes, blockBytes)
             p += 1
           }
+          out.write(row)
           b += 1
         }
         written += blocks.toLong * blockBytes * m
