@@ -189,8 +189,9 @@ final class DescribeAction(ctx: ActionContext) {
   private def freshnessLines(current: Seq[SourceFile], known: scala.collection.Set[(String, Long, Long)],
       out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]]): Unit = {
     val stale = current.count(f => !known.contains((f.path, f.size, f.modificationTime)))
-    val currentPaths = current.map(_.path).toSet
-    val deleted = known.iterator.map(_._1).count(p => !currentPaths.contains(p))
+    val currentPaths = new java.util.HashSet[String](current.size * 2)
+    current.foreach(f => currentPaths.add(f.path))
+    val deleted = known.iterator.count(k => !currentPaths.contains(k._1))
     out += "files_new_or_changed" -> stale.toString
     out += "files_deleted" -> deleted.toString
   }
