@@ -56,6 +56,24 @@ def assert_filters_hold_values(spark, root: str, name: str, source_df, columns: 
     return checked
 
 
+def rows_and_files(spark, path: str, where: str, pruning: bool) -> tuple[list, set[str]]:
+    """`SELECT k, s` of the Parquet folder `path` under `where`, with pruning on or off: the
+    sorted rows and the files the scan reads."""
+    spark.conf.set("spark.bloomindex.pruning.enabled", str(pruning).lower())
+    try:
+        q = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE {where}")
+        return sorted(tuple(r) for r in q.collect()), {row_path(p) for p in q.inputFiles()}
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
+
+
+def fresh_driver(spark) -> None:
+    """What a new driver would see: no index data loaded, none counted as read."""
+    jvm = spark.sparkContext._jvm.bloomindex
+    jvm.catalog.IndexCache.clear()
+    jvm.build.IndexStore.resetLoaded()
+
+
 def assert_same_with_pruning_off(spark, query) -> list:
     """Runs `query()` (a function returning a DataFrame, planned anew each call) with pruning on
     and with it off and asserts the same rows; returns them."""

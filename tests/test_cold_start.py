@@ -16,9 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from index_helpers import index_rows, log_entries, read_probe_file, row_path
+from index_helpers import fresh_driver, index_rows, log_entries, read_probe_file, row_path, rows_and_files
 
-PRUNING = "spark.bloomindex.pruning.enabled"
 N_FILES = 8
 KEYS = 800
 
@@ -35,23 +34,8 @@ def _jvm(spark):
     return spark.sparkContext._jvm.bloomindex
 
 
-def _fresh_driver(spark):
-    """What a new driver would see: nothing loaded, nothing counted."""
-    _jvm(spark).catalog.IndexCache.clear()
-    _jvm(spark).build.IndexStore.resetLoaded()
-
-
 def _loaded(spark):
     return dict(_jvm(spark).build.IndexStore.loadedFiles())
-
-
-def _rows(spark, path, where, pruning):
-    spark.conf.set(PRUNING, str(pruning).lower())
-    try:
-        q = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE {where}")
-        return sorted(tuple(r) for r in q.collect()), {row_path(p) for p in q.inputFiles()}
-    finally:
-        spark.conf.unset(PRUNING)
 
 
 def _differential(spark, path, seed, n=3):
@@ -61,8 +45,8 @@ def _differential(spark, path, seed, n=3):
     for _ in range(n):
         a, b = rng.randrange(-10, KEYS + 10), rng.randrange(KEYS)
         for where in (f"k = {a}", f"s = 's{b}'", f"k IN ({a}, {b}) AND s IS NOT NULL", f"k = {a} OR s = 's{b}'"):
-            on, files = _rows(spark, path, where, True)
-            off, _ = _rows(spark, path, where, False)
+            on, files = rows_and_files(spark, path, where, True)
+            off, _ = rows_and_files(spark, path, where, False)
             assert on == off, where
             read[where] = files
     return read
@@ -72,7 +56,7 @@ def _indexed(spark, tmp_path, name, seed):
     """A source and its index on (k, s); the differential rows and files of a fresh driver, which prune."""
     path = _source(spark, tmp_path, name)
     spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s)")
-    _fresh_driver(spark)
+    fresh_driver(spark)
     expected = _differential(spark, path, seed=seed)
     assert any(len(f) < N_FILES for f in expected.values())
     return path, expected
@@ -97,7 +81,7 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     footers = sum(os.path.getsize(p) - 8 - sum(s["blocks"] * s["files"] * s["block_bytes"] for s in read_probe_file(p)[1])
                   for p in k_probes)
 
-    _fresh_driver(spark)
+    fresh_driver(spark)
     df = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE k = 5")
     df.schema  # analysis (and the source's schema) before the jobs are counted
     jobs = _jobs(spark)
@@ -143,7 +127,7 @@ def test_probe_files_hold_the_same_bits_as_the_parquet_rows(spark, root, tmp_pat
                     assert bits == parquet_row.bitset_bytes(), (alg, column, file_path)
                     seen += 1
         assert seen == 2 * N_FILES
-        _fresh_driver(spark)
+        fresh_driver(spark)
         _differential(spark, path, seed=7, n=2)
 
 
@@ -154,7 +138,7 @@ def test_a_probe_file_that_is_damaged_falls_back_to_the_parquet_files(spark, roo
     with open(victim, "r+b") as f:  # same length (the summary's), garbage footer
         f.seek(-16, os.SEEK_END)
         f.write(b"\xff" * 8)
-    _fresh_driver(spark)
+    fresh_driver(spark)
     assert _differential(spark, path, seed=8) == expected
     assert "column=k" in _loaded(spark)
     warnings = list(_jvm(spark).log.IndexLog.warnings())
@@ -163,7 +147,7 @@ def test_a_probe_file_that_is_damaged_falls_back_to_the_parquet_files(spark, roo
     assert "probe file unreadable" in d["damage"] and d["files_new_or_changed"] == "0"
     # Deleted: the same.
     os.remove(victim)
-    _fresh_driver(spark)
+    fresh_driver(spark)
     assert _differential(spark, path, seed=8) == expected
     d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg").collect()}
     assert "probe files missing or changed" in d["damage"]
@@ -187,7 +171,7 @@ def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     os.remove(files[-1])
     with open(files[-1], "w") as out:
         out.write(json.dumps(entry))
-    _fresh_driver(spark)
+    fresh_driver(spark)
     assert _differential(spark, path, seed=9) == expected
     k_bytes = sum(os.path.getsize(f) for f in glob.glob(os.path.join(data, "column=k", "*.parquet")))
     assert dict(_jvm(spark).build.IndexStore.loadedBytes())["column=k"] == k_bytes
@@ -197,16 +181,16 @@ def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     spark.range(KEYS, KEYS + 10).select(F.col("id").alias("k"), F.lit("x").alias("s")).write.mode("append").parquet(path)
     spark.sql("REFRESH BLOOM INDEX cold_v3")
     assert log_entries(root, "cold_v3")[-1]["data"]["layout"] == "blocks"
-    _fresh_driver(spark)
-    assert len(_rows(spark, path, "k = 5", True)[1]) == 1
-    on, files = _rows(spark, path, f"k = {KEYS + 3}", True)
-    assert on == _rows(spark, path, f"k = {KEYS + 3}", False)[0] == [(KEYS + 3, "x")] and len(files) == 1
+    fresh_driver(spark)
+    assert len(rows_and_files(spark, path, "k = 5", True)[1]) == 1
+    on, files = rows_and_files(spark, path, f"k = {KEYS + 3}", True)
+    assert on == rows_and_files(spark, path, f"k = {KEYS + 3}", False)[0] == [(KEYS + 3, "x")] and len(files) == 1
 
 
 def test_after_a_refresh_only_the_new_version_is_held(spark, root, tmp_path):
     path = _source(spark, tmp_path, "cold_ref")
     spark.sql(f"CREATE BLOOM INDEX cold_ref ON parquet.`{path}` FOR COLUMNS (k, s)")
-    _fresh_driver(spark)
+    fresh_driver(spark)
     before = _differential(spark, path, seed=2)
     cache = _jvm(spark).catalog.IndexCache
     assert cache.heldColumns() == 2
@@ -222,13 +206,10 @@ def test_after_a_refresh_only_the_new_version_is_held(spark, root, tmp_path):
 
 
 def test_a_cache_cap_of_zero_holds_nothing_and_prunes_the_same(spark, root, tmp_path):
-    path = _source(spark, tmp_path, "cold_cap")
-    spark.sql(f"CREATE BLOOM INDEX cold_cap ON parquet.`{path}` FOR COLUMNS (k, s)")
-    _fresh_driver(spark)
-    expected = _differential(spark, path, seed=3)
+    path, expected = _indexed(spark, tmp_path, "cold_cap", seed=3)
     spark.conf.set("spark.bloomindex.cache.maxBytes", "0")
     try:
-        _fresh_driver(spark)
+        fresh_driver(spark)
         assert _differential(spark, path, seed=3) == expected
         assert _jvm(spark).catalog.IndexCache.heldBytes() == 0
         k_files = len(glob.glob(os.path.join(root, "cold_cap", "data", "*", "column=k", "*.parquet")))
@@ -240,13 +221,10 @@ def test_a_cache_cap_of_zero_holds_nothing_and_prunes_the_same(spark, root, tmp_
 
 
 def test_above_the_driver_threshold_a_spark_job_loads_the_same_data(spark, root, tmp_path):
-    path = _source(spark, tmp_path, "cold_job")
-    spark.sql(f"CREATE BLOOM INDEX cold_job ON parquet.`{path}` FOR COLUMNS (k, s)")
-    _fresh_driver(spark)
-    expected = _differential(spark, path, seed=4)
+    path, expected = _indexed(spark, tmp_path, "cold_job", seed=4)
     spark.conf.set("spark.bloomindex.load.driverMaxFiles", "0")
     try:
-        _fresh_driver(spark)
+        fresh_driver(spark)
         df = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE k = 5")
         df.schema
         jobs = _jobs(spark)
@@ -286,7 +264,7 @@ def _to_format_2(spark, root, name):
 def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
     path, expected = _indexed(spark, tmp_path, "cold_v2", seed=5)
     _to_format_2(spark, root, "cold_v2")
-    _fresh_driver(spark)
+    fresh_driver(spark)
     assert _differential(spark, path, seed=5) == expected
     assert _loaded(spark) == {}, "the rows layout is read by Spark, every column at once, as before"
     d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_v2").collect()}
@@ -294,12 +272,12 @@ def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
     # A full refresh writes the current layout.
     spark.sql("REFRESH BLOOM INDEX cold_v2 FULL")
     assert log_entries(root, "cold_v2")[-1]["data"]["layout"] == "blocks"
-    _fresh_driver(spark)
+    fresh_driver(spark)
     assert _differential(spark, path, seed=5) == expected
     # An incremental refresh on top of a format-2 version carries its rows into the new layout.
     _to_format_2(spark, root, "cold_v2")
     spark.sql("REFRESH BLOOM INDEX cold_v2")
-    _fresh_driver(spark)
+    fresh_driver(spark)
     assert _differential(spark, path, seed=5) == expected
 
 
@@ -312,7 +290,7 @@ def test_a_layout_this_build_does_not_know_is_refused_with_refresh_full(spark, r
     os.remove(newest)
     with open(newest, "w") as out:
         out.write(json.dumps(entry))
-    _fresh_driver(spark)
+    fresh_driver(spark)
     # Queries do not use it (and answer correctly); DESCRIBE and the warning say what repairs it.
     read = _differential(spark, path, seed=6, n=2)
     assert all(len(f) == N_FILES for w, f in read.items() if w.startswith("k = "))
@@ -322,5 +300,5 @@ def test_a_layout_this_build_does_not_know_is_refused_with_refresh_full(spark, r
     d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_new").collect()}
     assert "unknown data layout 'block-major'" in d["damage"]
     spark.sql("REFRESH BLOOM INDEX cold_new FULL")
-    _fresh_driver(spark)
+    fresh_driver(spark)
     assert any(len(f) < N_FILES for f in _differential(spark, path, seed=6, n=2).values())

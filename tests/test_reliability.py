@@ -20,10 +20,9 @@ from pyspark.sql import functions as F
 import bloomindex
 from bloomindex import BloomIndex
 from bloomindex._thrift import zigzag_i32
-from index_helpers import confs, log_entries, row_path
+from index_helpers import confs, fresh_driver, log_entries, row_path, rows_and_files
 
 FAULT = "spark.internal.bloomindex.test.failAfterDataWrite"
-PRUNING = "spark.bloomindex.pruning.enabled"
 N_FILES = 8
 KEYS = 800
 
@@ -48,21 +47,12 @@ def _queries(rng, n=6):
     return qs
 
 
-def _rows(spark, path, where, pruning):
-    spark.conf.set(PRUNING, str(pruning).lower())
-    try:
-        q = spark.sql(f"SELECT k, s FROM parquet.`{path}` WHERE {where}")
-        return sorted(tuple(r) for r in q.collect()), {row_path(p) for p in q.inputFiles()}
-    finally:
-        spark.conf.unset(PRUNING)
-
-
 def differential(spark, path, seed, n=6):
     """Rows with the index == rows without, for n random predicates; the files each read."""
     read = {}
     for where in _queries(random.Random(seed), n):
-        on, files = _rows(spark, path, where, True)
-        off, _ = _rows(spark, path, where, False)
+        on, files = rows_and_files(spark, path, where, True)
+        off, _ = rows_and_files(spark, path, where, False)
         COMPARED["queries"] += 1
         if on != off:
             COMPARED["mismatches"] += 1
@@ -261,7 +251,7 @@ def test_a_damaged_index_answers_correctly_says_so_and_refresh_full_repairs_it(s
         spark.sql(f"REFRESH BLOOM INDEX {name} FULL")  # versions 0..3: queries fall back to version 1
     before = differential(spark, path, seed=3)
     hit = _damage(spark, root, name, kind)
-    _fresh_driver(spark)
+    fresh_driver(spark)
 
     after = differential(spark, path, seed=3)
     for where, files in after.items():
@@ -271,7 +261,7 @@ def test_a_damaged_index_answers_correctly_says_so_and_refresh_full_repairs_it(s
     if hit:
         victim = sorted(hit)[0]
         key = next(k for k, f in _first_keys(spark, path).items() if f not in hit)
-        _, files = _rows(spark, path, f"k = {key}", True)
+        _, files = rows_and_files(spark, path, f"k = {key}", True)
         assert victim in files and len(files) < N_FILES
     d = _describe(spark, name)
     assert DAMAGE[kind] in d["damage"], d["damage"]
@@ -283,11 +273,6 @@ def test_a_damaged_index_answers_correctly_says_so_and_refresh_full_repairs_it(s
     assert differential(spark, path, seed=3) == before
     entries = [e for e in log_entries_lenient(root, name)]
     assert [v for v, _ in entries] == list(range(len(entries)))
-
-
-def _fresh_driver(spark):
-    """Forgets the index versions this JVM loaded, as a new driver would not have them."""
-    spark.sparkContext._jvm.bloomindex.catalog.IndexCache.clear()
 
 
 def log_entries_lenient(root, name):
@@ -305,7 +290,7 @@ def test_incremental_refresh_after_a_damaged_log_entry_rebuilds_in_full(spark, r
     path = _source(spark, tmp_path, "dmg_inc")
     spark.sql(f"CREATE BLOOM INDEX dmg_inc ON parquet.`{path}` FOR COLUMNS (k)")
     _damage(spark, root, "dmg_inc", "log truncated")  # version 1, the only ACTIVE one: nothing to read
-    _fresh_driver(spark)
+    fresh_driver(spark)
     d = _describe(spark, "dmg_inc")
     assert d["state"] == "CREATING" and d["active_version"] == "none" and "log version 1" in d["damage"]
     assert all(len(f) == N_FILES for f in differential(spark, path, seed=4, n=4).values())
@@ -354,7 +339,7 @@ def test_concurrent_create_refresh_drop_keep_one_linear_history(spark, root, tmp
     path = _source(spark, tmp_path, "conc")
     create = f"CREATE BLOOM INDEX IF NOT EXISTS conc ON parquet.`{path}` FOR COLUMNS (k, s)"
     spark.sql(create)
-    expected = {w: _rows(spark, path, w, False)[0] for w in _queries(random.Random(5), 12)}
+    expected = {w: rows_and_files(spark, path, w, False)[0] for w in _queries(random.Random(5), 12)}
     other = spark.newSession()
     reader = spark.newSession()
     for s in (other, reader):
