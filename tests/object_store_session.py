@@ -49,3 +49,35 @@ def index_root(spark, bucket_url: str) -> Iterator[str]:
     spark.conf.set("spark.bloomindex.root", f"{base}/indexes")
     yield base
     spark.conf.unset("spark.bloomindex.root")
+
+
+def commit_race(index_dir: str, test_jar: pathlib.Path, jars: list[str], hadoop_conf: dict[str, str],
+                tmp_path: pathlib.Path, rounds: int) -> dict[int, dict[str, tuple[str, str]]]:
+    """Two JVM processes (`bloomindex.log.CommitRace`) committing versions 2 .. rounds + 1 of the
+    index in `index_dir`, each round both at once (a barrier of local files), with `hadoop_conf`:
+    {version: {process: (operation id, outcome)}}. Each process's log is in tmp_path/race-<me>.log."""
+    import subprocess
+
+    import bloomindex
+
+    pyspark_jars = os.path.join(os.path.dirname(__import__("pyspark").__file__), "jars", "*")
+    cp = os.pathsep.join([pyspark_jars, *bloomindex.jar_paths(), str(test_jar), *jars])
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    conf = [f"{k}={v}" for k, v in hadoop_conf.items()]
+    procs = {}
+    for me, other in (("a", "b"), ("b", "a")):
+        procs[me] = subprocess.Popen(
+            ["java", "-Xmx384m", "-cp", cp, "bloomindex.log.CommitRace", index_dir, str(barrier), me, other,
+             "2", str(rounds), *conf],
+            stdout=subprocess.PIPE, stderr=open(tmp_path / f"race-{me}.log", "w"), text=True)
+    results: dict[int, dict[str, tuple[str, str]]] = {}
+    for me, p in procs.items():
+        out, _ = p.communicate(timeout=600)
+        assert p.returncode == 0, (tmp_path / f"race-{me}.log").read_text()[-3000:]
+        for line in out.splitlines():
+            v, op, outcome = line.split(" ", 2)
+            results.setdefault(int(v), {})[me] = (op, outcome)
+    assert sorted(results) == list(range(2, rounds + 2))
+    return results
+

@@ -9,14 +9,13 @@ store (`GcsLogStore`: a create without overwrite, which the connector sends with
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import functions as F
 
 from gcs_helpers import BUCKET, TEST_JAR, gcs_conf, gcs_jars
+from object_store_session import commit_race
 
 PRUNING = "spark.bloomindex.pruning.enabled"
 N_FILES = 6
@@ -116,31 +115,11 @@ def _race(spark, gcs, gs_root, tmp_path, extra_conf):
     """An index on gs:// (CREATE: versions 0 and 1), then two JVM processes committing versions
     2 .. ROUNDS + 1, each round both at once (a barrier of local files). Returns
     {version: {process: (operation id, outcome)}}, the log as stored, and the source path."""
-    import bloomindex
-
     src = f"{gs_root}/race_src"
     _write_source(spark, src)
     spark.sql(f"CREATE BLOOM INDEX race ON parquet.`{src}` FOR COLUMNS (k)")
     index_dir = f"{gs_root}/indexes/race"
-    pyspark_jars = os.path.join(os.path.dirname(__import__("pyspark").__file__), "jars", "*")
-    cp = os.pathsep.join([pyspark_jars, *bloomindex.jar_paths(), str(TEST_JAR), *gcs_jars()])
-    barrier = tmp_path / "barrier"
-    barrier.mkdir()
-    conf = [f"{k}={v}" for k, v in {**gcs_conf(gcs.endpoint), **extra_conf}.items()]
-    procs = {}
-    for me, other in (("a", "b"), ("b", "a")):
-        procs[me] = subprocess.Popen(
-            ["java", "-Xmx384m", "-cp", cp, "bloomindex.log.CommitRace", index_dir, str(barrier), me, other,
-             "2", str(ROUNDS), *conf],
-            stdout=subprocess.PIPE, stderr=open(tmp_path / f"race-{me}.log", "w"), text=True)
-    results = {}
-    for me, p in procs.items():
-        out, _ = p.communicate(timeout=600)
-        assert p.returncode == 0, (tmp_path / f"race-{me}.log").read_text()[-3000:]
-        for line in out.splitlines():
-            v, op, outcome = line.split(" ", 2)
-            results.setdefault(int(v), {})[me] = (op, outcome)
-    assert sorted(results) == list(range(2, ROUNDS + 2))
+    results = commit_race(index_dir, TEST_JAR, gcs_jars(), {**gcs_conf(gcs.endpoint), **extra_conf}, tmp_path, ROUNDS)
     return results, _log(gcs, index_dir), src
 
 

@@ -18,6 +18,7 @@ import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
+from object_store_session import commit_race
 from s3_helpers import BUCKET, ROOT, TEST_JAR, s3_jars, s3a_conf
 
 PRUNING = "spark.bloomindex.pruning.enabled"
@@ -158,32 +159,12 @@ def _race(spark, moto, s3_root, tmp_path, store_conf):
     """An index on s3a:// (CREATE: versions 0 and 1), then two JVM processes committing
     versions 2 .. ROUNDS + 1, each round both at once (a barrier of local files). Returns
     {version: {process: (operation id, outcome)}}, the log as stored, and the source path."""
-    import bloomindex
-
     src = f"{s3_root}/race_src"
     _write_source(spark, src)
     spark.sql(f"CREATE BLOOM INDEX race ON parquet.`{src}` FOR COLUMNS (k)")
     index_dir = f"{s3_root}/indexes/race"
     prefix = index_dir.split(f"s3a://{BUCKET}/")[1]
-    pyspark_jars = os.path.join(os.path.dirname(__import__("pyspark").__file__), "jars", "*")
-    cp = os.pathsep.join([pyspark_jars, *bloomindex.jar_paths(), str(TEST_JAR), *s3_jars()])
-    barrier = tmp_path / "barrier"
-    barrier.mkdir()
-    conf = [f"{k}={v}" for k, v in {**s3a_conf(moto.endpoint), **store_conf}.items()]
-    procs = {}
-    for me, other in (("a", "b"), ("b", "a")):
-        procs[me] = subprocess.Popen(
-            ["java", "-Xmx384m", "-cp", cp, "bloomindex.log.CommitRace", index_dir, str(barrier), me, other,
-             "2", str(ROUNDS), *conf],
-            stdout=subprocess.PIPE, stderr=open(tmp_path / f"race-{me}.log", "w"), text=True)
-    results = {}
-    for me, p in procs.items():
-        out, _ = p.communicate(timeout=600)
-        assert p.returncode == 0, (tmp_path / f"race-{me}.log").read_text()[-3000:]
-        for line in out.splitlines():
-            v, op, outcome = line.split(" ", 2)
-            results.setdefault(int(v), {})[me] = (op, outcome)
-    assert sorted(results) == list(range(2, ROUNDS + 2))
+    results = commit_race(index_dir, TEST_JAR, s3_jars(), {**s3a_conf(moto.endpoint), **store_conf}, tmp_path, ROUNDS)
     return results, _log(moto, prefix), src
 
 
