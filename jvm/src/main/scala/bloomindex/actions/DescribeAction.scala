@@ -125,17 +125,17 @@ final class DescribeAction(ctx: ActionContext) {
       val probed = d.layout == IndexData.Blocks && missing.isEmpty && changed.isEmpty && {
         val probes = s.probeFiles.toSeq.sortBy(_._1)
         val gone = probes.filterNot { case (f, n) => listed.get(f).contains(n) }
-        val failure = new java.util.concurrent.atomic.AtomicReference[Throwable]()
-        if (gone.isEmpty) IndexStore.inParallel(8, probes.map { case (f, n) => () =>
-          try ProbeFile.readFooter(conf, new Path(folder, f), Some(n)).files.foreach(e =>
-            known.add((e.path, e.size, e.modificationTime)))
-          catch { case NonFatal(e) => failure.compareAndSet(null, e) }
-        })
         if (gone.nonEmpty) damage += s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
           s"changed (e.g. ${folder.getName}/${gone.head._1}); queries read the column's Parquet files instead"
-        if (failure.get != null) damage += s"column ${c.name}: probe file unreadable (${failure.get.getMessage}); " +
-          "queries read the column's Parquet files instead"
-        gone.isEmpty && failure.get == null
+        gone.isEmpty && (ProbeFile.readFooters(conf, probes.map { case (f, n) => (new Path(folder, f), n) }, 8) match {
+          case Right(footers) =>
+            footers.foreach(_.files.foreach(e => known.add((e.path, e.size, e.modificationTime))))
+            true
+          case Left(e) =>
+            damage += s"column ${c.name}: probe file unreadable (${e.getMessage}); queries read the column's " +
+              "Parquet files instead"
+            false
+        })
       }
       if (!probed) {
         val read = IndexStore.readColumn(ctx.spark, conf, dir, c.name, present, 8, Int.MaxValue,

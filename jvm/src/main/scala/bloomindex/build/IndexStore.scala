@@ -72,9 +72,7 @@ object IndexStore {
   private val opened = new ConcurrentHashMap[String, (LongAdder, LongAdder)]()
 
   /** Counts index data loaded for queries: `files` opened and `bytes` read, under `folder`. */
-  def countLoaded(folder: String, files: Int, bytes: Long): Unit = count(folder, files, bytes)
-
-  private def count(folder: String, files: Int, bytes: Long): Unit = {
+  def countLoaded(folder: String, files: Int, bytes: Long): Unit = {
     val c = opened.computeIfAbsent(folder, _ => (new LongAdder, new LongAdder))
     c._1.add(files)
     c._2.add(bytes)
@@ -115,7 +113,7 @@ object IndexStore {
     if (files.size > driverMaxFiles) {
       val fs = dir.getFileSystem(conf)
       val bytes = files.iterator.map(f => try fs.getFileStatus(f).getLen catch { case NonFatal(_) => 0L }).sum
-      count(folder, files.size, bytes)
+      countLoaded(folder, files.size, bytes)
       val rows = spark.read.schema(ColumnFileSparkSchema)
         .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
         .parquet(files.map(_.toString): _*).select(ProbeFields.map(org.apache.spark.sql.functions.col): _*)
@@ -135,7 +133,7 @@ object IndexStore {
         if (failure.isEmpty) failure = Some(e)
     }
     inParallel(threads, files.map(f => () => one(f)))
-    if (filters) count(folder, files.size, bytes.sum())
+    if (filters) countLoaded(folder, files.size, bytes.sum())
     ColumnRead(files.size, bytes.sum(), failed.get, failure)
   }
 

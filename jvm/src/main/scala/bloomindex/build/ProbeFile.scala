@@ -205,6 +205,20 @@ object ProbeFile {
     } finally in.close()
   }
 
+  /**
+   * The footers of `files` (path and length), read `threads` at a time: all of them, or the
+   * first failure.
+   */
+  def readFooters(conf: Configuration, files: Seq[(Path, Long)], threads: Int): Either[Throwable, Array[Footer]] = {
+    val footers = new Array[Footer](files.size)
+    val failure = new java.util.concurrent.atomic.AtomicReference[Throwable]()
+    IndexStore.inParallel(threads, files.indices.map { k => () =>
+      try footers(k) = readFooter(conf, files(k)._1, Some(files(k)._2))
+      catch { case scala.util.control.NonFatal(e) => failure.compareAndSet(null, e) }
+    })
+    Option(failure.get).toLeft(footers)
+  }
+
   private def parseFooter(bytes: Array[Byte], dataEnd: Long, bad: String => Nothing): Footer = {
     val in = new DataInputStream(new ByteArrayInputStream(bytes))
     val algorithm = try FilterAlgorithm.fromName(in.readUTF()) catch {

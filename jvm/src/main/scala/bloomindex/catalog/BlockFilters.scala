@@ -126,3 +126,28 @@ final class BlockFilters(
 
   private object Unreadable
 }
+
+object BlockFilters {
+
+  /**
+   * Adds the files of the probe files `paths` (of `lengths` bytes, whose `footers` were read)
+   * to `out`, their sections numbered file after file, and the [[BlockFilters]] that fetches
+   * their block rows.
+   */
+  def addTo(out: ColumnData.Builder, algorithm: FilterAlgorithm, conf: Configuration, folder: String,
+      paths: Array[Path], lengths: Array[Long], footers: Array[ProbeFile.Footer], threads: Int,
+      maxFetchedBytes: Long): Unit = {
+    val sections = Array.newBuilder[ProbeFile.Section]
+    val sectionFile = Array.newBuilder[Int]
+    var base = 0
+    footers.indices.foreach { k =>
+      val f = footers(k)
+      f.files.foreach(e => out.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount, base + e.section,
+        e.position, e.numHashes))
+      f.sections.foreach { s => sections += s; sectionFile += k }
+      base += f.sections.length
+    }
+    out.fetchingFrom(new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sections.result(),
+      threads, maxFetchedBytes))
+  }
+}

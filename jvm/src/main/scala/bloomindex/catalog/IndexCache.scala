@@ -163,28 +163,16 @@ object IndexCache {
     if (listed.isEmpty || listed.size > BloomIndexConf.loadDriverMaxFiles(spark)) return false
     val paths = listed.map(f => new Path(folder, f._1)).toArray
     val lengths = listed.map(_._2).toArray
-    val footers = new Array[ProbeFile.Footer](paths.length)
-    val failure = new java.util.concurrent.atomic.AtomicReference[Throwable]()
     val threads = BloomIndexConf.loadThreads(spark)
-    IndexStore.inParallel(threads, paths.indices.map { k => () =>
-      try footers(k) = ProbeFile.readFooter(conf, paths(k), Some(lengths(k)))
-      catch { case NonFatal(e) => failure.compareAndSet(null, e) }
-    })
-    IndexStore.countLoaded(folder.getName, paths.length, footers.iterator.filter(_ != null).map(_.bytesRead).sum)
-    if (failure.get != null) return fallBack(s"probe file unreadable (${failure.get.getMessage})")
-    footers.find(_.algorithm != c.algorithm).foreach(f => return fallBack(s"probe file of algorithm ${f.algorithm}, not ${c.algorithm}"))
-    val sections = Array.newBuilder[ProbeFile.Section]
-    val sectionFile = Array.newBuilder[Int]
-    var base = 0
-    footers.indices.foreach { k =>
-      val f = footers(k)
-      f.files.foreach(e => out.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount, base + e.section,
-        e.position, e.numHashes))
-      f.sections.foreach { s => sections += s; sectionFile += k }
-      base += f.sections.length
+    val read = ProbeFile.readFooters(conf, paths.toSeq.zip(lengths), threads)
+    IndexStore.countLoaded(folder.getName, paths.length, read.map(_.iterator.map(_.bytesRead).sum).getOrElse(0L))
+    val footers = read match {
+      case Left(e) => return fallBack(s"probe file unreadable (${e.getMessage})")
+      case Right(f) => f
     }
-    out.fetchingFrom(new BlockFilters(c.algorithm, conf, folder.getName, paths, lengths, sectionFile.result(),
-      sections.result(), threads, BloomIndexConf.cacheMaxBytes(spark)))
+    footers.find(_.algorithm != c.algorithm).foreach(f => return fallBack(s"probe file of algorithm ${f.algorithm}, not ${c.algorithm}"))
+    BlockFilters.addTo(out, c.algorithm, conf, folder.getName, paths, lengths, footers, threads,
+      BloomIndexConf.cacheMaxBytes(spark))
     true
   }
 

@@ -246,11 +246,14 @@ object SourceResolver {
     }
     val rel = relation(frame.getOrElse(dataFrame(spark, s)), s.display)
     rel.location.refresh()
-    val files = rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
+    (rel, filesOf(rel), None)
+  }
+
+  /** The files `rel`'s file index lists, each once. */
+  private def filesOf(rel: HadoopFsRelation): Seq[SourceFile] =
+    rel.location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
       SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
     }.distinct
-    (rel, files, None)
-  }
 
   /**
    * The source's current files and (Delta) table version, as [[snapshot]] lists them. A path
@@ -266,13 +269,8 @@ object SourceResolver {
       // A format that refuses an empty schema is listed as a query would read it.
       val df = try Some(spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*))
         catch { case scala.util.control.NonFatal(_) => None }
-      df.map { df =>
-        // Listed just now, after the cache was dropped: no refresh (a second listing) needed.
-        val files = relation(df, s.display).location.listFiles(Nil, Nil).flatMap(_.files).map { f =>
-          SourceFile(normalize(f.getPath), f.getLen, f.getModificationTime)
-        }.distinct
-        (files, None: Option[Long])
-      }.getOrElse {
+      // Listed just now, after the cache was dropped: no refresh (a second listing) needed.
+      df.map(df => (filesOf(relation(df, s.display)), None: Option[Long])).getOrElse {
         val (_, files, version) = snapshot(spark, s)
         (files, version)
       }

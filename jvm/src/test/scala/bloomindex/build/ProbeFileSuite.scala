@@ -41,20 +41,10 @@ class ProbeFileSuite extends AnyFunSuite {
       p
     }.toSeq
     val b = new ColumnData.Builder("c", alg)
-    val sections = Seq.newBuilder[ProbeFile.Section]
-    val sectionFile = Seq.newBuilder[Int]
-    var base = 0
-    paths.zipWithIndex.foreach { case (p, k) =>
-      val footer = ProbeFile.readFooter(conf, p, None)
-      assert(footer.algorithm == alg)
-      footer.files.foreach(e => b.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount,
-        base + e.section, e.position, e.numHashes))
-      footer.sections.foreach { s => sections += s; sectionFile += k }
-      base += footer.sections.length
-    }
-    b.fetchingFrom(new BlockFilters(alg, conf, "column=c", paths.toArray,
-      paths.map(p => new java.io.File(p.toUri).length()).toArray, sectionFile.result().toArray,
-      sections.result().toArray, 4, Long.MaxValue))
+    val footers = paths.map(p => ProbeFile.readFooter(conf, p, None)).toArray
+    assert(footers.forall(_.algorithm == alg))
+    BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, paths.map(p => new java.io.File(p.toUri).length()).toArray,
+      footers, 4, Long.MaxValue)
     (b.result(), paths)
   }
 
