@@ -17,10 +17,13 @@ def log_entries(root: str, name: str) -> list[dict]:
 
 
 def index_rows(spark, root: str, name: str) -> list:
-    """The rows of the index's current ACTIVE data."""
-    active = [e for e in log_entries(root, name) if e["state"] == "ACTIVE"]
-    data_dir = os.path.join(root, name, active[-1]["data"]["dir"])
-    return spark.read.parquet(data_dir).collect()
+    """The rows of the index's current ACTIVE data (file_path, ..., column, ..., filter,
+    built_from), as the JVM reads them for REFRESH: from the Parquet rows, or in the ``probes``
+    layout from the probe files, each filter put back together."""
+    from pyspark.sql import DataFrame
+
+    jdf = spark._jvm.bloomindex.build.IndexStore.activeRows(spark._jsparkSession, os.path.join(root, name))
+    return DataFrame(jdf, spark).collect()
 
 
 def table_files(spark, table: str) -> set[str]:
@@ -108,7 +111,7 @@ def confs(spark, settings: dict):
 
 
 def read_probe_file(path: str) -> tuple[str, list[dict], dict[str, bytes]]:
-    """A probe file (layout ``blocks``: a column's filters block-major), read with nothing but
+    """A probe file (layouts ``probes`` and ``blocks``: a column's filters block-major), read with nothing but
     ``struct``: its algorithm, its sections, and each indexed file's bit set put back together
     from the block rows (path -> bytes, in Parquet's layout)."""
     import struct
@@ -117,7 +120,7 @@ def read_probe_file(path: str) -> tuple[str, list[dict], dict[str, bytes]]:
     magic = b"BIXPROBE"
     assert data[:8] == magic and data[-8:] == magic
     fmt, footer_len = struct.unpack(">ii", data[-16:-8])
-    assert fmt == 1
+    assert fmt in (1, 2)
     footer = memoryview(data)[len(data) - 16 - footer_len:len(data) - 16]
     pos = 0
 
@@ -139,6 +142,8 @@ def read_probe_file(path: str) -> tuple[str, list[dict], dict[str, bytes]]:
         p = bytes(footer[pos:pos + plen]).decode()
         pos += plen
         _size, _mtime, _rows, _nulls, section, position, _k = take(">qqqqiib")
+        if fmt == 2:
+            _ndv, _from_footer = take(">qb")
         s = sections[section]
         bb, m = s["block_bytes"], s["files"]
         bitsets[p] = b"".join(

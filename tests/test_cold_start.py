@@ -1,9 +1,9 @@
 """Issue 15: cold start. A query on a fresh driver loads only the index data of the columns it
 probes (one folder per column), and of those only the footers of their probe files and the
-filter blocks its values hash to (log format 4, layout `blocks`), on the driver without a Spark
-job; the loaded data is bounded by a cache cap; indexes written in the earlier layouts (log
-format 3 `columns`, log format 2 `rows`) are read as before, and an entry of a layout this build
-does not know is refused with REFRESH ... FULL."""
+filter blocks its values hash to (log format 5, layout `probes`: the filters stored once, in
+probe files), on the driver without a Spark job; the loaded data is bounded by a cache cap;
+indexes written in the earlier layouts (log format 4 `blocks`, 3 `columns`, 2 `rows`) are read
+as before, and an entry of a layout this build does not know is refused with REFRESH ... FULL."""
 from __future__ import annotations
 
 import glob
@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from index_helpers import fresh_driver, index_rows, log_entries, read_probe_file, row_path, rows_and_files
+from index_helpers import confs, fresh_driver, index_rows, log_entries, read_probe_file, row_path, rows_and_files
 
 N_FILES = 8
 KEYS = 800
@@ -52,10 +52,16 @@ def _differential(spark, path, seed, n=3):
     return read
 
 
-def _indexed(spark, tmp_path, name, seed):
-    """A source and its index on (k, s); the differential rows and files of a fresh driver, which prune."""
+BLOCKS = {"spark.internal.bloomindex.test.blocksLayout": "true"}  # log format 4's layout, as it wrote it
+COLUMNS = {"spark.bloomindex.build.blockMajor": "false"}  # log format 3's layout
+
+
+def _indexed(spark, tmp_path, name, seed, settings=None):
+    """A source and its index on (k, s) (built under `settings`); the differential rows and
+    files of a fresh driver, which prune."""
     path = _source(spark, tmp_path, name)
-    spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s)")
+    with confs(spark, settings or {}):
+        spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s)")
     fresh_driver(spark)
     expected = _differential(spark, path, seed=seed)
     assert any(len(f) < N_FILES for f in expected.values())
@@ -70,12 +76,13 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     path = _source(spark, tmp_path, "cold")
     spark.sql(f"CREATE BLOOM INDEX cold ON parquet.`{path}` FOR COLUMNS (k, s)")
     entry = log_entries(root, "cold")[-1]
-    assert entry["formatVersion"] == 4 and entry["data"]["layout"] == "blocks"
+    assert entry["formatVersion"] == 5 and entry["data"]["layout"] == "probes"
     data = os.path.join(root, "cold", entry["data"]["dir"])
     assert sorted(f for f in os.listdir(data) if not f.startswith(".")) == ["_summary.json", "column=k", "column=s"]
-    k_parquet = glob.glob(os.path.join(data, "column=k", "*.parquet"))
+    # The filters are stored once: probe files, no Parquet rows.
     k_probes = glob.glob(os.path.join(data, "column=k", "_*.probe"))
-    assert len(k_probes) == len(k_parquet) > 0
+    assert len(k_probes) > 0 and [f for f in os.listdir(os.path.join(data, "column=k"))
+                                  if not f.startswith(".") and not f.endswith(".probe")] == []
     sections = [s for p in k_probes for s in read_probe_file(p)[1]]
     # What a reader reads of each: the footer and the 16-byte trailer (not the leading magic, 8 bytes).
     footers = sum(os.path.getsize(p) - 8 - sum(s["blocks"] * s["files"] * s["block_bytes"] for s in read_probe_file(p)[1])
@@ -107,23 +114,36 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
 
 def test_probe_files_hold_the_same_bits_as_the_parquet_rows(spark, root, tmp_path):
     """Each file's filter put back together from the block rows of the probe files (read here
-    with nothing but struct) is its Parquet row's bit set, byte for byte, for every design."""
+    with nothing but struct) is, byte for byte and for every design, the bit set of its
+    Parquet row in an index of the same source in the `columns` layout (log format 3), and what
+    REFRESH carries (the JVM's reading of the probe files) is that row's serialized filter."""
     import bloomindex.filters
 
     path = _source(spark, tmp_path, "cold_bits")
     for alg in ("sbbf", "sbbf-murmur3", "classic"):
         name = f"cold_bits_{alg.replace('-', '_')}"
-        spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s) OPTIONS (algorithm = '{alg}')")
+        create = f"ON parquet.`{path}` FOR COLUMNS (k, s) OPTIONS (algorithm = '{alg}')"
+        spark.sql(f"CREATE BLOOM INDEX {name} {create}")
+        with confs(spark, COLUMNS):
+            spark.sql(f"CREATE BLOOM INDEX {name}_v3 {create}")
+        assert log_entries(root, f"{name}_v3")[-1]["data"]["layout"] == "columns"
         entry = log_entries(root, name)[-1]
+        assert entry["data"]["layout"] == "probes"
         data = os.path.join(root, name, entry["data"]["dir"])
-        rows = {(row_path(r.file_path), r.column): bytes(r.filter) for r in index_rows(spark, root, name)}
+        parquet_rows = {(row_path(r.file_path), r.column): r for r in index_rows(spark, root, f"{name}_v3")}
+        carried = {(row_path(r.file_path), r.column): r for r in index_rows(spark, root, name)}
+        assert carried.keys() == parquet_rows.keys() and len(carried) == 2 * N_FILES
+        for key, r in parquet_rows.items():
+            c = carried[key]
+            assert (bytes(c.filter), c.file_size, c.modification_time, c.row_count, c.null_count, c.ndv, c.built_from) == \
+                (bytes(r.filter), r.file_size, r.modification_time, r.row_count, r.null_count, r.ndv, r.built_from), key
         seen = 0
         for column in ("k", "s"):
             for p in glob.glob(os.path.join(data, f"column={column}", "_*.probe")):
                 algorithm, sections, bitsets = read_probe_file(p)
                 assert algorithm == alg
                 for file_path, bits in bitsets.items():
-                    parquet_row = bloomindex.filters.deserialize(rows[(row_path(file_path), column)], alg)
+                    parquet_row = bloomindex.filters.deserialize(bytes(parquet_rows[(row_path(file_path), column)].filter), alg)
                     assert bits == parquet_row.bitset_bytes(), (alg, column, file_path)
                     seen += 1
         assert seen == 2 * N_FILES
@@ -131,37 +151,80 @@ def test_probe_files_hold_the_same_bits_as_the_parquet_rows(spark, root, tmp_pat
         _differential(spark, path, seed=7, n=2)
 
 
-def test_a_probe_file_that_is_damaged_falls_back_to_the_parquet_files(spark, root, tmp_path):
-    path, expected = _indexed(spark, tmp_path, "cold_dmg", seed=8)
-    data = os.path.join(root, "cold_dmg", log_entries(root, "cold_dmg")[-1]["data"]["dir"])
+def _damage_a_probe_file(root, name):
+    """Garbles the footer of one of column k's probe files; returns it and the source files it held."""
+    data = os.path.join(root, name, log_entries(root, name)[-1]["data"]["dir"])
     victim = sorted(glob.glob(os.path.join(data, "column=k", "_*.probe")))[0]
+    held = {row_path(p) for p in read_probe_file(victim)[2]}
     with open(victim, "r+b") as f:  # same length (the summary's), garbage footer
         f.seek(-16, os.SEEK_END)
         f.write(b"\xff" * 8)
+    return victim, held
+
+
+def test_a_damaged_probe_file_leaves_the_files_it_held_unpruned(spark, root, tmp_path):
+    """Layout `probes`: the probe files are the column's only index data, so the files a
+    damaged one held are read (same answers) until REFRESH ... FULL; the rest still prune."""
+    path, expected = _indexed(spark, tmp_path, "cold_dmg", seed=8)
+    victim, hit = _damage_a_probe_file(root, "cold_dmg")
+    assert 0 < len(hit) < N_FILES
+    fresh_driver(spark)
+    read = _differential(spark, path, seed=8)
+    assert read.keys() == expected.keys()
+    for where, files in read.items():
+        assert files == (expected[where] | hit if where.startswith("k") else expected[where]), where
+    warnings = list(_jvm(spark).log.IndexLog.warnings())
+    assert any("cold_dmg" in w and "1 of" in w and "the files they held are read, not pruned" in w and
+               "REFRESH BLOOM INDEX cold_dmg FULL" in w for w in warnings), warnings
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg").collect()}
+    assert "probe file unreadable" in d["damage"] and "not pruned" in d["damage"]
+    # An incremental refresh carries what it can read (answers stay right); a full one repairs it.
+    spark.sql("REFRESH BLOOM INDEX cold_dmg")
+    fresh_driver(spark)
+    assert _differential(spark, path, seed=8).keys() == expected.keys()
+    os.remove(victim)
+    spark.sql("REFRESH BLOOM INDEX cold_dmg FULL")
+    fresh_driver(spark)
+    assert _differential(spark, path, seed=8) == expected
+
+
+def test_a_damaged_probe_file_of_log_format_4_falls_back_to_the_parquet_files(spark, root, tmp_path):
+    """Layout `blocks` (log format 4: Parquet rows with the filters, probe files beside them):
+    read as before; a damaged probe file sends queries to the column's Parquet files."""
+    path, expected = _indexed(spark, tmp_path, "cold_dmg4", seed=8, settings=BLOCKS)
+    entry = log_entries(root, "cold_dmg4")[-1]
+    assert entry["data"]["layout"] == "blocks"
+    entry["formatVersion"] = 4  # as the previous build wrote it
+    newest = sorted(glob.glob(os.path.join(root, "cold_dmg4", "_log", "*.json")))[-1]
+    os.remove(newest)
+    with open(newest, "w") as out:
+        out.write(json.dumps(entry))
+    data = os.path.join(root, "cold_dmg4", entry["data"]["dir"])
+    assert glob.glob(os.path.join(data, "column=k", "*.parquet"))
+    _damage_a_probe_file(root, "cold_dmg4")
     fresh_driver(spark)
     assert _differential(spark, path, seed=8) == expected
     assert "column=k" in _loaded(spark)
     warnings = list(_jvm(spark).log.IndexLog.warnings())
-    assert any("cold_dmg" in w and "Parquet files are read instead" in w for w in warnings), warnings
-    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg").collect()}
+    assert any("cold_dmg4" in w and "Parquet files are read instead" in w for w in warnings), warnings
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg4").collect()}
     assert "probe file unreadable" in d["damage"] and d["files_new_or_changed"] == "0"
-    # Deleted: the same.
-    os.remove(victim)
+    # An incremental refresh carries the format-4 rows (from Parquet) into the current layout.
+    spark.range(KEYS, KEYS + 10).select(F.col("id").alias("k"), F.lit("x").alias("s")).write.mode("append").parquet(path)
+    spark.sql("REFRESH BLOOM INDEX cold_dmg4")
+    assert log_entries(root, "cold_dmg4")[-1]["data"]["layout"] == "probes"
     fresh_driver(spark)
-    assert _differential(spark, path, seed=8) == expected
-    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg").collect()}
-    assert "probe files missing or changed" in d["damage"]
+    assert _differential(spark, path, seed=8).keys() == expected.keys()
+    on, files = rows_and_files(spark, path, f"k = {KEYS + 3}", True)
+    assert on == [(KEYS + 3, "x")] and len(files) == 1
 
 
 def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     """The `columns` layout (log format 3: Parquet files only, no probe files): each query loads
     the whole column's Parquet files, and prunes the same."""
     path, expected = _indexed(spark, tmp_path, "cold_v3", seed=9)
-    spark.conf.set("spark.bloomindex.build.blockMajor", "false")
-    try:
+    with confs(spark, COLUMNS):
         spark.sql("REFRESH BLOOM INDEX cold_v3 FULL")
-    finally:
-        spark.conf.unset("spark.bloomindex.build.blockMajor")
     files = sorted(glob.glob(os.path.join(root, "cold_v3", "_log", "*.json")))
     entry = json.load(open(files[-1]))
     assert entry["data"]["layout"] == "columns"
@@ -180,7 +243,7 @@ def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     # An incremental refresh carries its rows into the current layout.
     spark.range(KEYS, KEYS + 10).select(F.col("id").alias("k"), F.lit("x").alias("s")).write.mode("append").parquet(path)
     spark.sql("REFRESH BLOOM INDEX cold_v3")
-    assert log_entries(root, "cold_v3")[-1]["data"]["layout"] == "blocks"
+    assert log_entries(root, "cold_v3")[-1]["data"]["layout"] == "probes"
     fresh_driver(spark)
     assert len(rows_and_files(spark, path, "k = 5", True)[1]) == 1
     on, files = rows_and_files(spark, path, f"k = {KEYS + 3}", True)
@@ -212,8 +275,8 @@ def test_a_cache_cap_of_zero_holds_nothing_and_prunes_the_same(spark, root, tmp_
         fresh_driver(spark)
         assert _differential(spark, path, seed=3) == expected
         assert _jvm(spark).catalog.IndexCache.heldBytes() == 0
-        k_files = len(glob.glob(os.path.join(root, "cold_cap", "data", "*", "column=k", "*.parquet")))
-        assert _loaded(spark)["column=k"] >= 2 * k_files, "each query loads what it needs again"
+        k_files = len(glob.glob(os.path.join(root, "cold_cap", "data", "*", "column=k", "_*.probe")))
+        assert k_files > 0 and _loaded(spark)["column=k"] >= 2 * k_files, "each query loads what it needs again"
     finally:
         spark.conf.unset("spark.bloomindex.cache.maxBytes")
     with pytest.raises(Exception, match="spark.bloomindex.cache.maxBytes"):
@@ -221,7 +284,9 @@ def test_a_cache_cap_of_zero_holds_nothing_and_prunes_the_same(spark, root, tmp_
 
 
 def test_above_the_driver_threshold_a_spark_job_loads_the_same_data(spark, root, tmp_path):
-    path, expected = _indexed(spark, tmp_path, "cold_job", seed=4)
+    """Parquet index files (here the `columns` layout) above `load.driverMaxFiles` are read by a
+    Spark job; probe footers are always read on the driver."""
+    path, expected = _indexed(spark, tmp_path, "cold_job", seed=4, settings=COLUMNS)
     spark.conf.set("spark.bloomindex.load.driverMaxFiles", "0")
     try:
         fresh_driver(spark)
@@ -241,17 +306,14 @@ def _to_format_2(spark, root, name):
     files = sorted(glob.glob(os.path.join(root, name, "_log", "*.json")))
     newest = [f for f in files if json.load(open(f))["state"] == "ACTIVE"][-1]
     entry = json.load(open(newest))
-    data = os.path.join(root, name, entry["data"]["dir"])
-    tables = []
-    for folder in sorted(glob.glob(os.path.join(data, "column=*"))):
-        column = os.path.basename(folder)[len("column="):]
-        for f in sorted(glob.glob(os.path.join(folder, "*.parquet"))):
-            t = pq.read_table(f)
-            t = t.add_column(3, "column", pa.array([column] * t.num_rows, pa.string()))
-            tables.append(t)
+    # The rows as this build reads them (from the probe files), written as one Parquet file.
+    rows = index_rows(spark, root, name)
+    fields = ["file_path", "file_size", "modification_time", "column", "row_count", "null_count", "ndv", "filter",
+              "built_from"]
+    table = pa.table({f: [bytes(r[f]) if f == "filter" else r[f] for r in rows] for f in fields})
     old = entry["data"]["dir"] + "-format2"
     os.makedirs(os.path.join(root, name, old))
-    pq.write_table(pa.concat_tables(tables), os.path.join(root, name, old, "part-00000.parquet"), compression="none")
+    pq.write_table(table, os.path.join(root, name, old, "part-00000.parquet"), compression="none")
     entry["formatVersion"] = 2
     entry["data"]["dir"] = old
     del entry["data"]["layout"]
@@ -271,7 +333,7 @@ def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
     assert d["damage"] == "none" and d["files_indexed"] == str(N_FILES) and d["column.k.files"] == str(N_FILES)
     # A full refresh writes the current layout.
     spark.sql("REFRESH BLOOM INDEX cold_v2 FULL")
-    assert log_entries(root, "cold_v2")[-1]["data"]["layout"] == "blocks"
+    assert log_entries(root, "cold_v2")[-1]["data"]["layout"] == "probes"
     fresh_driver(spark)
     assert _differential(spark, path, seed=5) == expected
     # An incremental refresh on top of a format-2 version carries its rows into the new layout.

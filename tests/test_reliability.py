@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 import bloomindex
 from bloomindex import BloomIndex
 from bloomindex._thrift import zigzag_i32
-from index_helpers import confs, fresh_driver, log_entries, row_path, rows_and_files
+from index_helpers import confs, fresh_driver, log_entries, read_probe_file, row_path, rows_and_files
 
 FAULT = "spark.internal.bloomindex.test.failAfterDataWrite"
 N_FILES = 8
@@ -114,7 +114,8 @@ def test_a_driver_dying_after_the_data_write_leaves_no_half_version(spark, root,
     entries = log_entries(root, "die")
     assert [e["state"] for e in entries] == ["CREATING", "ACTIVE", "REFRESHING"]
     leftover = os.path.join(root, "die", "data", entries[-1]["operationId"])
-    assert glob.glob(os.path.join(leftover, "**", "*.parquet"), recursive=True), "the dead command's data was written"
+    assert glob.glob(os.path.join(leftover, "**", "column=*", "*.probe"), recursive=True), \
+        "the dead command's data was written"
     # Readers see version 1: same files pruned, same answers.
     assert differential(spark, path, seed=1) == before
     assert "log version 1" in bi.explain(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 5"))
@@ -184,23 +185,20 @@ def _damage(spark, root, name, kind):
         with open(os.path.join(log_dir, "%020d.json" % (version + 1)), "w") as out:
             out.write(text[:-1] + " " * (2 << 20) + "}")
         return set()
-    # Column k's data (one folder per column): queries on k read the files it held.
+    # Column k's data (one folder per column): queries on k read the files it held. In the
+    # `probes` layout, a task's probe file is its output; in `columns`, its Parquet file.
     data_dir = os.path.join(root, name, json.load(open(newest))["data"]["dir"], "column=k")
+    if kind.startswith("data file"):
+        part = sorted(glob.glob(os.path.join(data_dir, "_*.probe")))[0]
+        assert not glob.glob(os.path.join(data_dir, "*.parquet"))
+        hit = {row_path(p) for p in read_probe_file(part)[2]}
+        if kind == "data file deleted":
+            os.remove(part)
+        else:
+            size = os.path.getsize(part)
+            open(part, "wb").write(bytes(random.Random(7).randrange(256) for _ in range(size)))
+        return hit
     parts = sorted(p for p in glob.glob(os.path.join(data_dir, "*.parquet")) if pq.read_metadata(p).num_rows > 0)
-    hit = {row_path(p) for p in pq.read_table(parts[0]).column("file_path").to_pylist()}
-    # The same task's probe file (layout `blocks`) holds the same rows' filters: queries read it,
-    # so the task's output is damaged as a whole.
-    probe = os.path.join(data_dir, "_" + os.path.basename(parts[0])[:-len(".parquet")] + ".probe")
-    assert os.path.exists(probe) == kind.startswith("data file")
-    if kind == "data file deleted":
-        os.remove(parts[0])
-        os.remove(probe)
-        return hit
-    if kind == "data file junk":
-        for f in (parts[0], probe):
-            size = os.path.getsize(f)
-            open(f, "wb").write(bytes(random.Random(7).randrange(256) for _ in range(size)))
-        return hit
     # One row's filter gets a hostile header; the file is rewritten by Spark, as the index writes it.
     df = spark.read.parquet(parts[0])
     rows = [r.asDict() for r in df.collect()]
@@ -231,8 +229,8 @@ DAMAGE = {
     "log not an entry": "log version 3 unreadable",
     "log oversized": "more than a log entry may hold",
     # DESCRIBE reads the summary the build wrote and each data file's identity fields, not the filters.
-    "data file deleted": "index data files missing",
-    "data file junk": "index data files unreadable",
+    "data file deleted": "probe files missing or changed",
+    "data file junk": "probe file unreadable",
     "filter size beyond its bytes": "index data files changed since the build",
     "filter size over 128 MiB": "index data files changed since the build",
 }
@@ -243,8 +241,8 @@ def test_a_damaged_index_answers_correctly_says_so_and_refresh_full_repairs_it(s
     name = "dmg_" + kind.replace(" ", "_").replace("128_MiB", "max")
     path = _source(spark, tmp_path, name)
     # A hostile filter header is a damage of the Parquet rows queries read in the `columns`
-    # layout (encrypted indexes, log format 3); the probe files of the `blocks` layout hold bit
-    # sets without headers, and their damage is tested in test_cold_start.py.
+    # layout (encrypted indexes, log format 3); the probe files of the `probes` layout hold bit
+    # sets without headers.
     with confs(spark, {"spark.bloomindex.build.blockMajor": "false" if kind.startswith("filter") else None}):
         spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s)")
     if kind.startswith("log"):

@@ -122,20 +122,20 @@ final class DescribeAction(ctx: ActionContext) {
         s"(e.g. ${folder.getName}/${changed.head}: size differs); filters unreadable or wrong, their files are read"
       val present = s.dataFiles.keys.filter(f => listed.get(f).contains(s.dataFiles(f))).toSeq.sorted.map(new Path(folder, _))
       // Layout `blocks`: the identities from the probe files' footers, when they are all there and readable.
-      val probed = d.layout == IndexData.Blocks && missing.isEmpty && changed.isEmpty && {
+      val probed = IndexData.probed(d.layout) && missing.isEmpty && changed.isEmpty && {
         val probes = s.probeFiles.toSeq.sortBy(_._1)
-        val gone = probes.filterNot { case (f, n) => listed.get(f).contains(n) }
+        val (there, gone) = probes.partition { case (f, n) => listed.get(f).contains(n) }
+        // `probes`: the files a damaged probe file held are read; `blocks`: the Parquet files instead.
+        val consequence = if (d.layout == IndexData.Probes) "the files they held are read, not pruned"
+          else "queries read the column's Parquet files instead"
         if (gone.nonEmpty) damage += s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
-          s"changed (e.g. ${folder.getName}/${gone.head._1}); queries read the column's Parquet files instead"
-        gone.isEmpty && (ProbeFile.readFooters(conf, probes.map { case (f, n) => (new Path(folder, f), n) }, 8) match {
-          case Right(footers) =>
-            footers.foreach(_.files.foreach(e => known.add((e.path, e.size, e.modificationTime))))
-            true
-          case Left(e) =>
-            damage += s"column ${c.name}: probe file unreadable (${e.getMessage}); queries read the column's " +
-              "Parquet files instead"
-            false
-        })
+          s"changed (e.g. ${folder.getName}/${gone.head._1}); $consequence"
+        val read = ProbeFile.readEachFooter(conf, there.map { case (f, n) => (new Path(folder, f), n) }, 8)
+        read.foreach(_.foreach(_.files.foreach(e => known.add((e.path, e.size, e.modificationTime)))))
+        val bad = read.collect { case Left(e) => e }
+        if (bad.nonEmpty) damage += s"column ${c.name}: probe file unreadable (${bad.length} of ${probes.size}: " +
+          s"${bad.head.getMessage}); $consequence"
+        d.layout == IndexData.Probes || (gone.isEmpty && bad.isEmpty)
       }
       if (!probed) {
         val read = IndexStore.readColumn(ctx.spark, conf, dir, c.name, present, 8, Int.MaxValue,

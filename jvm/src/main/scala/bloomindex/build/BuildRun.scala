@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
 import bloomindex.filter.FilterAlgorithm
-import bloomindex.log.IndexSpec
+import bloomindex.log.{IndexData, IndexSpec}
 import bloomindex.source.SourceFile
 
 import org.apache.datasketches.hll.HllSketch
@@ -55,6 +55,13 @@ private final class BuildRun(
   lazy val probes: Map[String, FilterAlgorithm] =
     if (encryption.isDefined || !BloomIndexConf.buildBlockMajor(spark)) Map.empty
     else cols.map(c => c.name -> c.algorithm).toMap
+
+  /** Test only: the log format 4 layout (Parquet rows with the filters and probe files beside them). */
+  private lazy val blocksLayout = probes.nonEmpty && BloomIndexConf.testBlocksLayout(spark)
+
+  /** The data's layout: probe files only, unless encrypted or asked otherwise ([[probes]]). */
+  def layout: String =
+    if (probes.isEmpty) IndexData.Columns else if (blocksLayout) IndexData.Blocks else IndexData.Probes
 
   def globalNdv: Map[String, Long] = globals
 
@@ -127,8 +134,9 @@ private final class BuildRun(
         r.getAs[Array[Byte]](7), r.getString(8))
     })
     val all = fresh ++ old
-    if (all.nonEmpty) written ++= IndexFiles.write(fewFiles(sc.union(all)), dir, hadoopConf, encryption, probes).flatMap(_.rows)
-    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption, probes)
+    if (all.nonEmpty) written ++= IndexFiles.write(fewFiles(sc.union(all)), dir, hadoopConf, encryption, probes,
+      blocksLayout).flatMap(_.rows)
+    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption, probes, blocksLayout)
   }
 
   /**

@@ -40,7 +40,9 @@ final case class IndexRow(path: String, size: Long, modificationTime: Long, colu
  * it by partition discovery, and a query loads only the folders of the columns it probes:
  * [[IndexStore.readColumn]]); the driver moves them to `column=<name>/`. An encrypted index
  * ([[IndexEncryption]]: a plan recorded in the folder) writes them with a Hadoop conf under
- * which [[IndexCryptoFactory]] encrypts each file as the plan says for its column.
+ * which [[IndexCryptoFactory]] encrypts each file as the plan says for its column. In the
+ * `probes` layout (log format 5, unencrypted indexes) a column's file is a [[ProbeFile]] instead
+ * of Parquet: the filters are stored once, block-major.
  */
 private[bloomindex] object IndexFiles {
 
@@ -69,38 +71,46 @@ private[bloomindex] object IndexFiles {
     org.apache.spark.sql.types.StructType(IndexBuilder.IndexSchema.filter(_.name != "column")).json
 
   /**
-   * Writes `rows` (the rows of task `partition`) under `dir/_pending`: one file per column,
-   * under its `column=<name>` folder (encrypted as `plan` says, if any).
+   * Writes `rows` (the rows of task `partition`) under `dir/_pending`, under each column's
+   * `column=<name>` folder: a Parquet file of its rows (encrypted as `plan` says, if any), or
+   * for the columns of `probes` a probe file ([[ProbeFile]]) of them, and the Parquet file too
+   * when `parquetToo` (layout `blocks`, log format 4).
    */
   def writeTask(partition: Int, rows: Iterator[IndexRow], dir: String, conf: Configuration,
-      plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty): Written = {
+      plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty,
+      parquetToo: Boolean = false): Written = {
     if (!rows.hasNext) return Written(Nil, Nil)
     val pending = new Path(dir, "_pending")
     val meta = Seq.newBuilder[RowWritten]
     val writeConf = plan.map(IndexEncryption.writerConf(conf, _)).getOrElse(conf)
     val id = UUID.randomUUID()
-    // Few columns per index: one open writer each (and one probe writer), created at the column's first row.
-    val writers = mutable.LinkedHashMap[String, (String, ParquetWriter[IndexRow], Option[(String, ProbeFile.Writer)])]()
+    // Few columns per index: one open writer of each kind each, created at the column's first row.
+    val writers = mutable.LinkedHashMap[String, (Option[(String, ParquetWriter[IndexRow])], Option[(String, ProbeFile.Writer)])]()
     var failure: Throwable = null
     try rows.foreach { r =>
-      val (_, writer, probe) = writers.getOrElseUpdate(r.column, {
+      val (parquet, probe) = writers.getOrElseUpdate(r.column, {
         val folder = IndexEncryption.columnFolder(pending, r.column)
-        val file = new Path(folder, f"part-$partition%05d-$id.parquet")
         val probe = probes.get(r.column).map { alg =>
           val p = new Path(folder, f"_part-$partition%05d-$id${ProbeFile.Suffix}")
-          (s"${folder.getName}/${p.getName}", new ProbeFile.Writer(conf, p, alg))
+          (s"${folder.getName}/${p.getName}", new ProbeFile.Writer(conf, p, alg, format = if (parquetToo) 1 else ProbeFile.Format))
         }
-        (s"${folder.getName}/${file.getName}", open(file, writeConf), probe)
+        val parquet = if (probe.isDefined && !parquetToo) None else {
+          val file = new Path(folder, f"part-$partition%05d-$id.parquet")
+          Some((s"${folder.getName}/${file.getName}", open(file, writeConf)))
+        }
+        (parquet, probe)
       })
-      writer.write(r)
-      probe.foreach(_._2.add(r.path, r.size, r.modificationTime, r.rows, r.nulls, r.filter))
+      parquet.foreach(_._2.write(r))
+      probe.foreach(_._2.add(r.path, r.size, r.modificationTime, r.rows, r.nulls, r.ndv, r.builtFrom == "footer", r.filter))
       meta += RowWritten(r.path, r.size, r.column, r.filter.length, r.builtFrom == "footer")
     } catch {
       case t: Throwable => failure = t
     }
-    writers.valuesIterator.foreach { case (_, w, probe) =>
-      try w.close() catch {
-        case t: Throwable => if (failure == null) failure = t else failure.addSuppressed(t)
+    writers.valuesIterator.foreach { case (parquet, probe) =>
+      parquet.foreach { case (_, w) =>
+        try w.close() catch {
+          case t: Throwable => if (failure == null) failure = t else failure.addSuppressed(t)
+        }
       }
       probe.foreach { case (_, p) =>
         if (failure != null) p.abort()
@@ -108,7 +118,8 @@ private[bloomindex] object IndexFiles {
       }
     }
     if (failure != null) throw failure
-    Written(writers.valuesIterator.flatMap { case (f, _, probe) => f +: probe.map(_._1).toSeq }.toSeq, meta.result())
+    Written(writers.valuesIterator.flatMap { case (parquet, probe) => parquet.map(_._1).toSeq ++ probe.map(_._1) }.toSeq,
+      meta.result())
   }
 
   private def open(file: Path, conf: Configuration): ParquetWriter[IndexRow] =
@@ -125,8 +136,10 @@ private[bloomindex] object IndexFiles {
 
   /** Writes `rows` into `dir` in one job (see above); returns what was written. */
   def write(rows: RDD[IndexRow], dir: String, conf: Broadcast[ConfWritable],
-      plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty): Seq[Written] = {
-    val written = rows.mapPartitionsWithIndex((i, it) => Iterator(writeTask(i, it, dir, conf.value.conf, plan, probes)))
+      plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty,
+      parquetToo: Boolean = false): Seq[Written] = {
+    val written = rows.mapPartitionsWithIndex((i, it) =>
+      Iterator(writeTask(i, it, dir, conf.value.conf, plan, probes, parquetToo)))
       .collect()
     val pending = new Path(dir, "_pending")
     val fs = pending.getFileSystem(conf.value.conf)

@@ -29,11 +29,48 @@ object IndexStore {
 
   def dataDir(indexDir: Path, data: IndexData): Path = new Path(indexDir, data.dir)
 
-  /** One row per (source file, column); see [[IndexBuilder.IndexSchema]]. */
+  /**
+   * One row per (source file, column); see [[IndexBuilder.IndexSchema]]. The [[IndexData.Probes]]
+   * layout has no Parquet rows: its probe files are read in a Spark job, one task per file,
+   * each filter put back together in its design's serialized form ([[ProbeFile.readFilters]]);
+   * a probe file that is missing or damaged is skipped like a Parquet file.
+   */
   def rows(spark: SparkSession, indexDir: Path, data: IndexData): DataFrame =
-    spark.read.schema(IndexBuilder.IndexSchema)
+    if (data.layout == IndexData.Probes) probeRows(spark, dataDir(indexDir, data))
+    else spark.read.schema(IndexBuilder.IndexSchema)
       .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
       .parquet(dataDir(indexDir, data).toString)
+
+  /** The rows of the active version of the index in `indexDir` (tests and tools; empty when none). */
+  def activeRows(spark: SparkSession, indexDir: String): DataFrame = {
+    val dir = new Path(indexDir)
+    new bloomindex.log.IndexLog(dir, spark.sessionState.newHadoopConf()).lastActive().flatMap(_.data)
+      .map(rows(spark, dir, _)).getOrElse(spark.createDataFrame(spark.sparkContext.emptyRDD[Row], IndexBuilder.IndexSchema))
+  }
+
+  private def probeRows(spark: SparkSession, dir: Path): DataFrame = {
+    val conf = spark.sessionState.newHadoopConf()
+    val fs = dir.getFileSystem(conf)
+    val probes = (if (!fs.exists(dir)) Array.empty[org.apache.hadoop.fs.FileStatus] else fs.listStatus(dir))
+      .filter(s => s.isDirectory && s.getPath.getName.startsWith("column=")).flatMap { folder =>
+        val column = org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+          .unescapePathName(folder.getPath.getName.stripPrefix("column="))
+        fs.listStatus(folder.getPath).filter(s => s.isFile && s.getPath.getName.endsWith(ProbeFile.Suffix))
+          .map(s => (s.getPath.toString, s.getLen, column))
+      }.toSeq
+    val shipped = ConfWritable.broadcast(spark)
+    val rdd = spark.sparkContext.parallelize(probes, math.max(1, probes.size)).flatMap { case (path, length, column) =>
+      val out = Seq.newBuilder[Row]
+      try ProbeFile.readFilters(shipped.value.conf, new Path(path), length) { (e, filter) =>
+        out += Row(e.path, e.size, e.modificationTime, column, e.rowCount, e.nullCount, e.ndv, filter,
+          if (e.fromFooter) "footer" else "data")
+      } catch {
+        case NonFatal(_) => out.clear() // damaged: its files have no rows, as for a damaged Parquet file
+      }
+      out.result()
+    }
+    spark.createDataFrame(rdd, IndexBuilder.IndexSchema)
+  }
 
   /** (path, size, modification time) of every file the rows cover. */
   def fileIdentities(rows: DataFrame): Set[(String, Long, Long)] =

@@ -13,10 +13,12 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, Path}
 
 /**
- * A column's filters as queries probe them (log format 4, layout [[bloomindex.log.IndexData.Blocks]]):
- * the filters of the files one build task indexed, stored block-major, next to the task's
- * Parquet file of the same rows (`column=<name>/_part-....probe`; the underscore hides it from
- * Parquet readers of the folder).
+ * A column's filters as queries probe them: the filters of the files one build task indexed,
+ * stored block-major (`column=<name>/_part-....probe`; the underscore hides it from Parquet
+ * readers of the folder). Layout [[bloomindex.log.IndexData.Probes]] (log format 5): the probe
+ * files are the column's only index data, and their entries carry each file's ndv and origin
+ * (file format 2). Layout [[bloomindex.log.IndexData.Blocks]] (log format 4): next to the task's
+ * Parquet file of the same rows, which holds the filters too (file format 1).
  *
  * A point lookup needs one 32-byte block of each file's split block filter: block
  * `((h >>> 32) * z) >>> 32` of a filter of z blocks. So the filters of files with the same z
@@ -32,6 +34,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  *   footer: algorithm(UTF), sections(int), per section: offset(long) blockBytes(int) blocks(int) files(int);
  *           files(int), per file: path(int length + UTF-8), size, modificationTime, rowCount,
  *           nullCount (longs), section(int), position(int), numHashes(byte, classic only)
+ *           [format 2: ndv(long), from footer(byte, 1 = the filter came from the file's Parquet footer)]
  *   format(int) footer length(int) "BIXPROBE"
  * }}}
  * A reader reads the 16-byte trailer, then the footer, then the block rows it needs.
@@ -43,7 +46,9 @@ object ProbeFile {
 
   val Suffix = ".probe"
   private val Magic = "BIXPROBE".getBytes(UTF_8)
-  private val Format = 1
+  /** Format 2: entries with ndv and origin (layout `probes`); format 1 (layout `blocks`) without. */
+  val Format = 2
+  val Formats: Set[Int] = Set(1, 2)
   private val TrailerBytes = 8 + Magic.length
   /** A section's filter bytes at most: what a task buffers per column before writing. */
   val SectionBytes: Int = 32 << 20
@@ -59,8 +64,9 @@ object ProbeFile {
   /** What a file's footer says: the sections, and per indexed file its row and place. */
   final case class Footer(algorithm: FilterAlgorithm, sections: Array[Section], files: Array[FileEntry], bytesRead: Long)
 
+  /** `ndv` is -1 and `fromFooter` false in format 1, which does not record them. */
   final case class FileEntry(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long,
-      section: Int, position: Int, numHashes: Int)
+      section: Int, position: Int, numHashes: Int, ndv: Long = -1L, fromFooter: Boolean = false)
 
   /**
    * A serialized filter's place in a matrix: (blockBytes, blocks), its bit set in Parquet's
@@ -88,7 +94,9 @@ object ProbeFile {
    * Writes one probe file: rows are added one at a time ([[add]]), the filters of each
    * (block size, block count) buffered until a section's worth, then written block-major.
    */
-  final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm, sectionBytes: Int = SectionBytes) {
+  final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm, sectionBytes: Int = SectionBytes,
+      format: Int = Format) {
+    require(Formats.contains(format), s"probe file format $format")
     private val fs = path.getFileSystem(conf)
     private val raw = fs.create(path, true)
     private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 16))
@@ -102,9 +110,10 @@ object ProbeFile {
     out.write(Magic)
     written = Magic.length
 
-    def add(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long, filter: Array[Byte]): Unit = {
+    def add(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long, ndv: Long,
+        fromFooter: Boolean, filter: Array[Byte]): Unit = {
       val (blockBytes, blocks, bits, offset, k) = geometry(algorithm, filter)
-      files += FileEntry(path, size, modificationTime, rowCount, nullCount, -1, -1, k)
+      files += FileEntry(path, size, modificationTime, rowCount, nullCount, -1, -1, k, ndv, fromFooter)
       pending.getOrElseUpdate((blockBytes, blocks), mutable.ArrayBuffer()) += ((files.size - 1, bits, offset))
       pendingBytes += blockBytes.toLong * blocks
       if (pendingBytes >= sectionBytes) flush()
@@ -156,10 +165,11 @@ object ProbeFile {
           f.write(p)
           f.writeLong(e.size); f.writeLong(e.modificationTime); f.writeLong(e.rowCount); f.writeLong(e.nullCount)
           f.writeInt(e.section); f.writeInt(e.position); f.writeByte(e.numHashes)
+          if (format >= 2) { f.writeLong(e.ndv); f.writeByte(if (e.fromFooter) 1 else 0) }
         }
         f.flush()
         footer.writeTo(out)
-        out.writeInt(Format)
+        out.writeInt(format)
         out.writeInt(footer.size())
         out.write(Magic)
         written += footer.size() + TrailerBytes
@@ -195,31 +205,27 @@ object ProbeFile {
       val t = ByteBuffer.wrap(trailer)
       val format = t.getInt
       val footerLen = t.getInt
-      if (format != Format) bad(s"format $format, this build reads $Format")
+      if (!Formats.contains(format)) bad(s"format $format, this build reads ${Formats.toSeq.sorted.mkString(" and ")}")
       if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > len - Magic.length - TrailerBytes) bad(s"footer of $footerLen bytes")
       val footer = new Array[Byte](footerLen)
       in.readFully(len - TrailerBytes - footerLen, footer)
-      parseFooter(footer, len - TrailerBytes - footerLen, bad).copy(bytesRead = TrailerBytes + footerLen)
+      parseFooter(footer, format, len - TrailerBytes - footerLen, bad).copy(bytesRead = TrailerBytes + footerLen)
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
   }
 
-  /**
-   * The footers of `files` (path and length), read `threads` at a time: all of them, or the
-   * first failure.
-   */
-  def readFooters(conf: Configuration, files: Seq[(Path, Long)], threads: Int): Either[Throwable, Array[Footer]] = {
-    val footers = new Array[Footer](files.size)
-    val failure = new java.util.concurrent.atomic.AtomicReference[Throwable]()
+  /** The footer of each of `files` (path and length), or what is wrong with it, read `threads` at a time. */
+  def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int): Array[Either[Throwable, Footer]] = {
+    val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
-      try footers(k) = readFooter(conf, files(k)._1, Some(files(k)._2))
-      catch { case scala.util.control.NonFatal(e) => failure.compareAndSet(null, e) }
+      out(k) = try Right(readFooter(conf, files(k)._1, Some(files(k)._2)))
+        catch { case scala.util.control.NonFatal(e) => Left(e) }
     })
-    Option(failure.get).toLeft(footers)
+    out
   }
 
-  private def parseFooter(bytes: Array[Byte], dataEnd: Long, bad: String => Nothing): Footer = {
+  private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing): Footer = {
     val in = new DataInputStream(new ByteArrayInputStream(bytes))
     val algorithm = try FilterAlgorithm.fromName(in.readUTF()) catch {
       case e: IllegalArgumentException => bad(e.getMessage)
@@ -239,14 +245,16 @@ object ProbeFile {
     val b = ByteBuffer.wrap(bytes, bytes.length - in.available(), in.available())
     if (b.remaining() < 4) bad("no file count")
     val n = b.getInt
-    if (n < 0 || n > bytes.length / 45) bad(s"$n files")
+    val fixed = if (format >= 2) 50 else 41 // an entry's bytes after its path
+    if (n < 0 || n > bytes.length / (fixed + 4)) bad(s"$n files")
     val files = Array.fill(n) {
       if (b.remaining() < 4) bad("truncated file entries")
       val pl = b.getInt
-      if (pl < 0 || pl > b.remaining() - 41) bad(s"a path of $pl bytes")
+      if (pl < 0 || pl > b.remaining() - fixed) bad(s"a path of $pl bytes")
       val path = new String(bytes, b.position(), pl, UTF_8)
       b.position(b.position() + pl)
-      val e = FileEntry(path, b.getLong, b.getLong, b.getLong, b.getLong, b.getInt, b.getInt, b.get & 0xff)
+      val e0 = FileEntry(path, b.getLong, b.getLong, b.getLong, b.getLong, b.getInt, b.getInt, b.get & 0xff)
+      val e = if (format >= 2) e0.copy(ndv = b.getLong, fromFooter = b.get == 1) else e0
       if (e.section < 0 || e.section >= ns || e.position < 0 || e.position >= sections(e.section).files) {
         bad(s"${e.path}: section ${e.section} position ${e.position}")
       }
@@ -256,6 +264,41 @@ object ProbeFile {
     if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
     Footer(algorithm, sections, files, 0L)
   }
+
+  /**
+   * Every filter of the probe file `path` (of `length` bytes), put back together in its
+   * design's serialized form (`algorithm.fromBytes` reads it), with its entry: a section is read
+   * whole (at most [[SectionBytes]]) and its files' filters handed to `out` before the next.
+   * REFRESH carries unchanged files' filters this way, and tools read an index's rows with it.
+   */
+  def readFilters(conf: Configuration, path: Path, length: Long)(out: (FileEntry, Array[Byte]) => Unit): Footer = {
+    val footer = readFooter(conf, path, Some(length))
+    val bySection = footer.files.groupBy(_.section)
+    val in = open(conf, path, Some(length))
+    try footer.sections.indices.foreach { s =>
+      val sec = footer.sections(s)
+      val all = new Array[Byte](Math.toIntExact(sec.blocks.toLong * sec.rowBytes))
+      in.readFully(sec.offset, all)
+      bySection.getOrElse(s, Array.empty[FileEntry]).foreach { e =>
+        val bits = new Array[Byte](sec.blocks * sec.blockBytes)
+        var b = 0
+        while (b < sec.blocks) {
+          System.arraycopy(all, b * sec.rowBytes + e.position * sec.blockBytes, bits, b * sec.blockBytes, sec.blockBytes)
+          b += 1
+        }
+        out(e, serialize(footer.algorithm, bits, e.numHashes))
+      }
+    } finally in.close()
+    footer
+  }
+
+  /** A filter's serialized form from its bit set in Parquet's layout (and, classic, its hash count). */
+  private def serialize(algorithm: FilterAlgorithm, bits: Array[Byte], numHashes: Int): Array[Byte] =
+    if (algorithm == FilterAlgorithm.Classic) {
+      val words = new Array[Long](bits.length / 8)
+      ByteBuffer.wrap(bits).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(words)
+      algorithm.wrapShared(ClassicBloomFilter.Shared(words, numHashes)).toBytes
+    } else algorithm.fromBitset(bits, 0.01).toBytes
 
   /** Reads block row `block` of `section` (every file's block, side by side) from `in`. */
   def readRow(in: FSDataInputStream, section: Section, block: Int): Array[Byte] = {

@@ -112,7 +112,9 @@ object IndexCache {
     var failedFiles = 0
     try {
       if (data.layout == IndexData.Rows) readRows(spark, indexDir, data, builders)
-      else if (data.layout == IndexData.Blocks && readProbed(spark, conf, dir, spec.name, spec.columns(i), builders(i))) ()
+      else if (IndexData.probed(data.layout) && readProbed(spark, conf, dir, spec.name, spec.columns(i), builders(i),
+        data.layout == IndexData.Probes)) ()
+      else if (data.layout == IndexData.Probes) () // unreadable probe files: the column holds no file, all are read
       else {
         val c = spec.columns(i).name
         val r = IndexStore.readColumn(spark, conf, dir, c, IndexStore.columnFiles(conf, dir, c),
@@ -145,34 +147,45 @@ object IndexCache {
   }
 
   /**
-   * The [[IndexData.Blocks]] layout: the footers of the column's probe files (the files'
-   * identities, counts and places in the block matrices), read in parallel; the filters stay
-   * in the files ([[BlockFilters]]). False (and one warning) when the summary or a footer is
-   * unreadable: the column's Parquet files are then read as for the `columns` layout.
+   * The [[IndexData.Probes]] and [[IndexData.Blocks]] layouts: the footers of the column's probe
+   * files (the files' identities, counts and places in the block matrices), read in parallel;
+   * the filters stay in the files ([[BlockFilters]]). False (and one warning) when the summary
+   * or a footer is unreadable: then, in the `blocks` layout, the column's Parquet files are read
+   * as for the `columns` layout. In the `probes` layout (`only`: the probe files are all there
+   * is) a probe file that is missing or damaged is left out, so the files it held are read, not
+   * pruned; an unreadable summary leaves the column holding no file (every file is read).
    */
   private def readProbed(spark: SparkSession, conf: Configuration, dir: Path, index: String, c: ColumnSpec,
-      out: ColumnData.Builder): Boolean = {
+      out: ColumnData.Builder, only: Boolean): Boolean = {
     val folder = IndexEncryption.columnFolder(dir, c.name)
     def fallBack(why: String): Boolean = {
-      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: $why; its Parquet files are read instead")
+      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: $why; " +
+        (if (only) s"its files are read, not pruned. REFRESH BLOOM INDEX $index FULL repairs it"
+         else "its Parquet files are read instead"))
       false
     }
     val listed = try IndexSummary.read(conf, dir).columns.get(c.name).map(_.probeFiles.toSeq.sortBy(_._1)).getOrElse(Nil)
       catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
-    // More files than the driver reads itself: a Spark job reads the Parquet files instead.
-    if (listed.isEmpty || listed.size > BloomIndexConf.loadDriverMaxFiles(spark)) return false
+    // `blocks`, more files than the driver reads itself: a Spark job reads the Parquet files instead.
+    if (listed.isEmpty || (!only && listed.size > BloomIndexConf.loadDriverMaxFiles(spark))) return false
     val paths = listed.map(f => new Path(folder, f._1)).toArray
     val lengths = listed.map(_._2).toArray
     val threads = BloomIndexConf.loadThreads(spark)
-    val read = ProbeFile.readFooters(conf, paths.toSeq.zip(lengths), threads)
-    IndexStore.countLoaded(folder.getName, paths.length, read.map(_.iterator.map(_.bytesRead).sum).getOrElse(0L))
-    val footers = read match {
-      case Left(e) => return fallBack(s"probe file unreadable (${e.getMessage})")
-      case Right(f) => f
+    val read = ProbeFile.readEachFooter(conf, paths.toSeq.zip(lengths), threads).map(_.flatMap { f =>
+      if (f.algorithm == c.algorithm) Right(f)
+      else Left(new IllegalStateException(s"a probe file of algorithm ${f.algorithm}, not ${c.algorithm}"))
+    })
+    IndexStore.countLoaded(folder.getName, paths.length, read.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
+    val good = read.indices.filter(k => read(k).isRight)
+    if (good.size < read.length) {
+      val e = read.collectFirst { case Left(e) => e }.get
+      if (!only) return fallBack(s"probe file unreadable (${e.getMessage})")
+      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: ${read.length - good.size} of ${read.length} " +
+        s"probe files unreadable (${e.getMessage}); the files they held are read, not pruned. " +
+        s"REFRESH BLOOM INDEX $index FULL repairs it")
     }
-    footers.find(_.algorithm != c.algorithm).foreach(f => return fallBack(s"probe file of algorithm ${f.algorithm}, not ${c.algorithm}"))
-    BlockFilters.addTo(out, c.algorithm, conf, folder.getName, paths, lengths, footers, threads,
-      BloomIndexConf.cacheMaxBytes(spark))
+    BlockFilters.addTo(out, c.algorithm, conf, folder.getName, good.map(paths).toArray, good.map(lengths).toArray,
+      good.map(k => read(k).toOption.get).toArray, threads, BloomIndexConf.cacheMaxBytes(spark))
     true
   }
 

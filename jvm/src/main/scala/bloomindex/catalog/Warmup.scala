@@ -36,7 +36,7 @@ object Warmup {
       global = false)
     val decoding = Decoding("parquet", Seq(ColumnDecoding("k", "BIGINT", Map.empty, Map.empty, Map.empty)))
     val entry = LogEntry(1, IndexState.Active, "CREATE", "warmup", 0L, 0L, spec,
-      Some(IndexData("data/warmup", 2, 2, 64, 0, Map.empty, None, Some(decoding), IndexData.Blocks)))
+      Some(IndexData("data/warmup", 2, 2, 64, 0, Map.empty, None, Some(decoding), IndexData.Probes)))
     LogJson.read(LogJson.write(entry))
     val alg = FilterAlgorithm.SplitBlock
     val b = new ColumnData.Builder("k", alg)

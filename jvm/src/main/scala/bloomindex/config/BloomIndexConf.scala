@@ -83,6 +83,9 @@ object BloomIndexConf {
 
   def buildBlockMajor(spark: SparkSession): Boolean = BloomIndexSQLConf.buildBlockMajor(spark.sessionState.conf)
 
+  /** Test only: the log format 4 layout `blocks` instead of `probes` (see BloomIndexSQLConf). */
+  def testBlocksLayout(spark: SparkSession): Boolean = BloomIndexSQLConf.testBlocksLayout(spark.sessionState.conf)
+
   def maxDistinct(spark: SparkSession): Int = BloomIndexSQLConf.buildMaxDistinctPerFile(spark.sessionState.conf)
 
   def defaultFpp(spark: SparkSession): Double = BloomIndexSQLConf.fppDefault(spark.sessionState.conf)

@@ -87,10 +87,19 @@ object IndexData {
    * files' identities and only the filter blocks its hashes land in.
    */
   val Blocks = "blocks"
-  val all: Set[String] = Set(Rows, Columns, Blocks)
+  /**
+   * Log format 5 on: one folder per column and a summary as in [[Columns]], but a column's
+   * files are probe files only ([[bloomindex.build.ProbeFile]], format 2): the filters are
+   * stored once, block-major, with each file's identity, counts, ndv and origin in the footers.
+   */
+  val Probes = "probes"
+  val all: Set[String] = Set(Rows, Columns, Blocks, Probes)
 
   /** Whether the data folder has one folder per column and a summary. */
-  def perColumn(layout: String): Boolean = layout == Columns || layout == Blocks
+  def perColumn(layout: String): Boolean = layout == Columns || layout == Blocks || layout == Probes
+
+  /** Whether queries read the filters from probe files ([[Blocks]], [[Probes]]). */
+  def probed(layout: String): Boolean = layout == Blocks || layout == Probes
 }
 
 /**

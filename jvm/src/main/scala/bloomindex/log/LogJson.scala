@@ -23,10 +23,13 @@ object LogJson {
    * format 1 and 2 are read with the layout they had (`rows`), and their data is read as
    * before.
    * 4: the `blocks` layout ([[IndexData.Blocks]]): `columns` plus each column's filters
-   * block-major. Entries of format 3 (`columns`) are read as before. This build writes 4, which
-   * older builds refuse (an index it writes may still have the `columns` layout: encrypted).
+   * block-major. Entries of format 3 (`columns`) are read as before.
+   * 5: the `probes` layout ([[IndexData.Probes]]): the filters in probe files only, no Parquet
+   * rows. Entries of format 4 (`blocks`) are read as before, and REFRESH writes `probes`. This
+   * build writes 5, which older builds refuse (an index it writes may still have the `columns`
+   * layout: encrypted).
    */
-  val FormatVersion = 4
+  val FormatVersion = 5
   val OldestReadable = 1
   val MaxEntryBytes: Int = 1 << 20
 
@@ -197,7 +200,9 @@ object LogJson {
       if (formatVersion < 3) IndexData.Rows else {
         val l = str(o, "layout")
         if (!IndexData.all.contains(l)) fail(s"unknown data layout '$l'")
-        if (l == IndexData.Blocks && formatVersion < 4) fail(s"layout '$l' in a format $formatVersion entry")
+        if ((l == IndexData.Blocks && formatVersion < 4) || (l == IndexData.Probes && formatVersion < 5)) {
+          fail(s"layout '$l' in a format $formatVersion entry")
+        }
         l
       })
   }

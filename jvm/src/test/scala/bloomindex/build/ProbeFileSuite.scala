@@ -29,17 +29,22 @@ class ProbeFileSuite extends AnyFunSuite {
     }
 
   /** Writes `files` into probe files of at most `perFile` rows each and loads them as a query would. */
-  private def load(alg: FilterAlgorithm, files: Seq[(String, BloomFilter, Seq[Long])], perFile: Int,
-      sectionBytes: Int): (ColumnData, Seq[Path]) = {
+  private def write(alg: FilterAlgorithm, files: Seq[(String, BloomFilter, Seq[Long])], perFile: Int,
+      sectionBytes: Int, format: Int = ProbeFile.Format): Seq[Path] = {
     val dir = Files.createTempDirectory("probe").toFile
-    val paths = files.grouped(perFile).zipWithIndex.map { case (group, k) =>
+    files.grouped(perFile).zipWithIndex.map { case (group, k) =>
       val p = new Path(dir.toURI.toString, s"_part-$k.probe")
-      val w = new ProbeFile.Writer(conf, p, alg, sectionBytes)
-      group.foreach { case (path, f, vs) => w.add(path, 10L, 20L, vs.size, 1L, f.toBytes) }
+      val w = new ProbeFile.Writer(conf, p, alg, sectionBytes, format)
+      group.foreach { case (path, f, vs) => w.add(path, 10L, 20L, vs.size, 1L, vs.distinct.size, path.hashCode % 2 == 0, f.toBytes) }
       val len = w.close()
       assert(len == new java.io.File(p.toUri).length())
       p
     }.toSeq
+  }
+
+  private def load(alg: FilterAlgorithm, files: Seq[(String, BloomFilter, Seq[Long])], perFile: Int,
+      sectionBytes: Int, format: Int = ProbeFile.Format): (ColumnData, Seq[Path]) = {
+    val paths = write(alg, files, perFile, sectionBytes, format)
     val b = new ColumnData.Builder("c", alg)
     val footers = paths.map(p => ProbeFile.readFooter(conf, p, None)).toArray
     assert(footers.forall(_.algorithm == alg))
@@ -64,6 +69,29 @@ class ProbeFileSuite extends AnyFunSuite {
     }
     // Fetched rows are held (and counted), up to the cap.
     assert(d.heapBytes > 0)
+  }
+
+  for (alg <- FilterAlgorithm.all; format <- Seq(1, 2)) {
+    test(s"${alg.name}, probe file format $format: each filter read back whole is the bytes it was written from") {
+      val rnd = new java.util.Random(31L * format + alg.name.hashCode)
+      val files = filters(alg, 120, rnd)
+      val paths = write(alg, files, perFile = 50, sectionBytes = 2048, format)
+      val back = scala.collection.mutable.Map[String, (ProbeFile.FileEntry, Array[Byte])]()
+      paths.foreach { p =>
+        val footer = ProbeFile.readFilters(conf, p, new java.io.File(p.toUri).length())((e, f) => back(e.path) = (e, f))
+        assert(footer.algorithm == alg && footer.sections.length > 1)
+      }
+      assert(back.size == files.size)
+      files.foreach { case (path, f, vs) =>
+        val (e, bytes) = back(path)
+        assert(java.util.Arrays.equals(bytes, f.toBytes), path)
+        assert(e.rowCount == vs.size && e.size == 10L && e.modificationTime == 20L && e.nullCount == 1L)
+        // Format 1 does not record ndv and origin.
+        if (format == 2) assert(e.ndv == vs.distinct.size && e.fromFooter == (path.hashCode % 2 == 0))
+        else assert(e.ndv == -1L && !e.fromFooter)
+        vs.foreach(v => assert(alg.fromBytes(bytes).mightContain(alg.hash.hashLong(v))))
+      }
+    }
   }
 
   test("what a lookup reads: the footers, then one block row per section") {

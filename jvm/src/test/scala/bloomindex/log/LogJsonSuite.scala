@@ -34,8 +34,8 @@ class LogJsonSuite extends AnyFunSuite {
   test("a future format version, damage and wrong types are refused with a clear message") {
     val json = LogJson.write(entry)
     def err(s: String): String = intercept[LogJson.InvalidLogEntryException](LogJson.read(s)).getMessage
-    assert(err(json.replace("\"formatVersion\":4", "\"formatVersion\":5")).contains("format version 5"))
-    assert(err(json.replace("\"formatVersion\":4", "\"formatVersion\":0")).contains("format version 0"))
+    assert(err(json.replace("\"formatVersion\":5", "\"formatVersion\":6")).contains("format version 6"))
+    assert(err(json.replace("\"formatVersion\":5", "\"formatVersion\":0")).contains("format version 0"))
     assert(err(json.take(json.length / 2)).contains("not valid JSON"))
     assert(err(json.replace("\"state\":\"ACTIVE\"", "\"state\":\"DONE\"")).contains("unknown state"))
     assert(err(json.replace("\"version\":3", "\"version\":\"3\"")).contains("'version' is not an integer"))
@@ -52,34 +52,38 @@ class LogJsonSuite extends AnyFunSuite {
   test("the decoding context of the data round-trips; format 1 entries (none recorded) stay readable") {
     val withDecoding = entry.copy(data = entry.data.map(_.copy(decoding = Some(decoding))))
     val json = LogJson.write(withDecoding)
-    assert(json.contains("\"formatVersion\":4") && json.contains("\"decoding\":{"))
+    assert(json.contains("\"formatVersion\":5") && json.contains("\"decoding\":{"))
     assert(LogJson.read(json) == withDecoding)
-    val v1 = LogJson.write(entry).replace("\"formatVersion\":4", "\"formatVersion\":1").replace(",\"layout\":\"columns\"", "")
+    val v1 = LogJson.write(entry).replace("\"formatVersion\":5", "\"formatVersion\":1").replace(",\"layout\":\"columns\"", "")
     assert(LogJson.read(v1) == entry.copy(data = entry.data.map(_.copy(layout = IndexData.Rows))))
     assert(LogJson.read(v1).data.get.decoding.isEmpty)
     assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"settings\":{\"spark", "\"settings\":{\"x\":1,\"spark")))
       .getMessage.contains("'settings.x' is not a string"))
   }
 
-  test("format 4 writes the blocks layout; format 3 entries read with theirs (columns), never blocks") {
+  test("format 5 writes the probes layout; format 4 entries read with blocks, format 3 with columns, never newer") {
+    val probes = entry.copy(data = entry.data.map(_.copy(layout = IndexData.Probes)))
+    val json = LogJson.write(probes)
+    assert(json.contains("\"formatVersion\":5") && json.contains("\"layout\":\"probes\""))
+    assert(LogJson.read(json) == probes)
     val blocks = entry.copy(data = entry.data.map(_.copy(layout = IndexData.Blocks)))
-    val json = LogJson.write(blocks)
-    assert(json.contains("\"formatVersion\":4") && json.contains("\"layout\":\"blocks\""))
-    assert(LogJson.read(json) == blocks)
-    val v3 = LogJson.write(entry).replace("\"formatVersion\":4", "\"formatVersion\":3")
+    val v4 = LogJson.write(blocks).replace("\"formatVersion\":5", "\"formatVersion\":4")
+    assert(LogJson.read(v4) == blocks)
+    val v3 = LogJson.write(entry).replace("\"formatVersion\":5", "\"formatVersion\":3")
     assert(LogJson.read(v3).data.get.layout == IndexData.Columns)
-    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"formatVersion\":4", "\"formatVersion\":3")))
-      .getMessage.contains("layout 'blocks' in a format 3 entry"))
+    def err(s: String): String = intercept[LogJson.InvalidLogEntryException](LogJson.read(s)).getMessage
+    assert(err(json.replace("\"formatVersion\":5", "\"formatVersion\":4")).contains("layout 'probes' in a format 4 entry"))
+    assert(err(v4.replace("\"formatVersion\":4", "\"formatVersion\":3")).contains("layout 'blocks' in a format 3 entry"))
   }
 
   test("format 3 records the data's layout; format 1 and 2 entries read as the rows layout; others are refused") {
     val json = LogJson.write(entry)
-    assert(json.contains("\"formatVersion\":4") && json.contains("\"layout\":\"columns\""))
+    assert(json.contains("\"formatVersion\":5") && json.contains("\"layout\":\"columns\""))
     assert(LogJson.read(json).data.get.layout == IndexData.Columns)
-    val v2 = json.replace("\"formatVersion\":4", "\"formatVersion\":2").replace(",\"layout\":\"columns\"", "")
+    val v2 = json.replace("\"formatVersion\":5", "\"formatVersion\":2").replace(",\"layout\":\"columns\"", "")
     assert(LogJson.read(v2).data.get.layout == IndexData.Rows)
     // A format 2 entry's data had one layout, whatever such a field might say.
-    assert(LogJson.read(json.replace("\"formatVersion\":4", "\"formatVersion\":2")).data.get.layout == IndexData.Rows)
+    assert(LogJson.read(json.replace("\"formatVersion\":5", "\"formatVersion\":2")).data.get.layout == IndexData.Rows)
     def err(s: String): String = intercept[LogJson.InvalidLogEntryException](LogJson.read(s)).getMessage
     assert(err(json.replace(",\"layout\":\"columns\"", "")).contains("missing field 'layout'"))
     assert(err(json.replace("\"layout\":\"columns\"", "\"layout\":\"block-major\"")).contains("unknown data layout 'block-major'"))

@@ -75,9 +75,9 @@ object BloomIndexSQLConf {
     .createWithDefaultString("512m")
 
   val BUILD_BLOCK_MAJOR: ConfigEntry[Boolean] = buildConf("spark.bloomindex.build.blockMajor")
-    .doc("Also write each column's filters block-major (probe files next to its Parquet files, " +
-      "log format 4), so that a query reads only the filter blocks its values hash to. Off: the " +
-      "log format 3 layout, where a query loads the whole column's filters. Encrypted indexes " +
+    .doc("Write each column's filters block-major (probe files, log format 5), so that a query " +
+      "reads only the filter blocks its values hash to. Off: the log format 3 layout (Parquet " +
+      "files of index rows), where a query loads the whole column's filters. Encrypted indexes " +
       "never write probe files.")
     .version(Since)
     .booleanConf
@@ -100,6 +100,14 @@ object BloomIndexSQLConf {
     .createWithDefault(8)
 
   /** Test hook, not for users: each task of a build's data pass sleeps this long before reading. */
+  val TEST_BUILD_BLOCKS_LAYOUT: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.blocksLayout")
+    .internal()
+    .doc("Test only: write the log format 4 layout `blocks` (Parquet rows with filters and probe " +
+      "files of format 1 beside them), so that tests can check that such indexes are read as before.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(false)
+
   val TEST_BUILD_TASK_DELAY_MS: ConfigEntry[Long] = buildConf("spark.internal.bloomindex.test.buildTaskDelayMs")
     .internal()
     .doc("Test only: each task of a build's data pass sleeps this many milliseconds before " +
@@ -121,7 +129,7 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE)
+    TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
   // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
   // cannot name it). A bad value in a session builder's config fails the session's start
@@ -137,6 +145,7 @@ object BloomIndexSQLConf {
   def loadDriverMaxFiles(conf: SQLConf): Int = conf.getConf(LOAD_DRIVER_MAX_FILES)
   def loadThreads(conf: SQLConf): Int = conf.getConf(LOAD_THREADS)
   def buildBlockMajor(conf: SQLConf): Boolean = conf.getConf(BUILD_BLOCK_MAJOR)
+  def testBlocksLayout(conf: SQLConf): Boolean = conf.getConf(TEST_BUILD_BLOCKS_LAYOUT)
   def testBuildTaskDelayMs(conf: SQLConf): Long = conf.getConf(TEST_BUILD_TASK_DELAY_MS)
 
   /** The boolean test switch `key` (one of the internal `spark.internal.bloomindex.test.*`). */
