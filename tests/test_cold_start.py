@@ -207,7 +207,7 @@ def test_a_damaged_probe_file_of_log_format_4_falls_back_to_the_parquet_files(sp
     assert "column=k" in _loaded(spark)
     warnings = list(_jvm(spark).log.IndexLog.warnings())
     assert any("cold_dmg4" in w and "Parquet files are read instead" in w for w in warnings), warnings
-    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_dmg4").collect()}
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX EXTENDED cold_dmg4").collect()}
     assert "probe file unreadable" in d["damage"] and d["files_new_or_changed"] == "0"
     # An incremental refresh carries the format-4 rows (from Parquet) into the current layout.
     spark.range(KEYS, KEYS + 10).select(F.col("id").alias("k"), F.lit("x").alias("s")).write.mode("append").parquet(path)
@@ -238,7 +238,7 @@ def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     assert _differential(spark, path, seed=9) == expected
     k_bytes = sum(os.path.getsize(f) for f in glob.glob(os.path.join(data, "column=k", "*.parquet")))
     assert dict(_jvm(spark).build.IndexStore.loadedBytes())["column=k"] == k_bytes
-    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX cold_v3").collect()}
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX EXTENDED cold_v3").collect()}
     assert d["damage"] == "none" and d["files_new_or_changed"] == "0" and d["column.k.files"] == str(N_FILES)
     # An incremental refresh carries its rows into the current layout.
     spark.range(KEYS, KEYS + 10).select(F.col("id").alias("k"), F.lit("x").alias("s")).write.mode("append").parquet(path)

@@ -40,8 +40,9 @@ def _write(spark, path: str, keys: list[int], mode: str = "overwrite", files: in
     writer.save(path)
 
 
-def _describe(spark, name: str) -> dict:
-    return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+def _describe(spark, name: str, extended: bool = False) -> dict:
+    sql = f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{name}"
+    return {r.info_name: r.info_value for r in spark.sql(sql).collect()}
 
 
 def _run(spark, sql: str, pruning: bool) -> tuple[list, tuple[int, int] | None]:
@@ -81,7 +82,7 @@ def test_index_on_a_delta_path_prunes_a_point_lookup(spark, root, delta_path):
     _write(spark, delta_path, [k for k in range(FILES * ROWS_PER_FILE + 1) if k != 100])
     t = f"delta.`{delta_path}`"
     spark.sql(f"CREATE BLOOM INDEX d_idx ON {t} FOR COLUMNS (k, s) OPTIONS (fpp = 0.001)")
-    d = _describe(spark, "d_idx")
+    d = _describe(spark, "d_idx", extended=True)
     assert d["format"] == "delta"
     assert d["table_version"] == "0" and d["table_current_version"] == "0"
     assert d["files_indexed"] == str(FILES)
@@ -194,7 +195,7 @@ def test_differential_across_commits_refresh_and_time_travel(spark, root, delta_
     latest = spark.sql(f"DESCRIBE HISTORY {t} LIMIT 1").head().version
     kept = _same(spark, f"SELECT * FROM {t} WHERE k = 64")
     assert kept is not None and kept[0] == kept[1]
-    d = _describe(spark, "dd_idx")
+    d = _describe(spark, "dd_idx", extended=True)
     assert d["table_version"] == str(indexed_version) and d["table_current_version"] == str(latest)
     assert int(d["files_deleted"]) > 0 and int(d["files_new_or_changed"]) > 0
 
@@ -210,7 +211,7 @@ def test_differential_across_commits_refresh_and_time_travel(spark, root, delta_
 
     # REFRESH: indexes the files added since, drops the removed ones, records the version.
     spark.sql("REFRESH BLOOM INDEX dd_idx")
-    d = _describe(spark, "dd_idx")
+    d = _describe(spark, "dd_idx", extended=True)
     assert d["table_version"] == str(latest)
     assert d["files_new_or_changed"] == "0" and d["files_deleted"] == "0"
     current_files = len(spark.read.format("delta").load(delta_path).inputFiles())

@@ -39,7 +39,10 @@ def test_create_on_table_path_and_dataframe(spark, root, bi, tmp_path):
     assert_filters_hold_values(spark, root, "by_table", spark.table("api_t"), {"id": "bigint", "s": "string"})
 
     spark.range(500, 600).selectExpr("id", "cast(id * 3 as string) as s").coalesce(1).write.mode("append").parquet(path)
-    assert bi.describe("by_path")["files_new_or_changed"] == "1"
+    assert "files_new_or_changed" not in bi.describe("by_path"), "the source is listed only when asked"
+    assert bi.describe("by_path", extended=True)["files_new_or_changed"] == "1"
+    with pytest.raises(ValueError, match="extended"):
+        bi.describe("by_path", extended="yes")
     version = bi.refresh("by_path")
     assert bi.describe("by_path")["log_version"] == str(version)
     assert bi.refresh("by_path", mode="full") == version + 2

@@ -26,8 +26,9 @@ def _orders(spark, n=3000, files=4, offset=0):
             .repartition(files))
 
 
-def _describe(spark, name):
-    return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+def _describe(spark, name, extended=False):
+    sql = f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{name}"
+    return {r.info_name: r.info_value for r in spark.sql(sql).collect()}
 
 
 def test_create_show_describe_on_a_partitioned_managed_table(spark, root):
@@ -39,7 +40,7 @@ def test_create_show_describe_on_a_partitioned_managed_table(spark, root):
     assert [(r.name, r.columns, r.state) for r in shown] == [("oi", "user_id, email", "ACTIVE")]
     files = table_files(spark, "orders_p")
     assert shown[0].files_indexed == len(files) and shown[0].bytes > 0
-    d = _describe(spark, "oi")
+    d = _describe(spark, "oi", extended=True)
     assert d["state"] == "ACTIVE" and d["log_version"] == "1" and d["files_indexed"] == str(len(files))
     assert d["column.email.fpp"] == "0.05" and d["column.user_id.fpp"] == "0.01"
     assert d["column.user_id.sizing"] == "exact" and d["files_new_or_changed"] == "0"
@@ -140,6 +141,27 @@ def test_duplicate_name_if_not_exists_and_recreate_after_drop(spark, root):
     assert _describe(spark, "dup")["columns"] == "email"
 
 
+def test_describe_reads_the_index_alone_and_extended_compares_it_with_the_source(spark, root, tmp_path):
+    """Plain DESCRIBE reads the log, the summary and the index's own files, never the source:
+    it answers with the source gone; EXTENDED lists the source for the freshness rows."""
+    path = str(tmp_path / "dx")
+    _orders(spark, n=300, files=3).drop("flag").write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX dx ON parquet.`{path}` FOR COLUMNS (user_id)")
+    _orders(spark, n=50, files=1, offset=10_000).drop("flag").write.mode("append").parquet(path)
+    d = _describe(spark, "dx", extended=True)
+    assert d["files_new_or_changed"] == "1" and d["files_deleted"] == "0" and d["damage"] == "none"
+    plain = _describe(spark, "dx")
+    assert plain == {k: v for k, v in d.items() if k not in ("files_new_or_changed", "files_deleted")}
+    moved = str(tmp_path / "dx_moved")
+    os.rename(path, moved)
+    try:
+        assert _describe(spark, "dx") == plain, "the source is not read"
+        with pytest.raises(Exception, match="dx"):
+            _describe(spark, "dx", extended=True)
+    finally:
+        os.rename(moved, path)
+
+
 def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_path):
     path = str(tmp_path / "r")
     _orders(spark, n=600, files=3).drop("flag").write.parquet(path)
@@ -148,11 +170,11 @@ def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_pat
 
     # Append: new files are not indexed until a refresh, which indexes just them.
     _orders(spark, n=100, files=2, offset=10_000).drop("flag").write.mode("append").parquet(path)
-    d = _describe(spark, "r")
+    d = _describe(spark, "r", extended=True)
     assert d["files_new_or_changed"] == "2" and d["files_indexed"] == "3"
     old_rows = {row_path(r.file_path): bytes(r.filter) for r in index_rows(spark, root, "r")}
     spark.sql("REFRESH BLOOM INDEX r")
-    d = _describe(spark, "r")
+    d = _describe(spark, "r", extended=True)
     assert d["files_new_or_changed"] == "0" and d["files_indexed"] == "5"
     assert d["last_operation"] == "REFRESH INCREMENTAL"
     new_rows = {row_path(r.file_path): bytes(r.filter) for r in index_rows(spark, root, "r")}
@@ -170,10 +192,10 @@ def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_pat
     os.replace(os.path.join(tmp, replacement), victim)
     # Hadoop's local file system checks a .crc sidecar: move the new file's along with it.
     os.replace(os.path.join(tmp, f".{replacement}.crc"), os.path.join(path, f".{files[1]}.crc"))
-    d = _describe(spark, "r")
+    d = _describe(spark, "r", extended=True)
     assert d["files_deleted"] == "1" and d["files_new_or_changed"] == "1"
     spark.sql("REFRESH BLOOM INDEX r INCREMENTAL")
-    d = _describe(spark, "r")
+    d = _describe(spark, "r", extended=True)
     assert d["files_deleted"] == "0" and d["files_new_or_changed"] == "0" and d["files_indexed"] == "4"
     assert_filters_hold_values(spark, root, "r", spark.read.parquet(path), {"user_id": "bigint"})
     rows = {row_path(r.file_path): r for r in index_rows(spark, root, "r")}

@@ -152,11 +152,16 @@ class BloomIndex:
 
         return DataFrame(capture(self._api.list)(self._spark._jsparkSession), self._spark)
 
-    def describe(self, name: str) -> dict[str, str]:
-        """``DESCRIBE BLOOM INDEX`` as an ordered dict."""
+    def describe(self, name: str, extended: bool = False) -> dict[str, str]:
+        """``DESCRIBE BLOOM INDEX`` as an ordered dict: the index as its log, summary and files
+        say. ``extended=True`` (``DESCRIBE BLOOM INDEX EXTENDED``) also lists the source and adds
+        ``files_new_or_changed`` and ``files_deleted`` (and, for Delta Lake, ``table_current_version``)."""
+        if not isinstance(extended, bool):
+            raise ValueError(f"extended must be True or False, not {extended!r}")
         if self._connect:
-            return {str(r[0]): str(r[1]) for r in self._sql(f"DESCRIBE BLOOM INDEX {_ident(name)}")}
-        pairs = capture(self._api.describe)(self._spark._jsparkSession, name)
+            return {str(r[0]): str(r[1]) for r in
+                    self._sql(f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{_ident(name)}")}
+        pairs = capture(self._api.describe)(self._spark._jsparkSession, name, extended)
         return {str(p[0]): str(p[1]) for p in pairs}
 
     def explain(self, df: "DataFrame") -> str:

@@ -62,8 +62,9 @@ def _assert_group_gone(pgid, wait=20.0):
         time.sleep(0.2)
 
 
-def _describe(spark, name):
-    return {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+def _describe(spark, name, extended=False):
+    sql = f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{name}"
+    return {r.info_name: r.info_value for r in spark.sql(sql).collect()}
 
 
 def _keys(moto, prefix):
@@ -130,7 +131,7 @@ def test_lifecycle_on_s3(spark, moto, s3_root):
     log = _log(moto, prefix)
     assert [e["state"] for e in log.values()] == ["CREATING", "ACTIVE", "REFRESHING", "ACTIVE"]
     assert log[3]["operation"] == "REFRESH INCREMENTAL"
-    d = _describe(spark, "ev")
+    d = _describe(spark, "ev", extended=True)
     assert d["files_indexed"] == str(N_FILES + 2) and d["files_new_or_changed"] == "0" and d["active_version"] == "3", d
     on, read_on = _query(spark, src, f"k = {KEYS + 150}")
     off, _ = _query(spark, src, f"k = {KEYS + 150}", pruning=False)

@@ -63,7 +63,8 @@ class IndexManager(spark: SparkSession) {
   def drop(name: String, ifExists: Boolean): Boolean = new DropAction(ActionContext.writing(spark, name), ifExists).run()
 
   /** DESCRIBE BLOOM INDEX as (key, value) pairs, in display order ([[DescribeAction]]). */
-  def describe(name: String): Seq[(String, String)] = new DescribeAction(ActionContext.reading(spark, name)).run()
+  def describe(name: String, extended: Boolean = false): Seq[(String, String)] =
+    new DescribeAction(ActionContext.reading(spark, name), extended).run()
 }
 
 object IndexManager {

@@ -61,9 +61,15 @@ final class BloomIndex private (val spark: SparkSession) {
     spark.createDataFrame(cmd.run(spark).asJava, DataTypeUtils.fromAttributes(cmd.output))
   }
 
-  /** `DESCRIBE BLOOM INDEX name`: its (key, value) rows in display order. */
-  def describe(name: String): BloomIndexDescription =
-    BloomIndexDescription(name, new IndexManager(spark).describe(name))
+  /**
+   * `DESCRIBE BLOOM INDEX [EXTENDED] name`: its (key, value) rows in display order; `extended`
+   * also lists the source for the freshness rows (files_new_or_changed, files_deleted).
+   */
+  def describe(name: String, extended: Boolean): BloomIndexDescription =
+    BloomIndexDescription(name, new IndexManager(spark).describe(name, extended))
+
+  /** `DESCRIBE BLOOM INDEX name`: the index alone, the source not listed. */
+  def describe(name: String): BloomIndexDescription = describe(name, extended = false)
 
   /**
    * What Bloom indexes do to `df`: per file scan the index used, files kept of total and bytes

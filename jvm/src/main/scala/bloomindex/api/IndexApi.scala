@@ -57,8 +57,8 @@ object IndexApi {
   def list(spark: SparkSession): DataFrame = BloomIndex(spark).list()
 
   /** DESCRIBE as ordered (key, value) pairs: a flat java.util.List of 2-element lists. */
-  def describe(spark: SparkSession, name: String): java.util.List[java.util.List[String]] =
-    BloomIndex(spark).describe(name).rows.map { case (k, v) => java.util.Arrays.asList(k, v) }.asJava
+  def describe(spark: SparkSession, name: String, extended: Boolean): java.util.List[java.util.List[String]] =
+    BloomIndex(spark).describe(name, extended).rows.map { case (k, v) => java.util.Arrays.asList(k, v) }.asJava
 
   def jobGroup(name: String): String = IndexManager.jobGroup(name)
 

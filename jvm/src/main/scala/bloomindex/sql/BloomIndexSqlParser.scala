@@ -22,7 +22,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  *   REFRESH BLOOM INDEX name [INCREMENTAL | FULL]
  *   DROP BLOOM INDEX [IF EXISTS] name
  *   SHOW BLOOM INDEXES [ON source]
- *   DESCRIBE BLOOM INDEX name
+ *   DESCRIBE BLOOM INDEX [EXTENDED] name
  *   EXPLAIN BLOOM INDEX FOR query
  *   CREATE BLOOMFILTER INDEX ON [TABLE] t FOR COLUMNS (c [OPTIONS (fpp = 0.1, numItems = 5000000)], ...)
  *   DROP BLOOMFILTER INDEX ON [TABLE] t [FOR COLUMNS (c, ...)]
@@ -188,9 +188,12 @@ object BloomIndexSqlParser {
       ExplainBloomIndexCommand(sql.substring(peek.start).trim.stripSuffix(";").trim)
     }
 
+    /** DESCRIBE BLOOM INDEX [EXTENDED] name (an index named `extended` is DESCRIBE BLOOM INDEX extended). */
     private def describe(): LogicalPlan = {
       expectWord("INDEX")
-      DescribeBloomIndexCommand(identifier("an index name"))
+      val extended = isWord("EXTENDED") && (tokens(pos + 1).kind == Lexer.Word || tokens(pos + 1).kind == Lexer.Quoted) &&
+        { next(); true }
+      DescribeBloomIndexCommand(identifier("an index name"), extended)
     }
 
     private def forColumns(withOptions: Boolean): Seq[ColumnRequest] = {

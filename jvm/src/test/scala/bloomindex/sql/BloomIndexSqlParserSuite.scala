@@ -33,6 +33,10 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
     assert(parser.parsePlan("SHOW BLOOM INDEXES ON t") == ShowBloomIndexesCommand(Some(SourceRef(Seq("t")))))
     assert(parser.parsePlan("DESC BLOOM INDEX i -- comment") == DescribeBloomIndexCommand("i"))
     assert(parser.parsePlan("/* hi */ DESCRIBE BLOOM INDEX `i`") == DescribeBloomIndexCommand("i"))
+    assert(parser.parsePlan("DESCRIBE BLOOM INDEX EXTENDED i") == DescribeBloomIndexCommand("i", extended = true))
+    // An index named `extended`: the word is its name when nothing follows it.
+    assert(parser.parsePlan("DESCRIBE BLOOM INDEX extended") == DescribeBloomIndexCommand("extended"))
+    assert(parser.parsePlan("DESC BLOOM INDEX extended `extended`") == DescribeBloomIndexCommand("extended", extended = true))
   }
 
   test("EXPLAIN BLOOM INDEX FOR a query, and CREATE ... ON VIEW (the Spark Connect client's forms)") {
