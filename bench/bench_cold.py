@@ -11,15 +11,16 @@ Each figure of a "fresh driver" comes from a new Python process with its own Spa
 index loaded in it) and wall time (reading the folder, planning and collecting), with the index
 on and off; the warm time (best of 5 of the same, then); the driver heap the index holds after
 the first query (used heap after a full GC, before and after it, and `IndexCache.heldBytes`);
-DESCRIBE's time. A long-lived session measures the first query after an incremental REFRESH
-(one file appended).
+DESCRIBE's time (reading the index alone) and DESCRIBE EXTENDED's (listing the source too). A
+long-lived session measures the first query after an incremental REFRESH (one file appended).
 
-BENCH_COLD_CASES: a subset of on,off,describe,refresh. BENCH_COLD_PYTHON: another interpreter for the child processes (a checkout of an earlier version,
-with its own index root under bench/out/indexes-<tag>, BENCH_COLD_TAG), for before/after figures.
+BENCH_COLD_CASES: a subset of on,off,describe,extended,refresh. BENCH_COLD_PYTHON: another
+interpreter for the child processes (a checkout of an earlier version, with its own index root under bench/out/indexes-<tag>, BENCH_COLD_TAG), for before/after figures.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -73,7 +74,22 @@ def prepare() -> None:
             t0 = time.perf_counter()
             spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS ({kb}, {ks})")
             print(f"{name}: index built in {time.perf_counter() - t0:.0f}s", flush=True)
+        elif PYTHON == sys.executable and layout(spark, name) != CURRENT_LAYOUT:
+            # Built by an earlier version of this checkout: rebuilt in the current layout.
+            t0 = time.perf_counter()
+            spark.sql(f"REFRESH BLOOM INDEX {name} FULL")
+            print(f"{name}: index rebuilt in the {CURRENT_LAYOUT} layout in {time.perf_counter() - t0:.0f}s", flush=True)
     spark.stop()
+
+
+CURRENT_LAYOUT = "probes"
+
+
+def layout(spark, name):
+    """The data layout of the index's newest log entry (None before log format 3)."""
+    root = spark.conf.get("spark.bloomindex.root")
+    logs = sorted(glob.glob(os.path.join(root.replace("file:", ""), name, "_log", "*.json")))
+    return json.load(open(logs[-1])).get("data", {}).get("layout") if logs else None
 
 
 class Heap:
@@ -158,10 +174,13 @@ def child(case: str, name: str, path: str, kb: str) -> dict:
     elif case == "off":
         spark.conf.set("spark.bloomindex.pruning.enabled", "false")
         out.update(first_and_warm(spark, path, where, heap))
-    elif case == "describe":
+    elif case in ("describe", "extended"):
+        # DESCRIBE reads the index alone; EXTENDED also lists the source (freshness rows).
         t0 = time.perf_counter()
-        d = dict(tuple(r) for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect())
-        out.update(describe_s=time.perf_counter() - t0, damage=d.get("damage"), files_indexed=d.get("files_indexed"))
+        sql = f"DESCRIBE BLOOM INDEX {'EXTENDED ' if case == 'extended' else ''}{name}"
+        d = dict(tuple(r) for r in spark.sql(sql).collect())
+        out.update(describe_s=time.perf_counter() - t0, damage=d.get("damage"), files_indexed=d.get("files_indexed"),
+                   files_new_or_changed=d.get("files_new_or_changed"))
     elif case == "refresh":
         first_and_warm(spark, path, where)
         import pyarrow as pa
@@ -203,7 +222,7 @@ def main() -> int:
                        env={**os.environ, "PYTHONPATH": os.path.dirname(__file__)})
     results = []
     for name, path, kb, _ in tables():
-        for case in os.environ.get("BENCH_COLD_CASES", "on,off,describe,refresh").split(","):
+        for case in os.environ.get("BENCH_COLD_CASES", "on,off,describe,extended,refresh").split(","):
             r = run_child(case, name, path, kb)
             results.append(r)
             print(json.dumps(r, default=lambda x: round(x, 3)), flush=True)
@@ -217,8 +236,8 @@ def main() -> int:
             v = r.get(k)
             return "-" if v is None else fmt.format(v)
         other = ""
-        if r["case"] == "describe":
-            other = f"DESCRIBE {r['describe_s']:.2f}s"
+        if r["case"] in ("describe", "extended"):
+            other = f"DESCRIBE{' EXTENDED' if r['case'] == 'extended' else ''} {r['describe_s']:.2f}s"
         if r["case"] == "refresh":
             other = (f"REFRESH {r['refresh_s']:.1f}s, then plan {r['after_refresh_first_plan_s']:.2f}s "
                      f"wall {r['after_refresh_first_wall_s']:.2f}s")

@@ -84,9 +84,10 @@ object BloomIndexSQLConf {
     .createWithDefault(true)
 
   val LOAD_DRIVER_MAX_FILES: ConfigEntry[Int] = buildConf("spark.bloomindex.load.driverMaxFiles")
-    .doc("An indexed column stored in at most this many index data files is loaded by the " +
-      "driver itself, reading the files (or their probe files' footers) in parallel; more, and " +
-      "a Spark job reads its Parquet files.")
+    .doc("An indexed column stored in at most this many Parquet index files (the `columns` " +
+      "layout: encrypted indexes, or built with blockMajor off) is loaded by the driver itself, " +
+      "reading the files in parallel; more, and a Spark job reads them. Probe files' footers " +
+      "are always read by the driver.")
     .version(Since)
     .intConf
     .checkValue(_ >= 0, "Must be >= 0.")
