@@ -134,7 +134,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
           else "queries read the column's Parquet files instead"
         if (gone.nonEmpty) damage += s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
           s"changed (e.g. ${folder.getName}/${gone.head._1}); $consequence"
-        val read = ProbeFile.readEachFooter(conf, there.map { case (f, n) => (new Path(folder, f), n) }, 8)
+        val read = ProbeFile.readEachFooter(conf, there.map { case (f, n) => (new Path(folder, f), n) }, 8, c.algorithm)
         read.foreach(_.foreach(_.files.foreach(e => known.add((e.path, e.size, e.modificationTime)))))
         val bad = read.collect { case Left(e) => e }
         if (bad.nonEmpty) damage += s"column ${c.name}: probe file unreadable (${bad.length} of ${probes.size}: " +

@@ -24,8 +24,9 @@ private[actions] object IndexBuild {
     val (toBuild, carried) = baseData.map(d => IndexStore.rows(spark, ctx.log.indexDir, d)) match {
       case None => (current, None)
       case Some(rows) =>
-        // The incremental file diff: files held as they are now are carried, the rest built.
-        val known = IndexStore.fileIdentities(rows)
+        // The incremental file diff: files held as they are now, by every column, are carried;
+        // the rest built (so a file whose row a damaged index file lost is built again).
+        val known = IndexStore.fileIdentities(rows, spec.columns.size)
         val unchanged = current.filter(f => known.contains((f.path, f.size, f.modificationTime)))
         val keep = unchanged.map(_.path).toSet
         val changed = current.filterNot(f => keep.contains(f.path))

@@ -96,7 +96,9 @@ private[bloomindex] object IndexFiles {
         }
         val parquet = if (probe.isDefined && !parquetToo) None else {
           val file = new Path(folder, f"part-$partition%05d-$id.parquet")
-          Some((s"${folder.getName}/${file.getName}", open(file, writeConf)))
+          try Some((s"${folder.getName}/${file.getName}", open(file, writeConf))) catch {
+            case t: Throwable => probe.foreach(_._2.abort()); throw t
+          }
         }
         (parquet, probe)
       })

@@ -19,6 +19,7 @@ import org.apache.parquet.io.ColumnIOFactory
 import org.apache.parquet.schema.MessageType
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types.StructType
+import org.slf4j.LoggerFactory
 
 /**
  * Reading an ACTIVE version's index data: its Parquet rows and its global filters. A data
@@ -60,21 +61,31 @@ object IndexStore {
       }.toSeq
     val shipped = ConfWritable.broadcast(spark)
     val rdd = spark.sparkContext.parallelize(probes, math.max(1, probes.size)).flatMap { case (path, length, column) =>
-      val out = Seq.newBuilder[Row]
-      try ProbeFile.readFilters(shipped.value.conf, new Path(path), length) { (e, filter) =>
-        out += Row(e.path, e.size, e.modificationTime, column, e.rowCount, e.nullCount, e.ndv, filter,
-          if (e.fromFooter) "footer" else "data")
-      } catch {
-        case NonFatal(_) => out.clear() // damaged: its files have no rows, as for a damaged Parquet file
+      // A damaged file (or one failing part way) gives the rows read so far: each is whole, and
+      // the files without a row are rebuilt by REFRESH, read by queries.
+      def skipped(e: Throwable) = {
+        LoggerFactory.getLogger(getClass).warn(s"bloomindex: probe file $path unreadable, its rows skipped: ${e.getMessage}")
+        Iterator.empty
       }
-      out.result()
+      val filters = try ProbeFile.readFilters(shipped.value.conf, new Path(path), length) catch { case NonFatal(e) => skipped(e) }
+      new Iterator[Row] {
+        private var failed = false
+        def hasNext: Boolean = !failed && (try filters.hasNext catch { case NonFatal(e) => failed = true; skipped(e); false })
+        def next(): Row = {
+          val (e, filter) = filters.next()
+          Row(e.path, e.size, e.modificationTime, column, e.rowCount, e.nullCount, e.ndv, filter,
+            if (e.fromFooter) "footer" else "data")
+        }
+      }
     }
     spark.createDataFrame(rdd, IndexBuilder.IndexSchema)
   }
 
-  /** (path, size, modification time) of every file the rows cover. */
-  def fileIdentities(rows: DataFrame): Set[(String, Long, Long)] =
-    rows.select("file_path", "file_size", "modification_time").distinct().collect()
+  /** (path, size, modification time) of every file the rows cover (by at least `columns` columns). */
+  def fileIdentities(rows: DataFrame, columns: Int = 1): Set[(String, Long, Long)] =
+    rows.groupBy("file_path", "file_size", "modification_time")
+      .agg(org.apache.spark.sql.functions.countDistinct("column").as("columns"))
+      .where(org.apache.spark.sql.functions.col("columns") >= columns).collect()
       .map(r => (r.getString(0), r.getLong(1), r.getLong(2))).toSet
 
   /**

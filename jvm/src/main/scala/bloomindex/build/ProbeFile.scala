@@ -100,6 +100,7 @@ object ProbeFile {
     private val fs = path.getFileSystem(conf)
     private val raw = fs.create(path, true)
     private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 16))
+    try out.write(Magic) catch { case t: Throwable => abort(); throw t }
     private var written = 0L
     private val sections = mutable.ArrayBuffer[Section]()
     private val files = mutable.ArrayBuffer[FileEntry]()
@@ -107,7 +108,6 @@ object ProbeFile {
     private val pending = mutable.LinkedHashMap[(Int, Int), mutable.ArrayBuffer[(Int, Array[Byte], Int)]]()
     private var pendingBytes = 0L
 
-    out.write(Magic)
     written = Magic.length
 
     def add(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long, ndv: Long,
@@ -215,12 +215,19 @@ object ProbeFile {
     } finally in.close()
   }
 
-  /** The footer of each of `files` (path and length), or what is wrong with it, read `threads` at a time. */
-  def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int): Array[Either[Throwable, Footer]] = {
+  /**
+   * The footer of each of `files` (path and length) of a column of design `algorithm`, or what
+   * is wrong with it (a file of another design is not used), read `threads` at a time.
+   */
+  def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int,
+      algorithm: FilterAlgorithm): Array[Either[Throwable, Footer]] = {
     val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
-      out(k) = try Right(readFooter(conf, files(k)._1, Some(files(k)._2)))
-        catch { case scala.util.control.NonFatal(e) => Left(e) }
+      out(k) = try {
+        val f = readFooter(conf, files(k)._1, Some(files(k)._2))
+        if (f.algorithm == algorithm) Right(f)
+        else Left(new IllegalStateException(s"${files(k)._1}: a probe file of algorithm ${f.algorithm}, not $algorithm"))
+      } catch { case scala.util.control.NonFatal(e) => Left(e) }
     })
     out
   }
@@ -267,29 +274,52 @@ object ProbeFile {
 
   /**
    * Every filter of the probe file `path` (of `length` bytes), put back together in its
-   * design's serialized form (`algorithm.fromBytes` reads it), with its entry: a section is read
-   * whole (at most [[SectionBytes]]) and its files' filters handed to `out` before the next.
-   * REFRESH carries unchanged files' filters this way, and tools read an index's rows with it.
+   * design's serialized form (`algorithm.fromBytes` reads it), with its entry, as an iterator: a
+   * section is read whole (at most [[SectionBytes]]) when the iterator reaches it, so a reader
+   * holds one section at a time. The file is closed when the iterator is exhausted (or by
+   * `close`). REFRESH carries unchanged files' filters this way, and tools read an index's rows
+   * with it.
    */
-  def readFilters(conf: Configuration, path: Path, length: Long)(out: (FileEntry, Array[Byte]) => Unit): Footer = {
-    val footer = readFooter(conf, path, Some(length))
-    val bySection = footer.files.groupBy(_.section)
-    val in = open(conf, path, Some(length))
-    try footer.sections.indices.foreach { s =>
+  def readFilters(conf: Configuration, path: Path, length: Long): Filters =
+    new Filters(readFooter(conf, path, Some(length)), open(conf, path, Some(length)))
+
+  final class Filters private[ProbeFile] (val footer: Footer, in: FSDataInputStream)
+      extends Iterator[(FileEntry, Array[Byte])] with java.io.Closeable {
+    private val bySection = footer.files.groupBy(_.section)
+    private var section = -1
+    private var current: Iterator[(FileEntry, Array[Byte])] = Iterator.empty
+    private var closed = false
+
+    def hasNext: Boolean = {
+      while (!current.hasNext && section + 1 < footer.sections.length) {
+        section += 1
+        current = read(section)
+      }
+      if (!current.hasNext) close()
+      current.hasNext
+    }
+
+    def next(): (FileEntry, Array[Byte]) = {
+      if (!hasNext) throw new NoSuchElementException("no more filters")
+      current.next()
+    }
+
+    def close(): Unit = if (!closed) { closed = true; in.close() }
+
+    private def read(s: Int): Iterator[(FileEntry, Array[Byte])] = {
       val sec = footer.sections(s)
       val all = new Array[Byte](Math.toIntExact(sec.blocks.toLong * sec.rowBytes))
-      in.readFully(sec.offset, all)
-      bySection.getOrElse(s, Array.empty[FileEntry]).foreach { e =>
+      try in.readFully(sec.offset, all) catch { case t: Throwable => close(); throw t }
+      bySection.getOrElse(s, Array.empty[FileEntry]).iterator.map { e =>
         val bits = new Array[Byte](sec.blocks * sec.blockBytes)
         var b = 0
         while (b < sec.blocks) {
           System.arraycopy(all, b * sec.rowBytes + e.position * sec.blockBytes, bits, b * sec.blockBytes, sec.blockBytes)
           b += 1
         }
-        out(e, serialize(footer.algorithm, bits, e.numHashes))
+        e -> serialize(footer.algorithm, bits, e.numHashes)
       }
-    } finally in.close()
-    footer
+    }
   }
 
   /** A filter's serialized form from its bit set in Parquet's layout (and, classic, its hash count). */

@@ -171,10 +171,7 @@ object IndexCache {
     val paths = listed.map(f => new Path(folder, f._1)).toArray
     val lengths = listed.map(_._2).toArray
     val threads = BloomIndexConf.loadThreads(spark)
-    val read = ProbeFile.readEachFooter(conf, paths.toSeq.zip(lengths), threads).map(_.flatMap { f =>
-      if (f.algorithm == c.algorithm) Right(f)
-      else Left(new IllegalStateException(s"a probe file of algorithm ${f.algorithm}, not ${c.algorithm}"))
-    })
+    val read = ProbeFile.readEachFooter(conf, paths.toSeq.zip(lengths), threads, c.algorithm)
     IndexStore.countLoaded(folder.getName, paths.length, read.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
     val good = read.indices.filter(k => read(k).isRight)
     if (good.size < read.length) {

@@ -78,8 +78,9 @@ class ProbeFileSuite extends AnyFunSuite {
       val paths = write(alg, files, perFile = 50, sectionBytes = 2048, format)
       val back = scala.collection.mutable.Map[String, (ProbeFile.FileEntry, Array[Byte])]()
       paths.foreach { p =>
-        val footer = ProbeFile.readFilters(conf, p, new java.io.File(p.toUri).length())((e, f) => back(e.path) = (e, f))
-        assert(footer.algorithm == alg && footer.sections.length > 1)
+        val read = ProbeFile.readFilters(conf, p, new java.io.File(p.toUri).length())
+        read.foreach { case (e, f) => back(e.path) = (e, f) }
+        assert(read.footer.algorithm == alg && read.footer.sections.length > 1)
       }
       assert(back.size == files.size)
       files.foreach { case (path, f, vs) =>

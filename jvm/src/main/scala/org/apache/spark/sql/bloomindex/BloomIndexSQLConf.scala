@@ -100,7 +100,7 @@ object BloomIndexSQLConf {
     .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
     .createWithDefault(8)
 
-  /** Test hook, not for users: each task of a build's data pass sleeps this long before reading. */
+  /** Test hook, not for users: builds write the log format 4 layout. */
   val TEST_BUILD_BLOCKS_LAYOUT: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.blocksLayout")
     .internal()
     .doc("Test only: write the log format 4 layout `blocks` (Parquet rows with filters and probe " +
@@ -109,6 +109,7 @@ object BloomIndexSQLConf {
     .booleanConf
     .createWithDefault(false)
 
+  /** Test hook, not for users: each task of a build's data pass sleeps this long before reading. */
   val TEST_BUILD_TASK_DELAY_MS: ConfigEntry[Long] = buildConf("spark.internal.bloomindex.test.buildTaskDelayMs")
     .internal()
     .doc("Test only: each task of a build's data pass sleeps this many milliseconds before " +
