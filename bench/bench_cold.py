@@ -15,7 +15,8 @@ DESCRIBE's time (reading the index alone) and DESCRIBE EXTENDED's (listing the s
 long-lived session measures the first query after an incremental REFRESH (one file appended).
 
 BENCH_COLD_CASES: a subset of on,off,describe,extended,refresh. BENCH_COLD_PYTHON: another
-interpreter for the child processes (a checkout of an earlier version, with its own index root under bench/out/indexes-<tag>, BENCH_COLD_TAG), for before/after figures.
+interpreter for the child processes (a checkout of an earlier version, with its own index root
+under bench/out/indexes-<tag>, BENCH_COLD_TAG), for before/after figures.
 """
 
 from __future__ import annotations
