@@ -19,10 +19,19 @@ def log_entries(root: str, name: str) -> list[dict]:
 def index_rows(spark, root: str, name: str) -> list:
     """The rows of the index's current ACTIVE data (file_path, ..., column, ..., filter,
     built_from), as the JVM reads them for REFRESH: from the Parquet rows, or in the ``probes``
-    layout from the probe files, each filter put back together."""
+    layout from the probe files, each filter put back together. On Spark Connect (no JVM in
+    this process) the probe files are read in Python (:func:`probe_rows`)."""
     from pyspark.sql import DataFrame
 
-    jdf = spark._jvm.bloomindex.build.IndexStore.activeRows(spark._jsparkSession, os.path.join(root, name))
+    try:
+        jvm = spark._jvm
+    except Exception:  # Spark Connect
+        active = [e for e in log_entries(root, name) if e["state"] == "ACTIVE"][-1]
+        data_dir = os.path.join(root, name, active["data"]["dir"])
+        if active["data"].get("layout") == "probes":
+            return probe_rows(data_dir)
+        return spark.read.parquet(data_dir).collect()
+    jdf = jvm.bloomindex.build.IndexStore.activeRows(spark._jsparkSession, os.path.join(root, name))
     return DataFrame(jdf, spark).collect()
 
 
@@ -110,10 +119,11 @@ def confs(spark, settings: dict):
             _set_conf(spark, k, v)
 
 
-def read_probe_file(path: str) -> tuple[str, list[dict], dict[str, bytes]]:
-    """A probe file (layouts ``probes`` and ``blocks``: a column's filters block-major), read with nothing but
-    ``struct``: its algorithm, its sections, and each indexed file's bit set put back together
-    from the block rows (path -> bytes, in Parquet's layout)."""
+def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
+    """A probe file (layouts ``probes`` and ``blocks``: a column's filters block-major), read with
+    nothing but ``struct``: its algorithm, its sections, and per indexed file its footer entry
+    (path, size, mtime, rows, nulls, hash count; format 2: ndv, from footer) with its bit set put
+    back together from the block rows (``bits``, in Parquet's layout)."""
     import struct
 
     data = open(path, "rb").read()
@@ -136,18 +146,50 @@ def read_probe_file(path: str) -> tuple[str, list[dict], dict[str, bytes]]:
     (n_sections,) = take(">i")
     sections = [dict(zip(("offset", "block_bytes", "blocks", "files"), take(">qiii"))) for _ in range(n_sections)]
     (n_files,) = take(">i")
-    bitsets = {}
+    entries = []
     for _ in range(n_files):
         (plen,) = take(">i")
-        p = bytes(footer[pos:pos + plen]).decode()
+        e = {"path": bytes(footer[pos:pos + plen]).decode()}
         pos += plen
-        _size, _mtime, _rows, _nulls, section, position, _k = take(">qqqqiib")
-        if fmt == 2:
-            _ndv, _from_footer = take(">qb")
-        s = sections[section]
+        e.update(zip(("size", "mtime", "rows", "nulls", "section", "position", "num_hashes"), take(">qqqqiib")))
+        e.update(zip(("ndv", "from_footer"), take(">qb") if fmt == 2 else (-1, 0)))
+        s = sections[e["section"]]
         bb, m = s["block_bytes"], s["files"]
-        bitsets[p] = b"".join(
-            data[s["offset"] + (b * m + position) * bb: s["offset"] + (b * m + position + 1) * bb]
+        e["bits"] = b"".join(
+            data[s["offset"] + (b * m + e["position"]) * bb: s["offset"] + (b * m + e["position"] + 1) * bb]
             for b in range(s["blocks"]))
+        entries.append(e)
     assert pos == len(footer)
-    return algorithm, sections, bitsets
+    return algorithm, sections, entries
+
+
+def read_probe_file(path: str) -> tuple[str, list[dict], dict[str, bytes]]:
+    """:func:`probe_file_entries` as (algorithm, sections, path -> bit set)."""
+    algorithm, sections, entries = probe_file_entries(path)
+    return algorithm, sections, {e["path"]: e["bits"] for e in entries}
+
+
+def probe_rows(data_dir: str) -> list:
+    """The rows of a ``probes`` version's data folder, read from its probe files in Python (as
+    the JVM's ``IndexStore.rows`` reads them): each filter in its design's serialized form."""
+    from pyspark.sql import Row
+
+    from bloomindex._headers import classic_header, murmur3_header, sbbf_header
+
+    def serialized(algorithm, bits, k):
+        if algorithm == "sbbf":
+            return sbbf_header(len(bits)) + bits
+        if algorithm == "sbbf-murmur3":
+            return murmur3_header(len(bits)) + bits
+        return classic_header(len(bits) * 8, k) + bits
+
+    rows = []
+    for folder in sorted(glob.glob(os.path.join(data_dir, "column=*"))):
+        column = os.path.basename(folder)[len("column="):]
+        for p in sorted(glob.glob(os.path.join(folder, "_*.probe"))):
+            algorithm, _, entries = probe_file_entries(p)
+            rows += [Row(file_path=e["path"], file_size=e["size"], modification_time=e["mtime"], column=column,
+                         row_count=e["rows"], null_count=e["nulls"], ndv=e["ndv"],
+                         filter=bytearray(serialized(algorithm, e["bits"], e["num_hashes"])),
+                         built_from="footer" if e["from_footer"] else "data") for e in entries]
+    return rows

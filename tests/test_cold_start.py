@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from index_helpers import confs, fresh_driver, index_rows, log_entries, read_probe_file, row_path, rows_and_files
+from index_helpers import (confs, fresh_driver, index_rows, log_entries, probe_rows, read_probe_file, row_path,
+                           rows_and_files)
 
 N_FILES = 8
 KEYS = 800
@@ -133,6 +134,8 @@ def test_probe_files_hold_the_same_bits_as_the_parquet_rows(spark, root, tmp_pat
         parquet_rows = {(row_path(r.file_path), r.column): r for r in index_rows(spark, root, f"{name}_v3")}
         carried = {(row_path(r.file_path), r.column): r for r in index_rows(spark, root, name)}
         assert carried.keys() == parquet_rows.keys() and len(carried) == 2 * N_FILES
+        # Python's reading of the probe files (Spark Connect tests use it) is the JVM's, row for row.
+        assert sorted(probe_rows(data)) == sorted(carried.values())
         for key, r in parquet_rows.items():
             c = carried[key]
             assert (bytes(c.filter), c.file_size, c.modification_time, c.row_count, c.null_count, c.ndv, c.built_from) == \
