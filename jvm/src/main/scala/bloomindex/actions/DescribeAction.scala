@@ -125,7 +125,8 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
       if (changed.nonEmpty) damage += s"column ${c.name}: ${changed.size} index data files changed since the build " +
         s"(e.g. ${folder.getName}/${changed.head}: size differs); filters unreadable or wrong, their files are read"
       val present = s.dataFiles.keys.filter(f => listed.get(f).contains(s.dataFiles(f))).toSeq.sorted.map(new Path(folder, _))
-      // Layout `blocks`: the identities from the probe files' footers, when they are all there and readable.
+      // Layouts `probes` and `blocks`: the identities from the probe files' footers (`blocks`: when
+      // they are all there and readable; else from the Parquet files).
       val probed = IndexData.probed(d.layout) && missing.isEmpty && changed.isEmpty && {
         val probes = s.probeFiles.toSeq.sortBy(_._1)
         val (there, gone) = probes.partition { case (f, n) => listed.get(f).contains(n) }

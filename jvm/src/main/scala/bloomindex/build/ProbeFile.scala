@@ -101,14 +101,12 @@ object ProbeFile {
     private val raw = fs.create(path, true)
     private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 16))
     try out.write(Magic) catch { case t: Throwable => abort(); throw t }
-    private var written = 0L
+    private var written: Long = Magic.length
     private val sections = mutable.ArrayBuffer[Section]()
     private val files = mutable.ArrayBuffer[FileEntry]()
     // Per (blockBytes, blocks): the bit sets waiting, and the entries (without section yet) they belong to.
     private val pending = mutable.LinkedHashMap[(Int, Int), mutable.ArrayBuffer[(Int, Array[Byte], Int)]]()
     private var pendingBytes = 0L
-
-    written = Magic.length
 
     def add(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long, ndv: Long,
         fromFooter: Boolean, filter: Array[Byte]): Unit = {

@@ -114,7 +114,6 @@ object IndexCache {
       if (data.layout == IndexData.Rows) readRows(spark, indexDir, data, builders)
       else if (IndexData.probed(data.layout) && readProbed(spark, conf, dir, spec.name, spec.columns(i), builders(i),
         data.layout == IndexData.Probes)) ()
-      else if (data.layout == IndexData.Probes) () // unreadable probe files: the column holds no file, all are read
       else {
         val c = spec.columns(i).name
         val r = IndexStore.readColumn(spark, conf, dir, c, IndexStore.columnFiles(conf, dir, c),
@@ -149,25 +148,28 @@ object IndexCache {
   /**
    * The [[IndexData.Probes]] and [[IndexData.Blocks]] layouts: the footers of the column's probe
    * files (the files' identities, counts and places in the block matrices), read in parallel;
-   * the filters stay in the files ([[BlockFilters]]). False (and one warning) when the summary
-   * or a footer is unreadable: then, in the `blocks` layout, the column's Parquet files are read
-   * as for the `columns` layout. In the `probes` layout (`only`: the probe files are all there
-   * is) a probe file that is missing or damaged is left out, so the files it held are read, not
-   * pruned; an unreadable summary leaves the column holding no file (every file is read).
+   * the filters stay in the files ([[BlockFilters]]). Returns whether the column is loaded. In
+   * the `blocks` layout, false (and one warning) when the summary or a footer is unreadable: the
+   * column's Parquet files are then read as for the `columns` layout. In the `probes` layout
+   * (`only`: the probe files are all there is) always true: a probe file that is missing or
+   * damaged is left out, so the files it held are read, not pruned; an unreadable summary leaves
+   * the column holding no file (every file is read).
    */
   private def readProbed(spark: SparkSession, conf: Configuration, dir: Path, index: String, c: ColumnSpec,
       out: ColumnData.Builder, only: Boolean): Boolean = {
     val folder = IndexEncryption.columnFolder(dir, c.name)
+    def warn(why: String, consequence: String): Unit =
+      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: $why; $consequence")
+    val unpruned = s"read, not pruned. REFRESH BLOOM INDEX $index FULL repairs it"
     def fallBack(why: String): Boolean = {
-      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: $why; " +
-        (if (only) s"its files are read, not pruned. REFRESH BLOOM INDEX $index FULL repairs it"
-         else "its Parquet files are read instead"))
-      false
+      warn(why, if (only) s"its files are $unpruned" else "its Parquet files are read instead")
+      only
     }
     val listed = try IndexSummary.read(conf, dir).columns.get(c.name).map(_.probeFiles.toSeq.sortBy(_._1)).getOrElse(Nil)
       catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
+    if (listed.isEmpty) return only
     // `blocks`, more files than the driver reads itself: a Spark job reads the Parquet files instead.
-    if (listed.isEmpty || (!only && listed.size > BloomIndexConf.loadDriverMaxFiles(spark))) return false
+    if (!only && listed.size > BloomIndexConf.loadDriverMaxFiles(spark)) return false
     val paths = listed.map(f => new Path(folder, f._1)).toArray
     val lengths = listed.map(_._2).toArray
     val threads = BloomIndexConf.loadThreads(spark)
@@ -177,9 +179,8 @@ object IndexCache {
     if (good.size < read.length) {
       val e = read.collectFirst { case Left(e) => e }.get
       if (!only) return fallBack(s"probe file unreadable (${e.getMessage})")
-      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: ${read.length - good.size} of ${read.length} " +
-        s"probe files unreadable (${e.getMessage}); the files they held are read, not pruned. " +
-        s"REFRESH BLOOM INDEX $index FULL repairs it")
+      warn(s"${read.length - good.size} of ${read.length} probe files unreadable (${e.getMessage})",
+        s"the files they held are $unpruned")
     }
     BlockFilters.addTo(out, c.algorithm, conf, folder.getName, good.map(paths).toArray, good.map(lengths).toArray,
       good.map(k => read(k).toOption.get).toArray, threads, BloomIndexConf.cacheMaxBytes(spark))
