@@ -69,6 +69,19 @@ def _indexed(spark, tmp_path, name, seed, settings=None):
     return path, expected
 
 
+def _rewrite_entry(root, name, change, active=False):
+    """Rewrites the index's newest log entry (the newest ACTIVE one with `active`) as `change`
+    leaves it (as an earlier build wrote it); returns the entry."""
+    files = sorted(glob.glob(os.path.join(root, name, "_log", "*.json")))
+    newest = [f for f in files if not active or json.load(open(f))["state"] == "ACTIVE"][-1]
+    entry = json.load(open(newest))
+    change(entry)
+    os.remove(newest)  # log files are hard links made at commit: a new file, not through the link
+    with open(newest, "w") as out:
+        out.write(json.dumps(entry))
+    return entry
+
+
 def _jobs(spark):
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
 
@@ -198,13 +211,8 @@ def test_a_damaged_probe_file_of_log_format_4_falls_back_to_the_parquet_files(sp
     """Layout `blocks` (log format 4: Parquet rows with the filters, probe files beside them):
     read as before; a damaged probe file sends queries to the column's Parquet files."""
     path, expected = _indexed(spark, tmp_path, "cold_dmg4", seed=8, settings=BLOCKS)
-    entry = log_entries(root, "cold_dmg4")[-1]
+    entry = _rewrite_entry(root, "cold_dmg4", lambda e: e.update(formatVersion=4))  # as the previous build wrote it
     assert entry["data"]["layout"] == "blocks"
-    entry["formatVersion"] = 4  # as the previous build wrote it
-    newest = sorted(glob.glob(os.path.join(root, "cold_dmg4", "_log", "*.json")))[-1]
-    os.remove(newest)
-    with open(newest, "w") as out:
-        out.write(json.dumps(entry))
     data = os.path.join(root, "cold_dmg4", entry["data"]["dir"])
     assert glob.glob(os.path.join(data, "column=k", "*.parquet"))
     _damage_a_probe_file(root, "cold_dmg4")
@@ -231,15 +239,10 @@ def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     path, expected = _indexed(spark, tmp_path, "cold_v3", seed=9)
     with confs(spark, COLUMNS):
         spark.sql("REFRESH BLOOM INDEX cold_v3 FULL")
-    files = sorted(glob.glob(os.path.join(root, "cold_v3", "_log", "*.json")))
-    entry = json.load(open(files[-1]))
+    entry = _rewrite_entry(root, "cold_v3", lambda e: e.update(formatVersion=3))  # as the previous build wrote it
     assert entry["data"]["layout"] == "columns"
     data = os.path.join(root, "cold_v3", entry["data"]["dir"])
     assert glob.glob(os.path.join(data, "column=*", "*.probe")) == []
-    entry["formatVersion"] = 3  # as the previous build wrote it
-    os.remove(files[-1])
-    with open(files[-1], "w") as out:
-        out.write(json.dumps(entry))
     fresh_driver(spark)
     assert _differential(spark, path, seed=9) == expected
     k_bytes = sum(os.path.getsize(f) for f in glob.glob(os.path.join(data, "column=k", "*.parquet")))
@@ -309,24 +312,21 @@ def test_above_the_driver_threshold_a_spark_job_loads_the_same_data(spark, root,
 def _to_format_2(spark, root, name):
     """Rewrites the newest ACTIVE version as log format 2 wrote it: every column's rows in one
     Parquet file (with the `column` field), no summary, no `layout` in the entry."""
-    files = sorted(glob.glob(os.path.join(root, name, "_log", "*.json")))
-    newest = [f for f in files if json.load(open(f))["state"] == "ACTIVE"][-1]
-    entry = json.load(open(newest))
     # The rows as this build reads them (from the probe files), written as one Parquet file.
     rows = index_rows(spark, root, name)
     fields = ["file_path", "file_size", "modification_time", "column", "row_count", "null_count", "ndv", "filter",
               "built_from"]
     table = pa.table({f: [bytes(r[f]) if f == "filter" else r[f] for r in rows] for f in fields})
-    old = entry["data"]["dir"] + "-format2"
-    os.makedirs(os.path.join(root, name, old))
-    pq.write_table(table, os.path.join(root, name, old, "part-00000.parquet"), compression="none")
-    entry["formatVersion"] = 2
-    entry["data"]["dir"] = old
-    del entry["data"]["layout"]
-    os.remove(newest)  # log files are hard links made at commit: a new file, not through the link
-    with open(newest, "w") as out:
-        out.write(json.dumps(entry))
-    return newest
+
+    def change(entry):
+        old = entry["data"]["dir"] + "-format2"
+        os.makedirs(os.path.join(root, name, old))
+        pq.write_table(table, os.path.join(root, name, old, "part-00000.parquet"), compression="none")
+        entry["formatVersion"] = 2
+        entry["data"]["dir"] = old
+        del entry["data"]["layout"]
+
+    _rewrite_entry(root, name, change, active=True)
 
 
 def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
@@ -352,12 +352,7 @@ def test_an_index_of_log_format_2_is_read_as_before(spark, root, tmp_path):
 def test_a_layout_this_build_does_not_know_is_refused_with_refresh_full(spark, root, tmp_path):
     path = _source(spark, tmp_path, "cold_new")
     spark.sql(f"CREATE BLOOM INDEX cold_new ON parquet.`{path}` FOR COLUMNS (k)")
-    newest = sorted(glob.glob(os.path.join(root, "cold_new", "_log", "*.json")))[-1]
-    entry = json.load(open(newest))
-    entry["data"]["layout"] = "block-major"
-    os.remove(newest)
-    with open(newest, "w") as out:
-        out.write(json.dumps(entry))
+    _rewrite_entry(root, "cold_new", lambda e: e["data"].update(layout="block-major"))
     fresh_driver(spark)
     # Queries do not use it (and answer correctly); DESCRIBE and the warning say what repairs it.
     read = _differential(spark, path, seed=6, n=2)
