@@ -2,6 +2,7 @@ package bloomindex.catalog
 
 import scala.util.control.NonFatal
 
+import bloomindex.config.BloomIndexConf
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexRoot, LogEntry, SourceSpec}
 import bloomindex.source.{DecodingContext, ScanSource, SourceResolver}
@@ -140,14 +141,13 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     if (views.isEmpty) return None
     val notApplied = Seq.newBuilder[String]
-    var best: Option[Decision] = None
+    var best: Option[(IndexView, Seq[FileStatus])] = None
     views.foreach { view =>
       FilePredicate.translate(condition, view) match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
         case Right(pred) if !loads(view, pred.columns) => notApplied += s"${view.name}: index data unreadable (see the warning)"
         case Right(pred) =>
-          val skipped = Set.newBuilder[String]
-          var skippedBytes = 0L
+          val skipped = Seq.newBuilder[FileStatus]
           var covered = 0
           val cols = pred.columns.toArray
           val row = new FileRows(Array.tabulate(view.spec.columns.size)(i => if (cols.contains(i)) view.columnData(i) else null),
@@ -165,20 +165,32 @@ class IndexCatalog(spark: SparkSession) extends Logging {
             }
             if (held) {
               covered += 1
-              if (!pred.mayMatch(row)) {
-                skipped += path
-                skippedBytes += f.getLen
-              }
+              if (!pred.mayMatch(row)) skipped += f
             }
           }
           val s = skipped.result()
           if (covered == 0 && files.nonEmpty) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
-          val info = PruningInfo(view.name, view.entry.version, files.size - s.size, files.size, skippedBytes, Nil)
-          if (best.forall(_.skipped.size < s.size)) best = Some(Decision(s, info))
+          if (best.forall(_._2.size < s.size)) best = Some(view -> s)
       }
     }
+    val chosen = best.map { case (view, skipped) =>
+      // A file is skipped only if storage still has it as the scan's listing says (see FreshFiles).
+      val fresh = if (!scan.listingMayBeStale || skipped.isEmpty) skipped else {
+        val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), skipped, BloomIndexConf.loadThreads(spark))
+        val kept = skipped.filter(f => unchanged.contains(SourceResolver.normalize(f.getPath)))
+        if (kept.size < skipped.size) {
+          val why = s"${view.name}: ${skipped.size - kept.size} file(s) changed on storage since ${scan.display} was " +
+            "listed are read whole (REFRESH TABLE takes a new listing)"
+          IndexCatalog.warnOnce(s"bloomindex: $why")
+          notApplied += why
+        }
+        kept
+      }
+      val info = PruningInfo(view.name, view.entry.version, files.size - fresh.size, files.size, fresh.map(_.getLen).sum, Nil)
+      Decision(fresh.map(f => SourceResolver.normalize(f.getPath)).toSet, info)
+    }
     val reasons = notApplied.result()
-    best.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
+    chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
       .orElse(if (reasons.nonEmpty) Some(Decision(Set.empty,
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
@@ -212,6 +224,14 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     if (usable.isEmpty) return Left(withColumn.map(v => s"${v.name}: ${v.unusable(column)}").mkString("; "))
     val files = try scan.allFiles() catch {
       case NonFatal(e) => return Left(s"cannot list ${scan.display} (${e.getMessage})")
+    }
+    // The filter answers for the values the scan reads: from the files as they are on storage.
+    if (scan.listingMayBeStale) {
+      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files, BloomIndexConf.loadThreads(spark))
+      val changed = files.count(f => !unchanged.contains(SourceResolver.normalize(f.getPath)))
+      if (changed > 0) {
+        return Left(s"$changed file(s) of ${scan.display} changed on storage since it was listed (REFRESH TABLE takes a new listing)")
+      }
     }
     usable.find { v =>
       val i = v.spec.columns.indexWhere(_.name == column)

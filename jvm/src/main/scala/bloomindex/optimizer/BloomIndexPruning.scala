@@ -37,7 +37,7 @@ class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Logg
             !DeltaSource.isDeltaRelation(rel) =>
         val base = partitionPruned(condition, l, rel)
         val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
-        val scan = FileRelationProvider.of(rel, l.catalogTable.map(_.identifier.unquotedString))
+        val scan = FileRelationProvider.of(rel, l.catalogTable)
         new IndexCatalog(spark).decide(condition, scan, files).map { d =>
           val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
           f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))

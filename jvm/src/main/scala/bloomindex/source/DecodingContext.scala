@@ -126,6 +126,43 @@ object DecodingContext {
     out.result()
   }
 
+  /** [[ColumnDecoding.physical]]'s key for the position a format reads a column from (see [[mapping]]). */
+  val Position = "position"
+  /** The position of a column Avro's `positionalFieldMatching` reads: its place among the columns a query reads. */
+  val ReadOrder = "read-order"
+  /** [[ColumnDecoding.physical]]'s key for the creation time of the catalog table a column belongs to. */
+  val TableCreated = "tableCreated"
+  private val SqlCorruptRecordColumn = "spark.sql.columnNameOfCorruptRecord"
+
+  /**
+   * How `format` maps the files' columns to column `name` of a scan whose data schema (without
+   * partition columns) is `dataSchema`, where that is not by name alone: the column's position
+   * (see docs/decisions.md, "Columns read by position"). CSV reads the n-th field of a line
+   * for the n-th column of the data schema without the corrupt-record column, whatever the
+   * header says; ORC reads files whose columns have Hive's names (`_col0`, ...), or all files
+   * under `orc.force.positional.evolution`, by position in the data schema (whether a file has
+   * such names is the file's affair, so ORC's position is always recorded); Avro with
+   * `positionalFieldMatching` reads by the column's place among the columns the query reads,
+   * which no index can record. Empty for the formats that read by name or field id.
+   */
+  def mapping(conf: SQLConf, format: String, options: Map[String, String], dataSchema: StructType,
+      name: String): Map[String, String] = {
+    def option(key: String): Option[String] = options.collectFirst { case (k, v) if k.equalsIgnoreCase(key) => v }
+    def positionIn(fields: Seq[String]): Map[String, String] = {
+      val i = fields.indexOf(name)
+      if (i < 0) Map.empty else Map(Position -> i.toString)
+    }
+    format match {
+      case "csv" =>
+        val corrupt = option("columnNameOfCorruptRecord").getOrElse(
+          Try(conf.getConfString(SqlCorruptRecordColumn)).getOrElse("_corrupt_record"))
+        positionIn(dataSchema.fieldNames.toSeq.filterNot(_ == corrupt))
+      case "orc" => positionIn(dataSchema.fieldNames.toSeq)
+      case "avro" if option("positionalFieldMatching").exists(_.trim.equalsIgnoreCase("true")) => Map(Position -> ReadOrder)
+      case _ => Map.empty
+    }
+  }
+
   /** The context a session `conf` reads `field` of a `format` source with `options` in. */
   def column(conf: SQLConf, format: String, options: Map[String, String], field: StructField): ColumnDecoding = {
     val opts = optionsFor(format, options, field.dataType)
@@ -146,6 +183,19 @@ object DecodingContext {
         case None => Some(b.name -> s"${b.name}: the source has no column named exactly ${b.name} now")
         case Some(now) => difference(built.format, b, format, now).map(b.name -> _)
       }
+    }
+
+  /** Why a column read by position (see [[mapping]]) built at `built` may not answer for a scan reading `scan`. */
+  private def positionDifference(c: String, built: Option[String], scan: Option[String]): Option[String] =
+    if (built.contains(ReadOrder) || scan.contains(ReadOrder)) {
+      Some(s"$c: Avro's positionalFieldMatching reads the column by its place among the columns each query reads")
+    } else if (built == scan) None
+    else (built, scan) match {
+      case (None, Some(_)) => Some(s"$c: the format reads columns by position, and the index was built before " +
+        "positions were recorded; REFRESH BLOOM INDEX ... FULL records them")
+      case (Some(a), Some(b)) => Some(s"$c: the format reads columns by position: built from field ${a.toInt + 1} of " +
+        s"the files, the scan reads field ${b.toInt + 1} as $c")
+      case _ => Some(s"$c: the format reads columns by position, and the scan's position is unknown")
     }
 
   private val SettingNames = Map(
@@ -176,6 +226,12 @@ object DecodingContext {
       case (Some(a), Some(b)) if a != b => return Some(s"$c: another physical column: built from field id $a, now $b")
       case _ =>
     }
+    (built.physical.get(TableCreated), scan.physical.get(TableCreated)) match {
+      case (Some(a), Some(b)) if a != b => return Some(s"$c: the table was dropped and created again since the index " +
+        s"was built (created at $a, now at $b ms since the epoch); a REFRESH BLOOM INDEX ... FULL builds it for this table")
+      case _ =>
+    }
+    positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))
     val settings = (built.settings.keySet ++ scan.settings.keySet).toSeq.sorted.find(k => built.settings.get(k) != scan.settings.get(k))
     settings.foreach { k =>
       val what = SettingNames.getOrElse(k, k)

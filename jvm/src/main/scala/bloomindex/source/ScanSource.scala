@@ -8,6 +8,7 @@ import scala.util.control.NonFatal
 import bloomindex.log.ColumnDecoding
 
 import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.FileSourceScanExec
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
@@ -23,6 +24,8 @@ import org.apache.spark.sql.types.{DataType, StructField, StructType}
  * which partition filters apply.
  *
  * @param index the scan's file index (unwrapped from our own pruning wrappers)
+ * @param tableCreated when a catalog table is scanned, its creation time (a table dropped and
+ *                     created again under the same name is another table)
  */
 final case class ScanSource(
     kind: String,
@@ -31,7 +34,8 @@ final case class ScanSource(
     roots: Seq[Path],
     options: Map[String, String],
     dataSchema: StructType,
-    index: FileIndex) {
+    index: FileIndex,
+    tableCreated: Option[Long] = None) {
 
   def display: String = table.getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
 
@@ -41,7 +45,18 @@ final case class ScanSource(
 
   /** How this scan decodes `column` (its exact name) under `conf`; None when it has no such column. */
   def decoding(conf: SQLConf, column: String): Option[ColumnDecoding] =
-    dataSchema.fields.find(_.name == column).map(DecodingContext.column(conf, format, options, _))
+    dataSchema.fields.find(_.name == column).map { f =>
+      val d = DecodingContext.column(conf, format, options, f)
+      d.copy(physical = d.physical ++ DecodingContext.mapping(conf, format, options, dataSchema, f.name) ++
+        tableCreated.map(DecodingContext.TableCreated -> _.toString))
+    }
+
+  /**
+   * Whether the scan's listing may be older than the files it names: a file index of plain
+   * files keeps the listing it took (a catalog table's for the session), while a file may be
+   * rewritten in place since. Delta and Iceberg list a snapshot of immutable files from their logs.
+   */
+  def listingMayBeStale: Boolean = !isDelta && !isIceberg
 
   /** Every file the scan may read, whatever a query's filters (for coverage checks). */
   def allFiles(): Seq[org.apache.hadoop.fs.FileStatus] = index.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
@@ -66,13 +81,14 @@ object FileRelationProvider extends SourceProvider {
 
   def describe(plan: LogicalPlan): Option[ScanSource] = plan match {
     case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if !DeltaFiles.isDeltaIndex(rel.location) =>
-      Some(of(rel, table.map(_.identifier.unquotedString)))
+      Some(of(rel, table))
     case _ => None
   }
 
-  def of(rel: HadoopFsRelation, table: Option[String]): ScanSource = {
+  def of(rel: HadoopFsRelation, table: Option[CatalogTable]): ScanSource = {
     val index = FileIndexes.unwrap(rel.location)
-    ScanSource("files", table, formatOf(rel), index.rootPaths, rel.options, rel.dataSchema, index)
+    ScanSource("files", table.map(_.identifier.unquotedString), formatOf(rel), index.rootPaths, rel.options,
+      rel.dataSchema, index, table.map(_.createTime))
   }
 }
 

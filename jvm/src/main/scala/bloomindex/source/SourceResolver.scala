@@ -9,6 +9,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.paths.SparkPath
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.{FileStatusCache, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.sources.DataSourceRegister
@@ -174,11 +175,20 @@ object SourceResolver {
   }
 
   /** How the catalog describes a scan of `rel`, a relation over source `s`. */
-  def scanOf(s: SourceSpec, rel: HadoopFsRelation): ScanSource =
+  def scanOf(spark: SparkSession, s: SourceSpec, rel: HadoopFsRelation): ScanSource =
     if (s.format == DeltaSource.Format) DeltaProvider.of(rel, s.table)
     else if (s.format == IcebergFiles.Format) {
       ScanSource(IcebergFiles.Format, s.table, IcebergFiles.Format, rel.location.rootPaths, Map.empty, rel.dataSchema, rel.location)
-    } else FileRelationProvider.of(rel, s.table)
+    } else FileRelationProvider.of(rel, s.table.flatMap(catalogTable(spark, _))).copy(table = s.table)
+
+  /** The session catalog's entry of table `name` (a qualified name as a [[SourceSpec]] records it), if it has one. */
+  def catalogTable(spark: SparkSession, name: String): Option[CatalogTable] =
+    scala.util.Try(spark.sessionState.sqlParser.parseMultipartIdentifier(name)).toOption.flatMap {
+      case Seq(t) => Some(TableIdentifier(t))
+      case Seq(db, t) => Some(TableIdentifier(t, Some(db)))
+      case Seq(catalog, db, t) => Some(TableIdentifier(t, Some(db), Some(catalog)))
+      case _ => None
+    }.flatMap(id => scala.util.Try(spark.sessionState.catalog.getTableMetadata(id)).toOption)
 
   /**
    * Runs a build of `s`'s files: for Iceberg with Spark's Parquet reader matching columns by
@@ -212,7 +222,7 @@ object SourceResolver {
    * physical name (column mapping) cannot be read by name, and is refused.
    */
   def decoding(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation): Decoding = {
-    val scan = scanOf(spec.source, rel)
+    val scan = scanOf(spark, spec.source, rel)
     Decoding(scan.format, spec.columns.map { c =>
       val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.sourceColumnGone(
         c.name, spec.name, spec.source.display, rel.dataSchema.fieldNames.toSeq))

@@ -1,0 +1,308 @@
+"""Issue 30's reproductions: formats that map a file's columns to the scan's by position, catalog
+tables dropped and created again over indexed files, and a listing older than the files.
+
+Each query is run with pruning on and off and must answer the same; where the mapping is the
+build's, the index must still prune; where it is not, `BloomIndex.explain` says why.
+tests/test_schema_mapping.py is the randomized suite over the same ground."""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+
+import pytest
+
+from bloomindex import BloomIndex
+from index_helpers import confs
+from test_decoding_regressions import assert_not_applied, assert_prunes, same, write_text_files
+
+V1_LIST = "spark.sql.sources.useV1SourceList"
+
+
+def _csv_folder(path: str, files: int = 4, rows: int = 3) -> None:
+    """`files` CSV files of lines `a<file>_<row>,b<file>_<row>`: every value is in one file only."""
+    write_text_files(path, [[f"a{i}_{j},b{i}_{j}" for j in range(rows)] for i in range(files)], "csv")
+
+
+def _drop(spark, *tables: str) -> None:
+    for t in tables:
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV: columns by position
+
+
+def test_csv_read_with_reordered_schema_is_not_pruned(spark, root, tmp_path):
+    p = str(tmp_path / "csv")
+    _csv_folder(p)
+    spark.sql(f"CREATE BLOOM INDEX csv_pos ON csv.`{p}` FOR COLUMNS (_c0)")
+
+    def reordered():
+        return spark.read.schema("_c1 STRING, _c0 STRING").csv(p).where("_c0 = 'b1_2'")
+
+    # _c0 of the reordered schema is the second field of each line: b1_2 is there once.
+    assert same(spark, reordered, "reordered CSV schema") == [("a1_2", "b1_2")]
+    assert_not_applied(spark, reordered, "csv_pos", "position")
+
+    def in_order():
+        return spark.read.schema("_c0 STRING, _c1 STRING").csv(p).where("_c0 = 'a1_2'")
+
+    assert same(spark, in_order, "CSV schema in the build's order") == [("a1_2", "b1_2")]
+    assert_prunes(spark, in_order, "csv_pos")
+    # A subset that keeps the column's position still prunes.
+    assert same(spark, lambda: spark.read.schema("_c0 STRING").csv(p).where("_c0 = 'a2_1'")) == [("a2_1",)]
+    assert_prunes(spark, lambda: spark.read.schema("_c0 STRING").csv(p).where("_c0 = 'a2_1'"), "csv_pos")
+
+
+def test_csv_corrupt_record_column_takes_no_position(spark, root, tmp_path):
+    p = str(tmp_path / "csv")
+    _csv_folder(p)
+    spark.sql(f"CREATE BLOOM INDEX csv_corrupt ON csv.`{p}` FOR COLUMNS (_c0)")
+
+    # The corrupt-record column is no field of the line: _c0 is still the first field.
+    def first():
+        return spark.read.schema("_corrupt_record STRING, _c0 STRING").csv(p).where("_c0 = 'a3_0'")
+
+    assert [r[1] for r in same(spark, first)] == ["a3_0"]
+    assert_prunes(spark, first, "csv_corrupt")
+
+    def second():
+        return spark.read.schema("_c1 STRING, _corrupt_record STRING, _c0 STRING").csv(p).where("_c0 = 'b3_0'")
+
+    assert [r[2] for r in same(spark, second)] == ["b3_0"]
+    assert_not_applied(spark, second, "csv_corrupt", "position")
+
+
+def test_csv_v2_scan_with_reordered_schema(spark, root, tmp_path):
+    p = str(tmp_path / "csv")
+    _csv_folder(p)
+    spark.sql(f"CREATE BLOOM INDEX csv_v2 ON csv.`{p}` FOR COLUMNS (_c0)")
+    with confs(spark, {V1_LIST: ""}):
+        def reordered():
+            return spark.read.schema("_c1 STRING, _c0 STRING").csv(p).where("_c0 = 'b2_2'")
+
+        assert same(spark, reordered) == [("a2_2", "b2_2")]
+        assert_not_applied(spark, reordered, "csv_v2", "position")
+
+        def in_order():
+            return spark.read.schema("_c0 STRING, _c1 STRING").csv(p).where("_c0 IN ('a2_2', 'zz')")
+
+        assert same(spark, in_order) == [("a2_2", "b2_2")]
+        assert_prunes(spark, in_order, "csv_v2")
+
+
+def test_catalog_table_over_an_indexed_csv_folder(spark, root, tmp_path):
+    p = str(tmp_path / "csv")
+    _csv_folder(p)
+    spark.sql(f"CREATE BLOOM INDEX csv_folder ON csv.`{p}` FOR COLUMNS (_c0)")
+    try:
+        spark.sql(f"CREATE TABLE csv_swapped (_c1 STRING, _c0 STRING) USING csv LOCATION '{p}'")
+        q = "SELECT * FROM csv_swapped WHERE _c0 = 'b1_2'"
+        assert same(spark, lambda: spark.sql(q)) == [("a1_2", "b1_2")]
+        spark.sql(f"CREATE TABLE csv_same (_c0 STRING, _c1 STRING) USING csv LOCATION '{p}'")
+        q2 = "SELECT * FROM csv_same WHERE _c0 = 'a1_2'"
+        assert same(spark, lambda: spark.sql(q2)) == [("a1_2", "b1_2")]
+        assert_prunes(spark, lambda: spark.sql(q2), "csv_folder")
+    finally:
+        _drop(spark, "csv_swapped", "csv_same")
+
+
+def test_csv_with_a_checked_header_in_the_same_order_prunes(spark, root, tmp_path):
+    p = str(tmp_path / "csv")
+    write_text_files(p, [["a,b"] + [f"a{i}_{j},b{i}_{j}" for j in range(3)] for i in range(4)], "csv")
+    BloomIndex(spark).create("csv_header", spark.read.option("header", "true").csv(p), ["a"])
+
+    def checked():
+        return spark.read.options(header="true", enforceSchema="false").schema("a STRING, b STRING").csv(p) \
+            .where("a = 'a3_1'")
+
+    assert same(spark, checked) == [("a3_1", "b3_1")]
+    assert_prunes(spark, checked, "csv_header")
+
+    # enforceSchema (the default) reads by position whatever the header says.
+    def enforced():
+        return spark.read.options(header="true").schema("b STRING, a STRING").csv(p).where("a = 'b3_1'")
+
+    assert same(spark, enforced) == [("a3_1", "b3_1")]
+    assert_not_applied(spark, enforced, "csv_header", "position")
+
+
+def test_table_dropped_and_created_again_in_another_column_order(spark, root, tmp_path):
+    p = str(tmp_path / "csv")
+    _csv_folder(p)
+    try:
+        spark.sql(f"CREATE TABLE recreated (a STRING, b STRING) USING csv LOCATION '{p}'")
+        spark.sql("CREATE BLOOM INDEX recreated_ix ON recreated FOR COLUMNS (a)")
+        q = "SELECT a, b FROM recreated WHERE a = 'a2_0'"
+        assert same(spark, lambda: spark.sql(q)) == [("a2_0", "b2_0")]
+        assert_prunes(spark, lambda: spark.sql(q), "recreated_ix")
+        spark.sql("DROP TABLE recreated")
+        spark.sql(f"CREATE TABLE recreated (b STRING, a STRING) USING csv LOCATION '{p}'")
+        q2 = "SELECT a, b FROM recreated WHERE a = 'b2_0'"
+        assert same(spark, lambda: spark.sql(q2)) == [("b2_0", "a2_0")]
+        assert_not_applied(spark, lambda: spark.sql(q2), "recreated_ix", "created again")
+        # A full refresh builds it for the table as it is now; then it prunes again.
+        spark.sql("REFRESH BLOOM INDEX recreated_ix FULL")
+        assert same(spark, lambda: spark.sql(q2)) == [("b2_0", "a2_0")]
+        assert_prunes(spark, lambda: spark.sql(q2), "recreated_ix")
+    finally:
+        _drop(spark, "recreated")
+
+
+def test_parquet_table_created_again_with_the_same_definition_is_another_table(spark, root, tmp_path):
+    p = str(tmp_path / "pq")
+    spark.range(0, 40, 1, 4).selectExpr("id AS k", "CAST(id AS STRING) AS s").write.parquet(p)
+    try:
+        spark.sql(f"CREATE TABLE pq_again USING parquet LOCATION '{p}'")
+        spark.sql("CREATE BLOOM INDEX pq_again_ix ON pq_again FOR COLUMNS (k)")
+        spark.sql("DROP TABLE pq_again")
+        time.sleep(0.01)
+        spark.sql(f"CREATE TABLE pq_again USING parquet LOCATION '{p}'")
+        q = "SELECT k FROM pq_again WHERE k = 17"
+        assert same(spark, lambda: spark.sql(q)) == [(17,)]
+        assert_not_applied(spark, lambda: spark.sql(q), "pq_again_ix", "created again")
+        # An incremental refresh is refused (another table), a full one adopts it.
+        with pytest.raises(Exception, match="created again"):
+            spark.sql("REFRESH BLOOM INDEX pq_again_ix")
+        spark.sql("REFRESH BLOOM INDEX pq_again_ix FULL")
+        assert_prunes(spark, lambda: spark.sql(q), "pq_again_ix")
+    finally:
+        _drop(spark, "pq_again")
+
+
+def test_join_filter_against_a_reordered_csv_scan(spark, root, tmp_path):
+    p = str(tmp_path / "csv")
+    _csv_folder(p)
+    spark.sql(f"CREATE BLOOM INDEX csv_global ON csv.`{p}` FOR COLUMNS (_c0) OPTIONS (global = true)")
+    spark.createDataFrame([("b1_2", 1), ("a1_2", 2), ("zz", 3)], "key STRING, n INT").createOrReplaceTempView("probe_keys")
+
+    def joined():
+        scan = spark.read.schema("_c1 STRING, _c0 STRING").csv(p)
+        return spark.table("probe_keys").join(scan, scan["_c0"] == spark.table("probe_keys")["key"])
+
+    assert same(spark, joined, "join against the reordered CSV scan") == [("b1_2", 1, "a1_2", "b1_2")]
+
+
+# ---------------------------------------------------------------------------------------------
+# ORC: Hive's column names are read by position
+
+
+def test_orc_with_hive_style_names_read_with_reordered_schema(spark, root, tmp_path):
+    p = str(tmp_path / "orc")
+    spark.range(0, 40, 1, 4).selectExpr("id AS _col0", "id + 1000 AS _col1").write.orc(p)
+    spark.sql(f"CREATE BLOOM INDEX orc_pos ON orc.`{p}` FOR COLUMNS (_col0)")
+
+    def reordered():
+        return spark.read.schema("_col1 BIGINT, _col0 BIGINT").orc(p).where("_col0 = 1017")
+
+    assert same(spark, reordered) == [(17, 1017)]
+    assert_not_applied(spark, reordered, "orc_pos", "position")
+
+    def in_order():
+        return spark.read.orc(p).where("_col0 = 17")
+
+    assert same(spark, in_order) == [(17, 1017)]
+    assert_prunes(spark, in_order, "orc_pos")
+
+
+def test_orc_table_created_again_in_another_order(spark, root, tmp_path):
+    p = str(tmp_path / "orc")
+    spark.range(0, 40, 1, 4).selectExpr("id AS _col0", "id + 1000 AS _col1").write.orc(p)
+    try:
+        spark.sql(f"CREATE TABLE orc_t (a BIGINT, b BIGINT) USING orc LOCATION '{p}'")
+        spark.sql("CREATE BLOOM INDEX orc_t_ix ON orc_t FOR COLUMNS (a)")
+        assert same(spark, lambda: spark.sql("SELECT a, b FROM orc_t WHERE a = 17")) == [(17, 1017)]
+        spark.sql("DROP TABLE orc_t")
+        spark.sql(f"CREATE TABLE orc_t (b BIGINT, a BIGINT) USING orc LOCATION '{p}'")
+        q = "SELECT a, b FROM orc_t WHERE a = 1017"
+        assert same(spark, lambda: spark.sql(q)) == [(1017, 17)]
+        assert_not_applied(spark, lambda: spark.sql(q), "orc_t_ix")
+    finally:
+        _drop(spark, "orc_t")
+
+
+# ---------------------------------------------------------------------------------------------
+# a listing older than the files
+
+
+def _write_parquet_file(spark, path: str, ks: list) -> None:
+    """One uncompressed Parquet file at `path` of rows (k, s = k % 7): files of as many values of
+    as many digits have the same byte size."""
+    tmp = path + ".tmp"
+    spark.createDataFrame([(k, str(k % 7)) for k in ks], "k BIGINT, s STRING").coalesce(1) \
+        .write.option("compression", "none").parquet(tmp)
+    os.replace(glob.glob(os.path.join(tmp, "*.parquet"))[0], path)
+    for f in glob.glob(os.path.join(tmp, "*")) + glob.glob(os.path.join(tmp, ".*")):
+        os.remove(f)
+    os.rmdir(tmp)
+
+
+def _parquet_folder(spark, p: str) -> list[str]:
+    """Four files of k in [100, 140), ten values each."""
+    os.makedirs(p)
+    files = [os.path.join(p, f"part-{i}.parquet") for i in range(4)]
+    for i, f in enumerate(files):
+        _write_parquet_file(spark, f, list(range(100 + 10 * i, 110 + 10 * i)))
+    return files
+
+
+def _rewrite_same_size(spark, path: str, shift: int) -> None:
+    """Rewrites file 0 (k in [100, 110)) with k moved by `shift`, keeping its byte size, and gives
+    it a later modification time."""
+    size = os.path.getsize(path)
+    _write_parquet_file(spark, path, [k + shift for k in range(100, 110)])
+    assert os.path.getsize(path) == size, "the rewrite must keep the byte size"
+    st = os.stat(path)
+    os.utime(path, (st.st_atime, st.st_mtime + 5))
+
+
+def test_cached_listing_of_a_catalog_table_does_not_skip_a_rewritten_file(spark, root, tmp_path):
+    p = str(tmp_path / "pq")
+    files = _parquet_folder(spark, p)
+    first = 100
+    try:
+        spark.sql(f"CREATE TABLE cached_t USING parquet LOCATION '{p}'")
+        spark.sql("CREATE BLOOM INDEX cached_ix ON cached_t FOR COLUMNS (k)")
+        q = "SELECT k FROM cached_t WHERE k = {v}"
+        assert same(spark, lambda: spark.sql(q.format(v=first))) == [(first,)]  # the session caches the listing
+        _rewrite_same_size(spark, files[0], 600)
+        # Spark's reader reads the new bytes (the cached listing has the old modification time).
+        assert same(spark, lambda: spark.sql(q.format(v=first + 600))) == [(first + 600,)]
+        text = BloomIndex(spark).explain(spark.sql(q.format(v=first + 600)))
+        assert "changed on storage" in text, text
+        # Files that did not change are still skipped.
+        other = 125
+        assert same(spark, lambda: spark.sql(q.format(v=other))) == [(other,)]
+        assert_prunes(spark, lambda: spark.sql(q.format(v=other)), "cached_ix")
+    finally:
+        _drop(spark, "cached_t")
+
+
+def test_a_dataframe_reused_after_a_file_was_rewritten(spark, root, tmp_path):
+    p = str(tmp_path / "pq")
+    files = _parquet_folder(spark, p)
+    first = 100
+    spark.sql(f"CREATE BLOOM INDEX reused_ix ON parquet.`{p}` FOR COLUMNS (k)")
+    df = spark.read.parquet(p)  # its file index lists once, now
+    df.count()
+    _rewrite_same_size(spark, files[0], 600)
+    assert same(spark, lambda: df.where(f"k = {first + 600}").select("k")) == [(first + 600,)]
+
+
+def test_join_filter_not_applied_over_a_cached_listing_of_a_rewritten_file(spark, root, tmp_path):
+    p = str(tmp_path / "pq")
+    files = _parquet_folder(spark, p)
+    first = 100
+    try:
+        spark.sql(f"CREATE TABLE cached_j USING parquet LOCATION '{p}'")
+        spark.sql("CREATE BLOOM INDEX cached_j_ix ON cached_j FOR COLUMNS (k) OPTIONS (global = true)")
+        spark.createDataFrame([(first + 600, "x"), (first, "y")], "key BIGINT, tag STRING") \
+            .createOrReplaceTempView("cached_keys")
+        q = "SELECT c.k, o.tag FROM cached_keys o JOIN cached_j c ON c.k = o.key"
+        assert same(spark, lambda: spark.sql(q)) == [(first, "y")]
+        _rewrite_same_size(spark, files[0], 600)
+        assert same(spark, lambda: spark.sql(q)) == [(first + 600, "x")]
+    finally:
+        _drop(spark, "cached_j")
