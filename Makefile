@@ -8,6 +8,7 @@
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
+#   make bench-fresh   what checking skipped files against storage costs (local disk, S3)
 #   make dist    the wheel (jars inside) and the Maven artifacts (dist/maven), see README
 #   make test-iceberg   Apache Iceberg tables (tests/iceberg), on PySpark 4.1 in .venvs/iceberg
 #   make bench-iceberg  point lookups on a 2,000-file Iceberg table (bench/bench_iceberg.py)
@@ -58,7 +59,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold clean
+.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold bench-fresh clean
 
 all: jar
 
@@ -229,6 +230,11 @@ bench-scale: $(JAR)
 # and bench-scale's 100,000-file table (BENCH_SCALE_FILES; BENCH_COLD_SCALE=0 skips it).
 bench-cold: $(JAR)
 	$(PY) bench/bench_cold.py
+
+# Checking the files a query would skip against storage (issue 30): 1,000 and 100,000 files on
+# local disk and on S3 against a moto server (BENCH_FRESH_S3=0 skips S3).
+bench-fresh: $(JAR) $(TEST_JAR) $(S3_JARS)
+	$(PY) bench/bench_fresh.py
 
 # Delta Lake: Spark resolves Delta's jars from Maven Central at session start (configure(delta=True)).
 bench-delta: $(JAR)

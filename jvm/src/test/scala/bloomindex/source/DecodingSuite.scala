@@ -101,4 +101,46 @@ class DecodingSuite extends AnyFunSuite {
     val d = col(conf(), "csv", ts)
     assert(d.settings.contains(DecodingContext.CsvDateTimeFallback) && d.settings(DecodingContext.CsvDateTimeFallback) == "")
   }
+
+  private def scan(format: String, schema: String, options: Map[String, String] = Map.empty, created: Option[Long] = None) =
+    ScanSource("files", created.map(_ => "t"), format, Nil, options, StructType.fromDDL(schema), null, created)
+
+  private def scanDiff(column: String, built: ScanSource, queried: ScanSource): Option[String] =
+    DecodingContext.difference(built.format, built.decoding(conf(), column).get, queried.format, queried.decoding(conf(), column).get)
+
+  test("CSV and ORC columns are read by position: another position is another column") {
+    for (f <- Seq("csv", "orc")) {
+      val built = scan(f, "c0 STRING, c1 STRING")
+      assert(scanDiff("c0", built, scan(f, "c1 STRING, c0 STRING")).exists(_.contains("by position")), f)
+      assert(scanDiff("c0", built, scan(f, "c0 STRING")).isEmpty, f)
+      assert(scanDiff("c1", built, scan(f, "c0 STRING, c1 STRING, c2 STRING")).isEmpty, f)
+    }
+    // JSON and Parquet read by name.
+    for (f <- Seq("json", "parquet")) assert(scanDiff("c0", scan(f, "c0 STRING, c1 STRING"), scan(f, "c1 STRING, c0 STRING")).isEmpty, f)
+  }
+
+  test("CSV's corrupt-record column takes no field of the line") {
+    val built = scan("csv", "c0 STRING, c1 STRING")
+    assert(scanDiff("c0", built, scan("csv", "_corrupt_record STRING, c0 STRING")).isEmpty)
+    assert(scanDiff("c1", built, scan("csv", "c0 STRING, bad STRING, c1 STRING", Map("columnNameOfCorruptRecord" -> "bad"))).isEmpty)
+    assert(scanDiff("c1", built, scan("csv", "c0 STRING, bad STRING, c1 STRING")).isDefined)
+  }
+
+  test("Avro's positionalFieldMatching never answers; a CSV index without positions answers once rebuilt") {
+    val positional = Map("positionalFieldMatching" -> "true")
+    val avro = scan("avro", "c0 STRING", positional)
+    assert(scanDiff("c0", avro, avro).exists(_.contains("positionalFieldMatching")))
+    assert(scanDiff("c0", scan("avro", "c0 STRING"), scan("avro", "c1 STRING, c0 STRING")).isEmpty)
+    val old = scan("csv", "c0 STRING").decoding(conf(), "c0").get
+    val oldBuilt = old.copy(physical = old.physical - DecodingContext.Position)
+    assert(DecodingContext.difference("csv", oldBuilt, "csv", old).exists(_.contains("FULL")))
+  }
+
+  test("a catalog table created again is another table") {
+    val built = scan("parquet", "a INT", created = Some(1L))
+    assert(scanDiff("a", built, scan("parquet", "a INT", created = Some(2L))).exists(_.contains("created again")))
+    assert(scanDiff("a", built, scan("parquet", "a INT", created = Some(1L))).isEmpty)
+    // An index built before creation times were recorded is matched on its columns alone.
+    assert(scanDiff("a", scan("parquet", "a INT"), scan("parquet", "a INT", created = Some(2L))).isEmpty)
+  }
 }

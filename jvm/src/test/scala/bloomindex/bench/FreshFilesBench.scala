@@ -1,0 +1,40 @@
+package bloomindex.bench
+
+import scala.collection.mutable
+
+import bloomindex.catalog.FreshFiles
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.SparkSession
+
+/**
+ * What checking the files a query would skip against storage costs (bench/bench_fresh.py): the
+ * files under `root` are listed once (as a scan's file index would have), then
+ * [[FreshFiles.unchanged]] is timed on all of them: the first call on this JVM, then the median
+ * of `repeats` more. Returns JSON.
+ */
+object FreshFilesBench {
+
+  def run(spark: SparkSession, root: String, threads: Int, repeats: Int): String = {
+    val conf = spark.sessionState.newHadoopConf()
+    val p = new Path(root)
+    val fs = p.getFileSystem(conf)
+    val files = mutable.ArrayBuffer[FileStatus]()
+    val it = fs.listFiles(p, true)
+    while (it.hasNext) {
+      val f = it.next()
+      if (!f.getPath.getName.startsWith(".") && !f.getPath.getName.startsWith("_")) files += f
+    }
+    val folders = files.map(_.getPath.getParent).distinct.size
+    def once(): Double = {
+      val t0 = System.nanoTime()
+      val kept = FreshFiles.unchanged(conf, files.toSeq, threads)
+      val ms = (System.nanoTime() - t0) / 1e6
+      require(kept.size == files.size, s"${files.size - kept.size} files reported changed")
+      ms
+    }
+    val first = once()
+    val rest = (1 to repeats).map(_ => once())
+    f"""{"files": ${files.size}, "folders": $folders, "threads": $threads, "first_ms": $first%.1f, "median_ms": ${Timing.median(rest)}%.1f}"""
+  }
+}
