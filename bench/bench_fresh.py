@@ -70,7 +70,9 @@ def session(extra_jars: list[str], hadoop: dict[str, str]):
 
     b = (SparkSession.builder.master("local[2]").appName("bench-fresh")
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.driver.extraClassPath", os.pathsep.join([str(TEST_JAR)] + extra_jars)))
+         # The bench class calls bloomindex's: both on the driver's own class path.
+         .config("spark.driver.extraClassPath", os.pathsep.join(
+             [str(TEST_JAR)] + [str(j) for j in bloomindex.jar_paths()] + extra_jars)))
     for k, v in hadoop.items():
         b = b.config(f"spark.hadoop.{k}", v)
     spark = bloomindex.configure(b).getOrCreate()

@@ -271,3 +271,51 @@ def test_differential_across_rewrites_without_deletion_vectors(spark, root, delt
     spark.sql("REFRESH BLOOM INDEX rw_idx")
     kept = _same(spark, f"SELECT * FROM {t} WHERE k = 64")
     assert kept is not None and kept[0] == 1, kept
+
+
+def test_scans_with_deletion_vectors_are_pruned(spark, root, delta_path):
+    """A DELETE that leaves deletion vectors keeps every file's filter valid (the vectors only
+    remove rows): after REFRESH the scan, which now drops the deleted rows, is still pruned."""
+    _write(spark, delta_path, list(range(0, 320)), **{"delta.enableDeletionVectors": "true"})
+    t = f"delta.`{delta_path}`"
+    spark.sql(f"CREATE BLOOM INDEX dv_idx ON {t} FOR COLUMNS (k, s)")
+    spark.sql(f"DELETE FROM {t} WHERE k % 10 = 3")
+    assert spark.sql(f"SELECT count(*) FROM {t}").first()[0] == 288
+    dv = spark.sql(f"DESCRIBE DETAIL {t}").first()
+    for sql in (f"SELECT * FROM {t} WHERE k = 17", f"SELECT * FROM {t} WHERE k = 13",
+                f"SELECT * FROM {t} WHERE s IN ('s40', 's43', 's299')"):
+        kept = _same(spark, sql)
+        assert kept is not None and kept[0] < kept[1], (sql, kept, dv)
+    spark.sql("REFRESH BLOOM INDEX dv_idx")
+    for sql in (f"SELECT * FROM {t} WHERE k = 17", f"SELECT k FROM {t} WHERE k IN (13, 27, 311)"):
+        kept = _same(spark, sql)
+        assert kept is not None and kept[0] < kept[1], (sql, kept)
+        # BloomIndex.explain reads the same decision.
+        assert re.search(r"index dv_idx \(log version \d+\) kept \d+/\d+ files", BloomIndex(spark).explain(spark.sql(sql))), \
+            BloomIndex(spark).explain(spark.sql(sql))
+
+
+def test_full_refresh_after_type_widening(spark, root, delta_path):
+    """An index built on INT and FLOAT columns, then the columns widened to BIGINT and DOUBLE
+    (Delta type widening): REFRESH ... FULL builds the index under the new types."""
+    # Row i in file i % 4: every file's min and max span the table, so only the index skips.
+    spark.createDataFrame([(i % 4, i, i, float(i) / 4) for i in range(200)], "f4 INT, k BIGINT, v INT, f FLOAT") \
+        .repartitionByRange(4, "f4").drop("f4").write.format("delta") \
+        .option("delta.enableTypeWidening", "true").save(delta_path)
+    t = f"delta.`{delta_path}`"
+    spark.sql(f"CREATE BLOOM INDEX widen_idx ON {t} FOR COLUMNS (v, f)")
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN v TYPE BIGINT")
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN f TYPE DOUBLE")
+    spark.createDataFrame([(1000, 3_000_000_000, 1e300)], "k BIGINT, v BIGINT, f DOUBLE") \
+        .write.format("delta").mode("append").save(delta_path)
+    with pytest.raises(AnalysisException):
+        spark.sql("REFRESH BLOOM INDEX widen_idx")
+    spark.sql("REFRESH BLOOM INDEX widen_idx FULL")
+    d = _describe(spark, "widen_idx")
+    for sql in (f"SELECT * FROM {t} WHERE v = 3000000000", f"SELECT * FROM {t} WHERE v = 17",
+                f"SELECT * FROM {t} WHERE f = 1e300", f"SELECT * FROM {t} WHERE f = 2.25"):
+        _same(spark, sql)
+    assert d["state"] == "ACTIVE"
+    for sql in (f"SELECT * FROM {t} WHERE v = 17", f"SELECT * FROM {t} WHERE f = 2.25"):
+        kept = _same(spark, sql)
+        assert kept is not None and kept[0] < kept[1], (sql, kept)

@@ -3,7 +3,8 @@ package bloomindex.actions
 import java.util.UUID
 
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{IndexState, LogEntry}
+import bloomindex.hash.ParquetHash
+import bloomindex.log.{IndexSpec, IndexState, LogEntry}
 import bloomindex.source.{DecodingContext, DeltaSource, SourceResolver}
 
 import org.apache.hadoop.fs.Path
@@ -38,11 +39,11 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
   private var frame: Option[DataFrame] = None
 
   protected def begin(): LogEntry = {
-    val spec = latest.spec
     if (head.damaged.nonEmpty) {
       logWarning(s"Bloom index '$name': ${ctx.damageNote(head.damaged)}; rebuilding it in full from version ${latest.version}")
     }
     rebuild = full || base.isEmpty || head.damaged.nonEmpty
+    val spec = if (rebuild) retyped(latest.spec) else latest.spec
     // An incremental refresh adds values decoded as this session decodes them now: only to an
     // index whose values were decoded the same way.
     frame = if (rebuild || spec.source.format == DeltaSource.Format) None
@@ -64,6 +65,28 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
       latest.createdAt, spec, base.flatMap(_.data))
     ctx.log.commit(entry)
     entry
+  }
+
+  /**
+   * `spec` with each column at the source's current type: a full rebuild reads every file as the
+   * source reads it now, so a column widened since (Delta or Iceberg type widening, a table
+   * created again with another type) is hashed as its new type. A type no filter can hold is
+   * refused as CREATE refuses it; a column gone is left to the build to refuse.
+   */
+  private def retyped(spec: IndexSpec): IndexSpec = {
+    val schema = SourceResolver.currentRelation(ctx.spark, spec.source, None).dataSchema
+    spec.copy(columns = spec.columns.map { c =>
+      schema.fields.find(_.name == c.name) match {
+        case Some(f) if f.dataType.sql != c.dataType =>
+          try ParquetHash.checkIndexable(f.dataType) catch {
+            case e: IllegalArgumentException =>
+              throw BloomIndexErrors.unsupportedColumnType(f.name, f.dataType.sql, e.getMessage.stripPrefix("type: "))
+          }
+          logWarning(s"Bloom index '$name': column ${c.name} is ${f.dataType.sql} now (was ${c.dataType}); rebuilt as such")
+          c.copy(dataType = f.dataType.sql)
+        case _ => c
+      }
+    })
   }
 
   protected def build(begin: LogEntry, dataDir: Path): Built =

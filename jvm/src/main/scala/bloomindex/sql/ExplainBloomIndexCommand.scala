@@ -65,9 +65,11 @@ object ExplainBloomIndexCommand {
           .getOrElse(s"scan of $what: no Bloom index pruned this V2 scan")
       case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if DeltaSource.isDeltaRelation(rel) =>
         // Delta scans are pruned once planned (DeltaScanPruning): decide on this relation's
-        // planned scan (its output is the relation's attributes, so a self-join's two scans differ).
+        // planned scan (its output is the relation's attributes, so a self-join's two scans differ;
+        // a scan of a table with deletion vectors also outputs Delta's own row columns).
         val what = table.map(_.identifier.unquotedString).getOrElse(rel.location.rootPaths.mkString(", "))
-        deltaScans.find(s => s.relation.location.rootPaths == rel.location.rootPaths && s.output.forall(l.outputSet.contains))
+        deltaScans.find(s => s.relation.location.rootPaths == rel.location.rootPaths &&
+            (s.output.isEmpty || s.output.exists(l.outputSet.contains)))
           .flatMap(s => DeltaScanPruning.prunedIndex(df.sparkSession, s))
           .map(idx => describe(idx.info, what))
           .getOrElse(s"scan of $what: no Bloom index for this Delta table (or pruning disabled, or no filter to prune on)")
