@@ -306,3 +306,58 @@ def test_join_filter_not_applied_over_a_cached_listing_of_a_rewritten_file(spark
         assert same(spark, lambda: spark.sql(q)) == [(first + 600, "x")]
     finally:
         _drop(spark, "cached_j")
+
+
+# ---------------------------------------------------------------------------------------------
+# equality under a collation: filters of collation keys
+
+
+@pytest.mark.parametrize("collation", ["UTF8_LCASE", "UNICODE_CI", "UNICODE", "UTF8_BINARY_RTRIM", "UTF8_LCASE_RTRIM"])
+def test_collated_columns_prune_by_collation_key(spark, root, collation):
+    t = f"coll_{collation.lower()}"
+    _drop(spark, t)
+    try:
+        spark.sql(f"CREATE TABLE {t} (s STRING COLLATE {collation}, id INT) USING parquet")
+        for i in range(4):  # one file per INSERT
+            spark.sql(f"INSERT INTO {t} VALUES ('Abc{i}', {10 * i}), ('straße{i}', {10 * i + 1}), "
+                      f"('x{i}  ', {10 * i + 2}), ('ÉCOLE{i}', {10 * i + 3}), (NULL, {10 * i + 4})")
+        spark.sql(f"CREATE BLOOM INDEX {t}_ix ON {t} FOR COLUMNS (s)")
+        for lit in ("'abc1'", "'ABC1'", "'Abc1'", "'STRASSE2'", "'straße2'", "'x3'", "'x3  '", "'X3 '",
+                    "'école0'", "'ÉCOLE0'", "'nothing'"):
+            q = f"SELECT id FROM {t} WHERE s = {lit}"
+            same(spark, lambda: spark.sql(q), f"{collation}: {q}")
+        q = f"SELECT id FROM {t} WHERE s IN ('ÉCOLE2', 'abc2', 'zz')"
+        assert same(spark, lambda: spark.sql(q)) != []
+        assert_prunes(spark, lambda: spark.sql(q), f"{t}_ix")
+        assert_prunes(spark, lambda: spark.sql(f"SELECT id FROM {t} WHERE s = 'Abc1'"), f"{t}_ix")
+    finally:
+        _drop(spark, t)
+
+
+def test_collated_index_built_before_collation_keys_is_not_used(spark, root, tmp_path):
+    """An index whose log says its filters hold the strings' bytes (as builds before collation
+    keys wrote them) is not used for the collated column until REFRESH ... FULL."""
+    import json
+    from test_decoding_regressions import clear_index_cache, newest_active_log_file
+
+    _drop(spark, "coll_old")
+    try:
+        spark.sql("CREATE TABLE coll_old (s STRING COLLATE UTF8_LCASE, id INT) USING parquet")
+        for i in range(3):
+            spark.sql(f"INSERT INTO coll_old VALUES ('abc{i}', {i})")
+        spark.sql("CREATE BLOOM INDEX coll_old_ix ON coll_old FOR COLUMNS (s)")
+        path = newest_active_log_file(root, "coll_old_ix")
+        entry = json.load(open(path))
+        for c in entry["data"]["decoding"]["columns"]:
+            c["physical"].pop("keys", None)
+        os.remove(path)
+        with open(path, "w") as out:
+            out.write(json.dumps(entry))
+        clear_index_cache(spark)
+        q = "SELECT id FROM coll_old WHERE s = 'ABC1'"
+        assert same(spark, lambda: spark.sql(q)) == [(1,)]
+        assert_not_applied(spark, lambda: spark.sql(q), "coll_old_ix", "collation keys")
+        spark.sql("REFRESH BLOOM INDEX coll_old_ix FULL")
+        assert_prunes(spark, lambda: spark.sql(q), "coll_old_ix")
+    finally:
+        _drop(spark, "coll_old")

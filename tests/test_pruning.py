@@ -235,17 +235,6 @@ def test_v2_file_scans_are_pruned_and_stay_correct(spark, diff_table):
         spark.read.parquet(diff_table).createOrReplaceTempView("diff_t")
 
 
-def test_collated_strings_are_not_pruned_by_bytes(spark, tmp_path):
-    spark.sql("DROP TABLE IF EXISTS coll_t")
-    spark.sql("CREATE TABLE coll_t (s STRING COLLATE UTF8_LCASE, id INT) USING parquet")
-    spark.sql("INSERT INTO coll_t VALUES ('abc', 1), ('xyz', 2)")
-    spark.sql("CREATE BLOOM INDEX coll_idx ON coll_t FOR COLUMNS (s)")
-    q = spark.sql("SELECT id FROM coll_t WHERE s = 'ABC'")
-    assert [r.id for r in q.collect()] == [1]
-    assert "collation" in BloomIndex(spark).explain(q)
-    spark.sql("DROP BLOOM INDEX coll_idx")
-
-
 def test_damaged_index_means_no_pruning_not_a_failed_query(spark, tmp_path):
     path = str(tmp_path / "dmg")
     spark.range(100).selectExpr("id", "cast(id as string) s").repartition(4).write.parquet(path)

@@ -263,6 +263,9 @@ object FooterFilters {
       case a: TimestampLogicalTypeAnnotation => a.isAdjustedToUTC == utc && a.getUnit == TimeUnit.MICROS
       case _ => false
     }
+    if (dt.isInstanceOf[StringType] && bloomindex.hash.CollationKeys.keyed(dt.asInstanceOf[StringType])) {
+      return Some(s"${dt.sql}: the index holds collation keys, the footer's filter the bytes")
+    }
     val ok = dt match {
       case ByteType => phys == INT32 && int(8, orNone = false)
       case ShortType => phys == INT32 && int(16, orNone = false)

@@ -37,6 +37,7 @@ object FieldHasher {
     case LongType | TimestampType | TimestampNTZType => new LongHasher(hash)
     case FloatType => new FloatHasher(hash)
     case DoubleType => new DoubleHasher(hash)
+    case s: StringType if CollationKeys.keyed(s) => new CollationKeyHasher(s, hash)
     case _: StringType | BinaryType => new BytesHasher(hash)
     case t: DecimalType if t.precision <= Decimal.MAX_INT_DIGITS => new CompactDecimalHasher(t, asInt = true, hash)
     case t: DecimalType if t.precision <= Decimal.MAX_LONG_DIGITS => new CompactDecimalHasher(t, asInt = false, hash)
@@ -128,7 +129,7 @@ object FieldHasher {
     }
   }
 
-  /** Strings (of any collation) and binaries: the bytes, hashed where they lie. */
+  /** Strings compared by their bytes, and binaries: the bytes, hashed where they lie. */
   private final class BytesHasher(h: PlainHash) extends FieldHasher {
     def hashRow(row: InternalRow, ordinal: Int): Long = row match {
       case u: UnsafeRow => h.hashUnsafeRowBytes(u, ordinal)
@@ -144,6 +145,23 @@ object FieldHasher {
       case _ if v.dataType() == BinaryType => h.hashBytes(v.getBinary(i))
       case _ => h.hashUTF8(v.getUTF8String(i))
     }
+
+    def hashColumn(v: ColumnVector, numRows: Int, out: Array[Long]): Int = {
+      var n = 0
+      var i = 0
+      while (i < numRows) {
+        if (!v.isNullAt(i)) { out(n) = hashVector(v, i); n += 1 }
+        i += 1
+      }
+      n
+    }
+  }
+
+  /** Collated strings ([[CollationKeys]]): the collation key of each value (allocates one per value). */
+  private final class CollationKeyHasher(dt: StringType, h: PlainHash) extends FieldHasher {
+    def hashRow(row: InternalRow, ordinal: Int): Long = h.hashBytes(CollationKeys.of(row.getUTF8String(ordinal), dt))
+
+    def hashVector(v: ColumnVector, i: Int): Long = h.hashBytes(CollationKeys.of(v.getUTF8String(i), dt))
 
     def hashColumn(v: ColumnVector, numRows: Int, out: Array[Long]): Int = {
       var n = 0

@@ -96,6 +96,7 @@ abstract class PlainHash(fn: LongHashFunction) extends Serializable {
     case (LongType | TimestampType | TimestampNTZType, v: Long) => hashLong(v)
     case (FloatType, v: Float) => hashFloat(v)
     case (DoubleType, v: Double) => hashDouble(v)
+    case (s: StringType, v: UTF8String) if CollationKeys.keyed(s) => hashBytes(CollationKeys.of(v, s))
     case (_: StringType, v: UTF8String) => hashUTF8(v)
     case (BinaryType, v: Array[Byte]) => hashBytes(v)
     case (t: DecimalType, v: Decimal) => hashDecimal(v, t)

@@ -132,6 +132,12 @@ object DecodingContext {
   val ReadOrder = "read-order"
   /** [[ColumnDecoding.physical]]'s key for the creation time of the catalog table a column belongs to. */
   val TableCreated = "tableCreated"
+  /**
+   * [[ColumnDecoding.physical]]'s key for what a column's filters hold when not the values'
+   * bytes: [[CollationKeyed]] for collated strings ([[bloomindex.hash.CollationKeys]]).
+   */
+  val Keys = "keys"
+  val CollationKeyed = "collation"
   private val SqlCorruptRecordColumn = "spark.sql.columnNameOfCorruptRecord"
 
   /**
@@ -166,7 +172,11 @@ object DecodingContext {
   /** The context a session `conf` reads `field` of a `format` source with `options` in. */
   def column(conf: SQLConf, format: String, options: Map[String, String], field: StructField): ColumnDecoding = {
     val opts = optionsFor(format, options, field.dataType)
-    ColumnDecoding(field.name, field.dataType.sql, physicalOf(field), settingsFor(conf, format, field.dataType, opts), opts)
+    val keys = field.dataType match {
+      case s: StringType if bloomindex.hash.CollationKeys.keyed(s) => Map(Keys -> CollationKeyed)
+      case _ => Map.empty[String, String]
+    }
+    ColumnDecoding(field.name, field.dataType.sql, physicalOf(field) ++ keys, settingsFor(conf, format, field.dataType, opts), opts)
   }
 
   def of(conf: SQLConf, format: String, options: Map[String, String], fields: Seq[StructField]): Decoding =
@@ -232,6 +242,10 @@ object DecodingContext {
       case _ =>
     }
     positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))
+    if (built.physical.get(Keys) != scan.physical.get(Keys)) {
+      return Some(s"$c: the filters hold the strings' bytes, built before collation keys were stored; " +
+        "REFRESH BLOOM INDEX ... FULL stores them")
+    }
     val settings = (built.settings.keySet ++ scan.settings.keySet).toSeq.sorted.find(k => built.settings.get(k) != scan.settings.get(k))
     settings.foreach { k =>
       val what = SettingNames.getOrElse(k, k)

@@ -1,0 +1,22 @@
+package bloomindex.hash
+
+import org.apache.spark.sql.catalyst.util.CollationFactory
+import org.apache.spark.sql.types.{CharType, StringType, VarcharType}
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * Strings of a collation under which equal strings may differ in bytes (`UTF8_LCASE`, the ICU
+ * collations such as `UNICODE_CI`, the `RTRIM` ones): their filters hold the hash of each
+ * value's collation key, Spark's own (`CollationFactory.getCollationKeyBytes`, what its hash
+ * aggregates and joins group by), so that every string equal to a value under the collation
+ * hashes alike. Such a filter is no Parquet filter of the column's bytes: a footer's is never
+ * taken for it. See docs/decisions.md ("Equality under a collation").
+ */
+object CollationKeys {
+
+  /** Whether values of `s` are stored by collation key: a collated STRING (not CHAR or VARCHAR). */
+  def keyed(s: StringType): Boolean =
+    !CollationFactory.fetchCollation(s.collationId).supportsBinaryEquality && !s.isInstanceOf[CharType] && !s.isInstanceOf[VarcharType]
+
+  def of(v: UTF8String, s: StringType): Array[Byte] = CollationFactory.getCollationKeyBytes(v, s.collationId)
+}
