@@ -296,3 +296,53 @@ def test_log_store_settings_of_the_session_choose_the_store_and_refuse_an_unsafe
     spark.sql(f"CREATE BLOOM INDEX conf_idx ON parquet.`{src}` FOR COLUMNS (k)")
     assert [e["state"] for e in _log(moto, prefix + "conf_idx").values()] == ["CREATING", "ACTIVE"]
     spark.sql("DROP BLOOM INDEX conf_idx")
+
+
+@pytest.mark.parametrize("layout", ["flat", "partitioned"])
+def test_a_file_rewritten_in_place_under_a_cached_table_listing_is_read(spark, moto, s3_root, layout):
+    """Issue 30 on S3: a catalog table keeps its listing; a file rewritten in place since (same
+    size, later modification time) is checked against storage before it is skipped, and read.
+    Flat: one folder (one listing); partitioned: 20 folders (one flat listing of the table)."""
+    path = f"{s3_root}/cached_{layout}"
+    table = f"s3_cached_{layout}"
+    schema = "k BIGINT, p BIGINT"
+    df = spark.createDataFrame([(k, k % 20) for k in range(400)], schema)
+    writer = (df.repartition(20, "p").write.partitionBy("p") if layout == "partitioned"
+              else df.repartitionByRange(20, "k").write)
+    writer.option("compression", "none").parquet(path)
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    try:
+        spark.sql(f"CREATE TABLE {table} USING parquet LOCATION '{path}'")
+        if layout == "partitioned":
+            spark.sql(f"MSCK REPAIR TABLE {table}")
+        spark.sql(f"CREATE BLOOM INDEX {table}_ix ON {table} FOR COLUMNS (k)")
+        q = f"SELECT k FROM {table} WHERE k = {{v}}"
+        assert [r[0] for r in spark.sql(q.format(v=47)).collect()] == [47]  # the table's listing is cached now
+        holder = spark.table(table).where("k = 47").select(F.input_file_name()).first()[0]
+        key = holder.split(f"{BUCKET}/", 1)[1]
+        s3 = moto.client()
+        size = s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"]
+        # The same file, every k moved by 1000: the same byte size (plain 8-byte longs).
+        rows = spark.read.parquet(holder).collect()
+        tmp = f"{s3_root}/replacement_{layout}"
+        spark.createDataFrame([(r.k + 1000, r.k % 20) for r in rows], schema) \
+            .select("k", *(["p"] if layout == "flat" else [])).coalesce(1) \
+            .write.option("compression", "none").parquet(tmp)
+        new_key = next(k for k in _keys(moto, tmp.split(f"{BUCKET}/", 1)[1]) if k.endswith(".parquet"))
+        assert s3.head_object(Bucket=BUCKET, Key=new_key)["ContentLength"] == size
+        time.sleep(1.1)  # S3 times have a resolution of one second
+        s3.copy_object(Bucket=BUCKET, CopySource={"Bucket": BUCKET, "Key": new_key}, Key=key)
+        for pruning in (True, False):
+            spark.conf.set(PRUNING, str(pruning).lower())
+            try:
+                assert [r[0] for r in spark.sql(q.format(v=1047)).collect()] == [1047], pruning
+            finally:
+                spark.conf.unset(PRUNING)
+        from bloomindex import BloomIndex
+        report = BloomIndex(spark).explain(spark.sql(q.format(v=1047)))
+        assert "changed on storage" in report, report
+        # The other files are still skipped: kept are the one holding 233 and the changed one.
+        report = BloomIndex(spark).explain(spark.sql(q.format(v=233)))
+        assert "kept 2/20" in report, report
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")

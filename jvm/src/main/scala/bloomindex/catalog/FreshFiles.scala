@@ -9,7 +9,7 @@ import bloomindex.build.IndexStore
 import bloomindex.source.SourceResolver
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.FileStatus
+import org.apache.hadoop.fs.{FileStatus, Path}
 
 /**
  * Whether files are still what a listing said they were. A scan of plain files reads the files
@@ -20,7 +20,9 @@ import org.apache.hadoop.fs.FileStatus
  *
  * One request per folder: the files of a folder are checked with one listing of it (S3 and GCS
  * list 1,000 names a request), or one status each where only [[StatLimit]] or fewer are asked
- * about; folders in parallel. See docs/decisions.md ("A listing older than the file").
+ * about; folders in parallel. On an object store, files in many folders are checked with one
+ * recursive (flat) listing of their common folder. See docs/decisions.md ("A listing older
+ * than the file").
  */
 object FreshFiles {
 
@@ -31,33 +33,64 @@ object FreshFiles {
     now.isFile && now.getLen == listed.getLen && now.getModificationTime == listed.getModificationTime
 
   /**
+   * On an object store (any scheme but the file systems below), files in more than this many
+   * folders are checked with one recursive listing of their common folder instead: a flat
+   * listing there costs one request per 1,000 names, where a folder each costs one request each.
+   */
+  val FolderLimit = 16
+
+  /** File systems whose recursive listing walks folder by folder (and, locally, reads permissions). */
+  private val HierarchicalSchemes = Set("file", "hdfs", "viewfs", "webhdfs", "swebhdfs")
+
+  /**
    * The normalized paths of `files` (statuses from a listing) whose size and modification time
    * on storage are still the listed ones. A file gone, changed, or whose status cannot be read
    * now is left out: it is not skipped.
    */
   def unchanged(conf: Configuration, files: Seq[FileStatus], threads: Int): Set[String] = {
+    if (files.isEmpty) return Set.empty
     val out = ConcurrentHashMap.newKeySet[String]()
-    val tasks = files.groupBy(_.getPath.getParent).toSeq.map { case (dir, listed) => () =>
-      try {
-        val fs = dir.getFileSystem(conf)
-        if (listed.size <= StatLimit) listed.foreach { f =>
-          val now = try Some(fs.getFileStatus(f.getPath)) catch { case _: java.io.FileNotFoundException => None }
-          if (now.exists(same(f, _))) out.add(SourceResolver.normalize(f.getPath))
-        } else {
-          val now = try fs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
-            catch { case _: java.io.FileNotFoundException => Map.empty[String, FileStatus] }
-          listed.foreach { f =>
-            if (now.get(f.getPath.getName).exists(same(f, _))) out.add(SourceResolver.normalize(f.getPath))
+    def keep(listed: FileStatus, now: Option[FileStatus]): Unit =
+      if (now.exists(same(listed, _))) out.add(SourceResolver.normalize(listed.getPath))
+    val byDir = files.groupBy(_.getPath.getParent)
+    val fs = files.head.getPath.getFileSystem(conf)
+    val ancestor = commonFolder(byDir.keys.toSeq)
+    if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
+      guarded(ancestor.get) {
+        val now = new java.util.HashMap[String, FileStatus]()
+        val it = fs.listFiles(ancestor.get, true)
+        while (it.hasNext) { val s = it.next(); now.put(SourceResolver.normalize(s.getPath), s) }
+        files.foreach(f => keep(f, Option(now.get(SourceResolver.normalize(f.getPath)))))
+      }
+    } else {
+      IndexStore.inParallel(threads, byDir.toSeq.map { case (dir, listed) => () =>
+        guarded(dir) {
+          val dfs = dir.getFileSystem(conf)
+          if (listed.size <= StatLimit) listed.foreach { f =>
+            keep(f, try Some(dfs.getFileStatus(f.getPath)) catch { case _: java.io.FileNotFoundException => None })
+          } else {
+            val now = try dfs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
+              catch { case _: java.io.FileNotFoundException => Map.empty[String, FileStatus] }
+            listed.foreach(f => keep(f, now.get(f.getPath.getName)))
           }
         }
-      } catch {
-        case NonFatal(e) =>
-          IndexCatalog.warnOnce(s"bloomindex: could not check the files of $dir against storage (${e.getMessage}); " +
-            "they are read, not skipped")
-      }
-      ()
+      })
     }
-    IndexStore.inParallel(threads, tasks)
     out.asScala.toSet
+  }
+
+  /** Runs `body`; a failure leaves the files under `dir` unchecked (so read), with one warning. */
+  private def guarded(dir: Path)(body: => Unit): Unit =
+    try body catch {
+      case NonFatal(e) =>
+        IndexCatalog.warnOnce(s"bloomindex: could not check the files of $dir against storage (${e.getMessage}); " +
+          "they are read, not skipped")
+    }
+
+  /** The deepest folder holding all of `dirs` (same file system), if any. */
+  private def commonFolder(dirs: Seq[Path]): Option[Path] = {
+    def chain(p: Path): List[Path] = Iterator.iterate(p)(_.getParent).takeWhile(_ != null).toList.reverse
+    dirs.map(chain).reduceOption { (a, b) => a.zip(b).takeWhile { case (x, y) => x == y }.map(_._1) }
+      .flatMap(_.lastOption)
   }
 }

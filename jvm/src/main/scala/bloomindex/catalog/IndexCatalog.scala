@@ -175,7 +175,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     val chosen = best.map { case (view, skipped) =>
       // A file is skipped only if storage still has it as the scan's listing says (see FreshFiles).
-      val fresh = if (!scan.listingMayBeStale || skipped.isEmpty) skipped else {
+      val fresh = if (!checksFiles(scan) || skipped.isEmpty) skipped else {
         val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), skipped, BloomIndexConf.loadThreads(spark))
         val kept = skipped.filter(f => unchanged.contains(SourceResolver.normalize(f.getPath)))
         if (kept.size < skipped.size) {
@@ -194,6 +194,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       .orElse(if (reasons.nonEmpty) Some(Decision(Set.empty,
         PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
   }
+
+  /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
+  private def checksFiles(scan: ScanSource): Boolean = scan.listingMayBeStale && BloomIndexConf.pruningCheckFiles(spark)
 
   /** Loads the view's `columns`; false (and one warning) when they cannot be read (damaged, or encrypted and no keys). */
   private def loads(view: IndexView, columns: Set[Int]): Boolean =
@@ -226,7 +229,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case NonFatal(e) => return Left(s"cannot list ${scan.display} (${e.getMessage})")
     }
     // The filter answers for the values the scan reads: from the files as they are on storage.
-    if (scan.listingMayBeStale) {
+    if (checksFiles(scan)) {
       val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files, BloomIndexConf.loadThreads(spark))
       val changed = files.count(f => !unchanged.contains(SourceResolver.normalize(f.getPath)))
       if (changed > 0) {

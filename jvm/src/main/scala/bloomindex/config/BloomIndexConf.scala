@@ -81,6 +81,8 @@ object BloomIndexConf {
 
   def loadThreads(spark: SparkSession): Int = BloomIndexSQLConf.loadThreads(spark.sessionState.conf)
 
+  def pruningCheckFiles(spark: SparkSession): Boolean = BloomIndexSQLConf.pruningCheckFiles(spark.sessionState.conf)
+
   def buildBlockMajor(spark: SparkSession): Boolean = BloomIndexSQLConf.buildBlockMajor(spark.sessionState.conf)
 
   /** Test only: the log format 4 layout `blocks` instead of `probes` (see BloomIndexSQLConf). */

@@ -100,6 +100,17 @@ object BloomIndexSQLConf {
     .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
     .createWithDefault(8)
 
+  val PRUNING_CHECK_FILES: ConfigEntry[Boolean] = buildConf("spark.bloomindex.pruning.checkFiles")
+    .doc("When true, a file of a plain file source is skipped only after its size and " +
+      "modification time on storage are found to be those of the scan's listing (a catalog " +
+      "table keeps its listing until REFRESH TABLE, a DataFrame for its life; a file rewritten " +
+      "in place since holds other values). Costs one listing per folder of skipped files, or " +
+      "one request per skipped file in folders of at most two. Turn off only for sources whose " +
+      "files are never rewritten in place. Delta and Iceberg scans are never checked.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
   /** Test hook, not for users: builds write the log format 4 layout. */
   val TEST_BUILD_BLOCKS_LAYOUT: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.blocksLayout")
     .internal()
@@ -131,6 +142,7 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
+    PRUNING_CHECK_FILES,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
   // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
@@ -146,6 +158,7 @@ object BloomIndexSQLConf {
   def cacheMaxBytes(conf: SQLConf): Long = conf.getConf(CACHE_MAX_BYTES)
   def loadDriverMaxFiles(conf: SQLConf): Int = conf.getConf(LOAD_DRIVER_MAX_FILES)
   def loadThreads(conf: SQLConf): Int = conf.getConf(LOAD_THREADS)
+  def pruningCheckFiles(conf: SQLConf): Boolean = conf.getConf(PRUNING_CHECK_FILES)
   def buildBlockMajor(conf: SQLConf): Boolean = conf.getConf(BUILD_BLOCK_MAJOR)
   def testBlocksLayout(conf: SQLConf): Boolean = conf.getConf(TEST_BUILD_BLOCKS_LAYOUT)
   def testBuildTaskDelayMs(conf: SQLConf): Long = conf.getConf(TEST_BUILD_TASK_DELAY_MS)
