@@ -157,7 +157,10 @@ object FieldHasher {
     }
   }
 
-  /** Collated strings ([[CollationKeys]]): the collation key of each value (allocates one per value). */
+  /**
+   * Collated strings ([[CollationKeys]]): the collation key of each value (allocates one per
+   * value). Its own column loop, as every hasher here (see the class comment).
+   */
   private final class CollationKeyHasher(dt: StringType, h: PlainHash) extends FieldHasher {
     def hashRow(row: InternalRow, ordinal: Int): Long = h.hashBytes(CollationKeys.of(row.getUTF8String(ordinal), dt))
 
