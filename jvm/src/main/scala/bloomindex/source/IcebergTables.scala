@@ -5,11 +5,12 @@ import java.util.Locale
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import bloomindex.catalog.IndexCatalog
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.SourceSpec
 
 import org.apache.hadoop.fs.{FileStatus, Path}
-import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Table => IcebergTable}
+import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, Table => IcebergTable}
 import org.apache.iceberg.spark.SparkSchemaUtil
 import org.apache.iceberg.spark.source.SparkTable
 import org.apache.iceberg.types.Type.TypeID
@@ -60,7 +61,10 @@ object IcebergTables {
   }
 
   /** The Spark schema of `t`'s current schema: field ids and Iceberg types in each field's metadata. */
-  def sparkSchema(t: IcebergTable): StructType = StructType(t.schema().columns().asScala.toSeq.map { f =>
+  def sparkSchema(t: IcebergTable): StructType = sparkSchema(t.schema())
+
+  /** The Spark schema of an Iceberg schema: field ids and Iceberg types in each field's metadata. */
+  def sparkSchema(schema: Schema): StructType = StructType(schema.columns().asScala.toSeq.map { f =>
     val md = new MetadataBuilder()
       .putLong(DecodingContext.ParquetFieldIdKey, f.fieldId().toLong)
       .putString(TypeKey, f.`type`().toString)
@@ -88,12 +92,46 @@ object IcebergTables {
     Option(st.snapshotId()).map(_.longValue()).orElse(Option(st.table().currentSnapshot()).map(_.snapshotId()))
   }
 
-  /** How the catalog sees a scan of `r`: the table's location, schema and (listed on use) files. */
+  /**
+   * The schema a scan of `st` reads its files with, or None when it cannot be told. Iceberg's
+   * `SparkTable` pins one on load (its `schema` field): a snapshot's or tag's own schema for
+   * time travel (`SnapshotUtil.schemaFor`), the table's current schema for the main branch and
+   * for other branches. Read from the field, so it is the one Iceberg's scan builder gets; its
+   * column names must be those the relation shows.
+   */
+  private[source] def readSchema(st: SparkTable): Option[Schema] = {
+    val pinned = try {
+      var c: Class[_] = st.getClass
+      var found: Option[Schema] = None
+      while (found.isEmpty && c != null && c != classOf[Object]) {
+        c.getDeclaredFields.find(f => f.getName == "schema" && f.getType == classOf[Schema]).foreach { f =>
+          f.setAccessible(true)
+          found = Option(f.get(st).asInstanceOf[Schema])
+        }
+        c = c.getSuperclass
+      }
+      found
+    } catch { case NonFatal(_) => None }
+    pinned.filter(s => s.columns().asScala.map(_.name()).toSeq == st.columns().toSeq.map(_.name()))
+  }
+
+  /**
+   * How the catalog sees a scan of `r`: the table's location, the schema the scan reads (with
+   * its field ids: a snapshot's schema may give a column's name to another column) and the
+   * data files of the snapshot it reads (listed on use). When the read schema cannot be told,
+   * the scan shows no columns: no index answers for it.
+   */
   def scanSource(r: DataSourceV2Relation): ScanSource = {
-    val t = sparkTable(r).table()
+    val st = sparkTable(r)
+    val t = st.table()
     val snapshot = snapshotOf(r)
     val root = new Path(t.location())
-    ScanSource(Format, tableName(r), Format, Seq(root), Map.empty, sparkSchema(t),
+    val schema = readSchema(st).map(sparkSchema).getOrElse {
+      IndexCatalog.warnOnce(s"bloomindex: the schema Iceberg reads ${tableName(r).getOrElse(t.location())} with " +
+        "is unknown; no index is used for it")
+      new StructType()
+    }
+    ScanSource(Format, tableName(r), Format, Seq(root), Map.empty, schema,
       new IcebergFileIndex(root, () => snapshot.map(dataFiles(t, _, tableName(r).getOrElse(t.location()))).getOrElse(Nil)))
   }
 
