@@ -37,8 +37,11 @@ private[actions] object IndexBuild {
     val baseGlobal = if (!spec.global) Map.empty[String, Array[Byte]]
       else baseData.map(d => IndexStore.globalFilters(spark, ctx.log.indexDir, d)).getOrElse(Map.empty)
     val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else baseData.map(_.globalNdv).getOrElse(Map.empty)
+    // Files the build cannot read as the source does (Iceberg files without field ids that the
+    // name mapping does not resolve) are left out: not indexed, read in full by queries.
+    val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)
     val result = SourceResolver.buildScope(spark, spec.source) {
-      IndexBuilder.build(spark, spec, relation, toBuild, dataDir.toString, carried, baseGlobal, baseNdv)
+      IndexBuilder.build(spark, spec, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv)
     }
     Built(result, tableVersion, decoding)
   }

@@ -5,18 +5,21 @@ import java.util.Locale
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import bloomindex.catalog.IndexCatalog
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.SourceSpec
+import bloomindex.log.{IndexSpec, SourceSpec}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
-import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Table => IcebergTable}
+import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, TableProperties,
+  Table => IcebergTable}
+import org.apache.iceberg.mapping.{NameMapping, NameMappingParser}
 import org.apache.iceberg.spark.SparkSchemaUtil
 import org.apache.iceberg.spark.source.SparkTable
 import org.apache.iceberg.types.Type.TypeID
+import org.apache.spark.internal.Logging
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.types.{MetadataBuilder, StructField, StructType}
 
@@ -32,7 +35,7 @@ import org.apache.spark.sql.types.{MetadataBuilder, StructField, StructType}
  * field's id as Parquet field id metadata, which the decoding context records (a rename keeps
  * the id; a column dropped and added again gets a new one) and the build reads by.
  */
-object IcebergTables {
+object IcebergTables extends Logging {
 
   val Format: String = IcebergFiles.Format
   /** Iceberg's type of a column, in the schema's field metadata. */
@@ -60,7 +63,10 @@ object IcebergTables {
   }
 
   /** The Spark schema of `t`'s current schema: field ids and Iceberg types in each field's metadata. */
-  def sparkSchema(t: IcebergTable): StructType = StructType(t.schema().columns().asScala.toSeq.map { f =>
+  def sparkSchema(t: IcebergTable): StructType = sparkSchema(t.schema())
+
+  /** The Spark schema of an Iceberg schema: field ids and Iceberg types in each field's metadata. */
+  def sparkSchema(schema: Schema): StructType = StructType(schema.columns().asScala.toSeq.map { f =>
     val md = new MetadataBuilder()
       .putLong(DecodingContext.ParquetFieldIdKey, f.fieldId().toLong)
       .putString(TypeKey, f.`type`().toString)
@@ -88,12 +94,46 @@ object IcebergTables {
     Option(st.snapshotId()).map(_.longValue()).orElse(Option(st.table().currentSnapshot()).map(_.snapshotId()))
   }
 
-  /** How the catalog sees a scan of `r`: the table's location, schema and (listed on use) files. */
+  /**
+   * The schema a scan of `st` reads its files with, or None when it cannot be told. Iceberg's
+   * `SparkTable` pins one on load (its `schema` field): a snapshot's or tag's own schema for
+   * time travel (`SnapshotUtil.schemaFor`), the table's current schema for the main branch and
+   * for other branches. Read from the field, so it is the one Iceberg's scan builder gets; its
+   * column names must be those the relation shows.
+   */
+  private[source] def readSchema(st: SparkTable): Option[Schema] = {
+    val pinned = try {
+      var c: Class[_] = st.getClass
+      var found: Option[Schema] = None
+      while (found.isEmpty && c != null && c != classOf[Object]) {
+        c.getDeclaredFields.find(f => f.getName == "schema" && f.getType == classOf[Schema]).foreach { f =>
+          f.setAccessible(true)
+          found = Option(f.get(st).asInstanceOf[Schema])
+        }
+        c = c.getSuperclass
+      }
+      found
+    } catch { case NonFatal(_) => None }
+    pinned.filter(s => s.columns().asScala.map(_.name()).toSeq == st.columns().toSeq.map(_.name()))
+  }
+
+  /**
+   * How the catalog sees a scan of `r`: the table's location, the schema the scan reads (with
+   * its field ids: a snapshot's schema may give a column's name to another column) and the
+   * data files of the snapshot it reads (listed on use). When the read schema cannot be told,
+   * the scan shows no columns: no index answers for it.
+   */
   def scanSource(r: DataSourceV2Relation): ScanSource = {
-    val t = sparkTable(r).table()
+    val st = sparkTable(r)
+    val t = st.table()
     val snapshot = snapshotOf(r)
     val root = new Path(t.location())
-    ScanSource(Format, tableName(r), Format, Seq(root), Map.empty, sparkSchema(t),
+    val schema = readSchema(st).map(sparkSchema).getOrElse {
+      IndexCatalog.warnOnce(s"bloomindex: the schema Iceberg reads ${tableName(r).getOrElse(t.location())} with " +
+        "is unknown; no index is used for it")
+      new StructType()
+    }
+    ScanSource(Format, tableName(r), Format, Seq(root), Map.empty, schema,
       new IcebergFileIndex(root, () => snapshot.map(dataFiles(t, _, tableName(r).getOrElse(t.location()))).getOrElse(Nil)))
   }
 
@@ -179,11 +219,72 @@ object IcebergTables {
     (relation(spark, t, files), files, snapshot)
   }
 
-  /** The relation a build reads `files` of `t` with. */
+  /**
+   * The relation a build reads `files` of `t` with: Spark's Parquet reader, columns by field id
+   * (files without ids: see [[readable]]), with the table's name mapping at hand.
+   */
   def relation(spark: SparkSession, t: IcebergTable, files: Seq[SourceFile]): HadoopFsRelation = {
     val root = new Path(t.location())
+    val mapping = Option(t.properties().get(TableProperties.DEFAULT_NAME_MAPPING))
     HadoopFsRelation(new IcebergFileIndex(root, () => files), new StructType(), sparkSchema(t), None,
-      new ParquetFileFormat(), ReaderOptions)(spark)
+      new IcebergParquetFormat(mapping, Map.empty), ReaderOptions)(spark)
+  }
+
+  /**
+   * What a build of `files` reads, and the relation it reads them with. Iceberg reads a data
+   * file that carries field ids by them; one that carries none (imported: `add_files`,
+   * `migrate`, `snapshot`) through the table's name mapping, each file column taking the field
+   * id of the mapped field its name is one of (the names a column had: a rename adds one). So
+   * when the table has a name mapping, the files' footers are read first (a Spark job), and
+   * each file without ids is read by the name of its column the mapping gives each indexed
+   * column's field id. A file where that is not exactly one column (none: Iceberg would read
+   * nulls or a default; several; or one whose name differs from another's only in case) is
+   * left out of the index, with a warning: queries read it in full. Without a name mapping
+   * every file is read by field id (Iceberg's writers always write them; its import
+   * procedures set a mapping): a file without ids then fails the build, as Spark's reader does.
+   */
+  def readable(spark: SparkSession, spec: IndexSpec, relation: HadoopFsRelation,
+      files: Seq[SourceFile]): (HadoopFsRelation, Seq[SourceFile]) = relation.fileFormat match {
+    case f: IcebergParquetFormat if f.nameMapping.isDefined && files.nonEmpty =>
+      val mapping = NameMappingParser.fromJson(f.nameMapping.get)
+      val ids = spec.columns.map { c =>
+        c.name -> relation.dataSchema.fields.find(_.name == c.name)
+          .filter(_.metadata.contains(DecodingContext.ParquetFieldIdKey))
+          .map(_.metadata.getLong(DecodingContext.ParquetFieldIdKey).toInt)
+      }
+      val columns = IcebergParquetFormat.survey(spark, files)
+      val resolved = files.flatMap { file =>
+        columns.get(file.path).filterNot(_.hasIds).map(c => file.path -> byMapping(mapping, ids, c.names))
+      }
+      val left = resolved.collect { case (p, Left(why)) => p -> why }
+      if (left.nonEmpty) {
+        logWarning(s"Bloom index ${spec.name}: ${left.size} of ${files.size} files of ${spec.source.display} carry no " +
+          s"Parquet field ids and cannot be read by the table's name mapping as Iceberg reads them; they are not " +
+          s"indexed (queries read them in full): " + left.take(3).map { case (p, why) => s"$p: $why" }.mkString("; "))
+      }
+      val renames = resolved.collect { case (p, Right(r)) => p -> r }.toMap
+      val skipped = left.map(_._1).toSet
+      (relation.copy(fileFormat = f.withRenames(renames))(relation.sparkSession), files.filterNot(x => skipped(x.path)))
+    case _ => (relation, files)
+  }
+
+  /**
+   * For a file without field ids whose top-level columns are `names`: the column each indexed
+   * column (name, field id) is read from, by Iceberg's name mapping; or why none can be.
+   */
+  private def byMapping(mapping: NameMapping, ids: Seq[(String, Option[Int])],
+      names: Seq[String]): Either[String, Map[String, String]] = {
+    val idOf = names.map(n => n -> Option(mapping.find(Seq(n): _*)).flatMap(m => Option(m.id())).map(_.intValue)).toMap
+    val out = ids.map { case (column, id) =>
+      val fieldId = id.getOrElse(return Left(s"column $column has no field id"))
+      names.filter(n => idOf(n).contains(fieldId)) match {
+        case Seq(one) if names.count(_.equalsIgnoreCase(one)) == 1 => column -> one
+        case Seq(one) => return Left(s"its column $one (for $column) differs from another of its columns only in case")
+        case Seq() => return Left(s"the name mapping maps none of its columns to $column (field id $fieldId)")
+        case many => return Left(s"the name mapping maps several of its columns to $column: ${many.mkString(", ")}")
+      }
+    }
+    Right(out.toMap)
   }
 
   /** The current relation of the source, for a refresh's decoding check. */

@@ -211,6 +211,15 @@ object SourceResolver {
       }
     }
 
+  /**
+   * What a build of `files` of `spec`'s source reads, and the relation it reads them with: as
+   * they are, except Iceberg files without field ids, read by the table's name mapping or left
+   * out ([[IcebergTables.readable]]).
+   */
+  def readable(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation,
+      files: Seq[SourceFile]): (HadoopFsRelation, Seq[SourceFile]) =
+    if (spec.source.format == IcebergFiles.Format) IcebergTables.readable(spark, spec, rel, files) else (rel, files)
+
   /** The source's relation as a query would read it now (for a refresh's decoding check). */
   def currentRelation(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): HadoopFsRelation =
     if (s.format == IcebergFiles.Format) IcebergTables.currentRelation(spark, s)
