@@ -116,7 +116,7 @@ def held_bytes(spark):
 def index_read_bytes(spark) -> int:
     """Index data bytes the queries of this process read (every column)."""
     try:
-        return sum(int(v) for v in dict(spark._jvm.bloomindex.build.IndexStore.loadedBytes()).values())
+        return sum(int(v) for v in dict(spark._jvm.bloomindex.layout.IndexStore.loadedBytes()).values())
     except Exception:  # an earlier version: no such method
         return 0
 

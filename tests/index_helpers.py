@@ -31,7 +31,7 @@ def index_rows(spark, root: str, name: str) -> list:
         if active["data"].get("layout") == "probes":
             return probe_rows(data_dir)
         return spark.read.parquet(data_dir).collect()
-    jdf = jvm.bloomindex.build.IndexStore.activeRows(spark._jsparkSession, os.path.join(root, name))
+    jdf = jvm.bloomindex.layout.IndexStore.activeRows(spark._jsparkSession, os.path.join(root, name))
     return DataFrame(jdf, spark).collect()
 
 
@@ -83,7 +83,7 @@ def fresh_driver(spark) -> None:
     """What a new driver would see: no index data loaded, none counted as read."""
     jvm = spark.sparkContext._jvm.bloomindex
     jvm.catalog.IndexCache.clear()
-    jvm.build.IndexStore.resetLoaded()
+    jvm.layout.IndexStore.resetLoaded()
 
 
 def assert_same_with_pruning_off(spark, query) -> list:

@@ -36,7 +36,7 @@ def _jvm(spark):
 
 
 def _loaded(spark):
-    return dict(_jvm(spark).build.IndexStore.loadedFiles())
+    return dict(_jvm(spark).layout.IndexStore.loadedFiles())
 
 
 def _differential(spark, path, seed, n=3):
@@ -111,7 +111,7 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     assert _loaded(spark) == {"column=k": len(k_probes)}
     # The probe files' footers, and one block row (one 32-byte block per file) per section for
     # the one hash: none of the Parquet files, none of the other blocks.
-    assert dict(_jvm(spark).build.IndexStore.loadedBytes()) == {"column=k": footers + sum(32 * s["files"] for s in sections)}
+    assert dict(_jvm(spark).layout.IndexStore.loadedBytes()) == {"column=k": footers + sum(32 * s["files"] for s in sections)}
     assert all(s["blocks"] > 1 for s in sections), "the filters have blocks the lookup did not read"
     assert len(df.inputFiles()) == 1 and sorted(df.collect()) == [(5, "s5")]
     held = _jvm(spark).catalog.IndexCache.heldBytes()
@@ -246,7 +246,7 @@ def test_an_index_of_log_format_3_is_read_as_before(spark, root, tmp_path):
     fresh_driver(spark)
     assert _differential(spark, path, seed=9) == expected
     k_bytes = sum(os.path.getsize(f) for f in glob.glob(os.path.join(data, "column=k", "*.parquet")))
-    assert dict(_jvm(spark).build.IndexStore.loadedBytes())["column=k"] == k_bytes
+    assert dict(_jvm(spark).layout.IndexStore.loadedBytes())["column=k"] == k_bytes
     d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX EXTENDED cold_v3").collect()}
     assert d["damage"] == "none" and d["files_new_or_changed"] == "0" and d["column.k.files"] == str(N_FILES)
     # An incremental refresh carries its rows into the current layout.
@@ -269,7 +269,7 @@ def test_after_a_refresh_only_the_new_version_is_held(spark, root, tmp_path):
     spark.range(KEYS, KEYS + 100).select(F.col("id").alias("k"), F.concat(F.lit("s"), F.col("id").cast("string"))
                                          .alias("s")).write.mode("append").parquet(path)
     spark.sql("REFRESH BLOOM INDEX cold_ref")
-    _jvm(spark).build.IndexStore.resetLoaded()
+    _jvm(spark).layout.IndexStore.resetLoaded()
     assert len(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 850").inputFiles()) == 1
     # The old version's columns are dropped when the new one's are loaded: one column held.
     assert cache.heldColumns() == 1 and set(_loaded(spark)) == {"column=k"}

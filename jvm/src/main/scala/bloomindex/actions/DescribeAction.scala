@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import scala.jdk.CollectionConverters._
 
-import bloomindex.build.{ColumnSummary, IndexStore, IndexSummary, ProbeFile}
+import bloomindex.layout.{ColumnSummary, IndexStore, IndexSummary, ProbeFile}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState}

@@ -2,7 +2,7 @@ package bloomindex.actions
 
 import scala.util.control.NonFatal
 
-import bloomindex.build.BuildResult
+import bloomindex.indexing.BuildResult
 import bloomindex.config.BloomIndexConf
 import bloomindex.errors.ConcurrentBloomIndexUpdateException
 import bloomindex.log.{Decoding, IndexData, IndexState, LogEntry}

@@ -1,6 +1,7 @@
 package bloomindex.actions
 
-import bloomindex.build.{IndexBuilder, IndexStore}
+import bloomindex.indexing.IndexBuilder
+import bloomindex.layout.IndexStore
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{IndexSpec, LogEntry}
 import bloomindex.source.SourceResolver

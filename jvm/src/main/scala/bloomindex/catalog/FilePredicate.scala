@@ -1,6 +1,7 @@
 package bloomindex.catalog
 
 import bloomindex.hash.PlainHash
+import bloomindex.layout.ColumnData
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, IsNotNull, IsNull, Literal, Or}
 import org.apache.spark.sql.types._

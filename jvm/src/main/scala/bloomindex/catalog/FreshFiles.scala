@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import bloomindex.build.IndexStore
+import bloomindex.layout.IndexStore
 import bloomindex.source.SourceResolver
 
 import org.apache.hadoop.conf.Configuration

@@ -2,7 +2,7 @@ package bloomindex.catalog
 
 import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
 
-import bloomindex.build.IndexStore
+import bloomindex.layout.IndexStore
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.filter.{BloomFilter, FilterAlgorithm}

@@ -4,7 +4,7 @@ import java.util.{LinkedHashMap => JLinkedHashMap}
 
 import scala.util.control.NonFatal
 
-import bloomindex.build.{IndexStore, IndexSummary, ProbeFile}
+import bloomindex.layout.{BlockFilters, ColumnData, IndexStore, IndexSummary, ProbeFile}
 import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{ColumnSpec, IndexData, IndexLog, LogEntry}

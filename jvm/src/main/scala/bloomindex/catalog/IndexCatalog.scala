@@ -6,6 +6,7 @@ import bloomindex.config.BloomIndexConf
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexRoot, LogEntry, SourceSpec}
 import bloomindex.source.{DecodingContext, ScanSource, SourceResolver}
+import bloomindex.layout.ColumnData
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging

@@ -8,6 +8,7 @@ import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.ParquetHash
 import bloomindex.log.{ColumnSpec, Decoding, ColumnDecoding, IndexData, IndexSpec, IndexState, LogEntry, LogJson, SourceSpec}
 import bloomindex.sbbf.SbbfSizing.Sizing
+import bloomindex.layout.ColumnData
 
 import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String

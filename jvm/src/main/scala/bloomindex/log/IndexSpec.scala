@@ -77,19 +77,19 @@ object IndexData {
   val Rows = "rows"
   /**
    * Log format 3 on: one folder per column (`column=<name>/`, files without the `column` field)
-   * and a summary (`_summary.json`, [[bloomindex.build.IndexSummary]]): a query reads only the
+   * and a summary (`_summary.json`, [[bloomindex.layout.IndexSummary]]): a query reads only the
    * columns it probes, DESCRIBE only the summary.
    */
   val Columns = "columns"
   /**
    * Log format 4 on: [[Columns]], and next to each Parquet file of a column its filters
-   * block-major ([[bloomindex.build.ProbeFile]], listed in the summary): a query reads the
+   * block-major ([[bloomindex.layout.ProbeFile]], listed in the summary): a query reads the
    * files' identities and only the filter blocks its hashes land in.
    */
   val Blocks = "blocks"
   /**
    * Log format 5 on: one folder per column and a summary as in [[Columns]], but a column's
-   * files are probe files only ([[bloomindex.build.ProbeFile]], format 2): the filters are
+   * files are probe files only ([[bloomindex.layout.ProbeFile]], format 2): the filters are
    * stored once, block-major, with each file's identity, counts, ndv and origin in the footers.
    */
   val Probes = "probes"

@@ -3,7 +3,7 @@ package bloomindex.source
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import bloomindex.build.ConfWritable
+import bloomindex.compat.ConfWritable
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}

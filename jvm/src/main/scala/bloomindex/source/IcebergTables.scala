@@ -5,9 +5,8 @@ import java.util.Locale
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import bloomindex.catalog.IndexCatalog
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{IndexSpec, SourceSpec}
+import bloomindex.log.{IndexLog, IndexSpec, SourceSpec}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, TableProperties,
@@ -129,7 +128,7 @@ object IcebergTables extends Logging {
     val snapshot = snapshotOf(r)
     val root = new Path(t.location())
     val schema = readSchema(st).map(sparkSchema).getOrElse {
-      IndexCatalog.warnOnce(s"bloomindex: the schema Iceberg reads ${tableName(r).getOrElse(t.location())} with " +
+      IndexLog.warnOnce(s"bloomindex: the schema Iceberg reads ${tableName(r).getOrElse(t.location())} with " +
         "is unknown; no index is used for it")
       new StructType()
     }

@@ -1,6 +1,7 @@
 package bloomindex.bench
 
-import bloomindex.catalog.{ColumnData, FilePredicate, FileRows, IndexView}
+import bloomindex.catalog.{FilePredicate, FileRows, IndexView}
+import bloomindex.layout.ColumnData
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.filter.Sbbf
 import bloomindex.hash.ParquetHash

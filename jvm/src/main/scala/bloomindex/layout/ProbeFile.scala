@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.layout
 
 import java.io.{BufferedOutputStream, ByteArrayInputStream, DataInputStream, DataOutputStream, EOFException}
 import java.nio.{ByteBuffer, ByteOrder}

@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.indexing
 
 import java.io.ByteArrayOutputStream
 import java.util.Locale
@@ -10,6 +10,7 @@ import bloomindex.filter.{FilterAlgorithm, SbbfSerde}
 import bloomindex.log.ColumnSpec
 import bloomindex.sbbf.{SbbfBits, SbbfSizing}
 import bloomindex.source.SourceFile
+import bloomindex.compat.ConfWritable
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}

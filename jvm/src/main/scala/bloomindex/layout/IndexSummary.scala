@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.layout
 
 import scala.jdk.CollectionConverters._
 

@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.indexing
 
 import bloomindex.filter.BloomFilter
 import bloomindex.log.ColumnSpec

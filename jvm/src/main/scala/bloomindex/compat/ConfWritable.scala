@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.compat
 
 import java.io.{ObjectInputStream, ObjectOutputStream}
 

@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.indexing
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
@@ -8,6 +8,8 @@ import bloomindex.crypto.IndexEncryption
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.log.{IndexData, IndexSpec}
 import bloomindex.source.SourceFile
+import bloomindex.layout.{IndexFiles, IndexRow, IndexSchemas}
+import bloomindex.compat.ConfWritable
 
 import org.apache.datasketches.hll.HllSketch
 import org.apache.spark.internal.Logging
@@ -129,7 +131,7 @@ private final class BuildRun(
       val (size, mtime) = byPath.value(f.path)
       IndexRow(f.path, size, mtime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, if (f.fromFooter) "footer" else "data")
     })
-    val old = carried.map(_.select(IndexBuilder.IndexSchema.fieldNames.map(col).toIndexedSeq: _*).rdd.map { r =>
+    val old = carried.map(_.select(IndexSchemas.IndexSchema.fieldNames.map(col).toIndexedSeq: _*).rdd.map { r =>
       IndexRow(r.getString(0), r.getLong(1), r.getLong(2), r.getString(3), r.getLong(4), r.getLong(5), r.getLong(6),
         r.getAs[Array[Byte]](7), r.getString(8))
     })

@@ -1,4 +1,4 @@
-package bloomindex.catalog
+package bloomindex.layout
 
 import bloomindex.filter.{BloomFilter, FilterAlgorithm}
 import bloomindex.sbbf.SbbfSizing.Sizing

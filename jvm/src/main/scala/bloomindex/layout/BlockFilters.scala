@@ -1,4 +1,4 @@
-package bloomindex.catalog
+package bloomindex.layout
 
 import java.nio.{ByteBuffer, ByteOrder}
 import java.util.concurrent.ConcurrentHashMap
@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicLong
 
 import scala.util.control.NonFatal
 
-import bloomindex.build.{IndexStore, ProbeFile}
+
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.log.IndexLog
 import bloomindex.sbbf.SbbfKernel

@@ -1,4 +1,4 @@
-package bloomindex.catalog
+package bloomindex.layout
 
 import java.nio.charset.StandardCharsets.UTF_8
 
@@ -135,7 +135,7 @@ object ColumnData {
   }
 
   /** The split block design with Murmur3 ([[bloomindex.filter.SbbfMurmur3]]): the hash whose block the plain design's rule picks. */
-  private[catalog] def remap(hash: Long, blocks: Int): Long =
+  private[layout] def remap(hash: Long, blocks: Int): Long =
     (Integer.rotateRight((hash >>> 32).toInt, Integer.numberOfTrailingZeros(blocks)).toLong << 32) | (hash & 0xFFFFFFFFL)
 
   private def hash(b: Array[Byte], from: Int, until: Int): Int = {

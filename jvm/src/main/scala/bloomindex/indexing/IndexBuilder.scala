@@ -1,8 +1,9 @@
-package bloomindex.build
+package bloomindex.indexing
 
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{IndexData, IndexSpec}
 import bloomindex.source.SourceFile
+import bloomindex.layout.{IndexSchemas, IndexSummary}
 
 import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
@@ -28,22 +29,6 @@ case class BuildResult(files: Long, bytes: Long, filterBytes: Long, filesFromFoo
  * log commits it.
  */
 object IndexBuilder {
-
-  val IndexSchema: StructType = StructType(Seq(
-    StructField("file_path", StringType, nullable = false),
-    StructField("file_size", LongType, nullable = false),
-    StructField("modification_time", LongType, nullable = false),
-    StructField("column", StringType, nullable = false),
-    StructField("row_count", LongType, nullable = false),
-    StructField("null_count", LongType, nullable = false),
-    StructField("ndv", LongType, nullable = false),
-    StructField("filter", BinaryType, nullable = false),
-    StructField("built_from", StringType, nullable = false)))
-
-  val GlobalSchema: StructType = StructType(Seq(
-    StructField("column", StringType, nullable = false),
-    StructField("ndv", LongType, nullable = false),
-    StructField("filter", BinaryType, nullable = false)))
 
   /**
    * Builds index rows for `files` of `relation` into `dir` (and global filters into
@@ -80,8 +65,6 @@ object IndexBuilder {
       case None => w
     }
 
-  def globalDir(dir: String): String = new org.apache.hadoop.fs.Path(dir, "_global").toString
-
   private[bloomindex] def writeGlobals(
       spark: SparkSession,
       spec: IndexSpec,
@@ -101,8 +84,8 @@ object IndexBuilder {
       base.foreach(f.merge)
       Row(c.name, globalNdv.getOrElse(i, 0L), f.toBytes)
     }
-    encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), GlobalSchema).write.mode("error"),
-      spark, dir).parquet(globalDir(dir))
+    encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), IndexSchemas.GlobalSchema).write.mode("error"),
+      spark, dir).parquet(IndexSchemas.globalDir(dir))
   }
 }
 

@@ -1,7 +1,8 @@
-package bloomindex.build
+package bloomindex.layout
 
 import bloomindex.crypto.{IndexCryptoFactory, IndexEncryption}
 import bloomindex.filter.FilterAlgorithm
+import bloomindex.compat.ConfWritable
 
 import java.util.UUID
 
@@ -21,14 +22,14 @@ import org.apache.spark.SPARK_VERSION
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 
-/** One index row, as [[IndexBuilder.IndexSchema]] has it. */
+/** One index row, as [[IndexSchemas.IndexSchema]] has it. */
 final case class IndexRow(path: String, size: Long, modificationTime: Long, column: String, rows: Long,
     nulls: Long, ndv: Long, filter: Array[Byte], builtFrom: String)
 
 /**
  * Writes index rows as Parquet straight from the build's tasks with parquet-java: the filter
  * bytes go into the file as they are, without Spark's row conversion and its copies (the
- * files are the same as Spark writes for [[IndexBuilder.IndexSchema]], and are read with it).
+ * files are the same as Spark writes for [[IndexSchemas.IndexSchema]], and are read with it).
  *
  * A task writes its rows to `_pending/` under the operation's folder (hidden from readers)
  * and returns the file's name; the driver then moves in the files of the task attempts whose
@@ -68,7 +69,7 @@ private[bloomindex] object IndexFiles {
     .named("spark_schema")
 
   private val ColumnFileSparkSchema: String =
-    org.apache.spark.sql.types.StructType(IndexBuilder.IndexSchema.filter(_.name != "column")).json
+    org.apache.spark.sql.types.StructType(IndexSchemas.IndexSchema.filter(_.name != "column")).json
 
   /**
    * Writes `rows` (the rows of task `partition`) under `dir/_pending`, under each column's

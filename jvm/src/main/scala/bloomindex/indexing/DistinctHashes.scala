@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.indexing
 
 /**
  * The distinct values among a stream of 64-bit hashes, counted exactly: hashes are appended

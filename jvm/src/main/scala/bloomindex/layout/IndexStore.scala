@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.layout
 
 import java.util.concurrent.{Callable, ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
 import java.util.concurrent.atomic.{AtomicInteger, LongAdder}
@@ -8,6 +8,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{IndexData, IndexSpec}
+import bloomindex.compat.ConfWritable
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -31,14 +32,14 @@ object IndexStore {
   def dataDir(indexDir: Path, data: IndexData): Path = new Path(indexDir, data.dir)
 
   /**
-   * One row per (source file, column); see [[IndexBuilder.IndexSchema]]. The [[IndexData.Probes]]
+   * One row per (source file, column); see [[IndexSchemas.IndexSchema]]. The [[IndexData.Probes]]
    * layout has no Parquet rows: its probe files are read in a Spark job, one task per file,
    * each filter put back together in its design's serialized form ([[ProbeFile.readFilters]]);
    * a probe file that is missing or damaged is skipped like a Parquet file.
    */
   def rows(spark: SparkSession, indexDir: Path, data: IndexData): DataFrame =
     if (data.layout == IndexData.Probes) probeRows(spark, dataDir(indexDir, data))
-    else spark.read.schema(IndexBuilder.IndexSchema)
+    else spark.read.schema(IndexSchemas.IndexSchema)
       .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
       .parquet(dataDir(indexDir, data).toString)
 
@@ -46,7 +47,7 @@ object IndexStore {
   def activeRows(spark: SparkSession, indexDir: String): DataFrame = {
     val dir = new Path(indexDir)
     new bloomindex.log.IndexLog(dir, spark.sessionState.newHadoopConf()).lastActive().flatMap(_.data)
-      .map(rows(spark, dir, _)).getOrElse(spark.createDataFrame(spark.sparkContext.emptyRDD[Row], IndexBuilder.IndexSchema))
+      .map(rows(spark, dir, _)).getOrElse(spark.createDataFrame(spark.sparkContext.emptyRDD[Row], IndexSchemas.IndexSchema))
   }
 
   private def probeRows(spark: SparkSession, dir: Path): DataFrame = {
@@ -78,7 +79,7 @@ object IndexStore {
         }
       }
     }
-    spark.createDataFrame(rdd, IndexBuilder.IndexSchema)
+    spark.createDataFrame(rdd, IndexSchemas.IndexSchema)
   }
 
   /** (path, size, modification time) of every file the rows cover (by at least `columns` columns). */
@@ -114,7 +115,7 @@ object IndexStore {
   /** The fields a query needs of a column's rows, in this order. */
   private val ProbeFields = Seq("file_path", "file_size", "modification_time", "row_count", "null_count", "filter")
 
-  private val ColumnFileSparkSchema = StructType(IndexBuilder.IndexSchema.filter(_.name != "column"))
+  private val ColumnFileSparkSchema = StructType(IndexSchemas.IndexSchema.filter(_.name != "column"))
 
   // Test hook and metric: index data files and bytes loaded for queries, by column folder name.
   private val opened = new ConcurrentHashMap[String, (LongAdder, LongAdder)]()
@@ -236,7 +237,7 @@ object IndexStore {
 
   /** Column name -> the global filter in Parquet's serialized form. */
   def globalFilters(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Array[Byte]] =
-    spark.read.schema(IndexBuilder.GlobalSchema)
-      .parquet(IndexBuilder.globalDir(dataDir(indexDir, data).toString)).select("column", "filter").collect()
+    spark.read.schema(IndexSchemas.GlobalSchema)
+      .parquet(IndexSchemas.globalDir(dataDir(indexDir, data).toString)).select("column", "filter").collect()
       .map(r => r.getString(0) -> r.getAs[Array[Byte]](1)).toMap
 }

@@ -1,4 +1,4 @@
-package bloomindex.build
+package bloomindex.indexing
 
 import scala.collection.mutable
 

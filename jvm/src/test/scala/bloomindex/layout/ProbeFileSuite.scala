@@ -1,8 +1,7 @@
-package bloomindex.build
+package bloomindex.layout
 
 import java.nio.file.Files
 
-import bloomindex.catalog.{BlockFilters, ColumnData}
 import bloomindex.filter.{BloomFilter, FilterAlgorithm}
 import bloomindex.sbbf.SbbfSizing.Sizing
 
