@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import scala.jdk.CollectionConverters._
 
-import bloomindex.layout.{ColumnSummary, IndexStore, IndexSummary, ProbeFile}
+import bloomindex.layout.{ColumnSummary, IndexLayout, IndexStore, IndexSummary}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState}
@@ -57,7 +57,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     val details = Seq.newBuilder[(String, String)]
     val dataDir = active.flatMap(_.data).map(IndexStore.dataDir(l.indexDir, _))
     // Log format 3 on: the summary the build wrote, not every filter.
-    val summary = active.flatMap(_.data).filter(d => IndexData.perColumn(d.layout)).flatMap { _ =>
+    val summary = active.flatMap(_.data).filter(d => IndexLayout.of(d).perColumn).flatMap { _ =>
       try Some(IndexSummary.read(ctx.hadoopConf, dataDir.get)) catch {
         case NonFatal(e) => damage += s"index summary unreadable (${e.getMessage}); the data was checked instead"; None
       }
@@ -125,29 +125,8 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
       if (changed.nonEmpty) damage += s"column ${c.name}: ${changed.size} index data files changed since the build " +
         s"(e.g. ${folder.getName}/${changed.head}: size differs); filters unreadable or wrong, their files are read"
       val present = s.dataFiles.keys.filter(f => listed.get(f).contains(s.dataFiles(f))).toSeq.sorted.map(new Path(folder, _))
-      // Layouts `probes` and `blocks`: the identities from the probe files' footers (`blocks`: when
-      // they are all there and readable; else from the Parquet files).
-      val probed = IndexData.probed(d.layout) && missing.isEmpty && changed.isEmpty && {
-        val probes = s.probeFiles.toSeq.sortBy(_._1)
-        val (there, gone) = probes.partition { case (f, n) => listed.get(f).contains(n) }
-        // `probes`: the files a damaged probe file held are read; `blocks`: the Parquet files instead.
-        val consequence = if (d.layout == IndexData.Probes) "the files they held are read, not pruned"
-          else "queries read the column's Parquet files instead"
-        if (gone.nonEmpty) damage += s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
-          s"changed (e.g. ${folder.getName}/${gone.head._1}); $consequence"
-        val read = ProbeFile.readEachFooter(conf, there.map { case (f, n) => (new Path(folder, f), n) }, 8, c.algorithm)
-        read.foreach(_.foreach(_.files.foreach(e => known.add((e.path, e.size, e.modificationTime)))))
-        val bad = read.collect { case Left(e) => e }
-        if (bad.nonEmpty) damage += s"column ${c.name}: probe file unreadable (${bad.length} of ${probes.size}: " +
-          s"${bad.head.getMessage}); $consequence"
-        d.layout == IndexData.Probes || (gone.isEmpty && bad.isEmpty)
-      }
-      if (!probed) {
-        val read = IndexStore.readColumn(ctx.spark, conf, dir, c.name, present, 8, Int.MaxValue,
-          (p, size, mtime, _, _, _) => known.add((p, size, mtime)), filters = false)
-        if (read.failed > 0) damage += s"column ${c.name}: ${read.failed} index data files unreadable " +
-          s"(${read.failure.map(_.getMessage).getOrElse("")}); the files whose rows they held have no index row"
-      }
+      IndexLayout.of(d).describeColumn(IndexLayout.Describe(ctx.spark, conf, dir, listed, s.probeFiles,
+        intact = missing.isEmpty && changed.isEmpty, known, damage += _), c, present)
       columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, columnsOut, damage)
     }
     val files = sizeLines(spec, d, out, current)

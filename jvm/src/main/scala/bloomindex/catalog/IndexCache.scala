@@ -4,19 +4,19 @@ import java.util.{LinkedHashMap => JLinkedHashMap}
 
 import scala.util.control.NonFatal
 
-import bloomindex.layout.{BlockFilters, ColumnData, IndexStore, IndexSummary, ProbeFile}
 import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.{ColumnSpec, IndexData, IndexLog, LogEntry}
+import bloomindex.layout.{ColumnData, IndexLayout, IndexStore}
+import bloomindex.log.{IndexLog, LogEntry}
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
 /**
  * Loaded index data, one entry per (index folder, log version, column): a query loads only the
- * columns it probes ([[IndexData.Columns]] layout: one folder per column, read on the driver
- * without a Spark job, [[IndexStore.readColumn]]), each in the compact [[ColumnData]] form.
+ * columns it probes (as the version's [[IndexLayout]] reads them: the footers of a column's
+ * probe files, or its folder of Parquet rows on the driver), each in the compact
+ * [[ColumnData]] form.
  * A version's data never changes, so sessions of one JVM share it.
  *
  * Bounded: at most `spark.bloomindex.cache.maxBytes` of [[ColumnData.heapBytes]] in all,
@@ -100,28 +100,20 @@ object IndexCache {
     if (bytes > cap) entries.remove(key)
   }
 
-  /** Reads column `i` (every column, for the [[IndexData.Rows]] layout, which holds them together). */
+  /** Reads column `i` (with the columns its layout holds together with it, [[IndexLayout.loadedWith]]). */
   private def read(spark: SparkSession, indexDir: Path, entry: LogEntry, i: Int): Map[Key, Entry] = {
     val data = entry.data.getOrElse(throw new IllegalStateException(s"version ${entry.version} has no data"))
     val spec = entry.spec
     val conf = spark.sessionState.newHadoopConf()
     val dir = IndexStore.dataDir(indexDir, data)
     val plan = IndexEncryption.plan(conf, dir.toString)
-    val wanted = if (data.layout == IndexData.Rows) spec.columns.indices else Seq(i)
-    val builders = wanted.map(c => c -> new ColumnData.Builder(spec.columns(c).name, spec.columns(c).algorithm)).toMap
-    var failedFiles = 0
-    try {
-      if (data.layout == IndexData.Rows) readRows(spark, indexDir, data, builders)
-      else if (IndexData.probed(data.layout) && readProbed(spark, conf, dir, spec.name, spec.columns(i), builders(i),
-        data.layout == IndexData.Probes)) ()
-      else {
-        val c = spec.columns(i).name
-        val r = IndexStore.readColumn(spark, conf, dir, c, IndexStore.columnFiles(conf, dir, c),
-          BloomIndexConf.loadThreads(spark), BloomIndexConf.loadDriverMaxFiles(spark), builders(i).add)
-        failedFiles = r.failed
-        // A session without the keys reads nothing of an encrypted column: say so, not "damaged".
-        if (r.failed > 0 && r.failed == r.files) plan.foreach(p => throw IndexEncryption.unreadable(spec.name, p, r.failure.get))
-      }
+    val layout = IndexLayout.of(data)
+    val builders = layout.loadedWith(spec, i).map(c => c -> new ColumnData.Builder(spec.columns(c).name, spec.columns(c).algorithm)).toMap
+    val failedFiles = try {
+      val r = layout.load(IndexLayout.Read(spark, conf, indexDir, data, spec), i, builders)
+      // A session without the keys reads nothing of an encrypted column: say so, not "damaged".
+      if (r.failed > 0 && r.failed == r.files) plan.foreach(p => throw IndexEncryption.unreadable(spec.name, p, r.failure.get))
+      r.failed
     } catch {
       case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(spec.name, plan.get, e)
     }
@@ -142,65 +134,6 @@ object IndexCache {
           s"pruned. REFRESH BLOOM INDEX ${spec.name} FULL repairs it")
       }
       Key(indexDir.toString, entry.version, colName) -> Entry(d, access)
-    }
-  }
-
-  /**
-   * The [[IndexData.Probes]] and [[IndexData.Blocks]] layouts: the footers of the column's probe
-   * files (the files' identities, counts and places in the block matrices), read in parallel;
-   * the filters stay in the files ([[BlockFilters]]). Returns whether the column is loaded. In
-   * the `blocks` layout, false (and one warning) when the summary or a footer is unreadable: the
-   * column's Parquet files are then read as for the `columns` layout. In the `probes` layout
-   * (`only`: the probe files are all there is) always true: a probe file that is missing or
-   * damaged is left out, so the files it held are read, not pruned; an unreadable summary leaves
-   * the column holding no file (every file is read).
-   */
-  private def readProbed(spark: SparkSession, conf: Configuration, dir: Path, index: String, c: ColumnSpec,
-      out: ColumnData.Builder, only: Boolean): Boolean = {
-    val folder = IndexEncryption.columnFolder(dir, c.name)
-    def warn(why: String, consequence: String): Unit =
-      IndexLog.warnOnce(s"bloomindex: index '$index' column ${c.name}: $why; $consequence")
-    val unpruned = s"read, not pruned. REFRESH BLOOM INDEX $index FULL repairs it"
-    def fallBack(why: String): Boolean = {
-      warn(why, if (only) s"its files are $unpruned" else "its Parquet files are read instead")
-      only
-    }
-    val listed = try IndexSummary.read(conf, dir).columns.get(c.name).map(_.probeFiles.toSeq.sortBy(_._1)).getOrElse(Nil)
-      catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
-    if (listed.isEmpty) return only
-    // `blocks`, more files than the driver reads itself: a Spark job reads the Parquet files instead.
-    if (!only && listed.size > BloomIndexConf.loadDriverMaxFiles(spark)) return false
-    val paths = listed.map(f => new Path(folder, f._1)).toArray
-    val lengths = listed.map(_._2).toArray
-    val threads = BloomIndexConf.loadThreads(spark)
-    val read = ProbeFile.readEachFooter(conf, paths.toSeq.zip(lengths), threads, c.algorithm)
-    IndexStore.countLoaded(folder.getName, paths.length, read.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
-    val good = read.indices.filter(k => read(k).isRight)
-    if (good.size < read.length) {
-      val e = read.collectFirst { case Left(e) => e }.get
-      if (!only) return fallBack(s"probe file unreadable (${e.getMessage})")
-      warn(s"${read.length - good.size} of ${read.length} probe files unreadable (${e.getMessage})",
-        s"the files they held are $unpruned")
-    }
-    BlockFilters.addTo(out, c.algorithm, conf, folder.getName, good.map(paths).toArray, good.map(lengths).toArray,
-      good.map(k => read(k).toOption.get).toArray, threads, BloomIndexConf.cacheMaxBytes(spark))
-    true
-  }
-
-  /**
-   * The [[IndexData.Rows]] layout (log format 1 and 2), read as before: every column's rows,
-   * streamed in partitions of about 64 MB of filters.
-   */
-  private def readRows(spark: SparkSession, indexDir: Path, data: IndexData, builders: Map[Int, ColumnData.Builder]): Unit = {
-    val rows = IndexStore.rows(spark, indexDir, data)
-      .select("file_path", "file_size", "modification_time", "column", "row_count", "null_count", "filter")
-      .coalesce(math.max(1L, data.filterBytes / (64L << 20) + 1).toInt)
-      .toLocalIterator()
-    val columnOf = builders.values.map(b => b.column -> b).toMap
-    while (rows.hasNext) {
-      val r = rows.next()
-      columnOf.get(r.getString(3)).foreach(_.add(r.getString(0), r.getLong(1), r.getLong(2), r.getLong(4), r.getLong(5),
-        r.getAs[Array[Byte]](6)))
     }
   }
 }

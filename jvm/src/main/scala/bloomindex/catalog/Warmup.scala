@@ -8,7 +8,7 @@ import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.ParquetHash
 import bloomindex.log.{ColumnSpec, Decoding, ColumnDecoding, IndexData, IndexSpec, IndexState, LogEntry, LogJson, SourceSpec}
 import bloomindex.sbbf.SbbfSizing.Sizing
-import bloomindex.layout.ColumnData
+import bloomindex.layout.{ColumnData, IndexLayout}
 
 import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
@@ -37,7 +37,7 @@ object Warmup {
       global = false)
     val decoding = Decoding("parquet", Seq(ColumnDecoding("k", "BIGINT", Map.empty, Map.empty, Map.empty)))
     val entry = LogEntry(1, IndexState.Active, "CREATE", "warmup", 0L, 0L, spec,
-      Some(IndexData("data/warmup", 2, 2, 64, 0, Map.empty, None, Some(decoding), IndexData.Probes)))
+      Some(IndexData("data/warmup", 2, 2, 64, 0, Map.empty, None, Some(decoding), IndexLayout.Probes.name)))
     LogJson.read(LogJson.write(entry))
     val alg = FilterAlgorithm.SplitBlock
     val b = new ColumnData.Builder("k", alg)

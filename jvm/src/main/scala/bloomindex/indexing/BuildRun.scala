@@ -6,9 +6,9 @@ import scala.jdk.CollectionConverters._
 import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
 import bloomindex.filter.FilterAlgorithm
-import bloomindex.log.{IndexData, IndexSpec}
+import bloomindex.log.IndexSpec
 import bloomindex.source.SourceFile
-import bloomindex.layout.{IndexFiles, IndexRow, IndexSchemas}
+import bloomindex.layout.{IndexFiles, IndexLayout, IndexRow, IndexSchemas}
 import bloomindex.compat.ConfWritable
 
 import org.apache.datasketches.hll.HllSketch
@@ -50,20 +50,15 @@ private final class BuildRun(
   /** How the rows are encrypted ([[IndexEncryption]]), recorded in `dir` before the build. */
   private lazy val encryption = IndexEncryption.plan(hadoopConf.value.conf, dir)
   /**
-   * The columns whose filters are also written block-major ([[ProbeFile]]): all, unless the
-   * index is encrypted (a probe file is not: the Parquet files alone hold its filters) or
-   * `spark.bloomindex.build.blockMajor` is off.
+   * The columns whose filters are written block-major ([[ProbeFile]]): all, in the layouts
+   * that have probe files.
    */
   lazy val probes: Map[String, FilterAlgorithm] =
-    if (encryption.isDefined || !BloomIndexConf.buildBlockMajor(spark)) Map.empty
-    else cols.map(c => c.name -> c.algorithm).toMap
+    if (!layout.probed) Map.empty else cols.map(c => c.name -> c.algorithm).toMap
 
-  /** Test only: the log format 4 layout (Parquet rows with the filters and probe files beside them). */
-  private lazy val blocksLayout = probes.nonEmpty && BloomIndexConf.testBlocksLayout(spark)
-
-  /** The data's layout: probe files only, unless encrypted or asked otherwise ([[probes]]). */
-  def layout: String =
-    if (probes.isEmpty) IndexData.Columns else if (blocksLayout) IndexData.Blocks else IndexData.Probes
+  /** The data's layout ([[IndexLayout.forBuild]]; `blocks`: a test asks for log format 4's). */
+  lazy val layout: IndexLayout =
+    IndexLayout.forBuild(encryption.isDefined, BloomIndexConf.buildBlockMajor(spark), BloomIndexConf.testBlocksLayout(spark))
 
   def globalNdv: Map[String, Long] = globals
 
@@ -137,8 +132,8 @@ private final class BuildRun(
     })
     val all = fresh ++ old
     if (all.nonEmpty) written ++= IndexFiles.write(fewFiles(sc.union(all)), dir, hadoopConf, encryption, probes,
-      blocksLayout).flatMap(_.rows)
-    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption, probes, blocksLayout)
+      layout == IndexLayout.Blocks).flatMap(_.rows)
+    else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption, probes, layout == IndexLayout.Blocks)
   }
 
   /**

@@ -52,7 +52,7 @@ object IndexBuilder {
     val globalNdv = if (!spec.global) Map.empty[String, Long]
       else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
     BuildResult(run.indexedFiles, run.indexedBytes, run.filterBytes, run.filesFromFooters, globalNdv,
-      run.layout)
+      run.layout.name)
   }
 
   /**

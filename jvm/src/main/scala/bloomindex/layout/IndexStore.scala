@@ -32,16 +32,16 @@ object IndexStore {
   def dataDir(indexDir: Path, data: IndexData): Path = new Path(indexDir, data.dir)
 
   /**
-   * One row per (source file, column); see [[IndexSchemas.IndexSchema]]. The [[IndexData.Probes]]
-   * layout has no Parquet rows: its probe files are read in a Spark job, one task per file,
-   * each filter put back together in its design's serialized form ([[ProbeFile.readFilters]]);
-   * a probe file that is missing or damaged is skipped like a Parquet file.
+   * One row per (source file, column) of `data` ([[IndexSchemas.IndexSchema]]), as its layout
+   * holds them ([[IndexLayout.rows]]): a data file that is missing or damaged is skipped.
    */
-  def rows(spark: SparkSession, indexDir: Path, data: IndexData): DataFrame =
-    if (data.layout == IndexData.Probes) probeRows(spark, dataDir(indexDir, data))
-    else spark.read.schema(IndexSchemas.IndexSchema)
+  def rows(spark: SparkSession, indexDir: Path, data: IndexData): DataFrame = IndexLayout.of(data).rows(spark, indexDir, data)
+
+  /** The Parquet index rows under `dir` (layouts `rows`, `columns`, `blocks`). */
+  private[layout] def parquetRows(spark: SparkSession, dir: Path): DataFrame =
+    spark.read.schema(IndexSchemas.IndexSchema)
       .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
-      .parquet(dataDir(indexDir, data).toString)
+      .parquet(dir.toString)
 
   /** The rows of the active version of the index in `indexDir` (tests and tools; empty when none). */
   def activeRows(spark: SparkSession, indexDir: String): DataFrame = {
@@ -50,7 +50,13 @@ object IndexStore {
       .map(rows(spark, dir, _)).getOrElse(spark.createDataFrame(spark.sparkContext.emptyRDD[Row], IndexSchemas.IndexSchema))
   }
 
-  private def probeRows(spark: SparkSession, dir: Path): DataFrame = {
+  /**
+   * The `probes` layout has no Parquet rows: its probe files are read in a Spark job, one task
+   * per file, each filter put back together in its design's serialized form
+   * ([[ProbeFile.readFilters]]); a probe file that is missing or damaged is skipped like a
+   * Parquet file.
+   */
+  private[layout] def probeRows(spark: SparkSession, dir: Path): DataFrame = {
     val conf = spark.sessionState.newHadoopConf()
     val fs = dir.getFileSystem(conf)
     val probes = (if (!fs.exists(dir)) Array.empty[org.apache.hadoop.fs.FileStatus] else fs.listStatus(dir))
