@@ -141,10 +141,18 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         return None
     }
     if (views.isEmpty) return None
+    val translated = views.map(v => v -> FilePredicate.translate(condition, v))
+    // Where an index may prune, the scan's files are checked against storage (FreshFiles) on
+    // other threads while the index data loads, so the check adds little to planning.
+    val fresh = if (!checksFiles(scan) || files.isEmpty || !translated.exists(_._2.isRight)) None else {
+      val conf = spark.sessionState.newHadoopConf()
+      val threads = BloomIndexConf.loadThreads(spark)
+      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, files, threads)))
+    }
     val notApplied = Seq.newBuilder[String]
     var best: Option[(IndexView, Seq[FileStatus])] = None
-    views.foreach { view =>
-      FilePredicate.translate(condition, view) match {
+    translated.foreach { case (view, predicate) =>
+      predicate match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
         case Right(pred) if !loads(view, pred.columns) => notApplied += s"${view.name}: index data unreadable (see the warning)"
         case Right(pred) =>
@@ -176,19 +184,22 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     val chosen = best.map { case (view, skipped) =>
       // A file is skipped only if storage still has it as the scan's listing says (see FreshFiles).
-      val fresh = if (!checksFiles(scan) || skipped.isEmpty) skipped else {
-        val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), skipped, BloomIndexConf.loadThreads(spark))
-        val kept = skipped.filter(f => unchanged.contains(SourceResolver.normalize(f.getPath)))
-        if (kept.size < skipped.size) {
-          val why = s"${view.name}: ${skipped.size - kept.size} file(s) changed on storage since ${scan.display} was " +
-            "listed are read whole (REFRESH TABLE takes a new listing)"
-          IndexCatalog.warnOnce(s"bloomindex: $why")
-          notApplied += why
-        }
-        kept
+      val skip = fresh match {
+        case None => skipped
+        case Some(check) =>
+          // A check that failed as a whole leaves every file read.
+          val unchanged = try check.join() catch { case NonFatal(_) => Set.empty[String] }
+          val kept = skipped.filter(f => unchanged.contains(SourceResolver.normalize(f.getPath)))
+          if (kept.size < skipped.size) {
+            val why = s"${view.name}: ${skipped.size - kept.size} file(s) changed on storage since ${scan.display} was " +
+              "listed are read whole (REFRESH TABLE takes a new listing)"
+            IndexCatalog.warnOnce(s"bloomindex: $why")
+            notApplied += why
+          }
+          kept
       }
-      val info = PruningInfo(view.name, view.entry.version, files.size - fresh.size, files.size, fresh.map(_.getLen).sum, Nil)
-      Decision(fresh.map(f => SourceResolver.normalize(f.getPath)).toSet, info)
+      val info = PruningInfo(view.name, view.entry.version, files.size - skip.size, files.size, skip.map(_.getLen).sum, Nil)
+      Decision(skip.map(f => SourceResolver.normalize(f.getPath)).toSet, info)
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
