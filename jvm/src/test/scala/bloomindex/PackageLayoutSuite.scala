@@ -57,6 +57,22 @@ class PackageLayoutSuite extends AnyFunSuite {
     g.keys.toSeq.sorted.foreach(p => if (state(p) == 0) visit(p, List(p)))
   }
 
+  test("docs/architecture.md's package table lists every package and exactly the packages each uses") {
+    val Row = """(?m)^\| `?([\w.]+)`? \|.*\| ([^|]*) \|$""".r
+    val doc = new String(Files.readAllBytes(Paths.get("docs/architecture.md")), "UTF-8")
+    val table = Row.findAllMatchIn(doc).filter(_.group(1) != "package").map { m =>
+      val name = if (m.group(1) == "root") "bloomindex" else if (m.group(1).contains(".")) m.group(1) else s"bloomindex.${m.group(1)}"
+      val uses = m.group(2).trim
+      name -> (if (uses == "-") Set.empty[String] else uses.split(",").map(u => s"bloomindex.${u.trim}").toSet)
+    }.toMap
+    val g = graph
+    assert(table.keySet == g.keySet, s"documented: ${table.keySet.toSeq.sorted}; in the code: ${g.keySet.toSeq.sorted}")
+    val wrong = g.toSeq.sortBy(_._1).collect { case (p, uses) if table(p) != uses =>
+      s"$p: documented ${table(p).toSeq.sorted.mkString(", ")}; uses ${uses.toSeq.sorted.mkString(", ")}"
+    }
+    assert(wrong.isEmpty, wrong.mkString("\n"))
+  }
+
   test("the root package holds only the extension's entry point, which nothing depends on") {
     val RootReference = """(?<![\w.])bloomindex\.(\{|[A-Z])""".r
     val users = sources.filter { p =>
