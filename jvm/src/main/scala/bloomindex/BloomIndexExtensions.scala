@@ -1,9 +1,9 @@
 package bloomindex
 
 import bloomindex.compat.SparkVersions
-import bloomindex.execution.{BloomIndexColumnarRule, BloomIndexV2Pruning, IcebergScanPruning}
+import bloomindex.execution.BloomIndexColumnarRule
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
-import bloomindex.optimizer.BloomIndexPruning
+import bloomindex.pruning.{BloomIndexPruning, BloomIndexV2Pruning, IcebergScanPruning}
 import bloomindex.sql.BloomIndexSqlParser
 
 import org.apache.spark.sql.SparkSessionExtensions

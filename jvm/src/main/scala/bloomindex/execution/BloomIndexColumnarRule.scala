@@ -1,5 +1,7 @@
 package bloomindex.execution
 
+import bloomindex.pruning.{DeltaScanPruning, MarkPrunedScans}
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}

@@ -1,9 +1,8 @@
 package bloomindex.sql
 
 import bloomindex.catalog.PruningInfo
-import bloomindex.execution.{BloomIndexV2Pruning, DeltaScanPruning, IcebergScanPruning}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
-import bloomindex.optimizer.BloomPrunedFileIndex
+import bloomindex.pruning.{BloomIndexV2Pruning, BloomPrunedFileIndex, DeltaScanPruning, IcebergScanPruning}
 import bloomindex.source.{DeltaSource, IcebergFiles}
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}

@@ -1,4 +1,4 @@
-package bloomindex.optimizer
+package bloomindex.pruning
 
 import bloomindex.catalog.PruningInfo
 import bloomindex.source.{SourceResolver, WrappingFileIndex}

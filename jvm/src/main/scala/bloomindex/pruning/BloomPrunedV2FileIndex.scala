@@ -1,4 +1,4 @@
-package bloomindex.optimizer
+package bloomindex.pruning
 
 import bloomindex.catalog.{Decision, PruningInfo}
 import bloomindex.source.SourceResolver

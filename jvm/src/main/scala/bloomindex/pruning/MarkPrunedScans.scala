@@ -1,6 +1,5 @@
-package bloomindex.execution
+package bloomindex.pruning
 
-import bloomindex.optimizer.{BloomPrunedFileIndex, BloomPrunedV2FileIndex}
 
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}

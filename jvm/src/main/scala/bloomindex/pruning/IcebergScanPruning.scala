@@ -1,4 +1,4 @@
-package bloomindex.execution
+package bloomindex.pruning
 
 import scala.util.control.NonFatal
 

@@ -1,11 +1,10 @@
-package bloomindex.execution
+package bloomindex.pruning
 
 import scala.util.control.NonFatal
 
 import bloomindex.catalog.IndexCatalog
 import bloomindex.compat.SparkShim
 import bloomindex.config.BloomIndexConf
-import bloomindex.optimizer.BloomPrunedFileIndex
 import bloomindex.source.{DeltaProvider, DeltaSource}
 
 import org.apache.spark.sql.SparkSession

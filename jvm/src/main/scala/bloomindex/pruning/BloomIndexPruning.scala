@@ -1,4 +1,4 @@
-package bloomindex.optimizer
+package bloomindex.pruning
 
 import bloomindex.catalog.IndexCatalog
 import bloomindex.compat.SparkShim
@@ -21,7 +21,7 @@ import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceU
  * index by a [[BloomPrunedFileIndex]]. A catalog table's index is first narrowed to the
  * partitions the condition selects (as Spark would do right after), and the scan's partition
  * filters still reach it through the wrapper.
- * V2 file scans are pruned by the planner strategy [[bloomindex.execution.BloomIndexV2Pruning]], with the same
+ * V2 file scans are pruned by the planner strategy [[BloomIndexV2Pruning]], with the same
  * decision: their scan node only exists after the pre-CBO batch. Which index applies, to which
  * columns and files, is the [[IndexCatalog]]'s decision.
  */

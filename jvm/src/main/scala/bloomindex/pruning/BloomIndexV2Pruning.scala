@@ -1,9 +1,8 @@
-package bloomindex.execution
+package bloomindex.pruning
 
 import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
 import bloomindex.config.BloomIndexConf
-import bloomindex.optimizer.{BloomIndexPruning, BloomPrunedV2FileIndex}
 import bloomindex.source.FileTableProvider
 
 import org.apache.spark.sql.SparkSession
