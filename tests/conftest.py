@@ -8,7 +8,8 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PARQUET_TESTING = ROOT.parent / "shared" / "testdata" / "parquet-testing"
+# Interop files of apache/parquet-testing, kept in the repository (with their license).
+PARQUET_TESTING = ROOT / "tests" / "testdata" / "parquet-testing"
 CLUSTER_TESTS = ROOT / "tests" / "cluster"
 # The same API tests on a Spark Connect session: a process of their own (PySpark runs a local
 # Connect server on a classic SparkContext of the process, so the two kinds cannot share one).

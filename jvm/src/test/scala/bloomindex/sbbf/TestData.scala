@@ -2,12 +2,12 @@ package bloomindex.sbbf
 
 import java.nio.file.{Files, Path, Paths}
 
-/** Locations of the shared interop files and small helpers for the suites. */
+/** Where the interop files are, and small helpers for the suites. */
 object TestData {
 
-  /** `../shared/testdata/parquet-testing`, found from the build's working directory. */
+  /** `tests/testdata/parquet-testing` (kept in the repository), found from the build's working directory. */
   lazy val parquetTesting: Path = {
-    val candidates = Seq("../shared/testdata/parquet-testing", "shared/testdata/parquet-testing")
+    val candidates = Seq("tests/testdata/parquet-testing")
       .map(p => Paths.get(p).toAbsolutePath.normalize)
     candidates.find(Files.isDirectory(_)).getOrElse(
       throw new IllegalStateException(s"parquet-testing files not found at ${candidates.mkString(", ")}"))
