@@ -126,9 +126,10 @@ $(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
 
 # Nightly: the differential pruning suite with 20,000 queries and the decoding-context suite with
 # 3,000 cases (CI runs 1,000 and 300).
-test-nightly: PYTEST_ARGS += -k "pruning or decoding_context"
+test-nightly: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping"
 test-nightly: export BLOOMINDEX_DIFF_QUERIES = 20000
 test-nightly: export BLOOMINDEX_CONTEXT_CASES = 3000
+test-nightly: export BLOOMINDEX_MAPPING_QUERIES = 5000
 test-nightly: test-python
 
 # The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
