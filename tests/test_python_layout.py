@@ -1,5 +1,6 @@
-"""The Python package's layout: its modules import each other without a cycle, and every import
-of one of them by another is at module level, where a reader sees it (none inside a function).
+"""The Python package's layout: its modules import each other without a cycle, every import
+of one of them by another is at module level, where a reader sees it (none inside a function),
+and ``BloomIndex``'s two backends are reached only through ``index``, which picks one.
 
 Read with ``ast`` from the source files, so nothing is imported: an import inside a function
 body, or under ``if TYPE_CHECKING:``, counts as much as one at the top of the module.
@@ -123,3 +124,18 @@ def test_import_graph_is_acyclic():
 def test_no_package_import_inside_a_function():
     hidden = [f"{MODULES[m].name}:{line} imports {t}" for m in MODULES for t, line, inside in _imports(m) if inside]
     assert not hidden, "imports of the package's modules inside functions:\n  " + "\n  ".join(hidden)
+
+
+BACKEND = f"{PACKAGE}._backend"
+BACKENDS = {f"{PACKAGE}._classic", f"{PACKAGE}._connect"}
+
+
+def test_only_index_picks_a_backend_and_each_backend_stands_alone():
+    graph = _graph()
+    assert BACKENDS | {BACKEND} <= set(MODULES)
+    users = {m for m, edges in graph.items() if BACKENDS & set(edges)}
+    assert users == {f"{PACKAGE}.index"}, f"modules importing a backend: {sorted(users)}"
+    for backend in sorted(BACKENDS):
+        assert BACKEND in graph[backend], f"{backend} does not implement {BACKEND}.Backend"
+        wrong = sorted((BACKENDS | {f"{PACKAGE}.index"}) & set(graph[backend]))
+        assert not wrong, f"{backend} imports {wrong}"

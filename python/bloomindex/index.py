@@ -1,22 +1,21 @@
 """Bloom indexes from Python: the same JVM code as the SQL statements underneath.
 
-Two backends behind :class:`BloomIndex`: on a classic session the calls go through py4j to
-the jar's facade (``bloomindex.api.IndexApi``); on a Spark Connect session (``pyspark-client``,
-no JVM here) they are bloomindex's SQL statements and DataFrame calls, run by the server's
-extension. Results and exception classes are the same on both.
+Two backends behind :class:`BloomIndex`, one chosen when it is built: on a classic session the
+calls go through py4j to the jar's facade (``bloomindex.api.IndexApi``, :mod:`bloomindex._classic`);
+on a Spark Connect session (``pyspark-client``, no JVM here) they are bloomindex's SQL statements
+and DataFrame calls, run by the server's extension (:mod:`bloomindex._connect`). The arguments
+are checked, and the results made, here: results and exception classes are the same on both.
 """
 
 from __future__ import annotations
 
 import builtins
-import re
-import sys
-import threading
-import uuid
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .errors import capture, convert
-from .session import is_connect, jvm_object
+from ._backend import Backend
+from ._classic import ClassicBackend
+from ._connect import ConnectBackend
+from .session import is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -49,10 +48,7 @@ class BloomIndex:
     """
 
     def __init__(self, spark: "SparkSession", progress: bool = True):
-        self._spark = spark
-        self._connect = is_connect(spark)
-        self._api = None if self._connect else jvm_object(spark, "bloomindex.api.IndexApi$")
-        self._progress = progress and not self._connect
+        self._backend: Backend = ConnectBackend(spark) if is_connect(spark) else ClassicBackend(spark, progress)
 
     def create(
         self,
@@ -120,37 +116,22 @@ class BloomIndex:
                 raise ValueError("source_format: not used with a DataFrame source")
         elif not isinstance(source, str):
             raise ValueError(f"source: expected a table name, a path or a DataFrame, got {type(source).__name__}")
-        if self._connect:
-            return self._create_sql(name, source, source_format, names, col_opts, opts, if_not_exists)
-        if isinstance(source, DataFrame):
-            call = lambda: self._api.createOnDataFrame(source._jdf, name, names, col_opts, opts, if_not_exists)
-        else:
-            call = lambda: self._api.createOnTableOrPath(
-                self._spark._jsparkSession, name, source, source_format, names, col_opts, opts, if_not_exists)
-        return bool(self._run(name, call))
+        return bool(self._backend.create(name, source, source_format, names, col_opts, opts, if_not_exists))
 
     def refresh(self, name: str, mode: str = "incremental") -> int:
         """Indexes new and changed files (``"incremental"``) or everything (``"full"``);
         returns the new log version."""
         if mode not in ("incremental", "full"):
             raise ValueError(f"mode: expected 'incremental' or 'full', got {mode!r}")
-        if self._connect:
-            return int(self._sql(f"REFRESH BLOOM INDEX {_ident(name)} {mode.upper()}")[0][0])
-        return int(self._run(name, lambda: self._api.refresh(self._spark._jsparkSession, name, mode == "full")))
+        return int(self._backend.refresh(name, mode == "full"))
 
     def drop(self, name: str, if_exists: bool = False) -> bool:
         """Drops index ``name``; returns False when it did not exist and ``if_exists`` was set."""
-        if self._connect:
-            return bool(self._sql(f"DROP BLOOM INDEX {'IF EXISTS ' if if_exists else ''}{_ident(name)}")[0][0])
-        return bool(capture(self._api.drop)(self._spark._jsparkSession, name, if_exists))
+        return bool(self._backend.drop(name, if_exists))
 
     def list(self) -> "DataFrame":
         """The indexes, as ``SHOW BLOOM INDEXES`` shows them."""
-        if self._connect:
-            return convert(self._spark.sql)("SHOW BLOOM INDEXES")
-        from pyspark.sql import DataFrame
-
-        return DataFrame(capture(self._api.list)(self._spark._jsparkSession), self._spark)
+        return self._backend.list()
 
     def describe(self, name: str, extended: bool = False) -> dict[str, str]:
         """``DESCRIBE BLOOM INDEX`` as an ordered dict: the index as its log, summary and files
@@ -158,11 +139,7 @@ class BloomIndex:
         ``files_new_or_changed`` and ``files_deleted`` (and, for Delta Lake, ``table_current_version``)."""
         if not isinstance(extended, bool):
             raise ValueError(f"extended must be True or False, not {extended!r}")
-        if self._connect:
-            return {str(r[0]): str(r[1]) for r in
-                    self._sql(f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{_ident(name)}")}
-        pairs = capture(self._api.describe)(self._spark._jsparkSession, name, extended)
-        return {str(p[0]): str(p[1]) for p in pairs}
+        return {str(p[0]): str(p[1]) for p in self._backend.describe(name, extended)}
 
     def explain(self, df: "DataFrame") -> str:
         """A readable report of what Bloom indexes do to ``df``: per scan the index used, files
@@ -170,10 +147,7 @@ class BloomIndex:
         pre-filter the index, column and key it checks, and why a join got none.
 
         On Spark Connect: ``EXPLAIN BLOOM INDEX FOR SELECT * FROM <a temporary view of df>``."""
-        if self._connect:
-            return self._with_view(
-                df, lambda view: str(self._sql(f"EXPLAIN BLOOM INDEX FOR SELECT * FROM {view}")[0][0]))
-        return str(capture(self._api.explain)(df._jdf))
+        return str(self._backend.explain(df))
 
     def prefilter(self, df: "DataFrame", key: "str | Column", index: str, column: str,
                   *, allow_stale: bool = False) -> "DataFrame":
@@ -194,80 +168,7 @@ class BloomIndex:
 
         On Spark Connect: the plan metrics the server sent with ``df``'s last action
         (``df.executionInfo``); ``ValueError`` when no action ran on ``df``."""
-        if self._connect:
-            return _connect_join_filter_metrics(df)
-        return [{str(k): int(v) for k, v in m.items()} for m in self._api.joinFilterMetrics(df._jdf)]
-
-    def _sql(self, statement: str) -> builtins.list[Any]:
-        """A statement's rows on a Connect session, with bloomindex's exception classes."""
-        return convert(lambda: self._spark.sql(statement).collect())()
-
-    def _with_view(self, df: "DataFrame", use: Callable[[str], Any]) -> Any:
-        """``use(view)`` with ``df`` as a temporary view of a fresh name, dropped afterwards.
-        ``df``'s execution info (its last action's metrics) is kept: registering the view
-        replaces it on Connect."""
-        view = f"_bloomindex_{uuid.uuid4().hex}"
-        info = getattr(df, "_execution_info", None)
-        convert(df.createOrReplaceTempView)(view)
-        try:
-            return use(view)
-        finally:
-            self._spark.catalog.dropTempView(view)
-            if hasattr(df, "_execution_info"):
-                df._execution_info = info
-
-    def _create_sql(self, name: str, source: "str | DataFrame", source_format: str | None,
-                    names: builtins.list[str], col_opts: Mapping[str, Mapping[str, str]],
-                    opts: Mapping[str, str], if_not_exists: bool) -> bool:
-        """``create`` on a Connect session: ``CREATE BLOOM INDEX ... ON`` the table, ``LOCATION
-        'path' USING format`` for a path, ``VIEW`` (a temporary one) for a DataFrame."""
-        cols = ", ".join(_ident(c) + (f" OPTIONS ({_options(col_opts[c])})" if col_opts.get(c) else "")
-                         for c in names)
-        head = f"CREATE BLOOM INDEX {'IF NOT EXISTS ' if if_not_exists else ''}{_ident(name)} ON "
-        tail = f" FOR COLUMNS ({cols})" + (f" OPTIONS ({_options(opts)})" if opts else "")
-        if isinstance(source, str):
-            if source_format is not None:
-                target = f"LOCATION {_literal(source)} USING {_ident(source_format)}"
-            else:
-                target = _table_name(self._spark, source)
-            return bool(self._sql(head + target + tail)[0][0])
-        return bool(self._with_view(source, lambda view: self._sql(f"{head}VIEW {view}{tail}")[0][0]))
-
-    def _run(self, name: str, call):
-        """Runs a build, printing progress to stderr when it takes more than a few seconds."""
-        done = threading.Event()
-        if self._progress:
-            group = self._api.jobGroup(name)
-            threading.Thread(target=self._report, args=(group, done), daemon=True).start()
-        try:
-            return capture(call)()
-        finally:
-            done.set()
-
-    def _report(self, group: str, done: threading.Event) -> None:
-        if done.wait(3.0):
-            return
-        tracker = self._spark.sparkContext.statusTracker()
-        shown = False
-        while not done.wait(1.0):
-            try:
-                total = finished = 0
-                for job in tracker.getJobIdsForGroup(group):
-                    info = tracker.getJobInfo(job)
-                    for sid in (info.stageIds if info else []):
-                        st = tracker.getStageInfo(sid)
-                        if st:
-                            total += st.numTasks
-                            finished += st.numCompletedTasks
-                if total:
-                    sys.stderr.write(f"\rbloomindex: building '{group[len('bloomindex-'):]}': "
-                                     f"{finished}/{total} tasks")
-                    sys.stderr.flush()
-                    shown = True
-            except Exception:  # progress is best effort; the build's own errors surface elsewhere
-                return
-        if shown:
-            sys.stderr.write("\n")
+        return [{str(k): int(v) for k, v in m} for m in self._backend.join_filter_metrics(df)]
 
 
 def might_contain(index: str, column: str, key: "str | Column", *, allow_stale: bool = False) -> "Column":
@@ -291,71 +192,6 @@ def might_contain(index: str, column: str, key: "str | Column", *, allow_stale: 
     k = F.col(key) if isinstance(key, str) else key
     args = [F.lit(index), F.lit(column), k] + ([F.lit(True)] if allow_stale else [])
     return F.call_function("bloom_might_contain", *args)
-
-
-def _ident(name: str) -> str:
-    """``name`` as one quoted SQL identifier."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _literal(value: str) -> str:
-    """``value`` as a SQL string literal (bloomindex's lexer: backslash escapes the next character)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _options(options: Mapping[str, str]) -> str:
-    return ", ".join(f"{_literal(k)} = {_literal(v)}" for k, v in options.items())
-
-
-# A table name as SQL spells it: dot-separated parts, each a word or a `quoted` identifier.
-_PART = r"(?:\w+|`(?:[^`]|``)*`)"  # \w: Unicode letters and digits, as the lexers read words
-_TABLE_NAME = re.compile(rf"\s*{_PART}(?:\s*\.\s*{_PART})*\s*")
-
-
-def _table_name(spark: "SparkSession", source: str) -> str:
-    """``source`` (a table name, as the classic API parses it) for a statement on a Connect
-    session. A string that is not a table name is given to Spark's parser on the server (as
-    ``spark.table`` does), which raises the ParseException the classic API raises."""
-    if _TABLE_NAME.fullmatch(source):
-        return source
-    convert(lambda: spark.table(source).schema)()
-    raise ValueError(f"source: not a table name: {source!r}")
-
-
-def _connect_join_filter_metrics(df: "DataFrame") -> builtins.list[dict[str, int]]:
-    """The Bloom filter operators' metrics in the plan metrics of ``df``'s last action on Connect."""
-    info = df.executionInfo
-    metrics = info.metrics if info is not None else None
-    if metrics is None:
-        raise ValueError("join_filter_metrics: run an action on this DataFrame first (collect(), toPandas() ...): "
-                         "a Spark Connect client gets the plan's metrics with the action's results")
-    # The plan's nodes in the order of the classic API (pre-order, children in plan order): the
-    # list is sorted by parent, stably, so siblings keep their order.
-    nodes = builtins.list(metrics._metrics)
-    ids = {m.plan_id for m in nodes}
-    children: dict[int, builtins.list[Any]] = {}
-    for m in nodes:
-        children.setdefault(m.parent_plan_id, []).append(m)
-    out: builtins.list[dict[str, int]] = []
-    # The root is its own parent; a node whose parent is not listed starts a tree too.
-    roots = [m for m in nodes if m.parent_plan_id == m.plan_id or m.parent_plan_id not in ids]
-    stack, seen = builtins.list(reversed(roots)), set()
-    while stack:
-        m = stack.pop()
-        if id(m) in seen:
-            continue
-        seen.add(id(m))
-        if m.name == _FILTER_NODE:
-            out.append({str(v.name): int(v.value) for v in m.metrics})
-        stack.extend(reversed([c for c in children.get(m.plan_id, []) if c is not m]))
-    # Nodes the walk did not reach (ids are the plan's node ids; a query stage's is its stage id).
-    out.extend({str(v.name): int(v.value) for v in m.metrics} for m in nodes
-               if m.name == _FILTER_NODE and id(m) not in seen)
-    return out
-
-
-#: The node name of the JVM's BloomFilterExec in a plan's metrics.
-_FILTER_NODE = "BloomFilter"
 
 
 def _opt(v: Any) -> str:

@@ -1,0 +1,59 @@
+"""What a backend of :class:`bloomindex.BloomIndex` implements.
+
+:class:`BloomIndex` checks and normalizes the arguments, picks one backend when it is built
+(:mod:`bloomindex._classic` on a classic session, :mod:`bloomindex._connect` on a Spark
+Connect one) and turns what the backend returns into its Python results (``bool``, ``int``,
+``str``, dicts). A backend runs the operation and raises bloomindex's exception classes
+(:mod:`bloomindex.errors`).
+"""
+
+from __future__ import annotations
+
+import abc
+import builtins
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["Backend"]
+
+
+class Backend(abc.ABC):
+    """One session's way of running :class:`bloomindex.BloomIndex`'s operations.
+
+    Values come back as the engine gives them (a JVM boolean, a result row's field): the
+    caller converts them.
+    """
+
+    @abc.abstractmethod
+    def create(self, name: str, source: "str | DataFrame", source_format: str | None,
+               columns: Sequence[str], column_options: Mapping[str, Mapping[str, str]],
+               options: Mapping[str, str], if_not_exists: bool) -> Any:
+        """Creates and builds the index (the arguments checked already; ``source_format`` only
+        with a path); true when it was created, false when it existed (``if_not_exists``)."""
+
+    @abc.abstractmethod
+    def refresh(self, name: str, full: bool) -> Any:
+        """Refreshes the index (everything when ``full``); the new log version."""
+
+    @abc.abstractmethod
+    def drop(self, name: str, if_exists: bool) -> Any:
+        """Drops the index; false when it did not exist and ``if_exists`` was set."""
+
+    @abc.abstractmethod
+    def list(self) -> "DataFrame":
+        """The indexes, as ``SHOW BLOOM INDEXES`` shows them."""
+
+    @abc.abstractmethod
+    def describe(self, name: str, extended: bool) -> Iterable[Sequence[Any]]:
+        """``DESCRIBE BLOOM INDEX``'s (key, value) pairs, in order."""
+
+    @abc.abstractmethod
+    def explain(self, df: "DataFrame") -> Any:
+        """``EXPLAIN BLOOM INDEX``'s report on ``df``."""
+
+    @abc.abstractmethod
+    def join_filter_metrics(self, df: "DataFrame") -> builtins.list[Iterable[tuple[Any, Any]]]:
+        """Per Bloom filter operator of ``df``'s executed plan, in plan order (pre-order), its
+        metrics as (name, value) pairs."""
