@@ -4,15 +4,20 @@ import org.apache.spark.internal.config.ConfigEntry
 import org.apache.spark.sql.internal.SQLConf
 
 /**
- * The typed configuration entries of bloomindex, registered with Spark's SQLConf (as Delta's
+ * Every configuration entry of bloomindex, registered with Spark's SQLConf (as Delta's
  * `DeltaSQLConf` does): each key has its type, default, documentation, validation and
  * version; `SET -v` lists the public ones, and `SET key=value` / `spark.conf.set` refuse a
  * value of the wrong type or out of range at once, naming the key.
  *
+ * Read them as Delta's are: `spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)`;
+ * a key's name, for a message, is `ENTRY.key`. Two reads are more than one entry's value and
+ * live in `bloomindex.config.BloomIndexConf`: the index root (a blank one refused, unset: from
+ * the warehouse folder) and the test fault point.
+ *
  * This object lives under `org.apache.spark` only because Spark's `ConfigBuilder` is
- * `private[spark]`; the rest of the code reads the entries through
- * `bloomindex.config.BloomIndexConf`. Entries register once per JVM, when this object is first
- * initialised (the extension touches it when a session starts, see [[ensureRegistered]]).
+ * `private[spark]` (code outside reads an entry without naming its type). Entries register once
+ * per JVM, when this object is first initialised (the extension touches it when a session
+ * starts, see [[ensureRegistered]]).
  */
 object BloomIndexSQLConf {
 
@@ -145,34 +150,12 @@ object BloomIndexSQLConf {
     PRUNING_CHECK_FILES,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
-  // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
-  // cannot name it). A bad value in a session builder's config fails the session's start
-  // (INVALID_CONF_VALUE, naming the key), as one of Spark's own keys does.
-
-  def root(conf: SQLConf): Option[String] = conf.getConf(ROOT)
-  def fppDefault(conf: SQLConf): Double = conf.getConf(FPP_DEFAULT)
-  def pruningEnabled(conf: SQLConf): Boolean = conf.getConf(PRUNING_ENABLED)
-  def joinFilterEnabled(conf: SQLConf): Boolean = conf.getConf(JOIN_FILTER_ENABLED)
-  def buildFooterFilters(conf: SQLConf): Boolean = conf.getConf(BUILD_FOOTER_FILTERS)
-  def buildMaxDistinctPerFile(conf: SQLConf): Int = conf.getConf(BUILD_MAX_DISTINCT_PER_FILE)
-  def cacheMaxBytes(conf: SQLConf): Long = conf.getConf(CACHE_MAX_BYTES)
-  def loadDriverMaxFiles(conf: SQLConf): Int = conf.getConf(LOAD_DRIVER_MAX_FILES)
-  def loadThreads(conf: SQLConf): Int = conf.getConf(LOAD_THREADS)
-  def pruningCheckFiles(conf: SQLConf): Boolean = conf.getConf(PRUNING_CHECK_FILES)
-  def buildBlockMajor(conf: SQLConf): Boolean = conf.getConf(BUILD_BLOCK_MAJOR)
-  def testBlocksLayout(conf: SQLConf): Boolean = conf.getConf(TEST_BUILD_BLOCKS_LAYOUT)
-  def testBuildTaskDelayMs(conf: SQLConf): Long = conf.getConf(TEST_BUILD_TASK_DELAY_MS)
-
-  /** The boolean test switch `key` (one of the internal `spark.internal.bloomindex.test.*`). */
-  def testSwitch(conf: SQLConf, key: String): Boolean = key match {
-    case TEST_FAIL_AFTER_DATA_WRITE.key => conf.getConf(TEST_FAIL_AFTER_DATA_WRITE)
-    case other => throw new IllegalArgumentException(s"$other is not a test switch of bloomindex")
-  }
-
   /**
    * Registers the entries with SQLConf (once per JVM: a Scala object is initialised once, and
    * SQLConf refuses a second registration of a key), so that `SET` validates them and
-   * `SET -v` lists them from the first statement of a session on.
+   * `SET -v` lists them from the first statement of a session on. A bad value in a session
+   * builder's config fails the session's start (INVALID_CONF_VALUE, naming the key), as one of
+   * Spark's own keys does.
    */
   def ensureRegistered(): Unit = all.foreach(e => require(SQLConf.containsConfigKey(e.key), e.key))
 }
