@@ -14,6 +14,12 @@ import org.apache.spark.sql.internal.SQLConf
  * live in `bloomindex.config.BloomIndexConf`: the index root (a blank one refused, unset: from
  * the warehouse folder) and the test fault point.
  *
+ * Two families of keys are not session values read with `getConf`, and are declared here so that
+ * their names are written once: the per-scheme log store keys (a documented pattern entry,
+ * [[LOG_STORE_IMPL]]; the store reads `spark.bloomindex.logStore.<scheme>.impl` from the Hadoop
+ * configuration) and the keys bloomindex sets on the Hadoop configuration of an encrypted index
+ * write for its Parquet crypto factory.
+ *
  * This object lives under `org.apache.spark` only because Spark's `ConfigBuilder` is
  * `private[spark]` (code outside reads an entry without naming its type). Entries register once
  * per JVM, when this object is first initialised (the extension touches it when a session
@@ -116,6 +122,46 @@ object BloomIndexSQLConf {
     .booleanConf
     .createWithDefault(true)
 
+  /** The pattern of the per-scheme keys; [[logStoreImplKey]] gives a scheme's key. */
+  private val SchemePlaceholder = "<scheme>"
+
+  val LOG_STORE_IMPL: ConfigEntry[Option[String]] = buildConf(s"spark.bloomindex.logStore.$SchemePlaceholder.impl")
+    .doc("A family of keys, one per URI scheme (`spark.bloomindex.logStore.s3a.impl`, ...): the " +
+      "class (a `bloomindex.log.LogStore` with a constructor taking a Hadoop `Configuration`) " +
+      "that commits index log entries under `<scheme>://`. Read from the session's Hadoop " +
+      "configuration. When unset: `file` hard links, `hdfs`/`viewfs`/`abfs`/`abfss` rename, " +
+      "`s3a`/`s3` a conditional PUT, `gs` a conditional create, any other scheme rename (safe " +
+      "for one writer at a time), with a warning.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
+  /** The key naming the log store of `scheme`: [[LOG_STORE_IMPL]]'s pattern with the scheme in it. */
+  def logStoreImplKey(scheme: String): String = LOG_STORE_IMPL.key.replace(SchemePlaceholder, String.valueOf(scheme))
+
+  val ENCRYPTION_COLUMN_KEYS: ConfigEntry[Option[String]] = buildConf("spark.bloomindex.encryption.column.keys")
+    .doc("Set by bloomindex on each write of an encrypted index (a write option, not a session " +
+      "setting): indexed column -> master key id, read by its Parquet crypto factory. The " +
+      "session's Parquet encryption settings (`parquet.encryption.*`) decide the keys.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
+  val ENCRYPTION_FOOTER_KEY: ConfigEntry[Option[String]] = buildConf("spark.bloomindex.encryption.footer.key")
+    .doc("Set by bloomindex on each write of an encrypted index (a write option, not a session " +
+      "setting): the master key id of the index files' footers, read by its Parquet crypto factory.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
+  val ENCRYPTION_FACTORY_CLASS: ConfigEntry[Option[String]] = buildConf("spark.bloomindex.encryption.factory.class")
+    .doc("Set by bloomindex on each write of an encrypted index (a write option, not a session " +
+      "setting): the session's Parquet crypto factory (`parquet.crypto.factory.class`), which " +
+      "bloomindex's own factory hands each index file's encryption to.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
   /** Test hook, not for users: builds write the log format 4 layout. */
   val TEST_BUILD_BLOCKS_LAYOUT: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.blocksLayout")
     .internal()
@@ -147,7 +193,8 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    PRUNING_CHECK_FILES,
+    PRUNING_CHECK_FILES, LOG_STORE_IMPL,
+    ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
   /**
