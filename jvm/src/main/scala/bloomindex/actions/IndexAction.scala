@@ -46,7 +46,7 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
       val built = try build(started, dataDir) catch {
         case NonFatal(e) => rollback(started, dataDir, e)
       }
-      BloomIndexConf.testFault(ctx.spark, BloomIndexConf.TestFailAfterDataWrite, s"${started.operation} BLOOM INDEX ${ctx.name}")
+      BloomIndexConf.testFault(ctx.spark, s"${started.operation} BLOOM INDEX ${ctx.name}")
       commit(started, rel, dataDir, built)
     }
   }

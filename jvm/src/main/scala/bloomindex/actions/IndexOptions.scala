@@ -2,7 +2,6 @@ package bloomindex.actions
 
 import java.util.Locale
 
-import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.filter.FilterAlgorithm
@@ -11,6 +10,7 @@ import bloomindex.log.{ColumnSpec, IndexRoot, IndexSpec, SourceSpec}
 import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.source.SourceResolver
 
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 /**
@@ -48,7 +48,7 @@ object IndexOptions {
           throw BloomIndexErrors.unsupportedColumnType(field.name, field.dataType.sql, e.getMessage.stripPrefix("type: "))
       }
       val colOpts = opts.filter { case (k, _) => k != "global" && k != IndexEncryption.AllowOption } ++ lowerKeys(c.options, ColumnOptions, s"column '${c.name}'")
-      val fpp = colOpts.get("fpp").map(v => parseFpp(v)).getOrElse(BloomIndexConf.defaultFpp(spark))
+      val fpp = colOpts.get("fpp").map(v => parseFpp(v)).getOrElse(spark.sessionState.conf.getConf(BloomIndexSQLConf.FPP_DEFAULT))
       val ndv = colOpts.get("ndv").orElse(colOpts.get("numitems")).map(v => parseNdv(v))
       val sizing = colOpts.get("sizing").map { v =>
         try Sizing.fromName(v) catch { case _: IllegalArgumentException =>

@@ -4,13 +4,13 @@ import java.util.{LinkedHashMap => JLinkedHashMap}
 
 import scala.util.control.NonFatal
 
-import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
 import bloomindex.layout.{ColumnData, IndexLayout, IndexStore}
 import bloomindex.log.{IndexLog, LogEntry}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * Loaded index data, one entry per (index folder, log version, column): a query loads only the
@@ -66,11 +66,11 @@ object IndexCache {
     lazy val conf = spark.sessionState.newHadoopConf()
     val hit = synchronized(Option(entries.get(key)))
     if (hit.exists(_.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)))) {
-      evict(BloomIndexConf.cacheMaxBytes(spark), key) // what the column fetched since counts now
+      evict(spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES), key) // what the column fetched since counts now
       return hit.get.data
     }
     val loaded = read(spark, log.indexDir, entry, column)
-    val cap = BloomIndexConf.cacheMaxBytes(spark)
+    val cap = spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES)
     synchronized {
       // Other versions of this index are of no further use.
       val it = entries.entrySet().iterator()

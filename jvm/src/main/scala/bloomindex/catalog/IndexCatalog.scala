@@ -2,7 +2,6 @@ package bloomindex.catalog
 
 import scala.util.control.NonFatal
 
-import bloomindex.config.BloomIndexConf
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexRoot, LogEntry, SourceSpec}
 import bloomindex.source.{DecodingContext, ScanSource, SourceResolver}
@@ -11,6 +10,7 @@ import bloomindex.layout.ColumnData
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.expressions.Expression
 
 /** What pruning did to one scan, for EXPLAIN and `BloomIndex.explain`. */
@@ -146,7 +146,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     // other threads while the index data loads, so the check adds little to planning.
     val fresh = if (!checksFiles(scan) || files.isEmpty || !translated.exists(_._2.isRight)) None else {
       val conf = spark.sessionState.newHadoopConf()
-      val threads = BloomIndexConf.loadThreads(spark)
+      val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
       Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, files, threads)))
     }
     val notApplied = Seq.newBuilder[String]
@@ -208,7 +208,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   }
 
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
-  private def checksFiles(scan: ScanSource): Boolean = scan.listingMayBeStale && BloomIndexConf.pruningCheckFiles(spark)
+  private def checksFiles(scan: ScanSource): Boolean = scan.listingMayBeStale && spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_CHECK_FILES)
 
   /** Loads the view's `columns`; false (and one warning) when they cannot be read (damaged, or encrypted and no keys). */
   private def loads(view: IndexView, columns: Set[Int]): Boolean =
@@ -242,7 +242,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     // The filter answers for the values the scan reads: from the files as they are on storage.
     if (checksFiles(scan)) {
-      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files, BloomIndexConf.loadThreads(spark))
+      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files, spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS))
       val changed = files.count(f => !unchanged.contains(SourceResolver.normalize(f.getPath)))
       if (changed > 0) {
         return Left(s"$changed file(s) of ${scan.display} changed on storage since it was listed (REFRESH TABLE takes a new listing)")

@@ -10,6 +10,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.parquet.crypto.{EncryptionPropertiesFactory, FileEncryptionProperties}
 import org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory
 import org.apache.parquet.hadoop.api.WriteSupport.WriteContext
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
 
 /**
@@ -18,12 +19,15 @@ import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
  * the factory reads the column from the file's `column=<name>` folder and has the session's
  * own factory encrypt that file's per-column fields (`filter`, `ndv`, `null_count`) with the
  * master key of the source column, and the footer with the session's footer key. Files of
- * columns that are not encrypted in the source are written in plaintext.
+ * columns that are not encrypted in the source are written in plaintext. What to do comes in
+ * the write's Hadoop configuration, under the keys of `BloomIndexSQLConf.ENCRYPTION_*`
+ * ([[IndexEncryption.writerOptions]]): source column -> master key id, footer key, the
+ * session's factory.
  */
 class IndexCryptoFactory extends EncryptionPropertiesFactory {
 
   override def getFileEncryptionProperties(conf: Configuration, path: Path, context: WriteContext): FileEncryptionProperties = {
-    val keys = IndexCryptoFactory.decodeKeys(conf.get(IndexCryptoFactory.ColumnKeys, ""))
+    val keys = IndexCryptoFactory.decodeKeys(conf.get(BloomIndexSQLConf.ENCRYPTION_COLUMN_KEYS.key, ""))
     val column = Iterator.iterate(path)(_.getParent).takeWhile(_ != null).map(_.getName)
       .collectFirst { case n if n.startsWith("column=") => ExternalCatalogUtils.unescapePathName(n.stripPrefix("column=")) }
     column.flatMap(keys.get) match {
@@ -33,9 +37,9 @@ class IndexCryptoFactory extends EncryptionPropertiesFactory {
         val sensitive = IndexCryptoFactory.SensitiveFields.filter(fields.contains)
         val c = new Configuration(conf)
         c.set(PropertiesDrivenCryptoFactory.COLUMN_KEYS_PROPERTY_NAME, s"$key:${sensitive.mkString(",")}")
-        c.set(PropertiesDrivenCryptoFactory.FOOTER_KEY_PROPERTY_NAME, conf.get(IndexCryptoFactory.FooterKey, key))
+        c.set(PropertiesDrivenCryptoFactory.FOOTER_KEY_PROPERTY_NAME, conf.get(BloomIndexSQLConf.ENCRYPTION_FOOTER_KEY.key, key))
         c.unset(PropertiesDrivenCryptoFactory.UNIFORM_KEY_PROPERTY_NAME)
-        val delegate = conf.get(IndexCryptoFactory.Delegate, classOf[PropertiesDrivenCryptoFactory].getName)
+        val delegate = conf.get(BloomIndexSQLConf.ENCRYPTION_FACTORY_CLASS.key, classOf[PropertiesDrivenCryptoFactory].getName)
         c.set(EncryptionPropertiesFactory.CRYPTO_FACTORY_CLASS_PROPERTY_NAME, delegate)
         EncryptionPropertiesFactory.loadFactory(c).getFileEncryptionProperties(c, path, context)
     }
@@ -43,11 +47,6 @@ class IndexCryptoFactory extends EncryptionPropertiesFactory {
 }
 
 object IndexCryptoFactory {
-  /** Writer options (Hadoop conf of the write): source column -> master key id, footer key, the session's factory. */
-  val ColumnKeys = "bloomindex.encryption.column.keys"
-  val FooterKey = "bloomindex.encryption.footer.key"
-  val Delegate = "bloomindex.encryption.factory.class"
-
   /** The fields of index rows that tell something about a column's values. */
   val SensitiveFields: Seq[String] = Seq("filter", "ndv", "null_count")
 

@@ -20,6 +20,7 @@ import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
 
 /**
@@ -163,9 +164,9 @@ object IndexEncryption extends Logging {
   /** Options of an index write (they go to the write's Hadoop conf) under `plan`. */
   def writerOptions(plan: Plan): Map[String, String] = Map(
     FactoryClass -> classOf[IndexCryptoFactory].getName,
-    IndexCryptoFactory.Delegate -> plan.factory,
-    IndexCryptoFactory.FooterKey -> plan.footerKey,
-    IndexCryptoFactory.ColumnKeys -> IndexCryptoFactory.encodeKeys(plan.columnKeys))
+    BloomIndexSQLConf.ENCRYPTION_FACTORY_CLASS.key -> plan.factory,
+    BloomIndexSQLConf.ENCRYPTION_FOOTER_KEY.key -> plan.footerKey,
+    BloomIndexSQLConf.ENCRYPTION_COLUMN_KEYS.key -> IndexCryptoFactory.encodeKeys(plan.columnKeys))
 
   /**
    * For writers of index files other than Spark's (parquet-java in the build's tasks): the

@@ -3,7 +3,6 @@ package bloomindex.indexing
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
-import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.log.IndexSpec
@@ -14,6 +13,7 @@ import bloomindex.compat.ConfWritable
 import org.apache.datasketches.hll.HllSketch
 import org.apache.spark.internal.Logging
 import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
@@ -41,7 +41,7 @@ private final class BuildRun(
   private val sc = spark.sparkContext
   private val cols = spec.columns.toArray
   private val n = cols.length
-  private val maxDistinct = BloomIndexConf.maxDistinct(spark)
+  private val maxDistinct = spark.sessionState.conf.getConf(BloomIndexSQLConf.BUILD_MAX_DISTINCT_PER_FILE)
   private val cached = mutable.ArrayBuffer[RDD[_]]()
   /** Every row written, carried ones included. */
   private val written = mutable.ArrayBuffer[IndexFiles.RowWritten]()
@@ -58,7 +58,8 @@ private final class BuildRun(
 
   /** The data's layout ([[IndexLayout.forBuild]]; `blocks`: a test asks for log format 4's). */
   lazy val layout: IndexLayout =
-    IndexLayout.forBuild(encryption.isDefined, BloomIndexConf.buildBlockMajor(spark), BloomIndexConf.testBlocksLayout(spark))
+    IndexLayout.forBuild(encryption.isDefined, spark.sessionState.conf.getConf(BloomIndexSQLConf.BUILD_BLOCK_MAJOR),
+      spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_BUILD_BLOCKS_LAYOUT))
 
   def globalNdv: Map[String, Long] = globals
 
@@ -148,7 +149,7 @@ private final class BuildRun(
   }
 
   private def footersApply: Boolean =
-    if (!Set("parquet", "iceberg").contains(spec.source.format) || !BloomIndexConf.footerFilters(spark)) false
+    if (!Set("parquet", "iceberg").contains(spec.source.format) || !spark.sessionState.conf.getConf(BloomIndexSQLConf.BUILD_FOOTER_FILTERS)) false
     else if (!cols.exists(_.algorithm == FilterAlgorithm.SplitBlock)) false // footers hold sbbf filters only
     else if (spec.global) {
       logInfo(s"Bloom index ${spec.name}: a global filter needs every value, so every file's data is read")
@@ -237,7 +238,7 @@ private final class BuildRun(
       }
       val again = files.filter(f => if (globalPending) wanted.contains(f.path) else sizes.contains(f.path))
       logInfo(s"Bloom index ${spec.name}: reading ${again.size} files again (${needs.size} filters over " +
-        s"${BloomIndexConf.MaxDistinct}${if (globalPending) ", global filters" else ""})")
+        s"${BloomIndexSQLConf.BUILD_MAX_DISTINCT_PER_FILE.key}${if (globalPending) ", global filters" else ""})")
       val wantedAgain = sc.broadcast(again.map(f => f.path ->
         (if (globalPending) wanted(f.path) else sizes(f.path).map(_ > 0))).toMap)
       // The files read again also fill the global filters: the first pass left their values out.

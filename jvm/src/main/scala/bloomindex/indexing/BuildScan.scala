@@ -2,7 +2,6 @@ package bloomindex.indexing
 
 import scala.reflect.ClassTag
 
-import bloomindex.config.BloomIndexConf
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.FieldHasher
 import bloomindex.log.ColumnSpec
@@ -12,6 +11,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, FileSourceConstantMetadataAttribute}
 import org.apache.spark.sql.execution.FileSourceScanExec
@@ -89,7 +89,7 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
       consume: (Int, Iterator[HashedBatch]) => Iterator[T]): RDD[T] = {
     val types = columns.map(c => DataType.fromDDL(c.dataType)).toArray
     val algorithms = columns.map(_.algorithm).toArray
-    val delay = BloomIndexConf.testBuildTaskDelayMs(spark)
+    val delay = spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_BUILD_TASK_DELAY_MS)
     rdd match {
       case Left(batches) =>
         val ordinals = scanOrdinals(scan.get)

@@ -2,10 +2,10 @@ package bloomindex.join
 
 import bloomindex.catalog.{GlobalFilter, IndexCatalog}
 import bloomindex.compat.SparkShim
-import bloomindex.config.BloomIndexConf
 import bloomindex.source.{ScanSource, SourceProviders}
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Cast, EqualTo, Exists, Expression, ExprId, InSubquery, KnownFloatingPointNormalized, ListQuery, SubqueryExpression}
 import org.apache.spark.sql.catalyst.optimizer.PushDownPredicates
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
@@ -35,7 +35,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
   import InjectBloomJoinFilters._
 
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!BloomIndexConf.joinFilterEnabled(spark)) plan
+    if (!spark.sessionState.conf.getConf(BloomIndexSQLConf.JOIN_FILTER_ENABLED)) plan
     else plan.transformUpWithPruning(_.containsAnyPattern(JOIN, IN_SUBQUERY, EXISTS_SUBQUERY)) {
       case j @ Join(left, right, joinType, Some(condition), _) if filterable(joinType) != ((false, false)) =>
         val pairs = SparkShim.conjuncts(condition).flatMap {

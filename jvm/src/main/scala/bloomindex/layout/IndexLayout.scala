@@ -2,12 +2,12 @@ package bloomindex.layout
 
 import scala.util.control.NonFatal
 
-import bloomindex.config.BloomIndexConf
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{ColumnSpec, IndexData, IndexLog, IndexSpec}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 /**
@@ -112,7 +112,8 @@ object IndexLayout {
   private def parquetColumn(read: Read, i: Int, out: ColumnData.Builder): IndexStore.ColumnRead = {
     val c = read.spec.columns(i).name
     IndexStore.readColumn(read.spark, read.conf, read.dir, c, IndexStore.columnFiles(read.conf, read.dir, c),
-      BloomIndexConf.loadThreads(read.spark), BloomIndexConf.loadDriverMaxFiles(read.spark), out.add)
+      read.spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS),
+      read.spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES), out.add)
   }
 
   /**
@@ -186,10 +187,10 @@ object IndexLayout {
       catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
     if (listed.isEmpty) return only
     // `blocks`, more files than the driver reads itself: a Spark job reads the Parquet files instead.
-    if (!only && listed.size > BloomIndexConf.loadDriverMaxFiles(spark)) return false
+    if (!only && listed.size > spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES)) return false
     val paths = listed.map(f => new Path(folder, f._1)).toArray
     val lengths = listed.map(_._2).toArray
-    val threads = BloomIndexConf.loadThreads(spark)
+    val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm)
     IndexStore.countLoaded(folder.getName, paths.length, footers.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
     val good = footers.indices.filter(k => footers(k).isRight)
@@ -200,7 +201,7 @@ object IndexLayout {
         s"the files they held are $unpruned")
     }
     BlockFilters.addTo(out, c.algorithm, read.conf, folder.getName, good.map(paths).toArray, good.map(lengths).toArray,
-      good.map(k => footers(k).toOption.get).toArray, threads, BloomIndexConf.cacheMaxBytes(spark))
+      good.map(k => footers(k).toOption.get).toArray, threads, spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES))
     true
   }
 

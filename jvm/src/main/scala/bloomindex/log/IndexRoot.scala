@@ -8,6 +8,7 @@ import bloomindex.errors.BloomIndexErrors
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * Where a session's indexes live: `spark.bloomindex.root`, one folder per index, named by the
@@ -41,7 +42,7 @@ class IndexRoot(spark: SparkSession) extends Logging {
     if (dir.toUri.getScheme == null || dir.toUri.getScheme == "file") {
       Seq(dir, l.logDir, new Path(dir, "data")).map(p => java.nio.file.Paths.get(p.toUri.getPath))
         .find(java.nio.file.Files.isSymbolicLink).foreach { link =>
-          throw BloomIndexErrors.unsafeLocation(name, link.toString, BloomIndexConf.Root, root.toString)
+          throw BloomIndexErrors.unsafeLocation(name, link.toString, BloomIndexSQLConf.ROOT.key, root.toString)
         }
     }
     l

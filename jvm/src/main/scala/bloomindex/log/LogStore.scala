@@ -11,6 +11,7 @@ import bloomindex.errors.BloomIndexErrors
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExists, CreateFlag, FileContext, Options, Path}
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * Writes and reads the index log's files. Its guarantees, which the log relies on:
@@ -21,9 +22,10 @@ import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExis
  *  - Listing a folder after a create shows the file (local files, HDFS, ABFS, S3 since
  *    December 2020 and GCS are strongly consistent for list-after-write).
  *
- * One implementation per URI scheme, chosen by `spark.bloomindex.logStore.<scheme>.impl` (a
- * class name; the class has a constructor taking a Hadoop `Configuration`), else by
- * [[LogStore.defaultFor]]. Each implementation says what its guarantee relies on.
+ * One implementation per URI scheme, chosen by `spark.bloomindex.logStore.<scheme>.impl`
+ * (`BloomIndexSQLConf.LOG_STORE_IMPL`, read from the Hadoop configuration: a class name; the
+ * class has a constructor taking a Hadoop `Configuration`), else by [[LogStore.defaultFor]].
+ * Each implementation says what its guarantee relies on.
  */
 abstract class LogStore(val hadoopConf: Configuration) {
 
@@ -145,7 +147,7 @@ class S3ConditionalLogStore(conf: Configuration) extends ConditionalCreateLogSto
   override protected def conditionalCreate(path: Path, bytes: Array[Byte]): Unit = {
     val fs = path.getFileSystem(hadoopConf)
     if (!fs.hasPathCapability(path, LogStore.ConditionalOverwrite)) {
-      throw BloomIndexErrors.invalidConf(LogStore.ImplKey(path.toUri.getScheme),
+      throw BloomIndexErrors.invalidConf(BloomIndexSQLConf.logStoreImplKey(path.toUri.getScheme),
         s"(store ${getClass.getName}) cannot commit safely under ${path.getParent}: ${fs.getClass.getName} offers " +
           s"no conditional create (${LogStore.ConditionalOverwrite}); it needs S3A of Hadoop 3.4.2 or later " +
           "(hadoop-aws of Spark's Hadoop version) with fs.s3a.create.conditional.enabled=true (the default), " +
@@ -190,9 +192,6 @@ object LogStore {
   /** Hadoop's create option for a put-if-absent (`Options.CreateFileOptionKeys`, Hadoop 3.4.2+). */
   val ConditionalOverwrite = "fs.option.create.conditional.overwrite"
 
-  /** The setting naming the store of a scheme: `spark.bloomindex.logStore.<scheme>.impl`. */
-  def ImplKey(scheme: String): String = s"spark.bloomindex.logStore.$scheme.impl"
-
   private[log] val ConflictRetries = 6
 
   /** The store of a scheme when no setting names one. */
@@ -211,19 +210,19 @@ object LogStore {
    */
   def forPath(dir: Path, hadoopConf: Configuration): LogStore = {
     val scheme = Option(dir.toUri.getScheme).map(_.toLowerCase(Locale.ROOT)).orNull
-    val configured = Option(scheme).flatMap(s => Option(hadoopConf.get(ImplKey(s)))).map(_.trim).filter(_.nonEmpty)
+    val configured = Option(scheme).flatMap(s => Option(hadoopConf.get(BloomIndexSQLConf.logStoreImplKey(s)))).map(_.trim).filter(_.nonEmpty)
     val className = configured.orElse(defaultFor(scheme)).getOrElse {
       IndexLog.warnOnce(s"bloomindex: no log store is known to be safe for concurrent commands on $scheme:// " +
-        s"(index logs there commit by rename, safe for one writer at a time); set ${ImplKey(scheme)} to a " +
+        s"(index logs there commit by rename, safe for one writer at a time); set ${BloomIndexSQLConf.logStoreImplKey(scheme)} to a " +
         s"store whose create is atomic on it (${classOf[RenameLogStore].getName} where rename is atomic)")
       classOf[RenameLogStore].getName
     }
     val cls = try Class.forName(className, true, Thread.currentThread().getContextClassLoader)
     catch {
-      case _: ClassNotFoundException => throw BloomIndexErrors.invalidConf(ImplKey(scheme), s"names class $className, which is not found")
+      case _: ClassNotFoundException => throw BloomIndexErrors.invalidConf(BloomIndexSQLConf.logStoreImplKey(scheme), s"names class $className, which is not found")
     }
     if (!classOf[LogStore].isAssignableFrom(cls)) {
-      throw BloomIndexErrors.invalidConf(ImplKey(scheme), s"names $className, which is not a ${classOf[LogStore].getName}")
+      throw BloomIndexErrors.invalidConf(BloomIndexSQLConf.logStoreImplKey(scheme), s"names $className, which is not a ${classOf[LogStore].getName}")
     }
     cls.getConstructor(classOf[Configuration]).newInstance(hadoopConf).asInstanceOf[LogStore]
   }

@@ -2,11 +2,11 @@ package bloomindex.pruning
 
 import bloomindex.catalog.IndexCatalog
 import bloomindex.compat.SparkShim
-import bloomindex.config.BloomIndexConf
 import bloomindex.source.{DeltaSource, FileRelationProvider}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.expressions.{Expression, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -28,7 +28,7 @@ import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceU
 class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
 
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!BloomIndexConf.pruningEnabled(spark)) plan
+    if (!spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) plan
     else plan.transformWithPruning(_.containsPattern(FILTER)) {
       case f @ Filter(condition, l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _))
           if !rel.location.isInstanceOf[BloomPrunedFileIndex] && condition.deterministic &&

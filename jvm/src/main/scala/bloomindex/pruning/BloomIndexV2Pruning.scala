@@ -2,10 +2,10 @@ package bloomindex.pruning
 
 import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
-import bloomindex.config.BloomIndexConf
 import bloomindex.source.FileTableProvider
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.expressions.{And, Expression}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -46,7 +46,7 @@ object BloomIndexV2Pruning {
    * `BloomIndex.explain` reports for the scan.
    */
   def decision(spark: SparkSession, filters: Seq[Expression], r: DataSourceV2Relation, scan: FileScan): Option[Decision] =
-    if (filters.isEmpty || !filters.forall(_.deterministic) || !BloomIndexConf.pruningEnabled(spark) ||
+    if (filters.isEmpty || !filters.forall(_.deterministic) || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED) ||
         scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex]) None
     else {
       val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)

@@ -4,10 +4,10 @@ import scala.util.control.NonFatal
 
 import bloomindex.catalog.IndexCatalog
 import bloomindex.compat.SparkShim
-import bloomindex.config.BloomIndexConf
 import bloomindex.source.{DeltaProvider, DeltaSource}
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, PlanExpression}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
@@ -52,7 +52,7 @@ object DeltaScanPruning {
   /** The pruned file index for a planned Delta scan, or None when no index applies. */
   def prunedIndex(spark: SparkSession, s: FileSourceScanExec): Option[BloomPrunedFileIndex] = {
     val dataFilters = s.dataFilters.filter(usable)
-    if (dataFilters.isEmpty || !BloomIndexConf.pruningEnabled(spark)) return None
+    if (dataFilters.isEmpty || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) return None
     try {
       val location = s.relation.location
       // Dynamic partition pruning filters hold subqueries not run yet: list without them.

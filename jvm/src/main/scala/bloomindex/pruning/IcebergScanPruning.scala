@@ -4,10 +4,10 @@ import scala.util.control.NonFatal
 
 import bloomindex.catalog.{Decision, IndexCatalog, PruningInfo}
 import bloomindex.compat.SparkShim
-import bloomindex.config.BloomIndexConf
 import bloomindex.source.{IcebergFiles, IcebergTables}
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, PlanExpression}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -63,7 +63,7 @@ object IcebergScanPruning {
    */
   def decision(spark: SparkSession, filters: Seq[Expression], s: DataSourceV2ScanRelation): Option[Decision] = {
     val conds = filters.filter(usable)
-    if (conds.isEmpty || !BloomIndexConf.pruningEnabled(spark)) return None
+    if (conds.isEmpty || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) return None
     try {
       val source = IcebergTables.scanSource(s.relation)
       val catalog = new IndexCatalog(spark)

@@ -4,15 +4,26 @@ import org.apache.spark.internal.config.ConfigEntry
 import org.apache.spark.sql.internal.SQLConf
 
 /**
- * The typed configuration entries of bloomindex, registered with Spark's SQLConf (as Delta's
+ * Every configuration entry of bloomindex, registered with Spark's SQLConf (as Delta's
  * `DeltaSQLConf` does): each key has its type, default, documentation, validation and
  * version; `SET -v` lists the public ones, and `SET key=value` / `spark.conf.set` refuse a
  * value of the wrong type or out of range at once, naming the key.
  *
+ * Read them as Delta's are: `spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)`;
+ * a key's name, for a message, is `ENTRY.key`. Two reads are more than one entry's value and
+ * live in `bloomindex.config.BloomIndexConf`: the index root (a blank one refused, unset: from
+ * the warehouse folder) and the test fault point.
+ *
+ * Two families of keys are not session values read with `getConf`, and are declared here so that
+ * their names are written once: the per-scheme log store keys (a documented pattern entry,
+ * [[LOG_STORE_IMPL]]; the store reads `spark.bloomindex.logStore.<scheme>.impl` from the Hadoop
+ * configuration) and the keys bloomindex sets on the Hadoop configuration of an encrypted index
+ * write for its Parquet crypto factory.
+ *
  * This object lives under `org.apache.spark` only because Spark's `ConfigBuilder` is
- * `private[spark]`; the rest of the code reads the entries through
- * `bloomindex.config.BloomIndexConf`. Entries register once per JVM, when this object is first
- * initialised (the extension touches it when a session starts, see [[ensureRegistered]]).
+ * `private[spark]` (code outside reads an entry without naming its type). Entries register once
+ * per JVM, when this object is first initialised (the extension touches it when a session
+ * starts, see [[ensureRegistered]]).
  */
 object BloomIndexSQLConf {
 
@@ -111,6 +122,46 @@ object BloomIndexSQLConf {
     .booleanConf
     .createWithDefault(true)
 
+  /** The pattern of the per-scheme keys; [[logStoreImplKey]] gives a scheme's key. */
+  private val SchemePlaceholder = "<scheme>"
+
+  val LOG_STORE_IMPL: ConfigEntry[Option[String]] = buildConf(s"spark.bloomindex.logStore.$SchemePlaceholder.impl")
+    .doc("A family of keys, one per URI scheme (`spark.bloomindex.logStore.s3a.impl`, ...): the " +
+      "class (a `bloomindex.log.LogStore` with a constructor taking a Hadoop `Configuration`) " +
+      "that commits index log entries under `<scheme>://`. Read from the session's Hadoop " +
+      "configuration. When unset: `file` hard links, `hdfs`/`viewfs`/`abfs`/`abfss` rename, " +
+      "`s3a`/`s3` a conditional PUT, `gs` a conditional create, any other scheme rename (safe " +
+      "for one writer at a time), with a warning.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
+  /** The key naming the log store of `scheme`: [[LOG_STORE_IMPL]]'s pattern with the scheme in it. */
+  def logStoreImplKey(scheme: String): String = LOG_STORE_IMPL.key.replace(SchemePlaceholder, String.valueOf(scheme))
+
+  val ENCRYPTION_COLUMN_KEYS: ConfigEntry[Option[String]] = buildConf("spark.bloomindex.encryption.column.keys")
+    .doc("Set by bloomindex on each write of an encrypted index (a write option, not a session " +
+      "setting): indexed column -> master key id, read by its Parquet crypto factory. The " +
+      "session's Parquet encryption settings (`parquet.encryption.*`) decide the keys.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
+  val ENCRYPTION_FOOTER_KEY: ConfigEntry[Option[String]] = buildConf("spark.bloomindex.encryption.footer.key")
+    .doc("Set by bloomindex on each write of an encrypted index (a write option, not a session " +
+      "setting): the master key id of the index files' footers, read by its Parquet crypto factory.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
+  val ENCRYPTION_FACTORY_CLASS: ConfigEntry[Option[String]] = buildConf("spark.bloomindex.encryption.factory.class")
+    .doc("Set by bloomindex on each write of an encrypted index (a write option, not a session " +
+      "setting): the session's Parquet crypto factory (`parquet.crypto.factory.class`), which " +
+      "bloomindex's own factory hands each index file's encryption to.")
+    .version(Since)
+    .stringConf
+    .createOptional
+
   /** Test hook, not for users: builds write the log format 4 layout. */
   val TEST_BUILD_BLOCKS_LAYOUT: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.blocksLayout")
     .internal()
@@ -142,37 +193,16 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    PRUNING_CHECK_FILES,
+    PRUNING_CHECK_FILES, LOG_STORE_IMPL,
+    ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
-
-  // Readers, by `conf.getConf(entry)` (ConfigEntry is private[spark]: `bloomindex.config`
-  // cannot name it). A bad value in a session builder's config fails the session's start
-  // (INVALID_CONF_VALUE, naming the key), as one of Spark's own keys does.
-
-  def root(conf: SQLConf): Option[String] = conf.getConf(ROOT)
-  def fppDefault(conf: SQLConf): Double = conf.getConf(FPP_DEFAULT)
-  def pruningEnabled(conf: SQLConf): Boolean = conf.getConf(PRUNING_ENABLED)
-  def joinFilterEnabled(conf: SQLConf): Boolean = conf.getConf(JOIN_FILTER_ENABLED)
-  def buildFooterFilters(conf: SQLConf): Boolean = conf.getConf(BUILD_FOOTER_FILTERS)
-  def buildMaxDistinctPerFile(conf: SQLConf): Int = conf.getConf(BUILD_MAX_DISTINCT_PER_FILE)
-  def cacheMaxBytes(conf: SQLConf): Long = conf.getConf(CACHE_MAX_BYTES)
-  def loadDriverMaxFiles(conf: SQLConf): Int = conf.getConf(LOAD_DRIVER_MAX_FILES)
-  def loadThreads(conf: SQLConf): Int = conf.getConf(LOAD_THREADS)
-  def pruningCheckFiles(conf: SQLConf): Boolean = conf.getConf(PRUNING_CHECK_FILES)
-  def buildBlockMajor(conf: SQLConf): Boolean = conf.getConf(BUILD_BLOCK_MAJOR)
-  def testBlocksLayout(conf: SQLConf): Boolean = conf.getConf(TEST_BUILD_BLOCKS_LAYOUT)
-  def testBuildTaskDelayMs(conf: SQLConf): Long = conf.getConf(TEST_BUILD_TASK_DELAY_MS)
-
-  /** The boolean test switch `key` (one of the internal `spark.internal.bloomindex.test.*`). */
-  def testSwitch(conf: SQLConf, key: String): Boolean = key match {
-    case TEST_FAIL_AFTER_DATA_WRITE.key => conf.getConf(TEST_FAIL_AFTER_DATA_WRITE)
-    case other => throw new IllegalArgumentException(s"$other is not a test switch of bloomindex")
-  }
 
   /**
    * Registers the entries with SQLConf (once per JVM: a Scala object is initialised once, and
    * SQLConf refuses a second registration of a key), so that `SET` validates them and
-   * `SET -v` lists them from the first statement of a session on.
+   * `SET -v` lists them from the first statement of a session on. A bad value in a session
+   * builder's config fails the session's start (INVALID_CONF_VALUE, naming the key), as one of
+   * Spark's own keys does.
    */
   def ensureRegistered(): Unit = all.foreach(e => require(SQLConf.containsConfigKey(e.key), e.key))
 }
