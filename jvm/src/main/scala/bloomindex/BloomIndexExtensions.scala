@@ -3,7 +3,7 @@ package bloomindex
 import bloomindex.compat.SparkVersions
 import bloomindex.execution.BloomIndexColumnarRule
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
-import bloomindex.pruning.{BloomIndexPruning, BloomIndexV2Pruning, IcebergScanPruning}
+import bloomindex.pruning.{BloomIndexPlanning, BloomIndexPruning}
 import bloomindex.sql.BloomIndexSqlParser
 
 import org.apache.spark.sql.SparkSessionExtensions
@@ -35,6 +35,7 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // parser. Injected parsers wrap the previous one, so other extensions' statements still parse.
     extensions.injectParser((_, delegate) => BloomIndexSqlParser(delegate))
 
+    // Pruning, at three points, each asking the provider of a scan's source (pruning.ScanPruner).
     // optimizer: file pruning. Pre-CBO: once, after the operator optimizations pushed filters
     // down onto the file relations, and before statistics are computed from the file index.
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
@@ -46,20 +47,15 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // SQL function: bloom_might_contain('<index>', '<column>', expr).
     extensions.injectFunction(BloomMightContain.function)
 
-    // planner: the same pruning for V2 file scans, whose scan node appears after pre-CBO.
-    // Extra strategies are tried before Spark's, and this one hands the pruned plan to
-    // Spark's DataSourceV2Strategy.
-    extensions.injectPlannerStrategy(spark => new BloomIndexV2Pruning(spark))
-
-    // planner: Apache Iceberg reads, after Iceberg's own file planning: the scan's tasks of the
-    // files an index rules out are left out (IcebergScanPruning; Iceberg's classes are loaded
-    // only when a plan holds an Iceberg table).
-    extensions.injectPlannerStrategy(spark => new IcebergScanPruning(spark))
+    // planner: the same pruning for scans whose node appears after pre-CBO (V2 file scans,
+    // formats that plan their own files). Extra strategies are tried before Spark's, and the
+    // provider hands the pruned plan to Spark's DataSourceV2Strategy.
+    extensions.injectPlannerStrategy(spark => new BloomIndexPlanning(spark))
 
     // physical: mark pruned scans for EXPLAIN and the UI's metrics, and plan Bloom filter
     // checks as BloomFilterExec. A columnar rule because those run on every physical plan,
-    // adaptive or not, before transitions are inserted. Delta Lake scans are pruned there too,
-    // once Delta's own rules and strategies have planned them (see DeltaScanPruning).
+    // adaptive or not, before transitions are inserted. Scans a format plans with its own rules
+    // and strategies are pruned there too, once planned (pruning.PlannedScanPruning).
     extensions.injectColumnar(spark => new BloomIndexColumnarRule(spark))
   }
 }

@@ -21,20 +21,30 @@ class PackageLayoutSuite extends AnyFunSuite {
 
   private val PackageLine = """(?m)^package ([\w.]+);?\s*$""".r
   // Not after a dot: org.apache.spark.sql.bloomindex (the configuration entries) is Spark's.
-  private val Reference = """(?<![\w.])bloomindex\.([a-z]\w*)\b""".r
+  // A package's name is lower case: the reference is the longest package its lower-case prefix names.
+  private val Reference = """(?<![\w.])bloomindex\.([a-z]\w*(?:\.[a-z]\w*)*)""".r
 
   /** The code of a source: comments and string literals (configuration keys name packages too) removed. */
   private def withoutComments(text: String): String =
     text.replaceAll("(?s)\"\"\".*?\"\"\"", "\"\"").replaceAll("\"(?:[^\"\\\\\n]|\\\\.)*\"", "\"\"")
       .replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\n]*", "")
 
+  private def packageOf(p: Path, text: String): String =
+    PackageLine.findFirstMatchIn(text).map(_.group(1)).getOrElse(fail(s"$p has no package line"))
+
   /** package -> the packages it refers to (comments stripped). */
   private def graph: Map[String, Set[String]] = {
-    val edges = sources.map { p =>
-      val text = new String(Files.readAllBytes(p), "UTF-8")
-      val pkg = PackageLine.findFirstMatchIn(text).map(_.group(1)).getOrElse(fail(s"$p has no package line"))
+    val texts = sources.map(p => p -> new String(Files.readAllBytes(p), "UTF-8"))
+    val packages = texts.map { case (p, t) => packageOf(p, t) }.toSet
+    def named(chain: String): String = {
+      val parts = chain.split('.')
+      (parts.length to 1 by -1).map(n => "bloomindex." + parts.take(n).mkString(".")).find(packages)
+        .getOrElse("bloomindex." + parts.head)
+    }
+    val edges = texts.map { case (p, text) =>
+      val pkg = packageOf(p, text)
       val code = withoutComments(text)
-      val refs = Reference.findAllMatchIn(code.replaceFirst("""(?m)^package [\w.]+;?""", "")).map(m => s"bloomindex.${m.group(1)}")
+      val refs = Reference.findAllMatchIn(code.replaceFirst("""(?m)^package [\w.]+;?""", "")).map(m => named(m.group(1)))
         .filter(_ != pkg).toSet
       pkg -> refs
     }
@@ -61,7 +71,7 @@ class PackageLayoutSuite extends AnyFunSuite {
     val Row = """(?m)^\| `?([\w.]+)`? \|.*\| ([^|]*) \|$""".r
     val doc = new String(Files.readAllBytes(Paths.get("docs/architecture.md")), "UTF-8")
     val table = Row.findAllMatchIn(doc).filter(_.group(1) != "package").map { m =>
-      val name = if (m.group(1) == "root") "bloomindex" else if (m.group(1).contains(".")) m.group(1) else s"bloomindex.${m.group(1)}"
+      val name = if (m.group(1) == "root") "bloomindex" else if (m.group(1).startsWith("org.")) m.group(1) else s"bloomindex.${m.group(1)}"
       val uses = m.group(2).trim
       name -> (if (uses == "-") Set.empty[String] else uses.split(",").map(u => s"bloomindex.${u.trim}").toSet)
     }.toMap
@@ -81,5 +91,31 @@ class PackageLayoutSuite extends AnyFunSuite {
         RootReference.findFirstIn(withoutComments(text)).isDefined
     }
     assert(users.isEmpty, s"refer to the root package: ${users.mkString(", ")}")
+  }
+
+  /**
+   * Each format is its provider's affair: no product code outside `source/delta/` names Delta,
+   * none outside `source/iceberg/` names Iceberg. Code is read without comments; a string
+   * literal counts when it is the format's name, starts with it and a dot, or names the
+   * format's classes (prose in configuration documentation does not).
+   */
+  test("no code outside a format's provider folder names the format") {
+    val formats = Seq("delta" -> "source/delta/", "iceberg" -> "source/iceberg/")
+    val Literal = "\"(?:[^\"\\\\\n]|\\\\.)*\"".r
+    val found = for {
+      p <- sources
+      (format, folder) <- formats
+      if !p.toString.replace('\\', '/').contains(s"/bloomindex/$folder")
+      text = new String(Files.readAllBytes(p), "UTF-8")
+      noComments = text.replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("(?m)^\\s*//[^\n]*", "").replaceAll("\\s//[^\n]*", "")
+      code = withoutComments(text)
+      identifiers = s"(?i)\\b\\w*$format\\w*\\b".r.findAllIn(code).toSeq
+      literals = Literal.findAllIn(noComments).toSeq.filter { l =>
+        val v = l.stripPrefix("\"").stripSuffix("\"").toLowerCase(java.util.Locale.ROOT)
+        v == format || v.startsWith(format + ".") || v.contains(s"org.apache.$format") || v.contains(s"org.apache.spark.sql.$format")
+      }
+      if identifiers.nonEmpty || literals.nonEmpty
+    } yield s"$p names $format: ${(identifiers ++ literals).distinct.mkString(", ")}"
+    assert(found.isEmpty, found.mkString("\n"))
   }
 }

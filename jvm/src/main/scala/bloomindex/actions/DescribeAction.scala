@@ -20,7 +20,7 @@ import org.apache.spark.sql.functions._
  * footers: its cost does not grow with the source. EXTENDED also lists the source (as a query
  * would: at 100,000 local files that alone takes 1.5 s, on an object store far more) and says how
  * many of its files the index does not hold as they are now, and how many it holds that are
- * gone (plus, for Delta Lake, the table's current version). Reads only; commits nothing.
+ * gone (plus the table's current version, for a table format that has versions). Reads only; commits nothing.
  */
 final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
 

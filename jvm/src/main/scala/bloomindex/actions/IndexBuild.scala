@@ -18,7 +18,8 @@ private[actions] object IndexBuild {
 
   def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame]): Built = {
     val spark = ctx.spark
-    val (relation, current, tableVersion) = SourceResolver.snapshot(spark, spec.source, frame)
+    val snapshot = SourceResolver.snapshot(spark, spec.source, frame)
+    val (relation, current, tableVersion) = (snapshot.relation, snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)
     IndexEncryption.prepare(spark, spec, current, dataDir.toString)
     val baseData = base.flatMap(_.data)
@@ -38,8 +39,8 @@ private[actions] object IndexBuild {
     val baseGlobal = if (!spec.global) Map.empty[String, Array[Byte]]
       else baseData.map(d => IndexStore.globalFilters(spark, ctx.log.indexDir, d)).getOrElse(Map.empty)
     val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else baseData.map(_.globalNdv).getOrElse(Map.empty)
-    // Files the build cannot read as the source does (Iceberg files without field ids that the
-    // name mapping does not resolve) are left out: not indexed, read in full by queries.
+    // Files the build cannot read as the source does (its provider says which) are left out:
+    // not indexed, read in full by queries.
     val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)
     val result = SourceResolver.buildScope(spark, spec.source) {
       IndexBuilder.build(spark, spec, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv)

@@ -5,7 +5,7 @@ import java.util.UUID
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.hash.ParquetHash
 import bloomindex.log.{IndexSpec, IndexState, LogEntry}
-import bloomindex.source.{DecodingContext, DeltaSource, SourceResolver}
+import bloomindex.source.{DecodingContext, SourceProviders, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
@@ -46,7 +46,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
     val spec = if (rebuild) retyped(latest.spec) else latest.spec
     // An incremental refresh adds values decoded as this session decodes them now: only to an
     // index whose values were decoded the same way.
-    frame = if (rebuild || spec.source.format == DeltaSource.Format) None
+    frame = if (rebuild || !SourceProviders.of(spec.source).refreshReusesFrame) None
       else Some(SourceResolver.dataFrame(ctx.spark, spec.source))
     if (!rebuild) base.flatMap(_.data).foreach { d =>
       val now = SourceResolver.decoding(ctx.spark, spec, SourceResolver.currentRelation(ctx.spark, spec.source, frame))

@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexRoot, LogEntry, SourceSpec}
-import bloomindex.source.{DecodingContext, ScanSource, SourceResolver}
+import bloomindex.source.{DecodingContext, ScanSource, SourceProviders, SourceResolver}
 import bloomindex.layout.ColumnData
 
 import org.apache.hadoop.fs.{FileStatus, Path}
@@ -57,11 +57,11 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
 
 /**
  * The one place that finds the Bloom indexes for a scan and decides whether one may answer for
- * it: file pruning (V1 rule, V2 strategy, Delta), the join filter, `bloom_might_contain`,
+ * it: file pruning (every provider's hooks), the join filter, `bloom_might_contain`,
  * `BloomIndex.explain` and `SHOW BLOOM INDEXES ON` all ask it.
  *
  * An index may answer for a scan when
- *  - its source is the scan's (same table; or same root folders for path sources and Delta);
+ *  - its source is the scan's, as the source's provider matches them ([[SourceProviders.sameSource]]);
  *  - for each column used, the scan decodes the files as the build did ([[Decoding]]: format,
  *    reader options, the session settings that matter for the format and type, the exact
  *    column, its physical identity and type); a column that differs is not used, and the
@@ -77,13 +77,13 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   /** The newest ACTIVE entry of every index whose source is `scan`'s. */
   private def activeFor(scan: ScanSource): Seq[(IndexLog, LogEntry)] = {
-    val roots = scan.roots.map(p => IndexCatalog.normalizeRoot(p.toString)).toSet
+    val target = scan.identity
     indexes.names().flatMap { name =>
       try {
         val log = indexes.log(name)
         // Warm path: when the newest version is the one already loaded, no entry is re-read.
         val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v))
-        current.orElse(log.lastActive()).filter(e => IndexCatalog.sameSource(e.spec.source, scan.table, roots, scan.isDelta, scan.isIceberg))
+        current.orElse(log.lastActive()).filter(e => SourceProviders.sameSource(e.spec.source, target))
           .map(log -> _)
       } catch {
         case NonFatal(e) =>
@@ -291,35 +291,14 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   // ---------------------------------------------------------------- listing
 
-  /** Indexes (not dropped) over `source`: same table, or same format and root folders. */
-  def indexesOn(source: SourceSpec): Seq[LogEntry] = indexes.list().filter { e =>
-    val s = e.spec.source
-    (s.table.isDefined && s.table == source.table) ||
-      (s.table.isEmpty && source.table.isEmpty && s.format == source.format &&
-        s.paths.map(IndexCatalog.normalizeRoot) == source.paths.map(IndexCatalog.normalizeRoot))
+  /** Indexes (not dropped) over `source`, matched as a scan of it is ([[SourceProviders.sameSource]]). */
+  def indexesOn(source: SourceSpec): Seq[LogEntry] = {
+    val target = SourceProviders.identity(source)
+    indexes.list().filter(e => SourceProviders.sameSource(e.spec.source, target))
   }
 }
 
 object IndexCatalog {
 
   def warnOnce(msg: String): Unit = IndexLog.warnOnce(msg)
-
-  def normalizeRoot(p: String): String = new Path(p).toUri.getPath.stripSuffix("/")
-
-  /**
-   * Whether an index over `s` is over the scan's source: a Delta table is one folder however it
-   * is named (catalog name or delta.`path`); a catalog table by name; a path source by its
-   * root folders (also a scan over more roots than the index's: a file the index does not
-   * hold as it is now is read anyway).
-   */
-  def sameSource(s: SourceSpec, table: Option[String], roots: Set[String], scanIsDelta: Boolean,
-      scanIsIceberg: Boolean = false): Boolean = {
-    val paths = s.paths.map(normalizeRoot).toSet
-    if (s.format == bloomindex.source.DeltaFiles.Format) scanIsDelta && paths == roots
-    // An Iceberg table is its location, whether named through a catalog or as iceberg.`path`.
-    else if (s.format == bloomindex.source.IcebergFiles.Format) scanIsIceberg && paths == roots
-    else if (scanIsIceberg) false
-    else if (s.table.isDefined) table.contains(s.table.get) || table.exists(t => s.table.get.endsWith("." + t))
-    else table.isEmpty && paths.subsetOf(roots) || paths == roots
-  }
 }

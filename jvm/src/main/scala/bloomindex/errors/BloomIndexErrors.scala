@@ -30,8 +30,8 @@ import org.apache.spark.sql.catalyst.trees.Origin
  *    [[invalidBooleanOption]], [[fppUnreachable]], [[encryptedColumns]];
  *  - the source: [[sourceNotFound]], [[pathNotFound]], [[unsupportedFormat]], [[unsupportedFileFormat]],
  *    [[unsupportedSource]], [[multipleRelations]], [[sourceChanged]], [[sourceColumnGone]],
- *    [[physicalColumnName]], and Delta's [[deltaUnavailable]], [[notDeltaTable]], [[deltaRootPaths]],
- *    [[deltaLogUnreadable]], [[deltaColumnMapping]];
+ *    [[physicalColumnName]]; a table format's own (its provider's errors object, under `source/`,
+ *    raises them through [[error]]);
  *  - per-column Bloom filter indexes: [[filterIndexAlreadyExists]], [[filterIndexNotFound]],
  *    [[filterIndexMultiColumn]];
  *  - `bloom_might_contain`: [[mightContainWrongNumArgs]], [[mightContainInvalidArgument]],
@@ -185,33 +185,6 @@ object BloomIndexErrors {
   def physicalColumnName(column: String, source: String, physicalName: String, name: String): AnalysisException =
     error("BLOOM_INDEX_PHYSICAL_COLUMN_NAME",
       Map("column" -> column, "source" -> source, "physicalName" -> physicalName, "indexName" -> name))
-
-  def icebergNotIndexable(source: String, reason: String): AnalysisException =
-    error("BLOOM_INDEX_ICEBERG_NOT_INDEXABLE", Map("source" -> source, "reason" -> reason))
-
-  def icebergColumnType(column: String, source: String, icebergType: String): AnalysisException =
-    error("BLOOM_INDEX_ICEBERG_COLUMN_TYPE", Map("column" -> column, "source" -> source, "type" -> icebergType))
-
-  def icebergFileFormat(source: String, format: String, path: String): AnalysisException =
-    error("BLOOM_INDEX_ICEBERG_FILE_FORMAT", Map("source" -> source, "format" -> format, "path" -> path))
-
-  def icebergUnavailable(source: String): AnalysisException =
-    error("BLOOM_INDEX_ICEBERG_UNAVAILABLE", Map("source" -> source))
-
-  def deltaUnavailable(source: String): AnalysisException =
-    error("BLOOM_INDEX_DELTA_UNAVAILABLE", Map("source" -> source))
-
-  def notDeltaTable(path: String): AnalysisException =
-    error("BLOOM_INDEX_NOT_DELTA_TABLE", Map("path" -> path))
-
-  def deltaRootPaths(source: String, count: Int): AnalysisException =
-    error("BLOOM_INDEX_DELTA_ROOT_PATHS", Map("source" -> source, "count" -> count.toString))
-
-  def deltaLogUnreadable(source: String, cause: Throwable): AnalysisException =
-    error("BLOOM_INDEX_DELTA_LOG_UNREADABLE", Map("source" -> source, "reason" -> String.valueOf(cause.getMessage)), cause)
-
-  def deltaColumnMapping(source: String, mode: String): AnalysisException =
-    error("BLOOM_INDEX_DELTA_COLUMN_MAPPING", Map("source" -> source, "mode" -> mode))
 
   // ------------------------------------------------------------------ per-column Bloom filter indexes
 

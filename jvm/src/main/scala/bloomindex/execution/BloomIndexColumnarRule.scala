@@ -1,18 +1,18 @@
 package bloomindex.execution
 
-import bloomindex.pruning.{DeltaScanPruning, MarkPrunedScans}
+import bloomindex.pruning.{MarkPrunedScans, PlannedScanPruning}
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 
 /**
- * The columnar hook: before transitions, prunes Delta Lake scans ([[DeltaScanPruning]]), marks
+ * The columnar hook: before transitions, prunes the scans formats plan themselves ([[PlannedScanPruning]]), marks
  * pruned scans ([[MarkPrunedScans]]) and plans Bloom filter checks as [[BloomFilterExec]]
  * ([[PlanBloomFilters]]).
  */
 class BloomIndexColumnarRule(spark: SparkSession) extends ColumnarRule {
-  private val deltaPruning = new DeltaScanPruning(spark)
+  private val plannedPruning = new PlannedScanPruning(spark)
   override def preColumnarTransitions: Rule[SparkPlan] =
-    plan => PlanBloomFilters(MarkPrunedScans(deltaPruning(plan)))
+    plan => PlanBloomFilters(MarkPrunedScans(plannedPruning(plan)))
 }

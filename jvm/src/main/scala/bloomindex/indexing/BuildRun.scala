@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 import bloomindex.crypto.IndexEncryption
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.log.IndexSpec
-import bloomindex.source.SourceFile
+import bloomindex.source.{SourceFile, SourceProviders}
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexRow, IndexSchemas}
 import bloomindex.compat.ConfWritable
 
@@ -149,7 +149,7 @@ private final class BuildRun(
   }
 
   private def footersApply: Boolean =
-    if (!Set("parquet", "iceberg").contains(spec.source.format) || !spark.sessionState.conf.getConf(BloomIndexSQLConf.BUILD_FOOTER_FILTERS)) false
+    if (!SourceProviders.of(spec.source).footerFilters(spec.source) || !spark.sessionState.conf.getConf(BloomIndexSQLConf.BUILD_FOOTER_FILTERS)) false
     else if (!cols.exists(_.algorithm == FilterAlgorithm.SplitBlock)) false // footers hold sbbf filters only
     else if (spec.global) {
       logInfo(s"Bloom index ${spec.name}: a global filter needs every value, so every file's data is read")

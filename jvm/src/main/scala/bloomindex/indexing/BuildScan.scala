@@ -5,7 +5,7 @@ import scala.reflect.ClassTag
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.FieldHasher
 import bloomindex.log.ColumnSpec
-import bloomindex.source.{DecodingContext, FileRelationProvider, SourceFile, SourceResolver}
+import bloomindex.source.{DecodingContext, SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.broadcast.Broadcast
@@ -134,7 +134,7 @@ object BuildScan {
    */
   def readerOptions(relation: HadoopFsRelation): Map[String, String] = {
     val own = relation.options.filter { case (k, _) => k != "path" && k != "paths" }
-    if (!DecodingContext.TextFormats.contains(FileRelationProvider.formatOf(relation))) own
+    if (!DecodingContext.TextFormats.contains(SourceResolver.formatOf(relation))) own
     else own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
   }
 

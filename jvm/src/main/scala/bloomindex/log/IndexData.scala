@@ -2,8 +2,8 @@ package bloomindex.log
 
 /**
  * The data of an ACTIVE version: a folder of index Parquet files, relative to the index's folder.
- * `tableVersion` is the version of the table's snapshot the files were taken from (Delta Lake
- * sources only; absent in entries written before it existed and for plain file sources).
+ * `tableVersion` is the version of the table's snapshot the files were taken from (table formats
+ * with versions only; absent in entries written before it existed and for plain file sources).
  * `decoding`: how the build decoded each indexed column ([[Decoding]]); absent
  * in entries written before it was recorded (log format 1), which no query uses. `layout`:
  * how the data folder holds the rows ([[IndexData.Rows]] before log format 3).

@@ -192,7 +192,7 @@ object LogJson {
       obj(o, "globalNdv").properties().asScala.map(e => e.getKey -> {
         if (e.getValue.canConvertToLong) e.getValue.asLong else fail(s"globalNdv.${e.getKey} is not a number")
       }).toMap,
-      // Optional (added for Delta Lake sources): entries written before it have none.
+      // Optional (added for table formats' versions): entries written before it have none.
       Option(o.get("tableVersion")).filterNot(_.isNull).map(_ => long(o, "tableVersion")),
       // Format 2 on: how the build decoded each column. Format 1 entries have none.
       Option(o.get("decoding")).filterNot(_.isNull).map(readDecoding),

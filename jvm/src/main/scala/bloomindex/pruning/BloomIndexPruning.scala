@@ -1,63 +1,50 @@
 package bloomindex.pruning
 
-import bloomindex.catalog.IndexCatalog
-import bloomindex.compat.SparkShim
-import bloomindex.source.{DeltaSource, FileRelationProvider}
-
-import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
-import org.apache.spark.sql.catalyst.expressions.{Expression, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.FILTER
-import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceUtils, FileIndex, HadoopFsRelation, LogicalRelation}
 
 /**
- * Skips the files of a scan whose Bloom filters prove the scan's filter cannot match.
- *
- * Runs as a pre-CBO rule, once, after the operator optimizations have pushed filters down to
- * `Filter(condition, LogicalRelation(HadoopFsRelation))`, and replaces the relation's file
- * index by a [[BloomPrunedFileIndex]]. A catalog table's index is first narrowed to the
- * partitions the condition selects (as Spark would do right after), and the scan's partition
- * filters still reach it through the wrapper.
- * V2 file scans are pruned by the planner strategy [[BloomIndexV2Pruning]], with the same
- * decision: their scan node only exists after the pre-CBO batch. Which index applies, to which
- * columns and files, is the [[IndexCatalog]]'s decision.
+ * Skips the files of a scan whose Bloom filters prove the scan's filter cannot match: the
+ * optimizer's entry point. Runs as a pre-CBO rule, once, after the operator optimizations have
+ * pushed filters down onto the scans, and before statistics are computed from the file index;
+ * each `Filter` right on a leaf is handed to the leaf's provider ([[ScanPruner.pruneFiltered]]).
+ * Scans whose node exists only later are pruned by [[BloomIndexPlanning]] (planner) or
+ * [[PlannedScanPruning]] (physical plan), with the same decision.
  */
-class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
+class BloomIndexPruning(spark: SparkSession) extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) plan
     else plan.transformWithPruning(_.containsPattern(FILTER)) {
-      case f @ Filter(condition, l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _))
-          if !rel.location.isInstanceOf[BloomPrunedFileIndex] && condition.deterministic &&
-            // Delta's rules and strategies match its own file index classes (data skipping,
-            // deletion vectors): its scans are pruned after planning, by DeltaScanPruning.
-            !DeltaSource.isDeltaRelation(rel) =>
-        val base = partitionPruned(condition, l, rel)
-        val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
-        val scan = FileRelationProvider.of(rel, l.catalogTable)
-        new IndexCatalog(spark).decide(condition, scan, files).map { d =>
-          val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
-          f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))
-        }.getOrElse(f)
-    }
-
-  /**
-   * A catalog table's file index, narrowed to the partitions the condition selects, as Spark's
-   * PruneFileSourcePartitions (which runs after this rule) would: so that only those
-   * partitions are listed and probed. Other file indexes are returned as they are.
-   */
-  private def partitionPruned(condition: Expression, l: LogicalRelation, rel: HadoopFsRelation): FileIndex =
-    rel.location match {
-      case c: CatalogFileIndex if rel.partitionSchema.nonEmpty =>
-        // The condition sits right on the relation: its attributes are the relation's own.
-        val filters =
-          SparkShim.conjuncts(condition).filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
-        val (partitionFilters, _) = DataSourceUtils.getPartitionFiltersAndDataFilters(rel.partitionSchema, filters)
-        if (partitionFilters.isEmpty) c else c.filterPartitions(partitionFilters)
-      case other => other
+      case f @ Filter(condition, leaf) if leaf.children.isEmpty && condition.deterministic =>
+        ScanPruner.of(leaf).flatMap(_.pruneFiltered(spark, f)).getOrElse(f)
     }
 }
 
+/**
+ * The planner's entry point: scans whose node only exists after the optimizer's push-down (V2
+ * file scans, table formats that plan their own files) are planned with their files narrowed
+ * by their provider ([[ScanPruner.planPruned]]). Extra strategies are tried before Spark's; a
+ * provider hands the pruned plan to Spark's own strategy, and what none handles is Spark's.
+ */
+class BloomIndexPlanning(spark: SparkSession) extends org.apache.spark.sql.execution.SparkStrategy {
+
+  override def apply(plan: LogicalPlan): Seq[org.apache.spark.sql.execution.SparkPlan] =
+    ScanPruner.all.iterator.map(_.planPruned(spark, plan)).find(_.nonEmpty).getOrElse(Nil)
+}
+
+/**
+ * The physical plan's entry point, before columnar transitions (every plan, adaptive or not):
+ * scans a format plans with its own rules and strategies (which match its own file index
+ * classes) are narrowed once planned, by their provider ([[ScanPruner.prunePlanned]]).
+ */
+class PlannedScanPruning(spark: SparkSession) extends Rule[org.apache.spark.sql.execution.SparkPlan] {
+
+  override def apply(plan: org.apache.spark.sql.execution.SparkPlan): org.apache.spark.sql.execution.SparkPlan =
+    plan.transformUp {
+      case s if s.children.isEmpty => ScanPruner.all.iterator.flatMap(_.prunePlanned(spark, s)).nextOption().getOrElse(s)
+    }
+}

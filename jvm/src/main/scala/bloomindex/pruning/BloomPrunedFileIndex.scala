@@ -17,7 +17,7 @@ import org.apache.spark.sql.types.StructType
  * an already-listed index.
  */
 class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: Set[String], val info: PruningInfo)
-  extends WrappingFileIndex {
+  extends WrappingFileIndex with PrunedScan {
 
   override def rootPaths: Seq[Path] =
     new Path("bloomindex", info.index, s"/kept-${info.filesKept}-of-${info.filesTotal}") +: delegate.rootPaths

@@ -79,7 +79,7 @@ object DecodingContext {
         // Text without an offset is read in the session zone, unless the reader sets its own.
         if (dataType == TimestampType && !options.contains("timezone")) out += SessionTimeZone -> conf.sessionLocalTimeZone
         if (format == "json" && dataType.isInstanceOf[StringType]) add(JsonExactStrings)
-      case "parquet" | "delta" =>
+      case "parquet" =>
         add(CaseSensitive, ParquetFieldIds, ParquetFieldIdsIgnoreMissing)
         if (isDatetime(dataType)) add(ParquetRebase)
         if (dataType == TimestampType) {
@@ -90,9 +90,6 @@ object DecodingContext {
             Seq("datetimerebasemode", "int96rebasemode").exists(k => options.get(k).exists(_.equalsIgnoreCase("LEGACY")))
           if (legacy || v(ParquetInt96Conversion).equalsIgnoreCase("true")) out += SessionTimeZone -> conf.sessionLocalTimeZone
         }
-      case "iceberg" =>
-        // Iceberg reads its Parquet files itself, columns by field id (the physical identity),
-        // without calendar rebasing and whatever Spark's Parquet settings: nothing to record.
       case "orc" =>
         add(CaseSensitive, OrcImpl)
       case "avro" =>
@@ -111,19 +108,13 @@ object DecodingContext {
     out.result()
   }
 
-  /** Delta column mapping's and Parquet field ids' metadata keys. */
-  val DeltaPhysicalName = "delta.columnMapping.physicalName"
-  val DeltaFieldId = "delta.columnMapping.id"
+  /** Parquet field ids' metadata key. */
   val ParquetFieldIdKey = "parquet.field.id"
 
-  /** Where the format stores `field`, when its metadata says (empty: under its own name). */
+  /** Where a Parquet file stores `field`, when its metadata says (a field id; empty: under its own name). */
   def physicalOf(field: StructField): Map[String, String] = {
     val m = field.metadata
-    val out = Map.newBuilder[String, String]
-    if (m.contains(DeltaPhysicalName)) out += "physicalName" -> m.getString(DeltaPhysicalName)
-    if (m.contains(DeltaFieldId)) out += "fieldId" -> m.getLong(DeltaFieldId).toString
-    else if (m.contains(ParquetFieldIdKey)) out += "fieldId" -> m.getLong(ParquetFieldIdKey).toString
-    out.result()
+    if (m.contains(ParquetFieldIdKey)) Map("fieldId" -> m.getLong(ParquetFieldIdKey).toString) else Map.empty
   }
 
   /** [[ColumnDecoding.physical]]'s key for the position a format reads a column from (see [[mapping]]). */
@@ -169,18 +160,30 @@ object DecodingContext {
     }
   }
 
-  /** The context a session `conf` reads `field` of a `format` source with `options` in. */
-  def column(conf: SQLConf, format: String, options: Map[String, String], field: StructField): ColumnDecoding = {
-    val opts = optionsFor(format, options, field.dataType)
+  /**
+   * A column's decoding context: `physical` where its format stores it, `settings` the session
+   * settings and `options` the reader options that change its values; a string column under a
+   * collation whose filters hold collation keys says so.
+   */
+  def column(field: StructField, physical: Map[String, String], settings: Map[String, String],
+      options: Map[String, String]): ColumnDecoding = {
     val keys = field.dataType match {
       case s: StringType if bloomindex.hash.CollationKeys.keyed(s) => Map(Keys -> CollationKeyed)
       case _ => Map.empty[String, String]
     }
-    ColumnDecoding(field.name, field.dataType.sql, physicalOf(field) ++ keys, settingsFor(conf, format, field.dataType, opts), opts)
+    ColumnDecoding(field.name, field.dataType.sql, physical ++ keys, settings, options)
   }
 
-  def of(conf: SQLConf, format: String, options: Map[String, String], fields: Seq[StructField]): Decoding =
-    Decoding(format, fields.map(column(conf, format, options, _)))
+  /**
+   * The context a session `conf` reads `field` of a file source of `format` with `options` in,
+   * `dataSchema` the scan's data schema (formats that read columns by position: [[mapping]]).
+   */
+  def fileColumn(conf: SQLConf, format: String, options: Map[String, String], dataSchema: StructType,
+      field: StructField): ColumnDecoding = {
+    val opts = optionsFor(format, options, field.dataType)
+    column(field, physicalOf(field) ++ mapping(conf, format, options, dataSchema, field.name),
+      settingsFor(conf, format, field.dataType, opts), opts)
+  }
 
   /**
    * Per column of `built`, why the current context would decode it otherwise: `current` gives

@@ -3,22 +3,22 @@ package bloomindex.source
 import bloomindex.log.ColumnDecoding
 
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.FileIndex
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.sql.types.StructType
 
 /**
  * A scan of files as the index catalog sees it, whatever kind of source it comes from: who it
- * is (table name, root folders), and how it decodes its files (format, reader options, data
- * schema). Made by a [[SourceProvider]]; the scan's files are listed by the caller, which knows
- * which partition filters apply.
+ * is (its provider, table name, root folders), and how it decodes its files (format, reader
+ * options, data schema). Made by a [[SourceProvider]]; the scan's files are listed by the
+ * caller, which knows which partition filters apply.
  *
  * @param index the scan's file index (unwrapped from our own pruning wrappers)
  * @param tableCreated when a catalog table is scanned, its creation time (a table dropped and
  *                     created again under the same name is another table)
  */
 final case class ScanSource(
-    kind: String,
+    provider: SourceProvider,
     table: Option[String],
     format: String,
     roots: Seq[Path],
@@ -29,24 +29,19 @@ final case class ScanSource(
 
   def display: String = table.getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
 
-  def isDelta: Boolean = format == DeltaFiles.Format
-
-  def isIceberg: Boolean = format == IcebergFiles.Format
+  /** Who the scanned source is, as [[SourceProvider.sameSource]] compares sources. */
+  def identity: SourceIdentity =
+    SourceIdentity(provider.name, table, roots.map(p => SourceProviders.normalizeRoot(p.toString)).toSet)
 
   /** How this scan decodes `column` (its exact name) under `conf`; None when it has no such column. */
   def decoding(conf: SQLConf, column: String): Option[ColumnDecoding] =
     dataSchema.fields.find(_.name == column).map { f =>
-      val d = DecodingContext.column(conf, format, options, f)
-      d.copy(physical = d.physical ++ DecodingContext.mapping(conf, format, options, dataSchema, f.name) ++
-        tableCreated.map(DecodingContext.TableCreated -> _.toString))
+      val d = provider.decoding(conf, this, f)
+      d.copy(physical = d.physical ++ tableCreated.map(DecodingContext.TableCreated -> _.toString))
     }
 
-  /**
-   * Whether the scan's listing may be older than the files it names: a file index of plain
-   * files keeps the listing it took (a catalog table's for the session), while a file may be
-   * rewritten in place since. Delta and Iceberg list a snapshot of immutable files from their logs.
-   */
-  def listingMayBeStale: Boolean = !isDelta && !isIceberg
+  /** Whether the scan's listing may be older than the files it names ([[SourceProvider.listingMayBeStale]]). */
+  def listingMayBeStale: Boolean = provider.listingMayBeStale
 
   /** Every file the scan may read, whatever a query's filters (for coverage checks). */
   def allFiles(): Seq[org.apache.hadoop.fs.FileStatus] = index.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)

@@ -1,19 +1,188 @@
 package bloomindex.source
 
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, SourceSpec}
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.StructField
 
 /**
- * One kind of source: turns the plan nodes of its scans into [[ScanSource]]s. A new table
- * format is one more provider (and its build-side reading in [[bloomindex.source.SourceResolver]]).
+ * One kind of source (plain files, a table format): everything that differs between them, so
+ * that nothing outside its folder under `source/` needs to know the format. The catalog, the
+ * actions, the build and the pruning rules ask the provider of a source ([[SourceProviders]]).
+ *
+ * A provider answers for
+ *  - resolving what a user names: `format.`path`` ([[readsPaths]], [[resolvePath]]), a catalog
+ *    table or a DataFrame ([[resolveFrame]]);
+ *  - the current snapshot of a source: a relation the build reads with, the files (path, size,
+ *    modification time), the table's version or snapshot id ([[snapshot]], [[currentFiles]]);
+ *  - how a scan of it is seen by the catalog ([[claims]], [[describe]], [[scanOf]]), with each
+ *    column's physical identity and decoding context ([[decoding]]);
+ *  - how the build reads the files ([[buildScope]], [[readable]], [[checkColumn]],
+ *    [[footerFilters]]);
+ *  - whether an index's source is a given scan's or named source ([[sameSource]]: the one matcher);
+ *  - pruning this format's scans: a provider that prunes also implements
+ *    `bloomindex.pruning.ScanPruner`, which the pruning rules ask;
+ *  - the writes of its format that committed new files ([[writtenBy]]), for keeping indexes current.
+ *
+ * Providers are listed in `META-INF/services/bloomindex.source.SourceProvider` (one line each,
+ * in the order they are asked: the plain-file provider, which takes any file relation, last).
  */
 trait SourceProvider {
-  /** The source a logical leaf reads, if it is of this provider's kind. */
+
+  /** The provider's name, as explain output and errors show it. */
+  def name: String
+
+  /** Whether an index whose source was recorded with `format` ([[SourceSpec.format]]) is over this provider's kind of source. */
+  def records(format: String): Boolean
+
+  // ---------------------------------------------------------------- resolving what a user names
+
+  /** The `format` prefixes of `format.`path`` this provider reads. */
+  def pathFormats: Set[String]
+
+  /** Whether `format.`path`` names this provider's source even when a catalog table has that name. */
+  def pathsBeforeTables: Boolean = false
+
+  /** `format.`path``: the source and a DataFrame over it (`format` is one of [[pathFormats]]). */
+  def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame)
+
+  /**
+   * The source `df` reads, if it is this provider's kind: `table` its catalog name when it has
+   * one, `what` how errors name it, `named` whether the user named a table (not a DataFrame).
+   */
+  def resolveFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): Option[SourceSpec]
+
+  /** Why `df`, what a name that is not a catalog table reads, cannot be indexed (throws), if this provider knows. */
+  def refuse(df: DataFrame, what: String): Unit = ()
+
+  // ---------------------------------------------------------------- the current snapshot
+
+  /** A fresh DataFrame over the source (new listing: files added since are seen). */
+  def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame
+
+  /** The DataFrame a new query of `s` makes in this session (no cache dropped). */
+  def queryFrame(spark: SparkSession, s: SourceSpec): DataFrame = dataFrame(spark, s)
+
+  /**
+   * The source's relation as a build reads it, its current files (each once), and the table's
+   * version or snapshot id where it has one; `frame`: a DataFrame over the source just resolved.
+   */
+  def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): Snapshot
+
+  /** The source's current files and version, as [[snapshot]] lists them (maybe more cheaply). */
+  def currentFiles(spark: SparkSession, s: SourceSpec): (Seq[SourceFile], Option[Long]) = {
+    val snap = snapshot(spark, s, None)
+    (snap.files, snap.version)
+  }
+
+  /** The source's relation as a query would read it now (for a refresh's decoding check). */
+  def currentRelation(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): HadoopFsRelation =
+    SourceResolver.relation(frame.getOrElse(dataFrame(spark, s)), s.display)
+
+  /** Whether an incremental REFRESH may reuse a DataFrame it made for its checks to build (false: the build lists anew). */
+  def refreshReusesFrame: Boolean = true
+
+  // ---------------------------------------------------------------- scans
+
+  /** Whether a logical leaf reads this provider's kind of source. */
+  def claims(plan: LogicalPlan): Boolean
+
+  /** The source a logical leaf reads (one this provider [[claims]]). */
   def describe(plan: LogicalPlan): Option[ScanSource]
+
+  /** How the catalog describes a scan of `rel`, a relation over source `s` as [[snapshot]] made it. */
+  def scanOf(spark: SparkSession, s: SourceSpec, rel: HadoopFsRelation): ScanSource
+
+  /** How `scan` decodes `field` under `conf`: format, settings, reader options, physical identity. */
+  def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding
+
+  /**
+   * Whether the scan's listing may be older than the files it names (a file index of plain
+   * files keeps the listing it took; a table format lists a snapshot of immutable files).
+   */
+  def listingMayBeStale: Boolean
+
+  /**
+   * Whether an index over `index` answers for `target` (a scan, or a source a statement names):
+   * the one matcher of sources, used by pruning, join filters, SHOW and DROP ... ON alike.
+   */
+  def sameSource(index: SourceSpec, target: SourceIdentity): Boolean
+
+  // ---------------------------------------------------------------- the build
+
+  /** Runs a build of `s`'s files under the session settings its format reads with. */
+  def buildScope[T](spark: SparkSession, s: SourceSpec)(body: => T): T = body
+
+  /** What a build of `files` reads, and the relation it reads them with (files it cannot read as the source does are left out). */
+  def readable(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation,
+      files: Seq[SourceFile]): (HadoopFsRelation, Seq[SourceFile]) = (rel, files)
+
+  /** Refuses an indexed column the build cannot read as the source does (`field`: as the build's relation has it). */
+  def checkColumn(field: StructField, column: ColumnSpec, spec: IndexSpec): Unit = ()
+
+  /** Whether the build may take a file's filters from its Parquet footer (the file is read as Parquet by name or field id). */
+  def footerFilters(s: SourceSpec): Boolean
+
+  // ---------------------------------------------------------------- writes
+
+  /**
+   * The source a committed write wrote, when `command` (an executed write command's plan) is
+   * one of this provider's writes: what keeps indexes current asks it.
+   */
+  def writtenBy(command: LogicalPlan): Option[SourceIdentity] = None
 }
 
-/** The providers, in the order the catalog asks them. */
-object SourceProviders {
-  val all: Seq[SourceProvider] = Seq(DeltaProvider, FileRelationProvider, FileTableProvider, IcebergProvider)
+/** The relation a build reads a source's snapshot with, its files, and the table version they are of. */
+final case class Snapshot(relation: HadoopFsRelation, files: Seq[SourceFile], version: Option[Long])
 
-  def describe(plan: LogicalPlan): Option[ScanSource] = all.iterator.flatMap(_.describe(plan)).toSeq.headOption
+/**
+ * Who a source is, as [[SourceProvider.sameSource]] compares them: its provider, its catalog
+ * table name (if any) and its root folders ([[SourceProviders.normalizeRoot]]ed).
+ */
+final case class SourceIdentity(provider: String, table: Option[String], roots: Set[String])
+
+/**
+ * The providers, loaded once from `META-INF/services/bloomindex.source.SourceProvider` with
+ * this class's loader, in the order listed there. Nothing names a provider's class: a format's
+ * own classes are touched only once a plan or a statement holds its source.
+ */
+object SourceProviders {
+
+  lazy val all: Seq[SourceProvider] = {
+    val loader = java.util.ServiceLoader.load(classOf[SourceProvider], classOf[SourceProvider].getClassLoader)
+    val found = scala.jdk.CollectionConverters.IteratorHasAsScala(loader.iterator()).asScala.toSeq
+    require(found.nonEmpty, "bloomindex: no source providers found (META-INF/services/bloomindex.source.SourceProvider)")
+    found
+  }
+
+  /** The provider of an index's source (the last provider, plain files, takes any format not claimed). */
+  def of(s: SourceSpec): SourceProvider = all.find(_.records(s.format)).getOrElse(all.last)
+
+  /** The provider of a logical leaf's source, if any. */
+  def owner(plan: LogicalPlan): Option[SourceProvider] = all.find(_.claims(plan))
+
+  /** The source a logical leaf reads, if a provider knows it. */
+  def describe(plan: LogicalPlan): Option[ScanSource] = owner(plan).flatMap(_.describe(plan))
+
+  /** The provider that reads `format.`path``, if any. */
+  def forPath(format: String): Option[SourceProvider] = all.find(_.pathFormats.contains(format))
+
+  /** Every `format` of `format.`path`` some provider reads. */
+  def pathFormats: Seq[String] = all.flatMap(_.pathFormats.toSeq.sorted)
+
+  /** The root folder `p` as sources are compared by: its path, without scheme, authority or trailing slash. */
+  def normalizeRoot(p: String): String = new org.apache.hadoop.fs.Path(p).toUri.getPath.stripSuffix("/")
+
+  /** Who the source `s` is (an index's, or one a statement names). */
+  def identity(s: SourceSpec): SourceIdentity = SourceIdentity(of(s).name, s.table, s.paths.map(normalizeRoot).toSet)
+
+  /** Whether an index over `index` answers for `target` ([[SourceProvider.sameSource]] of the index's provider). */
+  def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = of(index).sameSource(index, target)
+
+  /** Refuses a source no provider can read (for errors that need the list). */
+  def unsupportedFormat(format: String): Nothing = throw BloomIndexErrors.unsupportedFormat(format, pathFormats)
 }

@@ -6,6 +6,9 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
+import bloomindex.source.delta.DeltaErrors
+import bloomindex.source.iceberg.IcebergErrors
+
 import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.catalyst.trees.Origin
 
@@ -77,14 +80,14 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
       encryptedColumns("n", "c", "t", "why", "allow_unencrypted_index"), sourceNotFound("t"), pathNotFound("/p"),
       unsupportedFormat("avro", Seq("parquet")), unsupportedFileFormat("x.Y"), unsupportedSource("t"),
       multipleRelations("t"), sourceChanged("t"), sourceColumnGone("c", "n", "t", Seq("a")),
-      physicalColumnName("c", "t", "col-1", "n"), deltaUnavailable("t"), notDeltaTable("/p"), deltaRootPaths("t", 2),
-      deltaLogUnreadable("t", new RuntimeException("boom")), deltaColumnMapping("t", "name"),
+      physicalColumnName("c", "t", "col-1", "n"), DeltaErrors.unavailable("t"), DeltaErrors.notDeltaTable("/p"), DeltaErrors.rootPaths("t", 2),
+      DeltaErrors.logUnreadable("t", new RuntimeException("boom")), DeltaErrors.columnMapping("t", "name"),
       filterIndexAlreadyExists("c", "t", "n"), filterIndexNotFound("t"), filterIndexMultiColumn("n", Seq("a", "b")),
       mightContainWrongNumArgs("f", 1), mightContainInvalidArgument("f", "why"),
       mightContainKeyTypeMismatch("f", "k", "n", "c", "why"), invalidConf("k", "is empty"),
       unsupportedSparkVersion("3.5.4", "4.1.x to 4.3.x"), new ConcurrentBloomIndexUpdateException("n", 1, "CREATE"),
-      icebergNotIndexable("t", "why"), icebergColumnType("c", "t", "uuid"), icebergFileFormat("t", "ORC", "/p"),
-      icebergUnavailable("t"), sourceColumnTypeChanged("c", "n", "t", "INT", "BIGINT"))
+      IcebergErrors.notIndexable("t", "why"), IcebergErrors.columnType("c", "t", "uuid"), IcebergErrors.fileFormat("t", "ORC", "/p"),
+      IcebergErrors.unavailable("t"), sourceColumnTypeChanged("c", "n", "t", "INT", "BIGINT"))
     assert(all.map(_.getCondition).toSet == known.keySet, "a builder per condition")
     all.foreach { e =>
       val template = known(e.getCondition).messageTemplate

@@ -14,7 +14,8 @@ class DecodingSuite extends AnyFunSuite {
   }
 
   private def col(c: SQLConf, format: String, field: StructField, options: Map[String, String] = Map.empty) =
-    DecodingContext.column(c, format, options, field)
+    if (format == "delta") new delta.DeltaProvider().decoding(c, null, field)
+    else DecodingContext.fileColumn(c, format, options, StructType(Seq(field)), field)
 
   private def diff(format: String, field: StructField, built: SQLConf, queried: SQLConf,
       builtOptions: Map[String, String] = Map.empty, queriedOptions: Map[String, String] = Map.empty): Option[String] =
@@ -87,7 +88,7 @@ class DecodingSuite extends AnyFunSuite {
       .exists(_.contains("type differs: built as INT, queried as BIGINT")))
     assert(DecodingContext.difference("csv", col(c, "csv", id), "csv", col(c, "csv", StructField("ID", IntegerType))).isDefined)
     def mapped(physical: String, fieldId: Long) = StructField("k", IntegerType, metadata = new MetadataBuilder()
-      .putString(DecodingContext.DeltaPhysicalName, physical).putLong(DecodingContext.DeltaFieldId, fieldId).build())
+      .putString("delta.columnMapping.physicalName", physical).putLong("delta.columnMapping.id", fieldId).build())
     val plain = col(c, "delta", StructField("k", IntegerType))
     // Column mapping turned on: an existing column keeps its name as physical name, and its values.
     assert(DecodingContext.difference("delta", plain, "delta", col(c, "delta", mapped("k", 1))).isEmpty)
@@ -103,7 +104,7 @@ class DecodingSuite extends AnyFunSuite {
   }
 
   private def scan(format: String, schema: String, options: Map[String, String] = Map.empty, created: Option[Long] = None) =
-    ScanSource("files", created.map(_ => "t"), format, Nil, options, StructType.fromDDL(schema), null, created)
+    ScanSource(new files.FilesProvider, created.map(_ => "t"), format, Nil, options, StructType.fromDDL(schema), null, created)
 
   private def scanDiff(column: String, built: ScanSource, queried: ScanSource): Option[String] =
     DecodingContext.difference(built.format, built.decoding(conf(), column).get, queried.format, queried.decoding(conf(), column).get)

@@ -1,4 +1,4 @@
-package bloomindex.source
+package bloomindex.source.iceberg
 
 import java.util.Locale
 
@@ -7,6 +7,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexSpec, SourceSpec}
+import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceProvider, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, TableProperties,
@@ -25,7 +26,7 @@ import org.apache.spark.sql.types.{MetadataBuilder, StructField, StructType}
 /**
  * Everything that uses Iceberg's API (compile-only: Iceberg is on the class path only when the
  * session added it, see `bloomindex.configure(builder, iceberg=True)`). Only called once a plan
- * holds an Iceberg table ([[IcebergFiles]] recognises them by class name).
+ * holds an Iceberg table ([[IcebergProvider]] recognises them by class name).
  *
  * An Iceberg table is identified by its location (catalog name or iceberg.`path` alike); its
  * files are those of a snapshot, from Iceberg's manifests (a table folder also holds files that
@@ -36,7 +37,7 @@ import org.apache.spark.sql.types.{MetadataBuilder, StructField, StructType}
  */
 object IcebergTables extends Logging {
 
-  val Format: String = IcebergFiles.Format
+  val Format: String = IcebergProvider.Format
   /** Iceberg's type of a column, in the schema's field metadata. */
   val TypeKey = "iceberg.type"
   private val SupportedKey = "iceberg.indexable"
@@ -122,7 +123,7 @@ object IcebergTables extends Logging {
    * data files of the snapshot it reads (listed on use). When the read schema cannot be told,
    * the scan shows no columns: no index answers for it.
    */
-  def scanSource(r: DataSourceV2Relation): ScanSource = {
+  def scanSource(provider: SourceProvider, r: DataSourceV2Relation): ScanSource = {
     val st = sparkTable(r)
     val t = st.table()
     val snapshot = snapshotOf(r)
@@ -132,7 +133,7 @@ object IcebergTables extends Logging {
         "is unknown; no index is used for it")
       new StructType()
     }
-    ScanSource(Format, tableName(r), Format, Seq(root), Map.empty, schema,
+    ScanSource(provider, tableName(r), Format, Seq(root), Map.empty, schema,
       new IcebergFileIndex(root, () => snapshot.map(dataFiles(t, _, tableName(r).getOrElse(t.location()))).getOrElse(Nil)))
   }
 
@@ -141,7 +142,7 @@ object IcebergTables extends Logging {
     val tasks = t.newScan().useSnapshot(id).planFiles()
     try tasks.asScala.toSeq.map { task =>
       val f = task.file()
-      if (f.format() != FileFormat.PARQUET) throw BloomIndexErrors.icebergFileFormat(what, f.format().toString, f.location())
+      if (f.format() != FileFormat.PARQUET) throw IcebergErrors.fileFormat(what, f.format().toString, f.location())
       SourceFile(SourceResolver.normalize(new Path(f.location())), f.fileSizeInBytes(), 0L)
     }.distinct finally tasks.close()
   }
@@ -153,13 +154,13 @@ object IcebergTables extends Logging {
   /** The Iceberg relation of a DataFrame, or why it is none (metadata tables, views). */
   def relationOf(df: DataFrame, what: String): Option[DataSourceV2Relation] = {
     val rels = df.queryExecution.analyzed.collect { case r: DataSourceV2Relation => r }
-    rels.find(r => IcebergFiles.isIcebergTable(r.table) && sparkTable(r).table().isInstanceOf[org.apache.iceberg.BaseMetadataTable])
+    rels.find(r => IcebergProvider.isIcebergTable(r.table) && sparkTable(r).table().isInstanceOf[org.apache.iceberg.BaseMetadataTable])
       .foreach { r =>
-        throw BloomIndexErrors.icebergNotIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")
+        throw IcebergErrors.notIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")
       }
-    rels.find(r => IcebergFiles.isIcebergTable(r.table)).orElse {
+    rels.find(r => IcebergProvider.isIcebergTable(r.table)).orElse {
       rels.headOption.filter(_.table.getClass.getName.startsWith("org.apache.iceberg.")).foreach { r =>
-        throw BloomIndexErrors.icebergNotIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")
+        throw IcebergErrors.notIndexable(what, s"it is Iceberg's metadata table ${r.table.name()}, not a table of data files")
       }
       None
     }
@@ -171,9 +172,9 @@ object IcebergTables extends Logging {
     val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
     if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
     val df = try spark.read.format(Format).load(path) catch {
-      case e: ClassNotFoundException => throw BloomIndexErrors.icebergUnavailable(quotedPath(path))
+      case e: ClassNotFoundException => throw IcebergErrors.unavailable(quotedPath(path))
       case NonFatal(e) if e.getMessage != null && e.getMessage.contains("Failed to find the data source") =>
-        throw BloomIndexErrors.icebergUnavailable(quotedPath(path))
+        throw IcebergErrors.unavailable(quotedPath(path))
     }
     val r = relationOf(df, quotedPath(path)).getOrElse(throw BloomIndexErrors.unsupportedSource(quotedPath(path)))
     (spec(r, None), df)
@@ -185,7 +186,7 @@ object IcebergTables extends Logging {
   private def spec(r: DataSourceV2Relation, table: Option[String]): SourceSpec = {
     val t = sparkTable(r)
     if (isTimeTravel(t)) {
-      throw BloomIndexErrors.icebergNotIndexable(table.getOrElse(t.table().location()),
+      throw IcebergErrors.notIndexable(table.getOrElse(t.table().location()),
         s"it names snapshot ${t.snapshotId()} (time travel); an index follows the table's current snapshot")
     }
     val partitions = t.table().spec().fields().asScala.toSeq
@@ -298,7 +299,7 @@ object IcebergTables extends Logging {
   def checkColumnType(field: StructField, source: String): Unit = {
     if (field.metadata.contains(TypeKey)) {
       if (!field.metadata.getBoolean(SupportedKey)) {
-        throw BloomIndexErrors.icebergColumnType(field.name, source, field.metadata.getString(TypeKey))
+        throw IcebergErrors.columnType(field.name, source, field.metadata.getString(TypeKey))
       }
     }
   }

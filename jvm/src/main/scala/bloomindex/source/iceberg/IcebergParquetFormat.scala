@@ -1,9 +1,10 @@
-package bloomindex.source
+package bloomindex.source.iceberg
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import bloomindex.compat.ConfWritable
+import bloomindex.source.{SourceFile, SourceResolver}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}

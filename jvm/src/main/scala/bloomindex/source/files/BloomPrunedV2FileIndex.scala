@@ -1,6 +1,7 @@
-package bloomindex.pruning
+package bloomindex.source.files
 
 import bloomindex.catalog.{Decision, PruningInfo}
+import bloomindex.pruning.PrunedScan
 import bloomindex.source.SourceResolver
 
 import org.apache.hadoop.fs.Path
@@ -24,7 +25,7 @@ class BloomPrunedV2FileIndex(
     partitionSchema: Option[StructType],
     spec: Option[PartitionSpec],
     val info: PruningInfo)
-  extends InMemoryFileIndex(spark, kept, Map.empty, partitionSchema, FileStatusCache.getOrCreate(spark), spec, None) {
+  extends InMemoryFileIndex(spark, kept, Map.empty, partitionSchema, FileStatusCache.getOrCreate(spark), spec, None) with PrunedScan {
 
   // Its root paths are the kept files themselves (it lists them), so EXPLAIN's Location line
   // reads `BloomPrunedV2FileIndex(<kept> paths)[...]`.

@@ -1,0 +1,276 @@
+package bloomindex.source.delta
+
+import java.util.Locale
+
+import scala.util.control.NonFatal
+
+import bloomindex.catalog.IndexCatalog
+import bloomindex.compat.SparkShim
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{ColumnDecoding, SourceSpec}
+import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanPruner}
+import bloomindex.source.{DecodingContext, FileIndexes, ScanSource, Snapshot, SourceIdentity, SourceProvider,
+  SourceProviders, SourceResolver}
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
+
+/**
+ * Delta Lake tables, reached only through Spark's public APIs (the `delta` data source,
+ * `DESCRIBE HISTORY`, `DESCRIBE DETAIL`) and Delta's file index read by reflection: this code
+ * compiles and runs without Delta on the class path, and a Delta source is refused with a clear
+ * message when it is not.
+ *
+ * A Delta table is one folder however it is named (catalog name or delta.`path`). Its files are
+ * those of a snapshot, read from its log (a Delta folder also holds files that later commits
+ * removed): the snapshot's `TahoeFileIndex` lists them with the size and modification time its
+ * log records. A Delta data file is never rewritten in place, so a path names the same bytes
+ * for ever. Delta hides column mapping from the relation's schema, so the columns' physical
+ * names and field ids come from the table's own metadata, which Delta's file index carries.
+ * Delta reads its Parquet files with its own settings: reader options do not change values.
+ *
+ * Pruning: Delta plans its scans with its own rules and strategies, which match its own file
+ * index classes: data skipping (`PrepareDeltaScan`, pre-CBO) replaces the table's
+ * `TahoeLogFileIndex` with a prepared index, and the deletion vector rules add the row index
+ * filter to scans of tables with deletion vectors. A wrapper installed before them (as for plain
+ * sources) would hide it from both, and a hidden deletion vector is a wrong answer. So Delta
+ * scans are pruned once Delta has planned them: the scan's (already data-skipped) file index is
+ * wrapped in a [[BloomPrunedFileIndex]], which lists what Delta lists minus the files the Bloom
+ * index proves cannot match the scan's data filters. The files it keeps are Delta's own objects,
+ * with the deletion vector descriptors Delta attached to them. The index holds a file by path,
+ * size and modification time (as Delta's log records them), so files of a time-travelled
+ * snapshot that the index holds are pruned and files it does not hold are read.
+ */
+final class DeltaProvider extends SourceProvider with ScanPruner {
+  import DeltaProvider._
+
+  override def name: String = Format
+
+  override def records(format: String): Boolean = format == Format
+
+  override def pathFormats: Set[String] = Set(Format)
+
+  /** delta.`path` names the folder: Delta's catalog also answers to it as a table name. */
+  override def pathsBeforeTables: Boolean = true
+
+  /** `delta.`path``: the path must hold a Delta table (a `_delta_log` folder). */
+  override def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
+    val p = new Path(path)
+    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
+    if (!fs.exists(new Path(p, "_delta_log"))) throw DeltaErrors.notDeltaTable(path)
+    requireDelta(spark, quotedPath(path))
+    val s = spec(spark, None, fs.makeQualified(p).toString)
+    (s, dataFrame(spark, s.paths.head, None))
+  }
+
+  /** A catalog table (or a DataFrame over one) whose relation is Delta's: indexed by its location, named by `table`. */
+  override def resolveFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): Option[SourceSpec] =
+    relationOf(df).map { rel =>
+      val location = rel.location.rootPaths match {
+        case Seq(p) => p.toString
+        case other => throw DeltaErrors.rootPaths(table.getOrElse(what), other.size)
+      }
+      spec(df.sparkSession, table, location)
+    }
+
+  private def relationOf(df: DataFrame): Option[HadoopFsRelation] = df.queryExecution.analyzed.collectFirst {
+    case LogicalRelation(rel: HadoopFsRelation, _, _, _, _) if isDeltaIndex(rel.location) => rel
+  }
+
+  private def requireDelta(spark: SparkSession, what: String): Unit = {
+    val available = try {
+      org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource(Format, spark.sessionState.conf)
+      true
+    } catch { case NonFatal(_) => false }
+    if (!available) throw DeltaErrors.unavailable(what)
+  }
+
+  private def spec(spark: SparkSession, table: Option[String], location: String): SourceSpec = {
+    val what = table.getOrElse(quotedPath(location))
+    val detail = try spark.sql(s"DESCRIBE DETAIL ${quotedPath(location)}").head() catch {
+      case NonFatal(e) => throw DeltaErrors.logUnreadable(what, e)
+    }
+    val props = detail.getMap[String, String](detail.fieldIndex("properties"))
+    val mapping = Option(props).flatMap(m => Option(m.getOrElse("delta.columnMapping.mode", null)))
+      .map(_.toLowerCase(Locale.ROOT)).getOrElse("none")
+    if (mapping != "none") throw DeltaErrors.columnMapping(what, mapping)
+    val partitions = detail.getSeq[String](detail.fieldIndex("partitionColumns"))
+    SourceSpec(table, Format, Seq(location), Map.empty, partitions)
+  }
+
+  // ---------------------------------------------------------------- the current snapshot
+
+  override def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = dataFrame(spark, s.paths.head, None)
+
+  /** The table as of `version` (or its newest snapshot). */
+  private def dataFrame(spark: SparkSession, location: String, version: Option[Long]): DataFrame = {
+    val reader = spark.read.format(Format)
+    version.fold(reader)(v => reader.option("versionAsOf", v.toString)).load(location)
+  }
+
+  /**
+   * The files of the table's current snapshot (from its log) and that snapshot's version; the
+   * relation reads them as the Parquet files they are (column mapping is refused at CREATE;
+   * rows a deletion vector hides are read too, which only adds values to a filter).
+   */
+  override def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): Snapshot = {
+    val location = s.paths.head
+    val version = spark.sql(s"DESCRIBE HISTORY ${quotedPath(location)} LIMIT 1").select("version").head().getLong(0)
+    val rel = SourceResolver.relation(dataFrame(spark, location, Some(version)), s.display)
+    Snapshot(rel.copy(fileFormat = new ParquetFileFormat())(rel.sparkSession), SourceResolver.filesOf(rel), Some(version))
+  }
+
+  /** A refresh lists the table's snapshot anew from its log. */
+  override def refreshReusesFrame: Boolean = false
+
+  // ---------------------------------------------------------------- scans
+
+  override def claims(plan: LogicalPlan): Boolean = plan match {
+    case LogicalRelation(rel: HadoopFsRelation, _, _, _, _) => isDeltaIndex(rel.location)
+    case _ => false
+  }
+
+  override def describe(plan: LogicalPlan): Option[ScanSource] = plan match {
+    case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if isDeltaIndex(rel.location) =>
+      Some(of(rel, table.map(_.identifier.unquotedString)))
+    case _ => None
+  }
+
+  private def of(rel: HadoopFsRelation, table: Option[String]): ScanSource = {
+    val index = FileIndexes.unwrap(rel.location)
+    ScanSource(this, table, Format, index.rootPaths, Map.empty, withPhysical(rel.dataSchema, index), index)
+  }
+
+  override def scanOf(spark: SparkSession, s: SourceSpec, rel: HadoopFsRelation): ScanSource = of(rel, s.table)
+
+  /** Delta reads its Parquet files as Spark's Parquet reader does, a column under its physical name or field id. */
+  override def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding =
+    DecodingContext.column(field, physicalOf(field),
+      DecodingContext.settingsFor(conf, "parquet", field.dataType, Map.empty), Map.empty)
+
+  /** A Delta snapshot's files come from its log: immutable, never stale. */
+  override def listingMayBeStale: Boolean = false
+
+  /** A Delta table is its folder, whether named through a catalog or as delta.`path`. */
+  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean =
+    target.provider == name && index.paths.map(SourceProviders.normalizeRoot).toSet == target.roots
+
+  override def footerFilters(s: SourceSpec): Boolean = false
+
+  // ---------------------------------------------------------------- pruning
+
+  override def prunePlanned(spark: SparkSession, scan: SparkPlan): Option[SparkPlan] = scan match {
+    case s: FileSourceScanExec if isDeltaIndex(s.relation.location) =>
+      prunedIndex(spark, s).map(idx => SparkShim.withRelation(s, s.relation.copy(location = idx)(s.relation.sparkSession)))
+    case _ => None
+  }
+
+  /** The pruned file index for a planned Delta scan, or None when no index applies. */
+  private def prunedIndex(spark: SparkSession, s: FileSourceScanExec): Option[BloomPrunedFileIndex] = {
+    val dataFilters = s.dataFilters.filter(ScanPruner.usable)
+    if (dataFilters.isEmpty || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) return None
+    try {
+      val location = s.relation.location
+      // Dynamic partition pruning filters hold subqueries not run yet: list without them.
+      val files = location.listFiles(s.partitionFilters.filter(ScanPruner.usable), dataFilters)
+        .flatMap(_.files).map(_.fileStatus)
+      new IndexCatalog(spark).decide(ScanPruner.conjunction(dataFilters), of(s.relation, s.tableIdentifier.map(_.unquotedString)), files)
+        .map(d => new BloomPrunedFileIndex(location, d.skipped, d.info))
+    } catch {
+      case NonFatal(e) =>
+        IndexCatalog.warnOnce(s"bloomindex: Delta scan not pruned (${e.getMessage})")
+        None
+    }
+  }
+
+  /**
+   * Delta scans are pruned once planned: the decision for this relation's planned scan (its
+   * output is the relation's attributes, so a self-join's two scans differ; a scan of a table
+   * with deletion vectors also outputs Delta's own row columns).
+   */
+  override def explain(ctx: ExplainContext, node: LogicalPlan): Option[ScanExplain] = node match {
+    case l @ LogicalRelation(rel: HadoopFsRelation, _, table, _, _) if isDeltaIndex(rel.location) =>
+      val what = table.map(_.identifier.unquotedString).getOrElse(rel.location.rootPaths.mkString(", "))
+      val info = ctx.planned.collect { case s: FileSourceScanExec if isDeltaIndex(s.relation.location) => s }
+        .find(s => s.relation.location.rootPaths == rel.location.rootPaths &&
+          (s.output.isEmpty || s.output.exists(l.outputSet.contains)))
+        .flatMap(prunedIndex(ctx.spark, _)).map(_.info)
+      Some(ScanExplain(what, info,
+        s"scan of $what: no Bloom index for this Delta table (or pruning disabled, or no filter to prune on)"))
+    case _ => None
+  }
+}
+
+object DeltaProvider {
+  val Format = "delta"
+
+  /** Delta column mapping's metadata keys. */
+  private val PhysicalNameKey = "delta.columnMapping.physicalName"
+  private val FieldIdKey = "delta.columnMapping.id"
+
+  /** Delta's file indexes: `TahoeLogFileIndex`, `PreparedDeltaFileIndex`, ... all extend it. */
+  private val TahoeFileIndexClass = "org.apache.spark.sql.delta.files.TahoeFileIndex"
+
+  /** Whether `index` is one of Delta's file indexes, recognised without Delta on the class path. */
+  def isDeltaIndex(index: FileIndex): Boolean = {
+    var c: Class[_] = index.getClass
+    while (c != null) {
+      if (c.getName == TahoeFileIndexClass) return true
+      c = c.getSuperclass
+    }
+    false
+  }
+
+  private def quotedPath(path: String): String = s"delta.`${path.replace("`", "``")}`"
+
+  /** Where Delta stores `field`: its physical name and field id under column mapping (else a Parquet field id). */
+  private def physicalOf(field: StructField): Map[String, String] = {
+    val m = field.metadata
+    val out = Map.newBuilder[String, String]
+    if (m.contains(PhysicalNameKey)) out += "physicalName" -> m.getString(PhysicalNameKey)
+    if (m.contains(FieldIdKey)) out += "fieldId" -> m.getLong(FieldIdKey).toString
+    else out ++= DecodingContext.physicalOf(field)
+    out.result()
+  }
+
+  /** `schema` with each field's column mapping metadata as the table's metadata records it. */
+  private def withPhysical(schema: StructType, index: FileIndex): StructType = {
+    val table = tableSchema(index)
+    StructType(schema.fields.map { f =>
+      table.flatMap(_.fields.find(_.name == f.name)).map(t => f.copy(metadata = t.metadata)).getOrElse(f)
+    })
+  }
+
+  private def tableSchema(index: FileIndex): Option[StructType] =
+    try {
+      val metadata = index.getClass.getMethod("metadata").invoke(index)
+      val json = metadata.getClass.getMethod("schemaString").invoke(metadata).asInstanceOf[String]
+      Some(DataType.fromJson(json).asInstanceOf[StructType])
+    } catch { case NonFatal(_) => None }
+}
+
+/** Delta's error conditions (raised through [[BloomIndexErrors.error]]). */
+object DeltaErrors {
+  def unavailable(source: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_DELTA_UNAVAILABLE", Map("source" -> source))
+
+  def notDeltaTable(path: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_NOT_DELTA_TABLE", Map("path" -> path))
+
+  def rootPaths(source: String, count: Int): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_DELTA_ROOT_PATHS", Map("source" -> source, "count" -> count.toString))
+
+  def logUnreadable(source: String, cause: Throwable): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_DELTA_LOG_UNREADABLE", Map("source" -> source, "reason" -> String.valueOf(cause.getMessage)), cause)
+
+  def columnMapping(source: String, mode: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_DELTA_COLUMN_MAPPING", Map("source" -> source, "mode" -> mode))
+}

@@ -1,0 +1,258 @@
+package bloomindex.source.files
+
+import java.util.Locale
+
+import scala.jdk.CollectionConverters._
+
+import bloomindex.catalog.{Decision, IndexCatalog}
+import bloomindex.compat.SparkShim
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{ColumnDecoding, SourceSpec}
+import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanPruner}
+import bloomindex.source.{DecodingContext, FileIndexes, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider,
+  SourceProviders, SourceResolver}
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.catalyst.expressions.{Expression, SubqueryExpression}
+import org.apache.spark.sql.catalyst.planning.PhysicalOperation
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceUtils, FileIndex, FileStatusCache,
+  HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation, DataSourceV2Strategy,
+  FileScan, FileTable}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.sources.DataSourceRegister
+import org.apache.spark.sql.types.{StructField, StructType}
+
+/**
+ * Plain files of Spark's file sources (`parquet`, `orc`, `csv`, `json`, `avro`, `text`), read
+ * through the V1 path (`HadoopFsRelation`: catalog tables, `format.`path``, DataFrames) or the
+ * V2 path (`FileTable`, `FileScan`). A source is a catalog table (by name) or root folders; its
+ * files are what its file index lists, identified by path, size and modification time, which a
+ * file rewritten in place changes. Listed last among the providers: it takes any file relation
+ * no table format claimed.
+ *
+ * Pruning: V1 scans in the optimizer, before statistics (the relation's file index replaced by
+ * a [[BloomPrunedFileIndex]]); V2 scans at planning (their scan node only exists after the
+ * optimizer's push-down: a [[BloomPrunedV2FileIndex]] over the kept files).
+ */
+final class FilesProvider extends SourceProvider with ScanPruner {
+  import FilesProvider._
+
+  override def name: String = "files"
+
+  /** Any format no provider listed before this one records. */
+  override def records(format: String): Boolean = true
+
+  override def pathFormats: Set[String] = PathFormats
+
+  override def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
+    val p = new Path(path)
+    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
+    FileStatusCache.getOrCreate(spark).invalidateAll()
+    val df = spark.read.format(format).load(path)
+    (spec(None, SourceResolver.relation(df, s"$format.`$path`")), df)
+  }
+
+  override def resolveFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): Option[SourceSpec] =
+    Some(spec(table, SourceResolver.relation(df, what)))
+
+  private def spec(table: Option[String], rel: HadoopFsRelation): SourceSpec = {
+    val format = rel.fileFormat match {
+      case r: DataSourceRegister => r.shortName()
+      case other => throw BloomIndexErrors.unsupportedFileFormat(other.getClass.getName)
+    }
+    SourceSpec(table, format, rel.location.rootPaths.map(_.toString),
+      rel.options.filter { case (k, _) => k != "path" && k != "paths" },
+      rel.partitionSchema.fieldNames.toSeq)
+  }
+
+  override def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
+    case Some(t) =>
+      spark.catalog.refreshTable(t)
+      spark.table(t)
+    case None =>
+      // Path reads share the session's file status cache: drop it so deletes are seen.
+      FileStatusCache.getOrCreate(spark).invalidateAll()
+      spark.read.format(s.format).options(s.options).load(s.paths: _*)
+  }
+
+  override def queryFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
+    case Some(t) => spark.table(t)
+    case None => dataFrame(spark, s)
+  }
+
+  override def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): Snapshot = {
+    val rel = SourceResolver.relation(frame.getOrElse(dataFrame(spark, s)), s.display)
+    rel.location.refresh()
+    Snapshot(rel, SourceResolver.filesOf(rel), None)
+  }
+
+  /**
+   * A path source is listed without inferring its schema (which for Parquet sorts every path and
+   * reads a footer: seconds at 100,000 files): an empty schema is given, the listing is the same.
+   */
+  override def currentFiles(spark: SparkSession, s: SourceSpec): (Seq[SourceFile], Option[Long]) =
+    if (s.table.isDefined) super.currentFiles(spark, s)
+    else {
+      FileStatusCache.getOrCreate(spark).invalidateAll()
+      // A format that refuses an empty schema is listed as a query would read it.
+      val df = try Some(spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*))
+        catch { case scala.util.control.NonFatal(_) => None }
+      // Listed just now, after the cache was dropped: no refresh (a second listing) needed.
+      df.map(df => (SourceResolver.filesOf(SourceResolver.relation(df, s.display)), None: Option[Long]))
+        .getOrElse(super.currentFiles(spark, s))
+    }
+
+  override def claims(plan: LogicalPlan): Boolean = plan match {
+    case LogicalRelation(_: HadoopFsRelation, _, _, _, _) => true
+    case DataSourceV2Relation(_: FileTable, _, _, _, _, _) => true
+    // Type patterns, not the case classes' extractors: their arity differs between Spark versions.
+    case s: DataSourceV2ScanRelation => s.scan.isInstanceOf[FileScan]
+    case _ => false
+  }
+
+  override def describe(plan: LogicalPlan): Option[ScanSource] = plan match {
+    case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) => Some(of(rel, table))
+    case r @ DataSourceV2Relation(t: FileTable, _, _, _, _, _) => Some(ofV2(r, t.dataSchema, t.fileIndex))
+    case s: DataSourceV2ScanRelation => s.scan match {
+      case scan: FileScan => Some(ofV2(s.relation, scan.dataSchema, FileIndexes.unwrap(scan.fileIndex)))
+      case _ => None
+    }
+    case _ => None
+  }
+
+  /** A V1 scan of `rel`, a relation of catalog table `table` if it is one. */
+  def of(rel: HadoopFsRelation, table: Option[CatalogTable]): ScanSource = {
+    val index = FileIndexes.unwrap(rel.location)
+    ScanSource(this, table.map(_.identifier.unquotedString), SourceResolver.formatOf(rel), index.rootPaths, rel.options,
+      rel.dataSchema, index, table.map(_.createTime))
+  }
+
+  private def ofV2(r: DataSourceV2Relation, dataSchema: StructType, index: FileIndex): ScanSource = {
+    val format = r.table match {
+      case t: FileTable => t.formatName.toLowerCase(Locale.ROOT)
+      case other => other.name()
+    }
+    ScanSource(this, r.identifier.map(_.toString), format, index.rootPaths,
+      r.options.asCaseSensitiveMap().asScala.toMap, dataSchema, index)
+  }
+
+  override def scanOf(spark: SparkSession, s: SourceSpec, rel: HadoopFsRelation): ScanSource =
+    of(rel, s.table.flatMap(SourceResolver.catalogTable(spark, _))).copy(table = s.table)
+
+  override def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding =
+    DecodingContext.fileColumn(conf, scan.format, scan.options, scan.dataSchema, field)
+
+  /** A file index of plain files keeps the listing it took, while a file may be rewritten in place since. */
+  override def listingMayBeStale: Boolean = true
+
+  /**
+   * An index over a catalog table answers for that table, by name (also where the target names
+   * it less qualified); one over folders (`format.`path``) answers for reads of those folders by
+   * path, also reads of more folders than the index's (a file the index does not hold as it is
+   * now is read anyway). A catalog table is not its folder: its name may move to another
+   * location, and its reader options are the table's.
+   */
+  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = target.provider == name && {
+    index.table match {
+      case Some(t) => target.table.contains(t) || target.table.exists(x => t.endsWith("." + x))
+      case None => target.table.isEmpty && index.paths.map(SourceProviders.normalizeRoot).toSet.subsetOf(target.roots)
+    }
+  }
+
+  override def footerFilters(s: SourceSpec): Boolean = s.format.toLowerCase(Locale.ROOT) == "parquet"
+
+  /** `INSERT` into a file source table or folder, and DataFrame writes to a path. */
+  override def writtenBy(command: LogicalPlan): Option[SourceIdentity] = command match {
+    case i: InsertIntoHadoopFsRelationCommand =>
+      Some(SourceIdentity(name, i.catalogTable.map(_.identifier.unquotedString),
+        Set(SourceProviders.normalizeRoot(i.outputPath.toString))))
+    case _ => None
+  }
+
+  // ---------------------------------------------------------------- pruning
+
+  override def pruneFiltered(spark: SparkSession, f: Filter): Option[LogicalPlan] = f.child match {
+    case l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _) if !rel.location.isInstanceOf[BloomPrunedFileIndex] =>
+      val base = partitionPruned(f.condition, rel)
+      val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
+      new IndexCatalog(spark).decide(f.condition, of(rel, l.catalogTable), files).map { d =>
+        val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
+        f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))
+      }
+    case _ => None
+  }
+
+  /**
+   * A catalog table's file index, narrowed to the partitions the condition selects, as Spark's
+   * PruneFileSourcePartitions (which runs after the pruning rule) would: so that only those
+   * partitions are listed and probed. Other file indexes are returned as they are.
+   */
+  private def partitionPruned(condition: Expression, rel: HadoopFsRelation): FileIndex =
+    rel.location match {
+      case c: CatalogFileIndex if rel.partitionSchema.nonEmpty =>
+        // The condition sits right on the relation: its attributes are the relation's own.
+        val filters =
+          SparkShim.conjuncts(condition).filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
+        val (partitionFilters, _) = DataSourceUtils.getPartitionFiltersAndDataFilters(rel.partitionSchema, filters)
+        if (partitionFilters.isEmpty) c else c.filterPartitions(partitionFilters)
+      case other => other
+    }
+
+  override def planPruned(spark: SparkSession, plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    // A type pattern: DataSourceV2ScanRelation's arity differs between Spark versions (SparkShim).
+    case PhysicalOperation(_, filters, s: DataSourceV2ScanRelation) if s.scan.isInstanceOf[FileScan] =>
+      val scan = s.scan.asInstanceOf[FileScan]
+      v2Decision(spark, filters, s.relation, scan)
+        .filter(_.skipped.nonEmpty)
+        .flatMap(d => BloomPrunedV2FileIndex.prune(spark, scan, d))
+        .map { newScan =>
+          val pruned = plan.transformUp { case rel: DataSourceV2ScanRelation if rel eq s => SparkShim.withScan(s, newScan) }
+          // Sessions that run strategies are classic ones.
+          new DataSourceV2Strategy(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]).apply(pruned)
+        }
+        .getOrElse(Nil)
+    case _ => Nil
+  }
+
+  /**
+   * What the indexes decide for a V2 file scan under `filters` (None: no filter, pruning off, an
+   * already pruned scan, or no index over the source).
+   */
+  private def v2Decision(spark: SparkSession, filters: Seq[Expression], r: DataSourceV2Relation,
+      scan: FileScan): Option[Decision] =
+    if (filters.isEmpty || !filters.forall(_.deterministic) || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED) ||
+        scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex]) None
+    else {
+      val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
+      new IndexCatalog(spark).decide(ScanPruner.conjunction(filters), ofV2(r, scan.dataSchema, FileIndexes.unwrap(scan.fileIndex)), files)
+    }
+
+  override def explain(ctx: ExplainContext, node: LogicalPlan): Option[ScanExplain] = node match {
+    case s: DataSourceV2ScanRelation if s.scan.isInstanceOf[FileScan] =>
+      // V2 scans are pruned at planning: the same decision, for the filters right above the scan.
+      val what = s.relation.identifier.map(_.toString).getOrElse(s.relation.table.name())
+      Some(ScanExplain(what, v2Decision(ctx.spark, ctx.filtersOn(s), s.relation, s.scan.asInstanceOf[FileScan]).map(_.info),
+        s"scan of $what: no Bloom index pruned this V2 scan"))
+    case LogicalRelation(rel: HadoopFsRelation, _, table, _, _) =>
+      // V1 scans were pruned by the optimizer: the decision is in the optimized plan's file index.
+      val (roots, info) = rel.location match {
+        case b: BloomPrunedFileIndex => (b.delegate.rootPaths, Some(b.info))
+        case other => (other.rootPaths, None)
+      }
+      val what = table.map(_.identifier.unquotedString).getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
+      Some(ScanExplain(what, info, s"scan of $what: no Bloom index for this source (or pruning disabled)"))
+    case _ => None
+  }
+}
+
+object FilesProvider {
+  /** Formats `format.`path`` may name. */
+  val PathFormats: Set[String] = Set("parquet", "orc", "csv", "json", "avro", "text")
+}

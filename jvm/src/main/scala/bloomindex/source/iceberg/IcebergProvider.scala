@@ -1,0 +1,267 @@
+package bloomindex.source.iceberg
+
+import scala.util.control.NonFatal
+
+import bloomindex.catalog.{Decision, IndexCatalog}
+import bloomindex.compat.SparkShim
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, SourceSpec}
+import bloomindex.pruning.{ExplainContext, ScanExplain, ScanPruner}
+import bloomindex.source.{DecodingContext, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider, SourceProviders}
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.planning.PhysicalOperation
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias, View}
+import org.apache.spark.sql.connector.catalog.Table
+import org.apache.spark.sql.connector.read.Scan
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation, DataSourceV2Strategy}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{StructField, StructType}
+
+/**
+ * Apache Iceberg tables, read through Iceberg's Spark catalog or its `iceberg` data source.
+ * Recognised by class name: this class names no Iceberg type, so it loads (and is asked about
+ * every scan) without Iceberg on the class path; everything that touches Iceberg's API is in
+ * [[IcebergTables]], reached only once a plan holds an Iceberg table.
+ *
+ * An Iceberg table is its location, whether named through a catalog or as iceberg.`path`; its
+ * files are those of a snapshot (immutable, identified by path and size); its columns are
+ * identified by field id.
+ *
+ * Pruning, at planning time, after Iceberg's own planning: Iceberg plans a read in its scan
+ * (`SparkBatchQueryScan`): partition pruning, metrics and its residual filters choose the data
+ * files, which it groups into tasks; the batch's input partitions each carry a group of file
+ * scan tasks. For a filtered Iceberg read the catalog is asked about the data files of those
+ * tasks (the files Iceberg would read), and the scan is planned through Spark's own
+ * `DataSourceV2Strategy` wrapped in a [[PrunedIcebergScan]], whose batch hands out Iceberg's
+ * input partitions minus the tasks of the skipped files. Everything else (the reader, deletes,
+ * runtime filtering, metrics) stays Iceberg's. Only plain reads are pruned: the scans of
+ * row-level rewrites (copy-on-write DELETE, UPDATE, MERGE) and changelogs are other classes,
+ * left alone. See docs/decisions.md (issue 19) for why here and not through Iceberg's filter APIs.
+ */
+final class IcebergProvider extends SourceProvider with ScanPruner {
+  import IcebergProvider._
+
+  override def name: String = Format
+
+  override def records(format: String): Boolean = format == Format
+
+  override def pathFormats: Set[String] = Set(Format)
+
+  override def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) =
+    IcebergTables.resolvePath(spark, path)
+
+  /** An Iceberg table's source, when `df` reads one (Iceberg's classes are touched only then); an Iceberg view or metadata table is refused. */
+  override def resolveFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): Option[SourceSpec] = {
+    val plan = df.queryExecution.analyzed
+    val v2 = plan.collect { case r: DataSourceV2Relation => r }
+    if (!v2.exists(_.table.getClass.getName.startsWith(Package))) return None
+    if (plan.collectFirst { case v: View => v }.isDefined || plan.exists(_.getClass.getSimpleName.contains("View"))) {
+      throw IcebergErrors.notIndexable(what, "it is a view, not a table of data files")
+    }
+    // A name that reads a query over tables rather than one table is a view (Iceberg's views
+    // resolve to their query under an alias, without Spark's View node).
+    def unaliased(p: LogicalPlan): LogicalPlan = p match {
+      case a: SubqueryAlias => unaliased(a.child)
+      case other => other
+    }
+    if (named && !unaliased(plan).isInstanceOf[DataSourceV2Relation]) {
+      IcebergTables.relationOf(df, what) // a metadata table is named as such
+      throw IcebergErrors.notIndexable(what, "it is a view (a query over tables), not a table of data files")
+    }
+    IcebergTables.relationOf(df, what).map { r =>
+      if (v2.size > 1) throw BloomIndexErrors.multipleRelations(what)
+      IcebergTables.resolveRelation(r)
+    }
+  }
+
+  /** A metadata table or a view of Iceberg's catalogs is no table to the catalog: refused by name. */
+  override def refuse(df: DataFrame, what: String): Unit = resolveFrame(df, None, what, named = true)
+
+  override def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = IcebergTables.dataFrame(spark, s)
+
+  override def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): Snapshot = {
+    val (rel, files, id) = IcebergTables.snapshot(spark, s, frame)
+    Snapshot(rel, files, id)
+  }
+
+  override def currentRelation(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): HadoopFsRelation =
+    IcebergTables.currentRelation(spark, s)
+
+  override def claims(plan: LogicalPlan): Boolean = plan match {
+    case r: DataSourceV2Relation => isIcebergTable(r.table)
+    case s: DataSourceV2ScanRelation => isIcebergTable(s.relation.table)
+    case _ => false
+  }
+
+  override def describe(plan: LogicalPlan): Option[ScanSource] = plan match {
+    case r: DataSourceV2Relation if isIcebergTable(r.table) => Some(IcebergTables.scanSource(this, r))
+    case s: DataSourceV2ScanRelation if isIcebergTable(s.relation.table) => Some(IcebergTables.scanSource(this, s.relation))
+    case _ => None
+  }
+
+  override def scanOf(spark: SparkSession, s: SourceSpec, rel: HadoopFsRelation): ScanSource =
+    ScanSource(this, s.table, Format, rel.location.rootPaths, Map.empty, rel.dataSchema, rel.location)
+
+  /**
+   * Iceberg reads its Parquet files itself, columns by field id (the physical identity), without
+   * calendar rebasing and whatever Spark's Parquet settings: nothing else to record.
+   */
+  override def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding =
+    DecodingContext.column(field, DecodingContext.physicalOf(field), Map.empty, Map.empty)
+
+  /** A snapshot's files come from its manifests: immutable, never stale. */
+  override def listingMayBeStale: Boolean = false
+
+  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean =
+    target.provider == name && index.paths.map(SourceProviders.normalizeRoot).toSet == target.roots
+
+  /**
+   * A build reads with Spark's Parquet reader matching columns by field id (a renamed column is
+   * read from files written under its old name, a column added later reads as null from older
+   * files) and never rebasing dates. These are session settings (Spark's Parquet reader takes
+   * them from the session, not from reader options), set for the build and put back after; they
+   * change nothing for a query whose schema carries no field ids.
+   */
+  override def buildScope[T](spark: SparkSession, s: SourceSpec)(body: => T): T = {
+    val settings = Seq(DecodingContext.ParquetFieldIds -> "true", DecodingContext.ParquetRebase -> "CORRECTED",
+      DecodingContext.ParquetInt96Rebase -> "CORRECTED")
+    val conf = spark.sessionState.conf
+    val before = settings.map { case (k, _) => k -> (if (conf.contains(k)) Some(conf.getConfString(k)) else None) }
+    settings.foreach { case (k, v) => conf.setConfString(k, v) }
+    try body finally before.foreach {
+      case (k, Some(v)) => conf.setConfString(k, v)
+      case (k, None) => conf.unsetConf(k)
+    }
+  }
+
+  /** Files without field ids are read by the table's name mapping, or left out ([[IcebergTables.readable]]). */
+  override def readable(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation,
+      files: Seq[SourceFile]): (HadoopFsRelation, Seq[SourceFile]) = IcebergTables.readable(spark, spec, rel, files)
+
+  override def checkColumn(field: StructField, column: ColumnSpec, spec: IndexSpec): Unit = {
+    IcebergTables.checkColumnType(field, spec.source.display)
+    // The index's column type is fixed at CREATE; a widened Iceberg column (int to long, ...)
+    // would be read as the new type and hashed as the old one.
+    if (field.dataType.sql != column.dataType) {
+      throw BloomIndexErrors.sourceColumnTypeChanged(column.name, spec.name, spec.source.display, column.dataType, field.dataType.sql)
+    }
+  }
+
+  /** Data files are Parquet with field ids, matched by id as the build's footer read does. */
+  override def footerFilters(s: SourceSpec): Boolean = true
+
+  // ---------------------------------------------------------------- pruning
+
+  override def planPruned(spark: SparkSession, plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case PhysicalOperation(_, filters, s: DataSourceV2ScanRelation)
+        if isBatchQueryScan(s.scan) && isIcebergTable(s.relation.table) =>
+      decision(spark, filters, s)
+        .filter(_.skipped.nonEmpty)
+        .map { d =>
+          val wrapped = PrunedIcebergScan(s.scan, d.skipped, d.info)
+          val pruned = plan.transformUp { case rel: DataSourceV2ScanRelation if rel eq s => SparkShim.withScan(s, wrapped) }
+          new DataSourceV2Strategy(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]).apply(pruned)
+        }
+        .getOrElse(Nil)
+    case _ => Nil
+  }
+
+  /**
+   * What the indexes decide for an Iceberg read under `filters` (None: no usable filter, pruning
+   * off, or no index over the table). The files are those of the tasks Iceberg planned for the
+   * scan (its cached plan: planning again costs nothing). A task group that is not only data
+   * file tasks makes no decision.
+   */
+  private def decision(spark: SparkSession, filters: Seq[Expression], s: DataSourceV2ScanRelation): Option[Decision] = {
+    val conds = filters.filter(ScanPruner.usable)
+    if (conds.isEmpty || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) return None
+    try {
+      val source = IcebergTables.scanSource(this, s.relation)
+      val catalog = new IndexCatalog(spark)
+      // No index over the table: Iceberg's batch is not asked for (its partitions broadcast the table).
+      if (catalog.viewsFor(source).isEmpty) return None
+      val partitions = s.scan.toBatch.planInputPartitions().toSeq
+      val perPartition = partitions.map(IcebergTables.partitionFiles)
+      if (perPartition.exists(_.isEmpty)) return None
+      val files = perPartition.flatMap(_.get)
+        .groupBy(f => f.getPath.toString).values.map(_.head).toSeq
+      catalog.decide(ScanPruner.conjunction(conds), source, files)
+    } catch {
+      case NonFatal(e) =>
+        IndexCatalog.warnOnce(s"bloomindex: Iceberg scan not pruned (${e.getMessage})")
+        None
+    }
+  }
+
+  /** Iceberg reads are pruned at planning, after Iceberg's own planning: the same decision. */
+  override def explain(ctx: ExplainContext, node: LogicalPlan): Option[ScanExplain] = node match {
+    case s: DataSourceV2ScanRelation if isBatchQueryScan(s.scan) =>
+      val what = s.relation.identifier.map(_.toString).getOrElse(s.relation.table.name())
+      Some(ScanExplain(what, decision(ctx.spark, ctx.filtersOn(s), s).map(_.info),
+        s"scan of $what: no Bloom index pruned this Iceberg scan"))
+    case _ => None
+  }
+}
+
+object IcebergProvider {
+  val Format = "iceberg"
+
+  private val Package = "org.apache.iceberg."
+  private val SparkTableClass = "org.apache.iceberg.spark.source.SparkTable"
+  /** The scan of a plain read (Iceberg's other scans: row-level rewrites, changelogs, ...). */
+  private val BatchQueryScanClass = "org.apache.iceberg.spark.source.SparkBatchQueryScan"
+
+  private def isA(o: AnyRef, name: String): Boolean = {
+    var c: Class[_] = o.getClass
+    while (c != null) {
+      if (c.getName == name) return true
+      c = c.getSuperclass
+    }
+    false
+  }
+
+  def isIcebergTable(t: Table): Boolean = t != null && isA(t, SparkTableClass)
+
+  /** A plain read of an Iceberg table (not a copy-on-write rewrite's scan, not a changelog). */
+  def isBatchQueryScan(s: Scan): Boolean = s != null && s.getClass.getName == BatchQueryScanClass
+}
+
+/**
+ * The data files of one Iceberg snapshot as a file index (listed on first use): what a scan's
+ * coverage checks (join filters, `bloom_might_contain`) compare an index with. Iceberg data
+ * files are immutable and identified by path and size; they carry no modification time (0).
+ */
+final class IcebergFileIndex(root: Path, list: () => Seq[SourceFile]) extends FileIndex {
+  private lazy val statuses: Array[FileStatus] =
+    list().map(f => new FileStatus(f.size, false, 1, 0L, f.modificationTime, new Path(f.path))).toArray
+
+  override def rootPaths: Seq[Path] = Seq(root)
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    Seq(PartitionDirectory(InternalRow.empty, statuses))
+  override def inputFiles: Array[String] = statuses.map(_.getPath.toString)
+  override def refresh(): Unit = ()
+  override def sizeInBytes: Long = statuses.map(_.getLen).sum
+  override def partitionSchema: StructType = new StructType()
+}
+
+/** Iceberg's error conditions (raised through [[BloomIndexErrors.error]]). */
+object IcebergErrors {
+  def notIndexable(source: String, reason: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_ICEBERG_NOT_INDEXABLE", Map("source" -> source, "reason" -> reason))
+
+  def columnType(column: String, source: String, icebergType: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_ICEBERG_COLUMN_TYPE", Map("column" -> column, "source" -> source, "type" -> icebergType))
+
+  def fileFormat(source: String, format: String, path: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_ICEBERG_FILE_FORMAT", Map("source" -> source, "format" -> format, "path" -> path))
+
+  def unavailable(source: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_ICEBERG_UNAVAILABLE", Map("source" -> source))
+}
