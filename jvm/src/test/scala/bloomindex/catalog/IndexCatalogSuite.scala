@@ -1,0 +1,132 @@
+package bloomindex.catalog
+
+import java.io.File
+import java.nio.file.Files
+
+import bloomindex.api.BloomIndex
+import bloomindex.log.SourceSpec
+import bloomindex.source.{ScanSource, SourceIdentity, SourceProviders}
+import bloomindex.testing.TestSpark
+
+import org.apache.hadoop.fs.FileStatus
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.plans.logical.Filter
+import org.scalatest.BeforeAndAfterEach
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * The index catalog's decisions on a small source (four Parquet files, file k holding ids
+ * k*100 to k*100+99), one index over it: which files a condition skips, and why an index does
+ * not answer when the source differs, the scan decodes otherwise, a file changed, or a column
+ * is missing.
+ */
+class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
+
+  private lazy val spark: SparkSession = TestSpark.session
+  private var path: String = _
+
+  override def beforeEach(): Unit = {
+    spark.conf.set("spark.bloomindex.root", Files.createTempDirectory("bloomindex-root").toString)
+    path = Files.createTempDirectory("bloomindex-src").resolve("events").toString
+    spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount").write.parquet(path)
+    BloomIndex(spark).create("ev").onPath("parquet", path).columns("id", "s").execute()
+  }
+
+  private def frame: DataFrame = spark.read.parquet(path)
+
+  /** The scan of `df` as the catalog sees it. */
+  private def scanOf(df: DataFrame): ScanSource =
+    df.queryExecution.analyzed.collectLeaves().flatMap(SourceProviders.describe).head
+
+  /** The analyzed condition of `df.where(sql)`, on the scan's own attributes. */
+  private def condition(sql: String): Expression =
+    frame.where(sql).queryExecution.analyzed.collectFirst { case Filter(c, _) => c }.get
+
+  private def decide(sql: String, scan: ScanSource = scanOf(frame), files: Option[Seq[FileStatus]] = None): Option[Decision] =
+    new IndexCatalog(spark).decide(condition(sql), scan, files.getOrElse(scan.allFiles()))
+
+  test("same source: a point query skips the three files that cannot hold the value") {
+    val d = decide("id = 150L").get
+    assert(d.info.index == "ev" && d.info.filesTotal == 4 && d.info.filesKept == 1, d.info)
+    assert(d.skipped.size == 3 && d.info.bytesSkipped > 0)
+    // Every file that holds a matching row is kept.
+    val holding = frame.where("id = 150L").inputFiles.toSet
+    assert(holding.size == 1 && !d.skipped.exists(s => holding.exists(_.endsWith(new File(s).getName))))
+    // IN over two files keeps both.
+    assert(decide("id IN (5L, 305L)").get.info.filesKept == 2)
+  }
+
+  test("another source: an index over other folders does not answer") {
+    val other = Files.createTempDirectory("bloomindex-other").resolve("events").toString
+    spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount").write.parquet(other)
+    val scan = scanOf(spark.read.parquet(other))
+    assert(new IndexCatalog(spark).viewsFor(scan).isEmpty)
+    assert(decide("id = 150L", scan).isEmpty)
+  }
+
+  test("the one matcher: tables by name, folders by path (also a read of more folders), a table is not its folder") {
+    val files = SourceProviders.all.last
+    val byPath = SourceSpec(None, "parquet", Seq("file:/data/a"), Map.empty, Nil)
+    val byTable = SourceSpec(Some("spark_catalog.default.t"), "parquet", Seq("file:/data/a"), Map.empty, Nil)
+    def target(table: Option[String], roots: String*) = SourceIdentity(files.name, table, roots.toSet)
+    assert(SourceProviders.sameSource(byPath, target(None, "/data/a")))
+    assert(SourceProviders.sameSource(byPath, target(None, "/data/a", "/data/b")))
+    assert(!SourceProviders.sameSource(byPath, target(None, "/data/b")))
+    assert(!SourceProviders.sameSource(byPath, target(Some("spark_catalog.default.t"), "/data/a")))
+    assert(SourceProviders.sameSource(byTable, target(Some("spark_catalog.default.t"), "/elsewhere")))
+    assert(SourceProviders.sameSource(byTable, target(Some("default.t"), "/data/a")))
+    assert(!SourceProviders.sameSource(byTable, target(Some("default.u"), "/data/a")))
+    assert(!SourceProviders.sameSource(byTable, target(None, "/data/a")))
+    // Another provider's scan of the same folder is another source.
+    assert(!SourceProviders.sameSource(byPath, SourceIdentity("delta", None, Set("/data/a"))))
+    // SHOW ... ON and DROP ... ON match with the same function.
+    assert(new IndexCatalog(spark).indexesOn(SourceResolverFor.path(spark, path)).map(_.spec.name) == Seq("ev"))
+  }
+
+  test("a scan that decodes otherwise: the column does not answer, and the reason is given") {
+    val d = decide("id = 150L", scanOf(frame).copy(format = "orc")).get
+    assert(d.skipped.isEmpty && d.info.index == "none")
+    assert(d.info.notApplied.exists(_.contains("format differs: built from parquet, queried as orc")), d.info.notApplied)
+  }
+
+  test("a file that is not held as it is now is read; none held: stale beyond use") {
+    val scan = scanOf(frame)
+    val files = scan.allFiles()
+    def touched(f: FileStatus) = new FileStatus(f.getLen, false, 1, 0L, f.getModificationTime + 1000, f.getPath)
+    // The file holding 150 unchanged, the others not as the index holds them: nothing to skip.
+    val d = decide("id = 150L", scan, Some(files.map(touched))).get
+    assert(d.skipped.isEmpty)
+    assert(d.info.notApplied.exists(_.contains("stale beyond use")), d.info.notApplied)
+    // One file changed: the other two that cannot match are still skipped, the changed one read.
+    val changed = files.find(f => !frame.where("id = 150L").inputFiles.exists(_.endsWith(f.getPath.getName))).get
+    val d2 = decide("id = 150L", scan, Some(files.map(f => if (f eq changed) touched(f) else f))).get
+    assert(d2.info.filesKept == 2 && !d2.skipped.exists(_.endsWith(changed.getPath.getName)))
+  }
+
+  test("a file changed on storage since the scan listed it is read (FreshFiles)") {
+    val scan = scanOf(frame)
+    val files = scan.allFiles()
+    val victim = files.find(f => !frame.where("id = 150L").inputFiles.exists(_.endsWith(f.getPath.getName))).get
+    assert(new File(victim.getPath.toUri).setLastModified(victim.getModificationTime + 5000))
+    val d = decide("id = 150L", scan, Some(files)).get
+    assert(d.info.filesKept == 2 && !d.skipped.exists(_.endsWith(victim.getPath.getName)), d.info)
+    assert(d.info.notApplied.exists(_.contains("changed on storage")), d.info.notApplied)
+  }
+
+  test("a column not indexed, or gone from the scan, does not answer") {
+    val d = decide("amount = 1L").get
+    assert(d.skipped.isEmpty && d.info.notApplied.exists(_.contains("column not indexed: amount")), d.info.notApplied)
+    val scan = scanOf(frame)
+    val without = scan.copy(dataSchema = org.apache.spark.sql.types.StructType(scan.dataSchema.filterNot(_.name == "s")))
+    val view = new IndexCatalog(spark).viewsFor(without).head
+    assert(view.unusable.get("s").exists(_.contains("no column named exactly s")), view.unusable)
+    // The other column still answers.
+    assert(view.column("id").isRight)
+  }
+}
+
+/** The source `parquet.`path`` as a statement names it. */
+private object SourceResolverFor {
+  def path(spark: SparkSession, path: String): SourceSpec = bloomindex.source.SourceResolver.resolvePath(spark, "parquet", path)
+}

@@ -1,0 +1,99 @@
+package bloomindex.pruning
+
+import java.nio.file.Files
+
+import bloomindex.api.BloomIndex
+import bloomindex.source.files.BloomPrunedV2FileIndex
+import bloomindex.testing.TestSpark
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
+import org.scalatest.BeforeAndAfterEach
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * Each pruning entry point on a small plan (four Parquet files, file k holding ids k*100 to
+ * k*100+99, one index over the folder): what it does to the plan it is given, and what it
+ * leaves alone.
+ */
+class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
+
+  private lazy val spark: SparkSession = TestSpark.session
+  private var path: String = _
+
+  override def beforeEach(): Unit = {
+    spark.conf.set("spark.bloomindex.root", Files.createTempDirectory("bloomindex-root").toString)
+    path = Files.createTempDirectory("bloomindex-src").resolve("events").toString
+    spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s").write.parquet(path)
+    BloomIndex(spark).create("ev").onPath("parquet", path).columns("id").execute()
+  }
+
+  override def afterEach(): Unit = {
+    spark.conf.unset("spark.sql.sources.useV1SourceList")
+    spark.conf.unset("spark.bloomindex.pruning.enabled")
+  }
+
+  private def query: DataFrame = spark.read.parquet(path).where("id = 150L")
+
+  private def prunedIndexes(plan: LogicalPlan): Seq[BloomPrunedFileIndex] =
+    plan.collect { case LogicalRelation(r, _, _, _, _) => r }.collect {
+      case r: org.apache.spark.sql.execution.datasources.HadoopFsRelation => r.location
+    }.collect { case b: BloomPrunedFileIndex => b }
+
+  test("BloomIndexPruning (pre-CBO): a filter on a V1 file relation gets a pruned file index") {
+    // The analyzed plan, before any of Spark's rules: the filter sits right on the relation.
+    val plan = query.queryExecution.analyzed
+    assert(prunedIndexes(plan).isEmpty)
+    val pruned = prunedIndexes(new BloomIndexPruning(spark).apply(plan))
+    assert(pruned.size == 1 && pruned.head.info.filesKept == 1 && pruned.head.info.filesTotal == 4, pruned)
+    assert(pruned.head.skipped.size == 3)
+    // Off: the plan is returned as it is.
+    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    assert(new BloomIndexPruning(spark).apply(plan) eq plan)
+  }
+
+  test("BloomIndexPlanning (planner): a filtered V2 file scan is planned over the kept files") {
+    spark.conf.set("spark.sql.sources.useV1SourceList", "")
+    val optimized = query.queryExecution.optimizedPlan
+    val planned = new BloomIndexPlanning(spark).apply(optimized)
+    assert(planned.nonEmpty)
+    val indexes = planned.flatMap(_.collect { case b: BatchScanExec => b.scan }).collect {
+      case f: FileScan => f.fileIndex
+    }
+    assert(indexes.size == 1, planned)
+    indexes.head match {
+      case b: BloomPrunedV2FileIndex => assert(b.info.filesKept == 1 && b.allFiles().size == 1)
+      case other => fail(s"not pruned: $other")
+    }
+    // A plan it has nothing to prune in is left to Spark's strategies.
+    assert(new BloomIndexPlanning(spark).apply(spark.read.parquet(path).queryExecution.optimizedPlan).isEmpty)
+  }
+
+  test("PlannedScanPruning leaves a plain file scan alone; MarkPrunedScans marks a pruned one once") {
+    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    val plain = query.queryExecution.sparkPlan
+    assert(new PlannedScanPruning(spark).apply(plain).collect { case s: FileSourceScanExec => s }.head eq
+      plain.collect { case s: FileSourceScanExec => s }.head)
+    assert(MarkPrunedScans(plain).collect { case m: BloomIndexPrunedScanExec => m }.isEmpty)
+    spark.conf.unset("spark.bloomindex.pruning.enabled")
+    val pruned: SparkPlan = query.queryExecution.sparkPlan
+    val marked = MarkPrunedScans(pruned)
+    val marks = marked.collect { case m: BloomIndexPrunedScanExec => m }
+    assert(marks.size == 1 && marks.head.info.index == "ev" && marks.head.info.filesKept == 1)
+    // Applied again (adaptive execution re-runs columnar rules): no second mark.
+    assert(MarkPrunedScans(marked).collect { case m: BloomIndexPrunedScanExec => m }.size == 1)
+  }
+
+  test("PruningReport: the same decision in words, V1 and V2") {
+    val v1 = PruningReport.scanLines(query)
+    assert(v1.size == 1 && v1.head.contains("index ev (log version") && v1.head.contains("kept 1/4 files"), v1)
+    spark.conf.set("spark.sql.sources.useV1SourceList", "")
+    val v2 = PruningReport.scanLines(query)
+    assert(v2.size == 1 && v2.head.contains("kept 1/4 files"), v2)
+    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    assert(PruningReport.scanLines(query).head.contains("no Bloom index pruned this V2 scan"))
+  }
+}
