@@ -76,8 +76,11 @@ def test_every_format_as_external_table_and_as_path(spark, root, tmp_path, fmt):
     spark.sql(f"CREATE BLOOM INDEX p_{fmt} ON {fmt}.`{path}` FOR COLUMNS ({'_c1' if fmt == 'csv' else 'email'})")
     d = _describe(spark, f"p_{fmt}")
     assert d["format"] == fmt and d["files_indexed"] == str(len(table_files(spark, table)))
+    # Both answer for the table's queries (the index over its folder per column, where the
+    # table decodes it as the path read did): SHOW ... ON lists both.
     shown = spark.sql(f"SHOW BLOOM INDEXES ON {table}").collect()
-    assert [r.name for r in shown] == [f"t_{fmt}"]
+    assert sorted(r.name for r in shown) == [f"p_{fmt}", f"t_{fmt}"]
+    assert [r.name for r in spark.sql(f"SHOW BLOOM INDEXES ON {fmt}.`{path}`").collect()] == [f"p_{fmt}"]
 
 
 @pytest.mark.parametrize("sql,message", [
@@ -160,6 +163,26 @@ def test_describe_reads_the_index_alone_and_extended_compares_it_with_the_source
             _describe(spark, "dx", extended=True)
     finally:
         os.rename(moved, path)
+
+
+def test_refresh_with_nothing_to_do_commits_nothing(spark, root, tmp_path):
+    path = str(tmp_path / "noop")
+    _orders(spark, n=300, files=3).drop("flag").write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX noop ON parquet.`{path}` FOR COLUMNS (user_id)")
+    before = log_entries(root, "noop")
+    assert [e["state"] for e in before] == ["CREATING", "ACTIVE"]
+    spark.sql("REFRESH BLOOM INDEX noop")
+    spark.sql("REFRESH BLOOM INDEX noop INCREMENTAL")
+    assert log_entries(root, "noop") == before and _describe(spark, "noop")["log_version"] == "1"
+    # A change is refreshed as before; FULL always rebuilds.
+    _orders(spark, n=50, files=1, offset=10_000).drop("flag").write.mode("append").parquet(path)
+    spark.sql("REFRESH BLOOM INDEX noop")
+    d = _describe(spark, "noop")
+    assert d["log_version"] == "3" and d["files_indexed"] == "4" and d["last_operation"] == "REFRESH INCREMENTAL"
+    spark.sql("REFRESH BLOOM INDEX noop")
+    assert _describe(spark, "noop")["log_version"] == "3"
+    spark.sql("REFRESH BLOOM INDEX noop FULL")
+    assert _describe(spark, "noop")["log_version"] == "5"
 
 
 def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_path):

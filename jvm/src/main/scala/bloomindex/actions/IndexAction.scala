@@ -33,12 +33,16 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
   /** The last ACTIVE entry this operation builds on (its data survives a rollback). */
   protected def base: Option[LogEntry]
 
+  /** The entry that already is what this operation would make, if any: then nothing is committed. */
+  protected def nothingToDo(): Option[LogEntry] = None
+
   protected def begin(): LogEntry
 
   /** Writes the data of `begin`'s version into `dataDir`. */
   protected def build(begin: LogEntry, dataDir: Path): Built
 
   final def run(): LogEntry = {
+    nothingToDo().foreach(done => return done)
     val started = begin()
     val (rel, dataDir) = ctx.dataDir(started.operationId)
     ctx.inJobGroup(s"${started.operation} BLOOM INDEX ${ctx.name} ON ${started.spec.source.display}") {

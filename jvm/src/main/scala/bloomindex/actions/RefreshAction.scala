@@ -2,6 +2,9 @@ package bloomindex.actions
 
 import java.util.UUID
 
+import scala.util.control.NonFatal
+
+import bloomindex.catalog.IndexCache
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.hash.ParquetHash
 import bloomindex.log.{IndexSpec, IndexState, LogEntry}
@@ -12,7 +15,8 @@ import org.apache.spark.sql.DataFrame
 
 /**
  * REFRESH BLOOM INDEX [INCREMENTAL | FULL]. Incremental: the files the last ACTIVE version does
- * not hold as they are now are built, the rows of the others carried, deleted files drop out.
+ * not hold as they are now are built, the rows of the others carried, deleted files drop out;
+ * with none of either, nothing is committed.
  *
  * A full rebuild instead when asked, when there is no ACTIVE version, after damaged log entries
  * (what they did is unknown; the refresh builds on the newest readable entry and commits after
@@ -37,13 +41,20 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
 
   private var rebuild = full
   private var frame: Option[DataFrame] = None
+  private var spec: IndexSpec = _
 
-  protected def begin(): LogEntry = {
+  /**
+   * The checks of a refresh (whether it rebuilds, under which spec, the decoding context), and
+   * whether it has anything to do: an incremental refresh whose last ACTIVE version holds every
+   * current file of the source as it is now, and no other (and the same table version), commits
+   * nothing and answers that version.
+   */
+  override protected def nothingToDo(): Option[LogEntry] = {
     if (head.damaged.nonEmpty) {
       logWarning(s"Bloom index '$name': ${ctx.damageNote(head.damaged)}; rebuilding it in full from version ${latest.version}")
     }
     rebuild = full || base.isEmpty || head.damaged.nonEmpty
-    val spec = if (rebuild) retyped(latest.spec) else latest.spec
+    spec = if (rebuild) retyped(latest.spec) else latest.spec
     // An incremental refresh adds values decoded as this session decodes them now: only to an
     // index whose values were decoded the same way.
     frame = if (rebuild || !SourceProviders.of(spec.source).refreshReusesFrame) None
@@ -60,6 +71,24 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
           }
       }
     }
+    // Only over a stable head: a transient entry a stopped operation left is committed past.
+    if (rebuild) None else base.filter(b => head.entry.exists(_.version == b.version) && upToDate(b))
+  }
+
+  /** Whether `b` holds exactly the source's current files, each as it is now (a damaged or unreadable version does not). */
+  private def upToDate(b: LogEntry): Boolean = try {
+    val (current, version) = SourceResolver.currentFiles(ctx.spark, spec.source)
+    b.data.exists(_.tableVersion == version) && spec.columns.indices.forall { i =>
+      val column = IndexCache.column(ctx.spark, ctx.log, b, i)
+      column.numFiles == current.size && current.forall(f => column.indexOf(f.path, f.size, f.modificationTime) >= 0)
+    }
+  } catch {
+    case NonFatal(e) =>
+      logInfo(s"Bloom index '$name': refreshing, as its files could not be compared with the source's: $e")
+      false
+  }
+
+  protected def begin(): LogEntry = {
     val entry = LogEntry(head.version + 1, IndexState.Refreshing,
       if (rebuild) "REFRESH FULL" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, ctx.now(),
       latest.createdAt, spec, base.flatMap(_.data))

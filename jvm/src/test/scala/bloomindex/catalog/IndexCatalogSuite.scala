@@ -65,7 +65,7 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(decide("id = 150L", scan).isEmpty)
   }
 
-  test("the one matcher: tables by name, folders by path (also a read of more folders), a table is not its folder") {
+  test("the one matcher: tables by name, folders by path (also a read of more folders, or a table over them)") {
     val files = SourceProviders.all.last
     val byPath = SourceSpec(None, "parquet", Seq("file:/data/a"), Map.empty, Nil)
     val byTable = SourceSpec(Some("spark_catalog.default.t"), "parquet", Seq("file:/data/a"), Map.empty, Nil)
@@ -73,7 +73,8 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(SourceProviders.sameSource(byPath, target(None, "/data/a")))
     assert(SourceProviders.sameSource(byPath, target(None, "/data/a", "/data/b")))
     assert(!SourceProviders.sameSource(byPath, target(None, "/data/b")))
-    assert(!SourceProviders.sameSource(byPath, target(Some("spark_catalog.default.t"), "/data/a")))
+    assert(SourceProviders.sameSource(byPath, target(Some("spark_catalog.default.t"), "/data/a")))
+    assert(!SourceProviders.sameSource(byPath, target(Some("spark_catalog.default.t"), "/data/a", "/data/b")))
     assert(SourceProviders.sameSource(byTable, target(Some("spark_catalog.default.t"), "/elsewhere")))
     assert(SourceProviders.sameSource(byTable, target(Some("default.t"), "/data/a")))
     assert(!SourceProviders.sameSource(byTable, target(Some("default.u"), "/data/a")))

@@ -154,15 +154,16 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 
   /**
    * An index over a catalog table answers for that table, by name (also where the target names
-   * it less qualified); one over folders (`format.`path``) answers for reads of those folders by
-   * path, also reads of more folders than the index's (a file the index does not hold as it is
-   * now is read anyway). A catalog table is not its folder: its name may move to another
-   * location, and its reader options are the table's.
+   * it less qualified); one over folders (`format.`path``) answers for any read of those folders,
+   * by path or through a catalog table over them, also reads of more folders than the index's (a
+   * file the index does not hold as it is now is read anyway; a table's reader options and
+   * column positions are compared per column, as its decoding context).
    */
   override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = target.provider == name && {
+    val paths = index.paths.map(SourceProviders.normalizeRoot).toSet
     index.table match {
       case Some(t) => target.table.contains(t) || target.table.exists(x => t.endsWith("." + x))
-      case None => target.table.isEmpty && index.paths.map(SourceProviders.normalizeRoot).toSet.subsetOf(target.roots)
+      case None => paths.subsetOf(target.roots) && (target.table.isEmpty || paths == target.roots)
     }
   }
 
