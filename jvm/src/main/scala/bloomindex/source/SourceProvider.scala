@@ -183,6 +183,16 @@ object SourceProviders {
   /** Whether an index over `index` answers for `target` ([[SourceProvider.sameSource]] of the index's provider). */
   def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = of(index).sameSource(index, target)
 
+  /** Whether `o`'s class or a superclass is named `className` (a format's classes recognised without loading them). */
+  def isA(o: AnyRef, className: String): Boolean = {
+    var c: Class[_] = if (o == null) null else o.getClass
+    while (c != null) {
+      if (c.getName == className) return true
+      c = c.getSuperclass
+    }
+    false
+  }
+
   /** Refuses a source no provider can read (for errors that need the list). */
   def unsupportedFormat(format: String): Nothing = throw BloomIndexErrors.unsupportedFormat(format, pathFormats)
 }

@@ -3,10 +3,9 @@ package bloomindex.catalog
 import java.io.File
 import java.nio.file.Files
 
-import bloomindex.api.BloomIndex
 import bloomindex.log.SourceSpec
 import bloomindex.source.{ScanSource, SourceIdentity, SourceProviders}
-import bloomindex.testing.TestSpark
+import bloomindex.testing.{SmallSource, TestSpark}
 
 import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -27,10 +26,7 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
   private var path: String = _
 
   override def beforeEach(): Unit = {
-    spark.conf.set("spark.bloomindex.root", Files.createTempDirectory("bloomindex-root").toString)
-    path = Files.createTempDirectory("bloomindex-src").resolve("events").toString
-    spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount").write.parquet(path)
-    BloomIndex(spark).create("ev").onPath("parquet", path).columns("id", "s").execute()
+    path = SmallSource.create(spark, "id", "s")
   }
 
   private def frame: DataFrame = spark.read.parquet(path)

@@ -1,10 +1,8 @@
 package bloomindex.pruning
 
-import java.nio.file.Files
 
-import bloomindex.api.BloomIndex
 import bloomindex.source.files.BloomPrunedV2FileIndex
-import bloomindex.testing.TestSpark
+import bloomindex.testing.{SmallSource, TestSpark}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -25,10 +23,7 @@ class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
   private var path: String = _
 
   override def beforeEach(): Unit = {
-    spark.conf.set("spark.bloomindex.root", Files.createTempDirectory("bloomindex-root").toString)
-    path = Files.createTempDirectory("bloomindex-src").resolve("events").toString
-    spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s").write.parquet(path)
-    BloomIndex(spark).create("ev").onPath("parquet", path).columns("id").execute()
+    path = SmallSource.create(spark, "id")
   }
 
   override def afterEach(): Unit = {

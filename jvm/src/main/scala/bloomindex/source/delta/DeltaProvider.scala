@@ -220,14 +220,7 @@ object DeltaProvider {
   private val TahoeFileIndexClass = "org.apache.spark.sql.delta.files.TahoeFileIndex"
 
   /** Whether `index` is one of Delta's file indexes, recognised without Delta on the class path. */
-  def isDeltaIndex(index: FileIndex): Boolean = {
-    var c: Class[_] = index.getClass
-    while (c != null) {
-      if (c.getName == TahoeFileIndexClass) return true
-      c = c.getSuperclass
-    }
-    false
-  }
+  def isDeltaIndex(index: FileIndex): Boolean = SourceProviders.isA(index, TahoeFileIndexClass)
 
   private def quotedPath(path: String): String = s"delta.`${path.replace("`", "``")}`"
 

@@ -218,16 +218,7 @@ object IcebergProvider {
   /** The scan of a plain read (Iceberg's other scans: row-level rewrites, changelogs, ...). */
   private val BatchQueryScanClass = "org.apache.iceberg.spark.source.SparkBatchQueryScan"
 
-  private def isA(o: AnyRef, name: String): Boolean = {
-    var c: Class[_] = o.getClass
-    while (c != null) {
-      if (c.getName == name) return true
-      c = c.getSuperclass
-    }
-    false
-  }
-
-  def isIcebergTable(t: Table): Boolean = t != null && isA(t, SparkTableClass)
+  def isIcebergTable(t: Table): Boolean = SourceProviders.isA(t, SparkTableClass)
 
   /** A plain read of an Iceberg table (not a copy-on-write rewrite's scan, not a changelog). */
   def isBatchQueryScan(s: Scan): Boolean = s != null && s.getClass.getName == BatchQueryScanClass
