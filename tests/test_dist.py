@@ -76,6 +76,10 @@ def test_the_readme_quickstart_from_the_wheel_alone(tmp_path):
     read = int(re.search(r"files read: (\d+)", out).group(1))
     assert 1 <= read < 20, out
     assert re.search(rf"index orders_idx \(log version 1\) kept {read}/20 files", out), out
+    # Run again in the same folder: the table is dropped with its index and both made again.
+    again = run([py, script], cwd=work, env=env).stdout
+    assert f"Row(user_id=4242, amount={4242 % 97})" in again, again
+    assert re.search(rf"index orders_idx \(log version \d+\) kept {read}/20 files", again), again
 
 
 def test_the_pom_declares_what_spark_lacks_and_spark_as_provided():

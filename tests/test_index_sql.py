@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import re
 import threading
 
@@ -183,6 +184,36 @@ def test_refresh_with_nothing_to_do_commits_nothing(spark, root, tmp_path):
     assert _describe(spark, "noop")["log_version"] == "3"
     spark.sql("REFRESH BLOOM INDEX noop FULL")
     assert _describe(spark, "noop")["log_version"] == "5"
+
+
+def test_drop_table_drops_its_indexes_and_a_deleted_folder_orphans_its_index(spark, root, tmp_path):
+    spark.sql("DROP TABLE IF EXISTS life_t")
+    _orders(spark, n=200, files=2).drop("flag").write.saveAsTable("life_t")
+    spark.sql("CREATE BLOOM INDEX life_t_idx ON life_t FOR COLUMNS (user_id)")
+    spark.sql("DROP TABLE life_t")
+    assert "life_t_idx" not in [r.name for r in spark.sql("SHOW BLOOM INDEXES").collect()]
+    assert log_entries(root, "life_t_idx")[-1]["state"] == "DELETED"
+    assert os.listdir(os.path.join(root, "life_t_idx", "data")) == []
+    # The quickstart's steps run twice in a row: the table and its index are created again.
+    _orders(spark, n=200, files=2).drop("flag").write.saveAsTable("life_t")
+    spark.sql("CREATE BLOOM INDEX life_t_idx ON life_t FOR COLUMNS (user_id)")
+    assert _describe(spark, "life_t_idx")["state"] == "ACTIVE"
+    spark.sql("DROP TABLE life_t")
+
+    # A path source whose folder is deleted: ORPHANED, and REFRESH says to drop the index.
+    path = str(tmp_path / "gone")
+    _orders(spark, n=100, files=1).drop("flag").write.parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX gone_idx ON parquet.`{path}` FOR COLUMNS (user_id)")
+    shutil.rmtree(path)
+    shown = {r.name: r.state for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+    assert shown["gone_idx"] == "ORPHANED"
+    assert _describe(spark, "gone_idx", extended=True)["state"] == "ORPHANED"
+    with pytest.raises(AnalysisException) as e:
+        spark.sql("REFRESH BLOOM INDEX gone_idx")
+    assert e.value.getCondition() == "BLOOM_INDEX_ORPHANED" and "DROP BLOOM INDEX gone_idx" in str(e.value)
+    assert [x["state"] for x in log_entries(root, "gone_idx")] == ["CREATING", "ACTIVE"]
+    spark.sql("DROP BLOOM INDEX gone_idx")
+    assert "gone_idx" not in [r.name for r in spark.sql("SHOW BLOOM INDEXES").collect()]
 
 
 def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_path):

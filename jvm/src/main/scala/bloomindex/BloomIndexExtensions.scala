@@ -1,5 +1,6 @@
 package bloomindex
 
+import bloomindex.actions.TableEvents
 import bloomindex.compat.SparkVersions
 import bloomindex.execution.BloomIndexColumnarRule
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
@@ -39,6 +40,13 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // optimizer: file pruning. Pre-CBO: once, after the operator optimizations pushed filters
     // down onto the file relations, and before statistics are computed from the file index.
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
+
+    // catalog: DROP TABLE drops the table's indexes (actions.TableEvents, a listener of the
+    // session catalog added when a session's state is built).
+    extensions.injectCheckRule { spark =>
+      TableEvents.register(spark)
+      _ => ()
+    }
 
     // optimizer: join pre-filtering from global filters, after pruning (it may read the
     // pruned file index of the indexed side). Pre-CBO too: once, after Spark's push-down.

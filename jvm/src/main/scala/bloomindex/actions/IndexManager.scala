@@ -1,7 +1,7 @@
 package bloomindex.actions
 
-import bloomindex.log.{IndexLog, IndexRoot, IndexSpec, LogEntry, SourceSpec}
-import bloomindex.source.{SourceRef, SourceResolver}
+import bloomindex.log.{IndexLog, IndexRoot, IndexSpec, IndexState, LogEntry, SourceSpec}
+import bloomindex.source.{SourceProviders, SourceRef, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -32,6 +32,14 @@ class IndexManager(spark: SparkSession) {
 
   /** Latest entries of every index that is not DELETED, by name. */
   def list(): Seq[LogEntry] = indexes.list()
+
+  /**
+   * The state SHOW and DESCRIBE give `e`: its log state, or ORPHANED for an ACTIVE index whose
+   * source no longer exists (its table dropped, its folder deleted).
+   */
+  def shownState(e: LogEntry): String =
+    if (e.state == IndexState.Active && !SourceProviders.of(e.spec.source).exists(spark, e.spec.source)) IndexManager.Orphaned
+    else e.state
 
   /** Validates everything a CREATE names before anything is written ([[IndexOptions]]). */
   def plan(name: String, source: SourceSpec, columns: Seq[ColumnRequest], options: Map[String, String],
@@ -68,6 +76,8 @@ class IndexManager(spark: SparkSession) {
 }
 
 object IndexManager {
+  val Orphaned = "ORPHANED"
+
   /** The Spark job group of an index's builds: the UI groups them, Python polls it for progress. */
   def jobGroup(name: String): String = ActionContext.jobGroup(name)
 }

@@ -50,6 +50,9 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
    * nothing and answers that version.
    */
   override protected def nothingToDo(): Option[LogEntry] = {
+    if (!SourceProviders.of(latest.spec.source).exists(ctx.spark, latest.spec.source)) {
+      throw BloomIndexErrors.orphaned(name, latest.spec.source.display)
+    }
     if (head.damaged.nonEmpty) {
       logWarning(s"Bloom index '$name': ${ctx.damageNote(head.damaged)}; rebuilding it in full from version ${latest.version}")
     }

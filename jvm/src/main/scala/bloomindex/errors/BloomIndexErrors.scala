@@ -178,6 +178,9 @@ object BloomIndexErrors {
     error("BLOOM_INDEX_SOURCE_COLUMN_TYPE_CHANGED", Map("column" -> column, "indexName" -> name, "source" -> source,
       "indexedType" -> indexed, "currentType" -> current))
 
+  def orphaned(name: String, source: String): AnalysisException =
+    error("BLOOM_INDEX_ORPHANED", Map("indexName" -> name, "source" -> source))
+
   def sourceColumnGone(column: String, name: String, source: String, columns: Seq[String]): AnalysisException =
     error("BLOOM_INDEX_SOURCE_COLUMN_GONE",
       Map("column" -> column, "indexName" -> name, "source" -> source, "columns" -> columns.mkString(", ")))

@@ -83,6 +83,19 @@ trait SourceProvider {
   def currentRelation(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): HadoopFsRelation =
     SourceResolver.relation(frame.getOrElse(dataFrame(spark, s)), s.display)
 
+  /**
+   * Whether the source still exists: its catalog table, or its folders (an index whose source is
+   * gone is ORPHANED: nothing to refresh, DROP BLOOM INDEX removes it).
+   */
+  def exists(spark: SparkSession, s: SourceSpec): Boolean =
+    s.table match {
+      case Some(t) => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true)
+      case None => s.paths.exists { p =>
+        val path = new org.apache.hadoop.fs.Path(p)
+        scala.util.Try(path.getFileSystem(spark.sessionState.newHadoopConf()).exists(path)).getOrElse(true)
+      }
+    }
+
   /** Whether an incremental REFRESH may reuse a DataFrame it made for its checks to build (false: the build lists anew). */
   def refreshReusesFrame: Boolean = true
 

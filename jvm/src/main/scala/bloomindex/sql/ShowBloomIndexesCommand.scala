@@ -26,8 +26,9 @@ case class ShowBloomIndexesCommand(source: Option[SourceRef]) extends LeafRunnab
       case Some(ref) => new IndexCatalog(spark).indexesOn(SourceResolver.resolve(spark, ref))
       case None => new IndexManager(spark).list()
     }
+    val manager = new IndexManager(spark)
     entries.map { e =>
-      Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.name).mkString(", "), e.state, e.version,
+      Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.name).mkString(", "), manager.shownState(e), e.version,
         e.data.map(_.indexedFiles).getOrElse(0L), e.data.map(_.filterBytes).getOrElse(0L))
     }
   }

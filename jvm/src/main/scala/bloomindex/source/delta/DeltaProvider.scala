@@ -128,6 +128,12 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
     Snapshot(rel.copy(fileFormat = new ParquetFileFormat())(rel.sparkSession), SourceResolver.filesOf(rel), Some(version))
   }
 
+  /** The table's folder still holds its log (a catalog name only names the folder). */
+  override def exists(spark: SparkSession, s: SourceSpec): Boolean = scala.util.Try {
+    val log = new Path(s.paths.head, "_delta_log")
+    log.getFileSystem(spark.sessionState.newHadoopConf()).exists(log)
+  }.getOrElse(true)
+
   /** A refresh lists the table's snapshot anew from its log. */
   override def refreshReusesFrame: Boolean = false
 
