@@ -27,7 +27,7 @@ final case class Decision(skipped: Set[String], info: PruningInfo)
  * ([[IndexCache]]); the view keeps what it loaded for the query it serves.
  */
 final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map[String, String], load: Int => ColumnData,
-    scanColumn: String => String = identity) {
+    scanColumn: String => String = identity, renamed: Map[String, String] = Map.empty) {
   private val loadedColumns = new Array[ColumnData](entry.spec.columns.size)
   def spec: bloomindex.log.IndexSpec = entry.spec
   def name: String = spec.name
@@ -42,10 +42,12 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
    * The index column that answers for a scan attribute called `name`, or why none does. The
    * attribute's name is the query's spelling; `scanColumn` turns it into the scan's column
    * (exactly when the session is case-sensitive, else the one column equal but for case), and
-   * the index column must be spelled exactly as that.
+   * the index column must be spelled exactly as that, or have been renamed to it (`renamed`:
+   * index column -> the scan's column, where a provider reading by field id found it renamed).
    */
   def column(name: String): Either[String, Int] = {
-    val i = spec.columns.indexWhere(_.name == scanColumn(name))
+    val scanned = scanColumn(name)
+    val i = spec.columns.indexWhere(c => renamed.getOrElse(c.name, c.name) == scanned)
     if (i < 0) Left(s"column not indexed: $name")
     else unusable.get(spec.columns(i).name).toLeft(i)
   }
@@ -100,7 +102,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** `entry` of the index in `log` as `scan` may use it. */
   private def view(log: IndexLog, entry: LogEntry, scan: ScanSource): IndexView =
     new IndexView(log.indexDir, entry, unusableColumns(entry, scan), IndexCache.column(spark, log, entry, _),
-      scanColumn(scan, _))
+      scanColumn(scan, _), renamed(entry, scan))
 
   /**
    * The scan's column an attribute called `name` reads: the same spelling, or (case-insensitive
@@ -116,6 +118,22 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
   }
 
+  /**
+   * Index columns the scan reads under another name: where the scan's provider matches columns
+   * by field id, the scan's column with the field id the build recorded is the index column's,
+   * whatever its name now (a rename keeps the id and the values; a column dropped and added
+   * again gets a new id). Index column -> the scan's column, for those whose name differs.
+   */
+  private def renamed(entry: LogEntry, scan: ScanSource): Map[String, String] =
+    if (!scan.provider.readsByFieldId) Map.empty
+    else entry.data.flatMap(_.decoding).map { built =>
+      built.columns.flatMap { b =>
+        b.physical.get(DecodingContext.FieldId).flatMap { id =>
+          scan.dataSchema.fields.find(f => DecodingContext.physicalOf(f).get(DecodingContext.FieldId).contains(id))
+        }.map(_.name).filter(_ != b.name).map(b.name -> _)
+      }.toMap
+    }.getOrElse(Map.empty)
+
   /** Columns of `entry` that may not answer for `scan`, with the reason. */
   def unusableColumns(entry: LogEntry, scan: ScanSource): Map[String, String] = {
     val spec = entry.spec
@@ -127,7 +145,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case Some(built) =>
         val unrecorded = spec.columns.filter(c => built.column(c.name).isEmpty)
           .map(c => c.name -> s"${c.name}: no decoding context recorded for the column")
-        (DecodingContext.changes(built, scan.format, scan.decoding(conf, _)) ++ unrecorded).toMap
+        val names = renamed(entry, scan)
+        // A renamed column is compared as the scan reads it under its new name.
+        val current = (c: String) => scan.decoding(conf, names.getOrElse(c, c)).map(_.copy(name = c))
+        (DecodingContext.changes(built, scan.format, current) ++ unrecorded).toMap
     }
   }
 

@@ -108,6 +108,9 @@ object DecodingContext {
     out.result()
   }
 
+  /** [[ColumnDecoding.physical]]'s key for a column's field id. */
+  val FieldId = "fieldId"
+
   /** Parquet field ids' metadata key. */
   val ParquetFieldIdKey = "parquet.field.id"
 

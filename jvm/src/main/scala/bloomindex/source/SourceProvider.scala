@@ -113,6 +113,9 @@ trait SourceProvider {
   /** How `scan` decodes `field` under `conf`: format, settings, reader options, physical identity. */
   def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding
 
+  /** Whether the format matches a file's columns to the table's by field id (a renamed column keeps its values). */
+  def readsByFieldId: Boolean = false
+
   /**
    * Whether the scan's listing may be older than the files it names (a file index of plain
    * files keeps the listing it took; a table format lists a snapshot of immutable files).

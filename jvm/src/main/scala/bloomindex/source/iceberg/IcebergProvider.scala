@@ -116,6 +116,9 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
   override def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding =
     DecodingContext.column(field, DecodingContext.physicalOf(field), Map.empty, Map.empty)
 
+  /** Iceberg reads every column by field id: a renamed column is the same column. */
+  override def readsByFieldId: Boolean = true
+
   /** A snapshot's files come from its manifests: immutable, never stale. */
   override def listingMayBeStale: Boolean = false
 
