@@ -73,6 +73,10 @@ def test_errors_are_pyspark_exceptions_with_the_jvm_message(spark, root, bi):
         bi.create("e1", "api_e", [])
     with pytest.raises(ValueError, match="source"):
         bi.create("e1", 42, ["id"])
+    with pytest.raises(ValueError, match="name"):
+        bi.create(123, "api_e", ["id"])
+    with pytest.raises(ValueError, match="columns"):
+        bi.create("e1", "api_e", 42)
     assert bi.list().count() == 0
 
 

@@ -132,3 +132,26 @@ def test_hashing_takes_spark_type_and_hash_name():
     f = SbbfMurmur3(64)
     f.insert([7], spark_type="int")
     assert f.might_contain(7, spark_type="int") and f.check([7], spark_type="int").all()
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda bi: bi.create(123, "t", ["s"]), "name: an index name must be a string, got int"),
+    (lambda bi: bi.create("", "t", ["s"]), "name: an index name must not be empty"),
+    (lambda bi: bi.create("z", "t", 42), "columns: expected a column name, a list of names or a dict"),
+    (lambda bi: bi.create("z", "t", []), "columns: expected column names"),
+    (lambda bi: bi.create("z", "t", ["a", 1]), "columns: expected column names"),
+    (lambda bi: bi.create("z", 7, ["a"]), "source: expected a table name, a path or a DataFrame, got int"),
+    (lambda bi: bi.refresh(None), "name: an index name must be a string, got NoneType"),
+    (lambda bi: bi.refresh("z", mode="bogus"), "mode: expected 'incremental' or 'full'"),
+    (lambda bi: bi.drop(["z"]), "name: an index name must be a string, got list"),
+    (lambda bi: bi.drop("z", if_exists="yes"), "if_exists must be True or False"),
+    (lambda bi: bi.describe(3.5), "name: an index name must be a string, got float"),
+    (lambda bi: bi.explain("SELECT 1"), r"explain: expected a DataFrame \(spark.sql\(query\) makes one"),
+    (lambda bi: bi.prefilter({"a": 1}, "k", "i", "c"), "prefilter: expected a DataFrame, got dict"),
+    (lambda bi: bi.join_filter_metrics(None), "join_filter_metrics: expected a DataFrame, got NoneType"),
+])
+def test_bad_arguments_are_value_errors_naming_the_argument(call, message):
+    # Checked before any JVM or server call: a BloomIndex without a session is enough.
+    bi = BloomIndex.__new__(BloomIndex)
+    with pytest.raises(ValueError, match=message):
+        call(bi)

@@ -87,13 +87,17 @@ class BloomIndex:
         """
         from pyspark.sql import DataFrame
 
+        _check_name(name)
         if isinstance(columns, Mapping):
             names = list(columns)
             col_opts = {c: {k: _opt(v) for k, v in (o or {}).items()} for c, o in columns.items()}
         elif isinstance(columns, str):
             names, col_opts = [columns], {}
+        elif isinstance(columns, (builtins.list, tuple)):
+            names, col_opts = builtins.list(columns), {}
         else:
-            names, col_opts = list(columns), {}
+            raise ValueError(f"columns: expected a column name, a list of names or a dict of name -> options, "
+                             f"got {type(columns).__name__}")
         if not names or not all(isinstance(c, str) for c in names):
             raise ValueError(f"columns: expected column names, got {columns!r}")
         if not isinstance(global_filter, bool):
@@ -121,12 +125,16 @@ class BloomIndex:
     def refresh(self, name: str, mode: str = "incremental") -> int:
         """Indexes new and changed files (``"incremental"``) or everything (``"full"``);
         returns the new log version."""
+        _check_name(name)
         if mode not in ("incremental", "full"):
             raise ValueError(f"mode: expected 'incremental' or 'full', got {mode!r}")
         return int(self._backend.refresh(name, mode == "full"))
 
     def drop(self, name: str, if_exists: bool = False) -> bool:
         """Drops index ``name``; returns False when it did not exist and ``if_exists`` was set."""
+        _check_name(name)
+        if not isinstance(if_exists, bool):
+            raise ValueError(f"if_exists must be True or False, not {if_exists!r}")
         return bool(self._backend.drop(name, if_exists))
 
     def list(self) -> "DataFrame":
@@ -137,6 +145,7 @@ class BloomIndex:
         """``DESCRIBE BLOOM INDEX`` as an ordered dict: the index as its log, summary and files
         say. ``extended=True`` (``DESCRIBE BLOOM INDEX EXTENDED``) also lists the source and adds
         ``files_new_or_changed`` and ``files_deleted`` (and, for Delta Lake, ``table_current_version``)."""
+        _check_name(name)
         if not isinstance(extended, bool):
             raise ValueError(f"extended must be True or False, not {extended!r}")
         return {str(p[0]): str(p[1]) for p in self._backend.describe(name, extended)}
@@ -146,7 +155,9 @@ class BloomIndex:
         kept/total and bytes skipped, and for each index that did not apply, why; per join
         pre-filter the index, column and key it checks, and why a join got none.
 
-        On Spark Connect: ``EXPLAIN BLOOM INDEX FOR SELECT * FROM <a temporary view of df>``."""
+        On Spark Connect: ``EXPLAIN BLOOM INDEX FOR SELECT * FROM <a temporary view of df>``.
+        For a SQL text, ``explain(spark.sql(query))`` (or SQL's ``EXPLAIN BLOOM INDEX FOR <query>``)."""
+        _check_frame(df, "explain")
         return str(self._backend.explain(df))
 
     def prefilter(self, df: "DataFrame", key: "str | Column", index: str, column: str,
@@ -160,6 +171,7 @@ class BloomIndex:
 
         >>> orders = bi.prefilter(spark.table("orders"), "user_id", "users_idx", "id")  # doctest: +SKIP
         """
+        _check_frame(df, "prefilter")
         return df.filter(might_contain(index, column, key, allow_stale=allow_stale))
 
     def join_filter_metrics(self, df: "DataFrame") -> builtins.list[dict[str, int]]:  # `list` is a method here
@@ -168,6 +180,7 @@ class BloomIndex:
 
         On Spark Connect: the plan metrics the server sent with ``df``'s last action
         (``df.executionInfo``); ``ValueError`` when no action ran on ``df``."""
+        _check_frame(df, "join_filter_metrics")
         return [{str(k): int(v) for k, v in m} for m in self._backend.join_filter_metrics(df)]
 
 
@@ -192,6 +205,22 @@ def might_contain(index: str, column: str, key: "str | Column", *, allow_stale: 
     k = F.col(key) if isinstance(key, str) else key
     args = [F.lit(index), F.lit(column), k] + ([F.lit(True)] if allow_stale else [])
     return F.call_function("bloom_might_contain", *args)
+
+
+def _check_name(name: Any) -> None:
+    """An index name is a non-empty string (the JVM checks what it may hold)."""
+    if not isinstance(name, str):
+        raise ValueError(f"name: an index name must be a string, got {type(name).__name__} ({name!r})")
+    if not name.strip():
+        raise ValueError("name: an index name must not be empty")
+
+
+def _check_frame(df: Any, method: str) -> None:
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        hint = " (spark.sql(query) makes one from SQL text)" if isinstance(df, str) else ""
+        raise ValueError(f"{method}: expected a DataFrame{hint}, got {type(df).__name__}")
 
 
 def _opt(v: Any) -> str:
