@@ -136,3 +136,4 @@ def test_bloomindex_errors_are_pyspark_errors_of_their_condition(spark, root, bi
     with pytest.raises(AnalysisException, match="fpp"):
         bi.create("quoted2", str(tmp_path / "q"), {"id": {"fpp": "0.05' , x = '1"}}, source_format="parquet")
     assert [r.name for r in bi.list().collect()] == ["quoted"]
+

@@ -6,6 +6,7 @@ as parameters, one serialization API across the filter designs, one ``expected_f
 from __future__ import annotations
 
 import builtins
+import re
 import importlib
 import inspect
 import pkgutil
@@ -155,3 +156,33 @@ def test_bad_arguments_are_value_errors_naming_the_argument(call, message):
     bi = BloomIndex.__new__(BloomIndex)
     with pytest.raises(ValueError, match=message):
         call(bi)
+
+
+def test_one_progress_display_on_a_non_terminal(spark, root, tmp_path, capfd, monkeypatch):
+    from bloomindex import _classic
+
+    monkeypatch.setattr(_classic, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(_classic, "PROGRESS_INTERVAL", 0.05)
+    # As where Spark's console progress bar is off (PySpark turns it on in this test session).
+    monkeypatch.setattr(_classic, "_spark_shows_progress", lambda s: False)
+    path = str(tmp_path / "prog")
+    spark.range(0, 20_000, 1, 8).selectExpr("id", "cast(id AS string) AS s").write.parquet(path)
+    bi = BloomIndex(spark, progress=True)
+    capfd.readouterr()
+    bi.create("prog_idx", path, ["id", "s"], source_format="parquet")
+    err = capfd.readouterr().err
+    building = [line for line in err.splitlines() if line.startswith("bloomindex: building 'prog_idx'")]
+    built = [line for line in err.splitlines() if line.startswith("bloomindex: built 'prog_idx' in ")]
+    assert "\r" not in err  # no in-place rewriting where stderr is not a terminal
+    # A build of 8 files takes longer than the 0.05 s poll: one start line, one end line.
+    assert len(building) == 1 and len(built) == 1, err
+    assert re.search(r"\d+/\d+ tasks, \d+ s", building[0]), building
+
+    # Where Spark's own console progress bar is on, bloomindex prints none of its own.
+    monkeypatch.setattr(_classic, "_spark_shows_progress", lambda s: True)
+    bi.refresh("prog_idx", mode="full")
+    assert "bloomindex: build" not in capfd.readouterr().err
+    # progress=False: none either.
+    monkeypatch.setattr(_classic, "_spark_shows_progress", lambda s: False)
+    BloomIndex(spark, progress=False).refresh("prog_idx", mode="full")
+    assert "bloomindex: build" not in capfd.readouterr().err
