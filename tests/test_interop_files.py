@@ -63,3 +63,31 @@ def test_bare_filters_and_parquet_files_are_told_apart(parquet_testing, tmp_path
     extra.write_bytes((parquet_testing / "bloom_filter.bin").read_bytes() + b"\x00")
     with pytest.raises(ValueError, match="1 bytes follow"):
         read_bloom_filter(extra)
+
+
+def test_footer_reader_finds_the_filters_where_pyarrow_says(parquet_testing, tmp_path):
+    """The package reads footers with its own small Thrift reader (no pyarrow dependency on a
+    Connect client); pyarrow, which exposes bloom_filter_offset / _length since 24, must agree."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bloomindex.parquet import read_footer
+
+    written = tmp_path / "arrow.parquet"
+    pq.write_table(pa.table({"k": [f"v{i}" for i in range(500)], "n": list(range(500))}), written,
+                   bloom_filter_options={"k": {"ndv": 500, "fpp": 0.01}}, row_group_size=200)
+    files = [parquet_testing / "data_index_bloom_encoding_stats.parquet",
+             parquet_testing / "data_index_bloom_encoding_with_length.parquet", written]
+    found = 0
+    for path in files:
+        theirs = pq.ParquetFile(path).metadata
+        ours = read_footer(path)[4]  # FileMetaData.row_groups
+        assert len(ours) == theirs.num_row_groups
+        for g, group in enumerate(ours):
+            for c, chunk in enumerate(group[1]):  # RowGroup.columns
+                meta = theirs.row_group(g).column(c)
+                assert chunk[3].get(14) == meta.bloom_filter_offset, (path, g, c)  # ColumnMetaData.bloom_filter_offset
+                if 15 in chunk[3]:
+                    assert chunk[3][15] == meta.bloom_filter_length, (path, g, c)
+                found += meta.bloom_filter_offset is not None
+    assert found >= 4  # both parquet-testing files and every row group of pyarrow's
