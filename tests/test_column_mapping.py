@@ -361,3 +361,37 @@ def test_collated_index_built_before_collation_keys_is_not_used(spark, root, tmp
         assert_prunes(spark, lambda: spark.sql(q), "coll_old_ix")
     finally:
         _drop(spark, "coll_old")
+
+
+def test_char_columns_under_read_side_padding(spark, root, tmp_path):
+    """CHAR(n) is read padded to n characters (spark.sql.readSideCharPadding, the default):
+    `c = 'ab'` compares readSidePadding(c, 5) with 'ab   '. Spark stores CHAR values padded; a
+    file written by another engine may hold 'ab' or 'ab ' unpadded, which read the same. Every
+    stored form that pads to the value is probed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    loc = str(tmp_path / "chars")
+    _drop(spark, "chars_t")
+    try:
+        spark.sql(f"CREATE TABLE chars_t (c CHAR(5), id INT) USING parquet LOCATION '{loc}'")
+        for i in range(3):
+            spark.sql(f"INSERT INTO chars_t VALUES ('k{i}', {i}), ('k{i}x', {10 + i})")
+        # Another writer: unpadded values, one with a trailing space, and a five-character one.
+        pq.write_table(pa.table({"c": ["ab", "cd ", "efghi"], "id": pa.array([100, 101, 102], pa.int32())}),
+                       os.path.join(loc, "other-writer.parquet"))
+        spark.sql("REFRESH TABLE chars_t")
+        spark.sql("CREATE BLOOM INDEX chars_ix ON chars_t FOR COLUMNS (c)")
+        for q, rows in [("SELECT id FROM chars_t WHERE c = 'ab'", [(100,)]),
+                        ("SELECT id FROM chars_t WHERE c = 'cd'", [(101,)]),
+                        ("SELECT id FROM chars_t WHERE c = 'cd   '", [(101,)]),
+                        ("SELECT id FROM chars_t WHERE c = 'efghi'", [(102,)]),
+                        ("SELECT id FROM chars_t WHERE c = 'k1'", [(1,)]),
+                        ("SELECT id FROM chars_t WHERE c IN ('k2x', 'ab')", [(12,), (100,)])]:
+            assert sorted(same(spark, lambda: spark.sql(q))) == rows, q
+            assert_prunes(spark, lambda: spark.sql(q), "chars_ix")
+        # A value no file holds in any form: every file may be skipped, no row either way.
+        q = "SELECT id FROM chars_t WHERE c = 'zz'"
+        assert same(spark, lambda: spark.sql(q)) == []
+    finally:
+        _drop(spark, "chars_t")

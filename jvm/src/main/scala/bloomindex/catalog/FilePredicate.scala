@@ -4,6 +4,7 @@ import bloomindex.hash.PlainHash
 import bloomindex.layout.ColumnData
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, IsNotNull, IsNull, Literal, Or}
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.types._
 
 /**
@@ -91,9 +92,60 @@ object FilePredicate {
     case In(a: Attribute, list) if list.forall(_.isInstanceOf[Literal]) =>
       equality(a, list.map(_.asInstanceOf[Literal].value), index)
     case InSet(a: Attribute, set) => equality(a, set.toSeq, index)
+    // CHAR(n) read with read-side padding: the scan compares the padded value.
+    case EqualTo(CharPadded(a, n), l: Literal) => padded(a, n, Seq(l.value), index)
+    case EqualTo(l: Literal, CharPadded(a, n)) => padded(a, n, Seq(l.value), index)
+    case In(CharPadded(a, n), list) if list.forall(_.isInstanceOf[Literal]) =>
+      padded(a, n, list.map(_.asInstanceOf[Literal].value), index)
+    case InSet(CharPadded(a, n), set) => padded(a, n, set.toSeq, index)
     case IsNull(a: Attribute) => isNull(a, index)
     case IsNotNull(a: Attribute) => column(a, index).map(HasNonNull)
     case other => Left(NotApplicable(s"predicate shape: ${other.prettyName}"))
+  }
+
+  /**
+   * `readSidePadding(c, n)`, Spark's read of a CHAR(n) column under read-side padding (the
+   * default): the stored value, padded with spaces to n characters when shorter.
+   */
+  private object CharPadded {
+    def unapply(e: Expression): Option[(Attribute, Int)] = e match {
+      case s: StaticInvoke if s.functionName == "readSidePadding" &&
+          s.staticObject == classOf[org.apache.spark.sql.catalyst.util.CharVarcharCodegenUtils] =>
+        s.arguments match {
+          case Seq(a: Attribute, Literal(n: Int, IntegerType)) => Some((a, n))
+          case _ => None
+        }
+      case _ => None
+    }
+  }
+
+  /** At most this many stored forms are probed per looked-up CHAR value (one per trailing space). */
+  private val MaxPaddedForms = 64
+
+  /**
+   * `readSidePadding(a, n)` equal to one of `values`: a file may store the value padded (Spark
+   * pads CHAR values on write) or not (other writers), and any stored value shorter than n that
+   * pads to it matches. So each value is probed as it is and with each of its trailing spaces
+   * removed while it stays shorter than n characters (a value of n characters or more is
+   * returned as stored).
+   */
+  private def padded(a: Attribute, n: Int, values: Seq[Any], index: IndexView): Either[NotApplicable, FilePredicate] = {
+    val forms = values.flatMap {
+      case null => Nil
+      case s: org.apache.spark.unsafe.types.UTF8String =>
+        val v = s.toString
+        val chars = v.codePointCount(0, v.length)
+        // Stored forms shorter than n that pad to v: v without 1..k of its trailing spaces.
+        val shorter = if (chars != n) Nil else {
+          val trailing = v.length - v.replaceAll(" +$", "").length
+          (1 to trailing).map(k => v.substring(0, v.length - k))
+        }
+        (v +: shorter).map(org.apache.spark.unsafe.types.UTF8String.fromString)
+      case other => Seq(other)
+    }
+    if (forms.size > MaxPaddedForms * math.max(1, values.size)) {
+      Left(NotApplicable(s"CHAR($n) ${a.name}: too many stored forms to probe"))
+    } else equality(a, forms, index)
   }
 
   private def column(a: Attribute, index: IndexView): Either[NotApplicable, Int] = {
@@ -108,7 +160,7 @@ object FilePredicate {
     if (!sameType(indexed, actual)) Left(NotApplicable(s"type mismatch on ${a.name}: index ${indexed.sql}, query ${actual.sql}"))
     else actual match {
       // Collated strings: the index holds collation keys (its context says so, or the column
-      // would not be usable). CHAR and VARCHAR: no (read-side padding changes the values).
+      // would not be usable). CHAR and VARCHAR types kept as such (spark.sql.preserveCharVarcharTypeInfo): no.
       case s: StringType if s.sql != "STRING" && !bloomindex.hash.CollationKeys.keyed(s) =>
         Left(NotApplicable(s"collation: ${a.name} is ${s.sql}, where equal strings may differ in bytes"))
       case _ => Right(i)
