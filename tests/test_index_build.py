@@ -94,12 +94,12 @@ def test_row_reads_and_split_files_equal_a_reference(spark, jvm_api, root, tmp_p
     with conf(spark, spark__sql__files__maxPartitionBytes=2048, spark__sql__files__openCostInBytes=0):
         assert spark.read.schema(schema).csv(path).rdd.getNumPartitions() >= 2 * len(_data_files(path, "csv"))
         spark.sql(f"CREATE TABLE csv_t (k BIGINT, s STRING, d DECIMAL(12,2), t TIMESTAMP) USING csv LOCATION '{path}'")
-        try:
-            spark.sql("CREATE BLOOM INDEX rows_split ON csv_t FOR COLUMNS (k, s, d, t)")
-        finally:
-            spark.sql("DROP TABLE csv_t")
-    _assert_equals_reference(spark, jvm_api, root, "rows_split", spark.read.schema(schema).format("csv"),
-                             ["k", "s", "d", "t"])
+        spark.sql("CREATE BLOOM INDEX rows_split ON csv_t FOR COLUMNS (k, s, d, t)")
+    try:
+        _assert_equals_reference(spark, jvm_api, root, "rows_split", spark.read.schema(schema).format("csv"),
+                                 ["k", "s", "d", "t"])
+    finally:
+        spark.sql("DROP TABLE csv_t")  # drops its index too
 
 
 def _row_groups(path: str) -> int:

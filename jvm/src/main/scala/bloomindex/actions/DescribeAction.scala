@@ -8,7 +8,7 @@ import bloomindex.layout.{ColumnSummary, IndexLayout, IndexStore, IndexSummary}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, IndexState}
-import bloomindex.source.{SourceFile, SourceProviders, SourceResolver}
+import bloomindex.source.{SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
@@ -29,9 +29,6 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
    * is wrong with the version queries use: damaged log entries after the newest readable one,
    * missing or unreadable index data, filters that do not deserialize (all checked here).
    */
-  /** The index is ACTIVE but its source no longer exists (nothing to list). */
-  private var orphaned = false
-
   def run(): Seq[(String, String)] = {
     val name = ctx.name
     val l = ctx.log
@@ -47,8 +44,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     out += "name" -> spec.name
     out += "source" -> spec.source.display
     out += "format" -> spec.source.format
-    orphaned = latest.state == IndexState.Active && !SourceProviders.of(spec.source).exists(ctx.spark, spec.source)
-    out += "state" -> (if (orphaned) IndexManager.Orphaned else latest.state)
+    out += "state" -> latest.state
     out += "log_version" -> head.version.toString
     out += "active_version" -> active.map(_.version.toString).getOrElse("none")
     out += "created" -> new java.sql.Timestamp(latest.createdAt).toString
@@ -143,7 +139,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
    * EXTENDED: the source's current files and table version ([[SourceResolver.currentFiles]]),
    * listed on a thread of its own from now on; the function waits for them.
    */
-  private def listing(spec: IndexSpec): Option[() => (Seq[SourceFile], Option[Long])] = if (!extended || orphaned) None else {
+  private def listing(spec: IndexSpec): Option[() => (Seq[SourceFile], Option[Long])] = if (!extended) None else {
     val spark = ctx.spark
     val result = new java.util.concurrent.CompletableFuture[(Seq[SourceFile], Option[Long])]()
     val t = new Thread(() => try {

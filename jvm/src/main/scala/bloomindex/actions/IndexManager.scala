@@ -34,7 +34,7 @@ class IndexManager(spark: SparkSession) {
   def list(): Seq[LogEntry] = indexes.list()
 
   /**
-   * The state SHOW and DESCRIBE give `e`: its log state, or ORPHANED for an ACTIVE index whose
+   * The state SHOW gives `e`: its log state, or ORPHANED for an ACTIVE index whose
    * source no longer exists (its table dropped, its folder deleted).
    */
   def shownState(e: LogEntry): String =

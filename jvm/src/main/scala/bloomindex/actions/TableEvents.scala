@@ -6,17 +6,18 @@ import bloomindex.log.IndexRoot
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.catalog.{DropTableEvent, ExternalCatalogEvent, ExternalCatalogEventListener}
 
 /**
  * Ties indexes to the life of their catalog table: `DROP TABLE` of a table of the session
- * catalog drops the indexes over it (their log says DELETED, their files are removed), in the
+ * catalog drops the indexes over it (unless `spark.bloomindex.dropWithTable` is false) (their log says DELETED, their files are removed), in the
  * thread that dropped the table, right after the drop succeeded. The session catalog posts its
  * events to its listeners synchronously; one listener is added per external catalog (a
  * SparkContext's sessions share it), acting for the session that made the change.
  *
  * Tables of other catalogs (Iceberg's) and tables dropped by another cluster are not seen:
- * SHOW and DESCRIBE show their indexes as ORPHANED ([[IndexManager.shownState]]).
+ * SHOW shows their indexes as ORPHANED ([[IndexManager.shownState]]).
  */
 object TableEvents extends Logging {
 
@@ -38,6 +39,7 @@ object TableEvents extends Logging {
 
   /** Drops the indexes whose source is table `database`.`table` of the session catalog; never fails the DROP TABLE. */
   def dropIndexesOf(spark: SparkSession, database: String, table: String): Unit = {
+    if (!spark.sessionState.conf.getConf(BloomIndexSQLConf.DROP_WITH_TABLE)) return
     val names = Set(s"$database.$table", s"spark_catalog.$database.$table")
     val indexes = try new IndexRoot(spark).list() catch {
       case NonFatal(e) =>

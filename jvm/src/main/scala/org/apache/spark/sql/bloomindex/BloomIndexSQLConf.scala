@@ -111,6 +111,15 @@ object BloomIndexSQLConf {
     .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
     .createWithDefault(8)
 
+  val DROP_WITH_TABLE: ConfigEntry[Boolean] = buildConf("spark.bloomindex.dropWithTable")
+    .doc("When true, DROP TABLE of a table of the session catalog also drops the Bloom indexes " +
+      "over it (their log says DELETED, their files are removed). When false they stay, shown as " +
+      "ORPHANED while no table of that name exists, and unused by a table created again under the " +
+      "name (another table) until REFRESH BLOOM INDEX ... FULL.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
   val PRUNING_CHECK_FILES: ConfigEntry[Boolean] = buildConf("spark.bloomindex.pruning.checkFiles")
     .doc("When true, a file of a plain file source is skipped only after its size and " +
       "modification time on storage are found to be those of the scan's listing (a catalog " +
@@ -193,7 +202,7 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    PRUNING_CHECK_FILES, LOG_STORE_IMPL,
+    PRUNING_CHECK_FILES, DROP_WITH_TABLE, LOG_STORE_IMPL,
     ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
