@@ -100,9 +100,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     activeFor(scan).map { case (log, entry) => view(log, entry, scan) }
 
   /** `entry` of the index in `log` as `scan` may use it. */
-  private def view(log: IndexLog, entry: LogEntry, scan: ScanSource): IndexView =
-    new IndexView(log.indexDir, entry, unusableColumns(entry, scan), IndexCache.column(spark, log, entry, _),
-      scanColumn(scan, _), renamed(entry, scan))
+  private def view(log: IndexLog, entry: LogEntry, scan: ScanSource): IndexView = {
+    val names = renamed(entry, scan)
+    new IndexView(log.indexDir, entry, unusableColumns(entry, scan, names), IndexCache.column(spark, log, entry, _),
+      scanColumn(scan, _), names)
+  }
 
   /**
    * The scan's column an attribute called `name` reads: the same spelling, or (case-insensitive
@@ -134,8 +136,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       }.toMap
     }.getOrElse(Map.empty)
 
-  /** Columns of `entry` that may not answer for `scan`, with the reason. */
-  def unusableColumns(entry: LogEntry, scan: ScanSource): Map[String, String] = {
+  /** Columns of `entry` that may not answer for `scan`, with the reason (`names`: its renamed columns, [[renamed]]). */
+  def unusableColumns(entry: LogEntry, scan: ScanSource,
+      names: Map[String, String]): Map[String, String] = {
     val spec = entry.spec
     entry.data.flatMap(_.decoding) match {
       case None =>
@@ -145,7 +148,6 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case Some(built) =>
         val unrecorded = spec.columns.filter(c => built.column(c.name).isEmpty)
           .map(c => c.name -> s"${c.name}: no decoding context recorded for the column")
-        val names = renamed(entry, scan)
         // A renamed column is compared as the scan reads it under its new name.
         val current = (c: String) => scan.decoding(conf, names.getOrElse(c, c)).map(_.copy(name = c))
         (DecodingContext.changes(built, scan.format, current) ++ unrecorded).toMap

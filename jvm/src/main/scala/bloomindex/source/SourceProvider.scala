@@ -209,6 +209,17 @@ object SourceProviders {
     false
   }
 
+  /** Whether `index` is over exactly the folders of `target`, a source of provider `provider` (a table format's table is its folder). */
+  def sameFolders(provider: SourceProvider, index: SourceSpec, target: SourceIdentity): Boolean =
+    target.provider == provider.name && index.paths.map(normalizeRoot).toSet == target.roots
+
+  /** Refuses `path` when it does not exist (`BLOOM_INDEX_PATH_NOT_FOUND`); returns its file system. */
+  def requireExists(spark: SparkSession, path: org.apache.hadoop.fs.Path): org.apache.hadoop.fs.FileSystem = {
+    val fs = path.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(path)) throw BloomIndexErrors.pathNotFound(path.toString)
+    fs
+  }
+
   /** Refuses a source no provider can read (for errors that need the list). */
   def unsupportedFormat(format: String): Nothing = throw BloomIndexErrors.unsupportedFormat(format, pathFormats)
 }

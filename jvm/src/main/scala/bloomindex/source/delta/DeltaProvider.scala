@@ -63,8 +63,7 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
   /** `delta.`path``: the path must hold a Delta table (a `_delta_log` folder). */
   override def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
     val p = new Path(path)
-    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
+    val fs = SourceProviders.requireExists(spark, p)
     if (!fs.exists(new Path(p, "_delta_log"))) throw DeltaErrors.notDeltaTable(path)
     requireDelta(spark, quotedPath(path))
     val s = spec(spark, None, fs.makeQualified(p).toString)
@@ -166,8 +165,7 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
   override def listingMayBeStale: Boolean = false
 
   /** A Delta table is its folder, whether named through a catalog or as delta.`path`. */
-  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean =
-    target.provider == name && index.paths.map(SourceProviders.normalizeRoot).toSet == target.roots
+  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = SourceProviders.sameFolders(this, index, target)
 
   override def footerFilters(s: SourceSpec): Boolean = false
 

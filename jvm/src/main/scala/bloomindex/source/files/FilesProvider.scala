@@ -51,9 +51,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   override def pathFormats: Set[String] = PathFormats
 
   override def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
-    val p = new Path(path)
-    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
+    SourceProviders.requireExists(spark, new Path(path))
     FileStatusCache.getOrCreate(spark).invalidateAll()
     val df = spark.read.format(format).load(path)
     (spec(None, SourceResolver.relation(df, s"$format.`$path`")), df)

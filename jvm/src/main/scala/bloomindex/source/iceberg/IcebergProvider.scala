@@ -122,8 +122,7 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
   /** A snapshot's files come from its manifests: immutable, never stale. */
   override def listingMayBeStale: Boolean = false
 
-  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean =
-    target.provider == name && index.paths.map(SourceProviders.normalizeRoot).toSet == target.roots
+  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = SourceProviders.sameFolders(this, index, target)
 
   /**
    * A build reads with Spark's Parquet reader matching columns by field id (a renamed column is

@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexSpec, SourceSpec}
-import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceProvider, SourceResolver}
+import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceProvider, SourceProviders, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, TableProperties,
@@ -168,9 +168,7 @@ object IcebergTables extends Logging {
 
   /** `iceberg.`path``: a table Iceberg's data source reads from a folder. */
   def resolvePath(spark: SparkSession, path: String): (SourceSpec, DataFrame) = {
-    val p = new Path(path)
-    val fs = p.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(p)) throw BloomIndexErrors.pathNotFound(path)
+    SourceProviders.requireExists(spark, new Path(path))
     val df = try spark.read.format(Format).load(path) catch {
       case e: ClassNotFoundException => throw IcebergErrors.unavailable(quotedPath(path))
       case NonFatal(e) if e.getMessage != null && e.getMessage.contains("Failed to find the data source") =>
