@@ -1,6 +1,6 @@
 """End to end on Spark Connect: a real Connect server started by hand as its own process
 (`spark-submit --class org.apache.spark.sql.connect.service.SparkConnectServer` with the jar and
-the extension, on 127.0.0.1), and the README's Connect example run by a second virtual
+the extension, on 127.0.0.1), and docs/connect.md's Connect example run by a second virtual
 environment holding only `pyspark-client` and the built package (`.venv-client`, made by
 `make test-connect-server`): create, a pruned query, explain, the join filter, drop."""
 
@@ -23,9 +23,9 @@ README_URL, README_DIR = "sc://localhost:15002", "/tmp/bloomindex-connect"
 
 
 def _readme_example() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "connect.md").read_text()
     m = re.search(r"<!-- connect-example[^>]*-->\s*```python\n(.*?)```", text, re.S)
-    assert m, "README.md: the Spark Connect example block is missing"
+    assert m, "docs/connect.md: the Spark Connect example block is missing"
     return m.group(1)
 
 
