@@ -1,7 +1,7 @@
 # bloomindex: everything a fresh machine needs is fetched by these rules on first use.
 #   make test    every Scala and Python test, and the cluster tests not marked slow
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
-#   make test-connect-server   the README's Spark Connect example: a Connect server process and
+#   make test-connect-server   the Spark Connect example of docs/connect.md: a Connect server process and
 #                a client environment with only pyspark-client and the package (.ci/run runs it)
 #   make test-s3   indexes on s3a:// against a moto S3 server (CI runs it after `make test`)
 #   make test-gcs  indexes on gs:// against a fake-gcs-server (CI runs it after `make test-s3`)
@@ -19,7 +19,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# Spark versions: the jar is compiled against SPARK_BUILD's jars (.venv) and runs on every version
+# Spark versions: the jar is compiled against SPARK_BUILD (spark-sql from Maven, `provided`, at the
+# version the .venv's PySpark is pinned to) and runs on every version
 # of bloomindex.compat.SparkVersions' range; make test-spark-versions checks SPARK_OTHERS, each in
 # .venvs/spark-X.Y. The pins of each: tests/spark_versions/spark-X.Y.txt.
 SPARK_BUILD := 4.2
@@ -33,9 +34,7 @@ TEST_JAR := target/bloomindex-tests.jar
 JVM_TEST_SOURCES := $(shell find jvm/src/test -type f)
 JVM_SOURCES := $(shell find jvm/src/main -type f) build.sbt
 # The sbt JVM itself loads the compiled Vector API classes (zinc reads their API), hence the flag.
-PYSPARK_JARS = "$$($(1) -c 'import os,pyspark;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))')"
-SBT = BLOOMINDEX_SPARK_JARS=$(call PYSPARK_JARS,$(PY)) $(SBT_JAVA)
-SBT_JAVA = java -Xmx3g -Xss4m --add-modules jdk.incubator.vector \
+SBT = java -Xmx3g -Xss4m --add-modules jdk.incubator.vector \
 	-Dsbt.repository.config=project/repositories -Dsbt.override.build.repos=true \
 	-Dsbt.log.noformat=true -Dsbt.server.forcestart=false -Dsbt.supershell=false \
 	-jar $(SBT_JAR)
@@ -143,7 +142,7 @@ test: $(VENV)/.installed $(SBT_JAR)
 	$(PYTEST_CONNECT)
 
 # The jar built once against SPARK_BUILD, on each of SPARK_OTHERS in its own venv: the sources
-# compiled against that version's jars (into target/spark-X.Y, the main build untouched), then
+# compiled against that version's spark-sql (the venv's pin) (into target/spark-X.Y, the main build untouched), then
 # tests/spark_versions (every reference of the jar into Spark resolves there; spark-submit of a
 # Scala job) and the smoke subset (SQL lifecycle, 300 differential pruning queries, the join
 # filter, the Python API). SPARK_BUILD runs tests/spark_versions too; everything else of it is
@@ -154,8 +153,8 @@ test-spark-versions: export BLOOMINDEX_DIFF_QUERIES = 300
 test-spark-versions: $(JAR) $(TEST_JAR) $(foreach v,$(SPARK_OTHERS),$(VENVS)/spark-$(v)/.installed)
 	set -e; for v in $(SPARK_OTHERS); do \
 	  echo "== Spark $$v: compile check"; \
-	  BLOOMINDEX_SPARK_JARS=$(call PYSPARK_JARS,$(VENVS)/spark-$$v/bin/python) BLOOMINDEX_BUILD_DIR=target/spark-$$v \
-	    $(SBT_JAVA) compile Test/compile; \
+	  BLOOMINDEX_SPARK_VERSION=$$(sed -n 's/^pyspark==//p' tests/spark_versions/spark-$$v.txt) \
+	    BLOOMINDEX_BUILD_DIR=target/spark-$$v $(SBT) compile Test/compile; \
 	  echo "== Spark $$v: smoke tests"; \
 	  $(VENVS)/spark-$$v/bin/python -m pytest $(SMOKE_TESTS) $(PYTEST_ARGS); \
 	done

@@ -1,14 +1,11 @@
 // bloomindex: the JVM part (Scala 2.13, Java for the SIMD kernels).
 //
-// Spark is not a managed dependency: we compile and test against the jars of the
-// PySpark wheel that the Makefile's .venv installs (tests/spark_versions/spark-4.2.txt pins the
-// version the jar is built and `make test` runs on). Why: the wheel already carries every
-// Spark jar, and resolving spark-sql's tree again through Maven would download the same
-// ~300 MB a second time. The Makefile installs the wheel first and passes its jars folder
-// as BLOOMINDEX_SPARK_JARS. The one jar runs on every Spark of the supported range
-// (bloomindex.compat.SparkShim); `make test-spark-versions` compiles the sources against
-// the other versions' jars too, with BLOOMINDEX_BUILD_DIR set so that the main build's
-// classes are left alone.
+// Spark is a `provided` dependency resolved from Maven, as for any Spark library: the version is
+// the one tests/spark_versions/spark-4.2.txt pins for the PySpark that `make test` runs on (one
+// pin for both sides), or BLOOMINDEX_SPARK_VERSION. The one jar runs on every Spark of the
+// supported range (bloomindex.compat.SparkShim); `make test-spark-versions` compiles the sources
+// against the other versions too, with BLOOMINDEX_BUILD_DIR set so that the main build's classes
+// are left alone.
 
 // The Maven group id (not a registry's host name; see docs/decisions.md, issue 18).
 ThisBuild / organization := "io.github.bloomindex"
@@ -19,22 +16,16 @@ ThisBuild / version := {
   Version.findFirstMatchIn(IO.read(file)).map(_.group(1)).getOrElse(sys.error(s"no __version__ in $file"))
 }
 
-// The Spark jars folder: BLOOMINDEX_SPARK_JARS, else the .venv's pyspark/jars.
-def sparkJarsFolder(base: File): File =
-  sys.env.get("BLOOMINDEX_SPARK_JARS").map(file).getOrElse {
-    val venvJars = (base / ".venv" / "lib") ** "pyspark" / "jars"
-    venvJars.get.headOption.getOrElse(
-      sys.error("No Spark jars: run `make jar` or set BLOOMINDEX_SPARK_JARS to pyspark/jars"))
-  }
+// The Spark version: BLOOMINDEX_SPARK_VERSION, else the PySpark pin of the build's Spark line.
+def sparkVersionOf(base: File): String = sys.env.get("BLOOMINDEX_SPARK_VERSION").getOrElse {
+  val pin = base / "tests" / "spark_versions" / "spark-4.2.txt"
+  val Pinned = """(?m)^pyspark==(\S+)$""".r
+  Pinned.findFirstMatchIn(IO.read(pin)).map(_.group(1)).getOrElse(sys.error(s"no pyspark==<version> in $pin"))
+}
 
-// The Scala version is the one of the scala-library jar that Spark ships in that folder
-// (Spark 4.1 ships 2.13.17, Spark 4.2 2.13.18).
-def scalaLibraryVersion(jars: File): String =
-  Option(jars.listFiles()).toSeq.flatten.map(_.getName)
-    .collectFirst { case n if n.startsWith("scala-library-") && n.endsWith(".jar") =>
-      n.stripPrefix("scala-library-").stripSuffix(".jar") }
-    .getOrElse(sys.error(s"No scala-library jar in $jars"))
-
+// Spark 4.2's Scala; Spark 4.1 ships 2.13.17, and Scala 2.13 keeps binary compatibility within the
+// line, so the jar runs on either (tests/spark_versions runs it on each).
+val scala213 = "2.13.18"
 val zeroAllocationHashingVersion = "0.27ea1"
 val scalatestVersion = "3.2.19"
 // Apache Iceberg: compile-only (Provided), never staged with the jar. Iceberg publishes Spark
@@ -43,20 +34,18 @@ val scalatestVersion = "3.2.19"
 val icebergVersion = "1.12.0"
 val icebergCompileRuntime = "iceberg-spark-runtime-4.1_2.13"
 
-lazy val sparkJarsDir = settingKey[File]("Folder holding the Spark jars we compile against")
-
-// Spark's own copies of these are replaced by the ones sbt manages for scalaVersion.
-def isScalaToolchainJar(f: File): Boolean =
-  Seq("scala-library-", "scala-reflect-", "scala-compiler-").exists(f.getName.startsWith)
+lazy val sparkVersion = settingKey[String]("The Spark version we compile against")
 
 lazy val root = (project in file("."))
   .settings(
     name := "bloomindex",
-    sparkJarsDir := sparkJarsFolder(baseDirectory.value),
-    scalaVersion := scalaLibraryVersion(sparkJarsDir.value),
+    sparkVersion := sparkVersionOf(baseDirectory.value),
+    scalaVersion := scala213,
+    // Scala's library is Spark's: `provided`, so that a --packages resolution never puts a second
+    // scala-library on the class path.
+    autoScalaLibrary := false,
     // A compile check against another Spark's jars builds into a folder of its own.
     target := sys.env.get("BLOOMINDEX_BUILD_DIR").map(file).getOrElse(baseDirectory.value / "target"),
-    Compile / unmanagedJars ++= (sparkJarsDir.value * "*.jar").get.filterNot(isScalaToolchainJar).classpath,
     Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
     Compile / javaSource := baseDirectory.value / "jvm" / "src" / "main" / "java",
     Compile / resourceDirectory := baseDirectory.value / "jvm" / "src" / "main" / "resources",
@@ -64,8 +53,10 @@ lazy val root = (project in file("."))
     Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
     Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
     libraryDependencies ++= Seq(
-      "net.openhft" % "zero-allocation-hashing" % zeroAllocationHashingVersion,
+      "org.apache.spark" %% "spark-sql" % sparkVersion.value % Provided,
+      "org.scala-lang" % "scala-library" % scalaVersion.value % Provided,
       "org.scala-lang" % "scala-reflect" % scalaVersion.value % Provided,
+      "net.openhft" % "zero-allocation-hashing" % zeroAllocationHashingVersion,
       ("org.apache.iceberg" % icebergCompileRuntime % icebergVersion % Provided).intransitive(),
       "org.scalatest" %% "scalatest" % scalatestVersion % Test
     ),
@@ -92,26 +83,24 @@ lazy val root = (project in file("."))
     Compile / packageBin / artifactPath := target.value / "bloomindex.jar",
     // Benchmarks live with the tests so they can compare against parquet-java.
     Test / run / fork := true,
-    // `sbt publish` (make dist): the jar, its sources and a pom, in a Maven repository layout
-    // under dist/maven, for spark.jars.packages / --packages with --repositories.
+    // `sbt publish` (make dist): the jar, its sources, its API docs and a pom with what a Maven
+    // Central release requires, in a Maven repository layout under dist/maven, for
+    // spark.jars.packages / --packages with --repositories (tests/test_dist.py checks the pom).
     description := "Bloom filter indexes for Apache Spark",
+    homepage := Some(url("https://github.com/bloomindex/bloomindex")),
     licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0")),
+    scmInfo := Some(ScmInfo(url("https://github.com/bloomindex/bloomindex"),
+      "scm:git:https://github.com/bloomindex/bloomindex.git")),
+    developers := List(Developer("bloomindex", "The bloomindex developers", "",
+      url("https://github.com/bloomindex"))),
     publishMavenStyle := true,
     versionScheme := Some("early-semver"),
     publishTo := Some(Resolver.file("dist", baseDirectory.value / "dist" / "maven")),
     publishConfiguration := publishConfiguration.value.withOverwrite(true),
-    Compile / packageDoc / publishArtifact := false,
+    Compile / doc / scalacOptions ++= Seq("-no-link-warnings"),
     Test / publishArtifact := false,
-    pomIncludeRepository := (_ => false),
-    pomPostProcess := { (pom: scala.xml.Node) => PomDependencies.sparkProvided(pom, sparkVersion(sparkJarsDir.value)) }
+    pomIncludeRepository := (_ => false)
   )
-
-// The Spark version of the jars we compile against, from spark-sql's file name.
-def sparkVersion(jars: File): String = {
-  val SparkSql = """spark-sql_2\.13-(.+)\.jar""".r
-  jars.listFiles().map(_.getName).collectFirst { case SparkSql(v) => v }
-    .getOrElse(sys.error(s"no spark-sql_2.13 jar in $jars"))
-}
 
 // `sbt stageJars`: the jar and the runtime dependencies Spark lacks, into the Python package.
 lazy val stageJars = taskKey[Seq[File]]("Copy bloomindex.jar and its runtime jars into python/bloomindex/jars")

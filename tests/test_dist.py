@@ -4,7 +4,8 @@
 - The wheel holds the jars it was built with; a wheel build without the jar fails.
 - The wheel, installed alone (with its `spark` extra: PySpark from the package index) into a new virtual
   environment outside the checkout, runs the README's quickstart: the answer and the files read.
-- The pom under dist/maven declares zero-allocation-hashing, and Spark and Scala as provided.
+- The pom under dist/maven declares zero-allocation-hashing, Spark and Scala as provided, and what a Maven
+  Central release requires (name, description, url, licenses, scm, developers; sources and javadoc jars).
 """
 
 from __future__ import annotations
@@ -86,14 +87,22 @@ def test_the_pom_declares_what_spark_lacks_and_spark_as_provided():
     group, artifact, version = coordinates()
     assert artifact == "bloomindex_2.13" and version == dist_version() and "." in group
     pom = ET.parse(pom_path()).getroot()
+    # What a Maven Central release requires of a pom: name, description, url, licenses, scm, developers.
+    for key in ("name", "description", "url", "licenses/m:license/m:name", "licenses/m:license/m:url",
+                "scm/m:url", "scm/m:connection", "developers/m:developer/m:name"):
+        element = pom.find(f"m:{key}", POM_NS)
+        assert element is not None and element.text and element.text.strip(), f"the pom has no {key}"
     deps = {d.find("m:artifactId", POM_NS).text: (d.find("m:version", POM_NS).text,
                                                   getattr(d.find("m:scope", POM_NS), "text", "compile"))
             for d in pom.iterfind("m:dependencies/m:dependency", POM_NS)}
     assert deps["spark-sql_2.13"] == (pyspark_version(), "provided")
     assert deps["scala-library"][1] == "provided"
     assert deps["zero-allocation-hashing"][1] == "compile"
-    assert all(scope in ("compile", "provided") for _, scope in deps.values()), deps
+    assert deps["scalatest_2.13"][1] == "test"
+    assert all(scope in ("compile", "provided", "test") for _, scope in deps.values()), deps
     folder = pom_path().parent
     assert (folder / f"{artifact}-{version}.jar").read_bytes() == STAGED_JAR.read_bytes()
     with zipfile.ZipFile(folder / f"{artifact}-{version}-sources.jar") as z:
         assert "bloomindex/api/BloomIndex.scala" in z.namelist()
+    with zipfile.ZipFile(folder / f"{artifact}-{version}-javadoc.jar") as z:
+        assert "bloomindex/api/BloomIndex.html" in z.namelist()

@@ -2,6 +2,7 @@ package bloomindex
 
 import bloomindex.actions.TableEvents
 import bloomindex.compat.SparkVersions
+import bloomindex.config.UnknownKeys
 import bloomindex.execution.BloomIndexColumnarRule
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.pruning.{BloomIndexPlanning, BloomIndexPruning}
@@ -41,10 +42,12 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // down onto the file relations, and before statistics are computed from the file index.
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
 
-    // catalog: DROP TABLE drops the table's indexes (actions.TableEvents, a listener of the
-    // session catalog added when a session's state is built).
+    // When a session's state is built: DROP TABLE drops the table's indexes (actions.TableEvents,
+    // a listener of the session catalog), and each unknown spark.bloomindex.* key of the session's
+    // configuration gets a warning naming the closest known key (config.UnknownKeys).
     extensions.injectCheckRule { spark =>
       TableEvents.register(spark)
+      UnknownKeys.warn(spark)
       _ => ()
     }
 
