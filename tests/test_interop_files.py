@@ -66,8 +66,9 @@ def test_bare_filters_and_parquet_files_are_told_apart(parquet_testing, tmp_path
 
 
 def test_footer_reader_finds_the_filters_where_pyarrow_says(parquet_testing, tmp_path):
-    """The package reads footers with its own small Thrift reader (no pyarrow dependency on a
-    Connect client); pyarrow, which exposes bloom_filter_offset / _length since 24, must agree."""
+    """pyarrow (25 and later: bloom_filter_offset / _length) locates the filters; read_footer's
+    dict says what pyarrow says, and read_bloom_filter reads each filter there, with the footer's
+    length or, without one (data_index_bloom_encoding_stats.parquet), the header's numBytes."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -90,4 +91,8 @@ def test_footer_reader_finds_the_filters_where_pyarrow_says(parquet_testing, tmp
                 if 15 in chunk[3]:
                     assert chunk[3][15] == meta.bloom_filter_length, (path, g, c)
                 found += meta.bloom_filter_offset is not None
+                filt = read_bloom_filter(path, meta.path_in_schema, g)
+                assert (filt is None) == (meta.bloom_filter_offset is None), (path, g, c)
+                if filt is not None and meta.bloom_filter_length is not None:
+                    assert len(filt.serialize()) == meta.bloom_filter_length, (path, g, c)
     assert found >= 4  # both parquet-testing files and every row group of pyarrow's

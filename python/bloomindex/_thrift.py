@@ -1,14 +1,16 @@
-"""Just enough of Thrift's compact protocol to read Parquet footers and filter headers.
+"""Just enough of Thrift's compact protocol to read a Bloom filter's ``BloomFilterHeader``.
 
-Structs decode to ``{field_id: value}`` dicts, lists to Python lists; unknown fields are
-decoded and kept, so the reader never depends on the full Parquet schema. Every length is
-checked against the bytes that remain, and nesting is bounded, so hostile input fails with
-``ValueError`` rather than a huge allocation or a deep recursion.
+pyarrow reads Parquet footers (:mod:`bloomindex.parquet`); what its Python API does not read is
+the filter itself, whose header is read here: ``numBytes`` (i32) and the ``algorithm``,
+``hash`` and ``compression`` unions, each an empty struct. A struct decodes to a ``{field_id:
+value}`` dict of its integer (i16, i32, i64), boolean and struct fields; a field of any other
+type (byte, double, binary, list, set, map), such as a later writer may add, is skipped. Every
+length is checked against the bytes that remain and nesting is bounded, so hostile input fails
+with ``ValueError`` rather than a huge allocation or a deep recursion.
 """
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 _STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(13)
@@ -42,53 +44,56 @@ class CompactReader:
         n = self._varint()
         return (n >> 1) ^ -(n & 1)
 
-    def _take(self, n: int) -> bytes:
+    def _skip_bytes(self, n: int) -> None:
         if n < 0 or self.pos + n > len(self.data):
             raise ValueError(f"thrift: length {n} overruns the data")
-        out = self.data[self.pos:self.pos + n]
         self.pos += n
-        return out
 
-    def read_value(self, ttype: int, depth: int = 0) -> Any:
+    def _count(self, size: int, what: str) -> int:
+        # Every element takes at least one byte: a larger count is damage, not a long list.
+        if size > len(self.data) - self.pos:
+            raise ValueError(f"thrift: {what} of {size} elements overruns the data")
+        return size
+
+    def _value(self, ttype: int, depth: int) -> Any:
+        """A struct field's value: an int, a bool or a struct's dict; ``None`` for a skipped type."""
         if depth > _MAX_DEPTH:
             raise ValueError("thrift: nesting too deep")
-        if ttype in (_TRUE, _FALSE):
-            # Inside a struct the type carries the value; inside a list it is a byte.
+        if ttype in (_TRUE, _FALSE):  # in a struct, a boolean's type is its value
             return ttype == _TRUE
-        if ttype == _BYTE:
-            b = self._byte()
-            return b - 256 if b > 127 else b
         if ttype in (_I16, _I32, _I64):
             return self._zigzag()
-        if ttype == _DOUBLE:
-            return struct.unpack("<d", self._take(8))[0]
-        if ttype == _BINARY:
-            return self._take(self._varint())
-        if ttype in (_LIST, _SET):
-            header = self._byte()
-            size = header >> 4
-            etype = header & 0x0F
-            if size == 15:
-                size = self._varint()
-            if size > len(self.data) - self.pos:
-                raise ValueError(f"thrift: list of {size} elements overruns the data")
-            if etype in (_TRUE, _FALSE):
-                return [self._byte() == 1 for _ in range(size)]
-            return [self.read_value(etype, depth + 1) for _ in range(size)]
-        if ttype == _MAP:
-            size = self._varint()
-            if size == 0:
-                return {}
-            if size > len(self.data) - self.pos:
-                raise ValueError(f"thrift: map of {size} entries overruns the data")
-            kv = self._byte()
-            return {self.read_value(kv >> 4, depth + 1): self.read_value(kv & 0x0F, depth + 1)
-                    for _ in range(size)}
         if ttype == _STRUCT:
             return self.read_struct(depth + 1)
-        raise ValueError(f"thrift: unknown type {ttype}")
+        if ttype in (_BYTE, _DOUBLE):
+            self._skip_bytes(1 if ttype == _BYTE else 8)
+        elif ttype == _BINARY:
+            self._skip_bytes(self._varint())
+        elif ttype in (_LIST, _SET):
+            header = self._byte()
+            size = header >> 4 if header >> 4 != 15 else self._varint()
+            for _ in range(self._count(size, "list")):
+                self._element(header & 0x0F, depth)
+        elif ttype == _MAP:
+            size = self._count(self._varint(), "map")
+            if size:
+                kv = self._byte()
+                for _ in range(size):
+                    self._element(kv >> 4, depth)
+                    self._element(kv & 0x0F, depth)
+        else:
+            raise ValueError(f"thrift: unknown type {ttype}")
+        return None
+
+    def _element(self, ttype: int, depth: int) -> None:
+        """Skips a list's, set's or map's element (there a boolean takes one byte)."""
+        if ttype in (_TRUE, _FALSE):
+            self._skip_bytes(1)
+        else:
+            self._value(ttype, depth + 1)
 
     def read_struct(self, depth: int = 0) -> dict[int, Any]:
+        """The struct at the current position, up to its stop byte."""
         fields: dict[int, Any] = {}
         last = 0
         while True:
@@ -98,7 +103,9 @@ class CompactReader:
             delta = header >> 4
             ttype = header & 0x0F
             fid = last + delta if delta else self._zigzag()
-            fields[fid] = self.read_value(ttype, depth)
+            value = self._value(ttype, depth)
+            if value is not None:
+                fields[fid] = value
             last = fid
 
 

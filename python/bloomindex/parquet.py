@@ -1,4 +1,4 @@
-"""Reading Bloom filters out of Parquet files, without pyarrow (it has no API for them).
+"""Reading Bloom filters out of Parquet files: pyarrow reads the footer, this module the filter.
 
 >>> from bloomindex.parquet import read_bloom_filter
 >>> f = read_bloom_filter("part-0.parquet", "user_id")   # doctest: +SKIP
@@ -21,7 +21,6 @@ from typing import Any
 
 from ._checks import MAX_BYTES
 from ._headers import MURMUR3_HEADER, is_murmur3_header, read_murmur3_header, read_sbbf_header
-from ._thrift import CompactReader
 from .filters import SbbfMurmur3
 from .sbbf import Sbbf
 
@@ -31,9 +30,12 @@ _MAGIC = b"PAR1"
 # Without bloom_filter_length we read this much at the offset: enough for any header.
 _HEADER_PROBE = 256
 
-# FileMetaData.row_groups = 4; RowGroup.columns = 1; ColumnChunk.meta_data = 3;
-# ColumnMetaData.path_in_schema = 3, bloom_filter_offset = 14, bloom_filter_length = 15.
-_FMD_ROW_GROUPS, _RG_COLUMNS, _CC_META, _CMD_PATH = 4, 1, 3, 3
+# pyarrow exposes ColumnChunkMetaData.bloom_filter_offset / _length from 25.0.0 (apache/arrow#49927).
+_PYARROW = ">=25"
+# read_footer's keys, parquet.thrift's field ids: FileMetaData.num_rows = 3, row_groups = 4;
+# RowGroup.columns = 1, num_rows = 3; ColumnChunk.meta_data = 3; ColumnMetaData.path_in_schema = 3,
+# bloom_filter_offset = 14, bloom_filter_length = 15.
+_FMD_NUM_ROWS, _FMD_ROW_GROUPS, _RG_COLUMNS, _RG_NUM_ROWS, _CC_META, _CMD_PATH = 3, 4, 1, 3, 3, 3
 _CMD_BLOOM_OFFSET, _CMD_BLOOM_LENGTH = 14, 15
 
 
@@ -61,8 +63,25 @@ def parse_bloom_filter(data: bytes | bytearray | memoryview) -> Sbbf | SbbfMurmu
     return _parse_any(bytes(data))[0]
 
 
-def read_footer(path: str | os.PathLike) -> dict[int, Any]:
-    """The Parquet footer (``FileMetaData``) of ``path`` as a ``{field_id: value}`` dict."""
+def _pyarrow_parquet() -> Any:
+    """``pyarrow.parquet``, which reads the footers: imported when a Parquet file is read (a bare
+    filter needs no pyarrow), and checked for ``bloom_filter_offset`` (pyarrow 25 and later)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as e:
+        raise ImportError(f"reading Bloom filters out of Parquet files needs pyarrow {_PYARROW}: "
+                          f"pip install 'pyarrow{_PYARROW}'") from e
+    if not hasattr(pq.ColumnChunkMetaData, "bloom_filter_offset"):
+        import pyarrow
+
+        raise ImportError(f"reading Bloom filters out of Parquet files needs pyarrow {_PYARROW} "
+                          f"(bloom_filter_offset), not {pyarrow.__version__}: pip install 'pyarrow{_PYARROW}'")
+    return pq
+
+
+def _check_tail(path: str | os.PathLike) -> None:
+    """``ValueError`` naming what is wrong unless the last 8 bytes of ``path`` say a plaintext
+    Parquet footer of a length that fits the file precedes them."""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
         size = f.tell()
@@ -70,28 +89,68 @@ def read_footer(path: str | os.PathLike) -> dict[int, Any]:
             raise ValueError(f"{path}: too small to be a Parquet file")
         f.seek(size - 8)
         tail = f.read(8)
-        if tail[4:] == b"PARE":
-            raise ValueError(f"{path}: the footer is encrypted; read it with the key through Spark")
-        if tail[4:] != _MAGIC:
-            raise ValueError(f"{path}: not a Parquet file (no PAR1 magic at the end)")
-        (footer_len,) = struct.unpack("<i", tail[:4])
-        if footer_len <= 0 or footer_len > size - 12:
-            raise ValueError(f"{path}: footer length {footer_len} does not fit the file")
-        f.seek(size - 8 - footer_len)
-        return CompactReader(f.read(footer_len)).read_struct()
+    if tail[4:] == b"PARE":
+        raise ValueError(f"{path}: the footer is encrypted; read it with the key through Spark")
+    if tail[4:] != _MAGIC:
+        raise ValueError(f"{path}: not a Parquet file (no PAR1 magic at the end)")
+    (footer_len,) = struct.unpack("<i", tail[:4])
+    if footer_len <= 0 or footer_len > size - 12:
+        raise ValueError(f"{path}: footer length {footer_len} does not fit the file")
 
 
-def _column_meta(footer: dict[int, Any], column: str, row_group: int, path: Any) -> dict[int, Any]:
-    groups = footer.get(_FMD_ROW_GROUPS) or []
-    if not 0 <= row_group < len(groups):
-        raise ValueError(f"row_group: {path} has {len(groups)} row groups, asked for {row_group}")
+def _metadata(path: str | os.PathLike) -> Any:
+    """pyarrow's ``FileMetaData`` of ``path``; ``ValueError`` for a damaged file."""
+    pq = _pyarrow_parquet()
+    _check_tail(path)
+    try:
+        with pq.ParquetFile(os.fspath(path)) as pf:
+            return pf.metadata
+    except (OSError, ValueError) as e:  # pyarrow's ArrowIOError, ArrowInvalid
+        raise ValueError(f"{path}: damaged Parquet footer ({str(e).strip()})") from e
+
+
+def read_footer(path: str | os.PathLike) -> dict[int, Any]:
+    """What locates the Bloom filters in the Parquet footer (``FileMetaData``) of ``path``, read
+    by pyarrow, as a ``{field_id: value}`` dict under parquet.thrift's field ids: ``num_rows``
+    (3) and ``row_groups`` (4); a row group's ``columns`` (1) and ``num_rows`` (3); a column
+    chunk's ``meta_data`` (3) with ``path_in_schema`` (3; pyarrow's dotted path split at the
+    dots), and ``bloom_filter_offset`` (14) and ``bloom_filter_length`` (15) where the footer
+    has them. The rest of the footer: ``pyarrow.parquet.ParquetFile(path).metadata``."""
+    md = _metadata(path)
+    groups = []
+    for g in range(md.num_row_groups):
+        group = md.row_group(g)
+        columns = []
+        for c in range(group.num_columns):
+            chunk = _chunk(group, c, path)
+            meta: dict[int, Any] = {_CMD_PATH: [p.encode("utf-8") for p in chunk.path_in_schema.split(".")]}
+            for fid, value in ((_CMD_BLOOM_OFFSET, chunk.bloom_filter_offset),
+                               (_CMD_BLOOM_LENGTH, chunk.bloom_filter_length)):
+                if value is not None:
+                    meta[fid] = value
+            columns.append({_CC_META: meta})
+        groups.append({_RG_COLUMNS: columns, _RG_NUM_ROWS: group.num_rows})
+    return {_FMD_NUM_ROWS: md.num_rows, _FMD_ROW_GROUPS: groups}
+
+
+def _chunk(group: Any, c: int, path: Any) -> Any:
+    """pyarrow's metadata of column chunk ``c`` (an encrypted column's cannot be read)."""
+    try:
+        return group.column(c)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: column chunk {c} unreadable ({str(e).strip()})") from e
+
+
+def _column_chunk(md: Any, column: str, row_group: int, path: Any) -> Any:
+    if not 0 <= row_group < md.num_row_groups:
+        raise ValueError(f"row_group: {path} has {md.num_row_groups} row groups, asked for {row_group}")
+    group = md.row_group(row_group)
     names = []
-    for chunk in groups[row_group].get(_RG_COLUMNS, []):
-        meta = chunk.get(_CC_META) or {}
-        name = ".".join(p.decode("utf-8") for p in meta.get(_CMD_PATH, []))
-        if name == column:
-            return meta
-        names.append(name)
+    for c in range(group.num_columns):
+        chunk = _chunk(group, c, path)
+        if chunk.path_in_schema == column:
+            return chunk
+        names.append(chunk.path_in_schema)
     raise ValueError(f"column: {column!r} is not in {path} (columns: {', '.join(names)})")
 
 
@@ -126,15 +185,21 @@ def read_bloom_filter(path: str | os.PathLike, column: str | None = None,
         return filt
     if column is None:
         raise ValueError(f"column: required to read a filter out of the Parquet file {path}")
-    meta = _column_meta(read_footer(path), column, row_group, path)
-    offset = meta.get(_CMD_BLOOM_OFFSET)
+    chunk = _column_chunk(_metadata(path), column, row_group, path)
+    offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
     if offset is None:
         return None
-    length = meta.get(_CMD_BLOOM_LENGTH)
+    size = os.path.getsize(path)
+    if not 0 <= offset < size:
+        raise ValueError(f"{path}: bloom filter offset {offset} is outside the file ({size} bytes)")
     with open(path, "rb") as f:
         f.seek(offset)
         if length is not None:
+            if not 0 < length <= size - offset:
+                raise ValueError(f"{path}: bloom filter length {length} at offset {offset} does not fit "
+                                 f"the file ({size} bytes)")
             return parse_bloom_filter(f.read(length))
+        # Older writers (parquet-java 1.13) record no length: the header says how much follows.
         cls, header_len, num_bytes = _locate(f.read(_HEADER_PROBE))
         f.seek(offset)
         data = f.read(header_len + num_bytes)
