@@ -5,6 +5,8 @@ assertions: the API must give the same results and exception classes on both."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from pyspark.errors import AnalysisException
 
@@ -98,10 +100,14 @@ def test_explain_prefilter_might_contain_and_join_filter_metrics(spark, root, bi
 
     joined = spark.read.parquet(fact).join(spark.read.parquet(dim), "k")
     assert "join filter: index dim_idx (log version 1) global filter of k" in bi.explain(joined)
+    started = time.monotonic()
     rows = joined.collect()
+    elapsed_ms = (time.monotonic() - started) * 1000
     assert sorted(r.k for r in rows) == list(range(0, 4000, 40))
     [m] = bi.join_filter_metrics(joined)
-    assert set(m) == {"numInputRows", "numOutputRows", "filterTime"}
+    assert set(m) == {"numInputRows", "numOutputRows", "filterTimeMs"}
+    # Milliseconds: within the query's wall time on two task threads (nanoseconds would be 10^6 times more).
+    assert 0 <= m["filterTimeMs"] <= 2 * elapsed_ms, (m, elapsed_ms)
     assert m["numInputRows"] == 4000
     assert 100 <= m["numOutputRows"] < 1000  # the 100 keys and some false positives
 

@@ -10,7 +10,7 @@ are checked, and the results made, here: results and exception classes are the s
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ._backend import Backend
 from ._classic import ClassicBackend
@@ -174,14 +174,16 @@ class BloomIndex:
         _check_frame(df, "prefilter")
         return df.filter(might_contain(index, column, key, allow_stale=allow_stale))
 
-    def join_filter_metrics(self, df: "DataFrame") -> builtins.list[dict[str, int]]:  # `list` is a method here
+    def join_filter_metrics(self, df: "DataFrame") -> builtins.list[dict[str, float]]:  # `list` is a method here
         """The metrics of each Bloom filter operator of ``df``'s executed plan (run an action
-        first): ``numInputRows``, ``numOutputRows``, ``filterTime`` (ns).
+        first): ``numInputRows``, ``numOutputRows`` and ``filterTimeMs``, the time in the
+        filter's checks in milliseconds (the unit Spark's UI shows it in; the SQL metric counts
+        nanoseconds).
 
         On Spark Connect: the plan metrics the server sent with ``df``'s last action
         (``df.executionInfo``); ``ValueError`` when no action ran on ``df``."""
         _check_frame(df, "join_filter_metrics")
-        return [{str(k): int(v) for k, v in m} for m in self._backend.join_filter_metrics(df)]
+        return [_metrics_with_units(m) for m in self._backend.join_filter_metrics(df)]
 
 
 def might_contain(index: str, column: str, key: "str | Column", *, allow_stale: bool = False) -> "Column":
@@ -227,3 +229,14 @@ def _opt(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
+
+
+def _metrics_with_units(metrics: Iterable[tuple[Any, Any]]) -> dict[str, float]:
+    """A Bloom filter operator's SQL metrics, its nanosecond timing as ``filterTimeMs``."""
+    out: dict[str, float] = {}
+    for key, value in metrics:
+        if str(key) == "filterTime":
+            out["filterTimeMs"] = round(int(value) / 1e6, 3)
+        else:
+            out[str(key)] = int(value)
+    return out

@@ -109,7 +109,7 @@ def test_the_readme_example_on_a_connect_server(client, tmp_path):
         assert "join filter: index users_uid (log version 1) global filter of user_id" in out, out
         [metrics] = [ast.literal_eval(line) for line in out.splitlines() if line.startswith("[{")]
         [m] = metrics
-        assert set(m) == {"numInputRows", "numOutputRows", "filterTime"}, out
+        assert set(m) == {"numInputRows", "numOutputRows", "filterTimeMs"}, out
         assert m["numInputRows"] == 200_000 and 100 <= m["numOutputRows"] < 20_000, out
         assert out.rstrip().endswith("True True"), out
     finally:

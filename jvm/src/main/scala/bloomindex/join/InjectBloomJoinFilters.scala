@@ -99,11 +99,25 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
       } match {
         case Right(check) => Some(check)
         case Left(why) =>
-          notes += s"no filter from ${sourceKey.sql} for ${appKey.sql}: $why"
+          notes += s"${rowsOf(appKey, app)} not checked against ${keyOf(sourceKey, source)}: $why"
           None
       }
     }.filterNot(c => existing.exists(e => e.global == c.global && e.child.semanticEquals(c.child)))
     if (checks.isEmpty) app else pushDown(Filter(checks.reduce[Expression](And), app))
+  }
+
+  /**
+   * "the rows of <source>" for a key whose values come from a file source, else of the key: a
+   * note says which side's rows would have been checked, since a join has a note per direction
+   * and the other direction may well be filtered.
+   */
+  private def rowsOf(key: Expression, side: LogicalPlan): String =
+    key.references.headOption.flatMap(a => origin(side, a.exprId))
+      .map { case (leaf, _) => s"the rows of ${leaf.display} (key ${key.sql})" }.getOrElse(s"the rows with key ${key.sql}")
+
+  private def keyOf(key: Expression, side: LogicalPlan): String = key match {
+    case a: Attribute => origin(side, a.exprId).map { case (leaf, name) => s"${leaf.display}.$name" }.getOrElse(a.sql)
+    case other => other.sql
   }
 
   private def pushDown(plan: LogicalPlan): LogicalPlan = {
