@@ -91,6 +91,7 @@ def parquet_testing() -> pathlib.Path:
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     import bloomindex
+    import pyspark
     from pyspark.sql import SparkSession
 
     try:
@@ -111,7 +112,10 @@ def spark(tmp_path_factory):
                .config("spark.driver.extraClassPath", str(TEST_JAR))
                .config("spark.driver.memory", "2g")
                # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
-               .config("spark.databricks.delta.snapshotPartitions", "2"))
+               .config("spark.databricks.delta.snapshotPartitions", "2")
+               # Spark's Avro source (not in PySpark's jars), for the Avro cases of test_schema_mapping;
+               # configure() appends Delta's package to this.
+               .config("spark.jars.packages", f"org.apache.spark:spark-avro_2.13:{pyspark.__version__}"))
     # Delta Lake's extension and catalog in the one session of the run (tests marked `delta`),
     # where delta-spark supports this PySpark.
     session = bloomindex.configure(builder, delta=DELTA_SUPPORTED).getOrCreate()

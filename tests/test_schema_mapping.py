@@ -5,11 +5,10 @@ mapping of file columns to scan columns is the build's.
 Formats: Parquet and JSON (columns by name), ORC (by name; files with Hive's `_col<n>` names by
 position), CSV without a header and with one (by position, whatever the header says; with
 `enforceSchema = false` the header is checked against the schema), and Delta (by physical name
-under column mapping, with time travel to versions before renames). Avro is covered where the
-session has Spark's Avro source (`spark-avro` is not on this test session's class path, so it is
-skipped with that reason, as the Delta tests are where Delta does not run); the hand-written
-Avro case (`positionalFieldMatching`) is in the Scala DecodingSuite. Iceberg has its own
-time-travel tests in tests/iceberg.
+under column mapping, with time travel to versions before renames), and Avro (by name; with
+`positionalFieldMatching` by the column's place among the columns a query reads: such a scan is
+never the build's mapping, so it must answer right and need not prune; the test session has Spark's
+Avro source through `spark.jars.packages`). Iceberg has its own time-travel tests in tests/iceberg.
 
 Per format, one folder of four files (values unique to each file) and one index with a global
 filter on every column (`global = true`, so the join filter applies too); then random mappings of
@@ -42,7 +41,7 @@ from test_decoding_regressions import _rows, kept, report, write_text_files
 
 N_QUERIES = int(os.environ.get("BLOOMINDEX_MAPPING_QUERIES", "300"))
 SEED = int(os.environ.get("BLOOMINDEX_MAPPING_SEED", "20261125"))
-FORMATS = ["parquet", "orc", "orc_hive", "csv", "csv_header", "json", "delta"]
+FORMATS = ["parquet", "orc", "orc_hive", "csv", "csv_header", "json", "avro", "delta"]
 QUERIES_PER_FORMAT = -(-N_QUERIES // len(FORMATS))
 QUERIES_PER_MAPPING = 6
 
@@ -164,6 +163,9 @@ def _mapping(rng: random.Random, b: Built, first: bool = False) -> Mapping:
         same = all(name == b.names[i] for i, (name, _) in zip(range(n), columns)) and keep == list(range(len(keep)))
     kind = "table" if rng.random() < 0.35 else "path"
     options = {}
+    if b.fmt == "avro" and not as_built and rng.random() < 0.4:
+        options["positionalFieldMatching"] = "true"  # by place among the columns read: not the build's
+        same = False
     if b.fmt == "csv_header":
         options["header"] = "true"
         if rng.random() < 0.5:
