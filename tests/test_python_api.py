@@ -136,53 +136,121 @@ def test_hashing_takes_spark_type_and_hash_name():
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda bi: bi.create(123, "t", ["s"]), "name: an index name must be a string, got int"),
-    (lambda bi: bi.create("", "t", ["s"]), "name: an index name must not be empty"),
-    (lambda bi: bi.create("z", "t", 42), "columns: expected a column name, a list of names or a dict"),
-    (lambda bi: bi.create("z", "t", []), "columns: expected column names"),
-    (lambda bi: bi.create("z", "t", ["a", 1]), "columns: expected column names"),
-    (lambda bi: bi.create("z", 7, ["a"]), "source: expected a table name, a path or a DataFrame, got int"),
-    (lambda bi: bi.refresh(None), "name: an index name must be a string, got NoneType"),
-    (lambda bi: bi.refresh("z", mode="bogus"), "mode: expected 'incremental' or 'full'"),
-    (lambda bi: bi.drop(["z"]), "name: an index name must be a string, got list"),
-    (lambda bi: bi.drop("z", if_exists="yes"), "if_exists must be True or False"),
-    (lambda bi: bi.describe(3.5), "name: an index name must be a string, got float"),
-    (lambda bi: bi.explain("SELECT 1"), r"explain: expected a DataFrame \(spark.sql\(query\) makes one"),
-    (lambda bi: bi.prefilter({"a": 1}, "k", "i", "c"), "prefilter: expected a DataFrame, got dict"),
-    (lambda bi: bi.join_filter_metrics(None), "join_filter_metrics: expected a DataFrame, got NoneType"),
+    (lambda bi: bi.create(123, "t", ["s"]), "create: name must be a str .*, got int"),
+    (lambda bi: bi.create("z", "t", 42), "create: columns: expected a column name, a list of names or a dict"),
+    (lambda bi: bi.create("z", "t", ["a", 1]), "create: columns: expected column names \\(str\\), got int"),
+    (lambda bi: bi.create("z", 7, ["a"]), "create: source must be a table name, a path \\(str\\) or a DataFrame, got int"),
+    (lambda bi: bi.refresh(None), "refresh: name must be a str .*, got NoneType"),
+    (lambda bi: bi.drop(["z"]), "drop: name must be a str .*, got list"),
+    (lambda bi: bi.drop("z", if_exists="yes"), "drop: if_exists must be True or False, got str"),
+    (lambda bi: bi.describe(3.5), "describe: name must be a str .*, got float"),
+    (lambda bi: bi.explain("SELECT 1"), r"explain: df must be a DataFrame \(spark.sql\(query\) makes one"),
+    (lambda bi: bi.prefilter({"a": 1}, "k", "i", "c"), "prefilter: df must be a DataFrame, got dict"),
+    (lambda bi: bi.join_filter_metrics(None), "join_filter_metrics: df must be a DataFrame, got NoneType"),
 ])
-def test_bad_arguments_are_value_errors_naming_the_argument(call, message):
+def test_wrong_types_are_type_errors_naming_the_argument(call, message):
     # Checked before any JVM or server call: a BloomIndex without a session is enough.
     bi = BloomIndex.__new__(BloomIndex)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(TypeError, match=message) as e:
         call(bi)
+    # Also a ValueError, which bloomindex raised for wrong types before.
+    assert isinstance(e.value, ValueError)
 
 
-def test_one_progress_display_on_a_non_terminal(spark, root, tmp_path, capfd, monkeypatch):
+@pytest.mark.parametrize("call,message", [
+    (lambda bi: bi.create("", "t", ["s"]), "create: name must not be empty"),
+    (lambda bi: bi.create("z", "t", []), "create: columns: expected column names"),
+    (lambda bi: bi.create("z", "t", ["a", " "]), "create: columns: expected column names, got an empty one"),
+    (lambda bi: bi.refresh("z", mode="bogus"), "refresh: mode: expected 'incremental' or 'full'"),
+])
+def test_wrong_values_are_value_errors_naming_the_argument(call, message):
+    bi = BloomIndex.__new__(BloomIndex)
+    with pytest.raises(ValueError, match=message) as e:
+        call(bi)
+    assert not isinstance(e.value, TypeError)
+
+
+_BUILDING = re.compile(r"bloomindex: building 'prog_idx': (\d+)/(\d+) tasks, \d+(\.\d)? (B|KiB|MiB) read, \d+ s")
+_BUILT = re.compile(r"bloomindex: built 'prog_idx' in [\d.]+ s: (\d+)/(\d+) tasks, \d+(\.\d)? (B|KiB|MiB) read$")
+
+
+@pytest.fixture()
+def progress_source(spark, root, tmp_path, monkeypatch):
     from bloomindex import _classic
 
     monkeypatch.setattr(_classic, "PROGRESS_DELAY", 0.0)
     monkeypatch.setattr(_classic, "PROGRESS_INTERVAL", 0.05)
-    # As where Spark's console progress bar is off (PySpark turns it on in this test session).
-    monkeypatch.setattr(_classic, "_spark_shows_progress", lambda s: False)
     path = str(tmp_path / "prog")
     spark.range(0, 20_000, 1, 8).selectExpr("id", "cast(id AS string) AS s").write.parquet(path)
-    bi = BloomIndex(spark, progress=True)
+    assert BloomIndex(spark, progress=False).create("prog_idx", path, ["id", "s"], source_format="parquet")
+    return path
+
+
+def _refresh_with(spark, monkeypatch, capfd, progress, terminal, spark_bar):
+    """stderr of a full refresh of prog_idx with ``progress``, stderr a terminal or not, and
+    Spark's console progress bar on or off."""
+    from bloomindex import _classic
+
+    monkeypatch.setattr(_classic, "_stderr_is_terminal", lambda: terminal)
+    monkeypatch.setattr(_classic, "_spark_shows_progress", lambda s: spark_bar)
+    bi = BloomIndex(spark, progress=progress)
     capfd.readouterr()
-    bi.create("prog_idx", path, ["id", "s"], source_format="parquet")
-    err = capfd.readouterr().err
-    building = [line for line in err.splitlines() if line.startswith("bloomindex: building 'prog_idx'")]
-    built = [line for line in err.splitlines() if line.startswith("bloomindex: built 'prog_idx' in ")]
-    assert "\r" not in err  # no in-place rewriting where stderr is not a terminal
+    bi.refresh("prog_idx", mode="full")
+    return capfd.readouterr().err
+
+
+def _start_and_end_lines(err):
+    building = [line for line in err.splitlines() if line.startswith("bloomindex: building")]
+    built = [line for line in err.splitlines() if line.startswith("bloomindex: built")]
+    assert "\r" not in err  # no in-place rewriting
     # A build of 8 files takes longer than the 0.05 s poll: one start line, one end line.
     assert len(building) == 1 and len(built) == 1, err
-    assert re.search(r"\d+/\d+ tasks, \d+ s", building[0]), building
+    assert _BUILDING.fullmatch(building[0]), building
+    done, total = map(int, _BUILT.match(built[0]).groups()[:2])
+    assert 0 < done == total, built  # every task of the build's (not skipped) stages ran
 
-    # Where Spark's own console progress bar is on, bloomindex prints none of its own.
-    monkeypatch.setattr(_classic, "_spark_shows_progress", lambda s: True)
-    bi.refresh("prog_idx", mode="full")
-    assert "bloomindex: build" not in capfd.readouterr().err
-    # progress=False: none either.
-    monkeypatch.setattr(_classic, "_spark_shows_progress", lambda s: False)
-    BloomIndex(spark, progress=False).refresh("prog_idx", mode="full")
-    assert "bloomindex: build" not in capfd.readouterr().err
+
+def test_progress_true_off_a_terminal_is_a_start_and_an_end_line(spark, progress_source, capfd, monkeypatch):
+    _start_and_end_lines(_refresh_with(spark, monkeypatch, capfd, True, terminal=False, spark_bar=False))
+    # Where Spark's console bar is on, progress=True gives lines, never a second bar.
+    _start_and_end_lines(_refresh_with(spark, monkeypatch, capfd, True, terminal=True, spark_bar=True))
+
+
+def test_progress_on_a_terminal_is_one_line_rewritten_in_place(spark, progress_source, capfd, monkeypatch):
+    for progress in ("auto", True):
+        err = _refresh_with(spark, monkeypatch, capfd, progress, terminal=True, spark_bar=False)
+        updates = err.split("\r")
+        assert updates[0] == "" and len(updates) >= 2, repr(err)  # every update rewrites the line
+        *shown, last = updates
+        assert all(_BUILDING.match(u) for u in updates[1:]), repr(err)
+        final, end, tail = last.split("\n")
+        assert _BUILDING.match(final) and _BUILT.fullmatch(end) and tail == "", repr(err)
+
+
+@pytest.mark.parametrize("progress,terminal,spark_bar", [
+    ("auto", False, False),  # stderr not a terminal (a log, a notebook): off unless asked for
+    ("auto", True, True),    # Spark's own console bar shows the build
+    ("auto", False, True),
+    (False, True, False),    # never
+    (False, False, False),
+])
+def test_no_progress(spark, progress_source, capfd, monkeypatch, progress, terminal, spark_bar):
+    err = _refresh_with(spark, monkeypatch, capfd, progress, terminal, spark_bar)
+    assert "bloomindex: build" not in err and "\r" not in err, repr(err)
+
+
+def test_a_builds_jobs_carry_its_group_and_description(spark, progress_source):
+    # What the Spark UI shows: the jobs of the build in the index's job group, described by its statement.
+    sc = spark.sparkContext
+    jobs = sc.statusTracker().getJobIdsForGroup("bloomindex-prog_idx")
+    assert jobs
+    store = sc._jsc.sc().statusStore()
+    descriptions = {store.job(j).description().get() for j in jobs if store.job(j).description().isDefined()}
+    assert any(d.startswith("CREATE BLOOM INDEX prog_idx ON ") for d in descriptions), descriptions
+
+
+def test_progress_is_checked(spark):
+    with pytest.raises(TypeError, match="BloomIndex: progress must be 'auto', True or False, got int"):
+        BloomIndex(spark, progress=1)
+    with pytest.raises(ValueError, match="BloomIndex: progress must be 'auto', True or False, got 'always'"):
+        BloomIndex(spark, progress="always")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "ArgumentTypeError"]
 
 
 class Backend(abc.ABC):
@@ -57,3 +57,43 @@ class Backend(abc.ABC):
     def join_filter_metrics(self, df: "DataFrame") -> builtins.list[Iterable[tuple[Any, Any]]]:
         """Per Bloom filter operator of ``df``'s executed plan, in plan order (pre-order), its
         metrics as (name, value) pairs."""
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type, raised before any JVM call or SQL statement.
+
+    A :class:`TypeError`; also a :class:`ValueError`, which bloomindex raised for wrong types
+    before, so that code catching that keeps working."""
+
+
+def type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def wrong_type(where: str, arg: str, accepts: str, value: Any) -> ArgumentTypeError:
+    """``<where>: <arg> must be <accepts>, got <type>``."""
+    return ArgumentTypeError(f"{where}: {arg} must be {accepts}, got {type_name(value)}")
+
+
+def check_str(where: str, arg: str, value: Any, what: str = "a str", *, optional: bool = False) -> None:
+    """A non-empty string (``None`` too when ``optional``)."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise wrong_type(where, arg, what + (" or None" if optional else ""), value)
+    if not value.strip():
+        raise ValueError(f"{where}: {arg} must not be empty")
+
+
+def check_bool(where: str, arg: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise wrong_type(where, arg, "True or False", value)
+
+
+def check_number(where: str, arg: str, value: Any, *, integer: bool = False) -> None:
+    """An int (``integer``) or a real number, not a bool; ``None`` is left to the caller."""
+    import numbers
+
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise wrong_type(where, arg, "an int" if integer else "a number (float or int)", value)

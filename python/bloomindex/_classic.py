@@ -20,9 +20,10 @@ __all__ = ["ClassicBackend"]
 
 
 class ClassicBackend(Backend):
-    """``progress``: print a build's task counts to stderr when it takes more than a few seconds."""
+    """``progress`` (``"auto"``, ``True`` or ``False``, checked already): whether ``create`` and
+    ``refresh`` show a long build's progress on stderr, see :func:`display`."""
 
-    def __init__(self, spark: "SparkSession", progress: bool):
+    def __init__(self, spark: "SparkSession", progress: "bool | str" = "auto"):
         self._spark = spark
         self._api = jvm_object(spark, "bloomindex.api.IndexApi$")
         self._progress = progress
@@ -60,12 +61,14 @@ class ClassicBackend(Backend):
         return [m.items() for m in self._api.joinFilterMetrics(df._jdf)]
 
     def _run(self, name: str, call: Callable[[], Any]) -> Any:
-        """Runs a build, showing its progress on stderr when it takes more than a few seconds."""
+        """Runs a build in the index's job group (the JVM sets it, and the job description the
+        Spark UI shows), with its progress on stderr as :func:`display` decides."""
         done = threading.Event()
         reporter = None
-        if self._progress:
+        mode = display(self._progress, _stderr_is_terminal(), _spark_shows_progress(self._spark))
+        if mode is not None:
             group = self._api.jobGroup(name)
-            reporter = threading.Thread(target=self._report, args=(name, group, done), daemon=True)
+            reporter = threading.Thread(target=self._report, args=(name, group, mode, done), daemon=True)
             reporter.start()
         try:
             return capture(call)()
@@ -74,49 +77,95 @@ class ClassicBackend(Backend):
             if reporter is not None:
                 reporter.join(timeout=2.0)  # its last line before the caller's next output
 
-    def _tasks(self, group: str) -> tuple[int, int]:
-        """(finished, total) tasks of the jobs of the build's job group so far."""
-        tracker = self._spark.sparkContext.statusTracker()
-        total = finished = 0
+    def _stages(self, group: str) -> tuple[int, int, int]:
+        """(finished tasks, tasks, input bytes) of the jobs of the build's job group so far;
+        skipped stages (their output computed already) left out."""
+        sc = self._spark.sparkContext
+        tracker = sc.statusTracker()
+        store = sc._jsc.sc().statusStore()
+        total = finished = read = 0
         for job in tracker.getJobIdsForGroup(group):
             info = tracker.getJobInfo(job)
             for sid in (info.stageIds if info else []):
-                st = tracker.getStageInfo(sid)
-                if st:
-                    total += st.numTasks
-                    finished += st.numCompletedTasks
-        return finished, total
+                try:
+                    st = store.lastStageAttempt(sid)
+                except Exception:  # not submitted yet
+                    continue
+                if st.status().toString() == "SKIPPED":
+                    continue
+                total += st.numTasks()
+                finished += st.numCompleteTasks()
+                read += st.inputBytes()
+        return finished, total, read
 
-    def _report(self, name: str, group: str, done: threading.Event) -> None:
-        """One progress display: none where Spark's console progress bar shows the build's
-        stages already; on a terminal one line rewritten in place (tasks, time, time left); elsewhere
-        (a log, a notebook's captured stderr) a start line; then one line when the build ends."""
+    def _report(self, name: str, group: str, mode: str, done: threading.Event) -> None:
+        """One progress display after PROGRESS_DELAY seconds: in ``"line"`` mode one line
+        rewritten in place (a terminal), in ``"lines"`` mode a start line and an end line."""
         start = time.monotonic()
-        if done.wait(PROGRESS_DELAY) or _spark_shows_progress(self._spark):
+        if done.wait(PROGRESS_DELAY):
             return
-        tty = sys.stderr.isatty()
-        last, shown = "", False
-        while not done.wait(PROGRESS_INTERVAL):
+        last, shown, counts = "", False, (0, 0, 0)
+        while True:
+            finished_run = done.wait(PROGRESS_INTERVAL)
             try:
-                finished, total = self._tasks(group)
+                counts = self._stages(group)
             except Exception:  # progress is best effort; the build's own errors surface elsewhere
-                return
+                if not shown:
+                    return
+            finished, total, read = counts
+            if finished_run:
+                break
             if not total:
                 continue
             elapsed = time.monotonic() - start
             left = f", about {elapsed * (total - finished) / finished:.0f} s left" if 0 < finished < total else ""
-            text = f"bloomindex: building '{name}': {finished}/{total} tasks, {elapsed:.0f} s{left}"
-            if tty and text != last:
+            text = (f"bloomindex: building '{name}': {finished}/{total} tasks, {_size(read)} read, "
+                    f"{elapsed:.0f} s{left}")
+            if mode == "line" and text != last:
                 sys.stderr.write("\r" + text.ljust(len(last)))
                 sys.stderr.flush()
                 last, shown = text, True
-            elif not tty and not shown:
+            elif mode == "lines" and not shown:
                 sys.stderr.write(text + "\n")
                 sys.stderr.flush()
                 shown = True
         if shown:
-            sys.stderr.write(("\n" if tty else "") + f"bloomindex: built '{name}' in {time.monotonic() - start:.1f} s\n")
+            finished, total, read = counts
+            sys.stderr.write(("\n" if mode == "line" else "") + f"bloomindex: built '{name}' in "
+                             f"{time.monotonic() - start:.1f} s: {finished}/{total} tasks, {_size(read)} read\n")
             sys.stderr.flush()
+
+
+def display(progress: "bool | str", terminal: bool, spark_bar: bool) -> str | None:
+    """How a build shows its progress: ``"line"`` (one line rewritten in place), ``"lines"``
+    (a start and an end line) or ``None``.
+
+    ``"auto"``: a line where stderr is a terminal and Spark's console progress bar is off, else
+    none. ``True``: a line on a terminal without Spark's bar, else start and end lines (never a
+    second bar beside Spark's). ``False``: none."""
+    if progress is False:
+        return None
+    if terminal and not spark_bar:
+        return "line"
+    return "lines" if progress is True else None
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except Exception:  # a replaced stderr without isatty
+        return False
+
+
+def _size(n: float) -> str:
+    """A byte count for people: 512 B, 1.5 KiB, 3.2 MiB ..."""
+    if n < 1024:
+        return f"{int(n)} B"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            break
+    return f"{n:.1f} {unit}"
 
 
 # A build's progress appears after PROGRESS_DELAY seconds, updated every PROGRESS_INTERVAL.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import re
 import uuid
+import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from ._backend import Backend
@@ -19,9 +20,17 @@ __all__ = ["ConnectBackend"]
 
 
 class ConnectBackend(Backend):
+    """``progress``: none of bloomindex's own here (a Connect client shows PySpark's progress
+    bar); ``progress=True`` warns once per process that it has no effect."""
 
-    def __init__(self, spark: "SparkSession"):
+    def __init__(self, spark: "SparkSession", progress: "bool | str" = "auto"):
+        global _PROGRESS_WARNED
         self._spark = spark
+        if progress is True and not _PROGRESS_WARNED:
+            _PROGRESS_WARNED = True
+            warnings.warn("BloomIndex(progress=True) has no effect on a Spark Connect session: bloomindex shows "
+                          "its own progress on classic sessions only (PySpark's Connect client shows its "
+                          "progress bar)", UserWarning, stacklevel=3)
 
     def create(self, name: str, source: "str | DataFrame", source_format: str | None,
                columns: Sequence[str], column_options: Mapping[str, Mapping[str, str]],
@@ -105,6 +114,9 @@ class ConnectBackend(Backend):
             if hasattr(df, "_execution_info"):
                 df._execution_info = info
 
+
+#: Whether ``progress=True`` on a Connect session has been warned about (once per process).
+_PROGRESS_WARNED = False
 
 #: The node name of the JVM's BloomFilterExec in a plan's metrics.
 _FILTER_NODE = "BloomFilter"

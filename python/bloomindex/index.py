@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from ._backend import Backend
+from ._backend import ArgumentTypeError, Backend, check_bool, check_number, check_str, type_name, wrong_type
 from ._classic import ClassicBackend
 from ._connect import ConnectBackend
 from .session import is_connect
@@ -43,12 +43,23 @@ class BloomIndex:
     ``spark`` is a classic session or a Spark Connect one (``SparkSession.builder.remote(...)``):
     on Connect every call runs as bloomindex's SQL on the server (which needs the jar and the
     extension, see :func:`bloomindex.configure`), with the same results and exception classes.
-    ``progress`` (classic sessions) prints a long build's task counts to stderr; a Connect
-    client shows PySpark's own progress bar instead.
+    ``progress`` is how ``create`` and ``refresh`` show a long build's progress on stderr (tasks
+    done out of total, bytes read, time left), on classic sessions: ``"auto"`` (the default)
+    where stderr is a terminal and Spark's own console progress bar is off, ``True`` always (a
+    start and an end line where stderr is not a terminal or Spark's bar is on), ``False``
+    never. A Connect client shows PySpark's own progress bar instead; ``progress=True`` there
+    warns once that bloomindex shows none.
+
+    Every method checks its arguments before any JVM call or SQL statement: ``TypeError`` for
+    a wrong type, ``ValueError`` for a wrong value, each naming the argument and what it
+    accepts, the same on classic and Connect sessions.
     """
 
-    def __init__(self, spark: "SparkSession", progress: bool = True):
-        self._backend: Backend = ConnectBackend(spark) if is_connect(spark) else ClassicBackend(spark, progress)
+    def __init__(self, spark: "SparkSession", progress: "bool | str" = "auto"):
+        _check_session(spark, "BloomIndex")
+        _check_progress(progress)
+        self._backend: Backend = (ConnectBackend(spark, progress) if is_connect(spark)
+                                  else ClassicBackend(spark, progress))
 
     def create(
         self,
@@ -85,26 +96,25 @@ class BloomIndex:
         source columns are encrypted (Parquet modular encryption) and the session cannot
         encrypt it (otherwise refused). The JVM refuses unknown names.
         """
-        from pyspark.sql import DataFrame
-
-        _check_name(name)
-        if isinstance(columns, Mapping):
-            names = list(columns)
-            col_opts = {c: {k: _opt(v) for k, v in (o or {}).items()} for c, o in columns.items()}
-        elif isinstance(columns, str):
-            names, col_opts = [columns], {}
-        elif isinstance(columns, (builtins.list, tuple)):
-            names, col_opts = builtins.list(columns), {}
-        else:
-            raise ValueError(f"columns: expected a column name, a list of names or a dict of name -> options, "
-                             f"got {type(columns).__name__}")
-        if not names or not all(isinstance(c, str) for c in names):
-            raise ValueError(f"columns: expected column names, got {columns!r}")
-        if not isinstance(global_filter, bool):
-            raise ValueError(f"global_filter: must be True or False, got {global_filter!r}")
-        for key in options:
+        w = "create"
+        _check_name(name, w)
+        if not _is_frame(source):
+            check_str(w, "source", source, "a table name, a path (str) or a DataFrame")
+        check_str(w, "source_format", source_format, "a str (a data source such as 'parquet')", optional=True)
+        if _is_frame(source) and source_format is not None:
+            raise ValueError("create: source_format: not used with a DataFrame source")
+        names, col_opts = _columns(columns)
+        if fpp is not None:
+            check_number(w, "fpp", fpp)
+        if ndv is not None:
+            check_number(w, "ndv", ndv, integer=True)
+        check_str(w, "algorithm", algorithm, "a str ('sbbf', 'sbbf-murmur3' or 'classic')", optional=True)
+        check_bool(w, "global_filter", global_filter)
+        check_bool(w, "if_not_exists", if_not_exists)
+        for key, value in options.items():
             if key.lower() in ("global", "global_"):
                 raise ValueError(f"{key}: not an option here; pass global_filter=True")
+            _check_option(w, key, value)
         opts = {k: _opt(v) for k, v in options.items()}
         if fpp is not None:
             opts["fpp"] = _opt(fpp)
@@ -114,27 +124,22 @@ class BloomIndex:
             opts["algorithm"] = _opt(algorithm)
         if global_filter:
             opts["global"] = _opt(global_filter)
-
-        if isinstance(source, DataFrame):
-            if source_format is not None:
-                raise ValueError("source_format: not used with a DataFrame source")
-        elif not isinstance(source, str):
-            raise ValueError(f"source: expected a table name, a path or a DataFrame, got {type(source).__name__}")
         return bool(self._backend.create(name, source, source_format, names, col_opts, opts, if_not_exists))
 
     def refresh(self, name: str, mode: str = "incremental") -> int:
         """Indexes new and changed files (``"incremental"``) or everything (``"full"``);
         returns the new log version."""
-        _check_name(name)
+        _check_name(name, "refresh")
+        if not isinstance(mode, str):
+            raise wrong_type("refresh", "mode", "'incremental' or 'full' (a str)", mode)
         if mode not in ("incremental", "full"):
-            raise ValueError(f"mode: expected 'incremental' or 'full', got {mode!r}")
+            raise ValueError(f"refresh: mode: expected 'incremental' or 'full', got {mode!r}")
         return int(self._backend.refresh(name, mode == "full"))
 
     def drop(self, name: str, if_exists: bool = False) -> bool:
         """Drops index ``name``; returns False when it did not exist and ``if_exists`` was set."""
-        _check_name(name)
-        if not isinstance(if_exists, bool):
-            raise ValueError(f"if_exists must be True or False, not {if_exists!r}")
+        _check_name(name, "drop")
+        check_bool("drop", "if_exists", if_exists)
         return bool(self._backend.drop(name, if_exists))
 
     def list(self) -> "DataFrame":
@@ -145,9 +150,8 @@ class BloomIndex:
         """``DESCRIBE BLOOM INDEX`` as an ordered dict: the index as its log, summary and files
         say. ``extended=True`` (``DESCRIBE BLOOM INDEX EXTENDED``) also lists the source and adds
         ``files_new_or_changed`` and ``files_deleted`` (and, for Delta Lake, ``table_current_version``)."""
-        _check_name(name)
-        if not isinstance(extended, bool):
-            raise ValueError(f"extended must be True or False, not {extended!r}")
+        _check_name(name, "describe")
+        check_bool("describe", "extended", extended)
         return {str(p[0]): str(p[1]) for p in self._backend.describe(name, extended)}
 
     def explain(self, df: "DataFrame") -> str:
@@ -172,6 +176,7 @@ class BloomIndex:
         >>> orders = bi.prefilter(spark.table("orders"), "user_id", "users_idx", "id")  # doctest: +SKIP
         """
         _check_frame(df, "prefilter")
+        _check_might_contain("prefilter", index, column, key, allow_stale)
         return df.filter(might_contain(index, column, key, allow_stale=allow_stale))
 
     def join_filter_metrics(self, df: "DataFrame") -> builtins.list[dict[str, float]]:  # `list` is a method here
@@ -200,29 +205,98 @@ def might_contain(index: str, column: str, key: "str | Column", *, allow_stale: 
     """
     from pyspark.sql import functions as F
 
-    if not isinstance(index, str) or not isinstance(column, str):
-        raise ValueError("might_contain: index and column must be names (str)")
-    if not isinstance(allow_stale, bool):
-        raise ValueError(f"might_contain: allow_stale must be True or False, got {allow_stale!r}")
+    _check_might_contain("might_contain", index, column, key, allow_stale)
     k = F.col(key) if isinstance(key, str) else key
     args = [F.lit(index), F.lit(column), k] + ([F.lit(True)] if allow_stale else [])
     return F.call_function("bloom_might_contain", *args)
 
 
-def _check_name(name: Any) -> None:
+def _check_name(name: Any, where: str) -> None:
     """An index name is a non-empty string (the JVM checks what it may hold)."""
-    if not isinstance(name, str):
-        raise ValueError(f"name: an index name must be a string, got {type(name).__name__} ({name!r})")
-    if not name.strip():
-        raise ValueError("name: an index name must not be empty")
+    check_str(where, "name", name, "a str (an index name)")
+
+
+def _is_frame(value: Any) -> bool:
+    from pyspark.sql import DataFrame
+
+    return isinstance(value, DataFrame)
 
 
 def _check_frame(df: Any, method: str) -> None:
-    from pyspark.sql import DataFrame
-
-    if not isinstance(df, DataFrame):
+    if not _is_frame(df):
         hint = " (spark.sql(query) makes one from SQL text)" if isinstance(df, str) else ""
-        raise ValueError(f"{method}: expected a DataFrame{hint}, got {type(df).__name__}")
+        raise ArgumentTypeError(f"{method}: df must be a DataFrame{hint}, got {type_name(df)}")
+
+
+def _check_session(spark: Any, where: str) -> None:
+    """A classic SparkSession or a Spark Connect one (not its builder, not a SparkContext)."""
+    from pyspark.sql import SparkSession
+
+    if isinstance(spark, SparkSession) or (is_connect(spark) and type(spark).__name__ == "SparkSession"):
+        return
+    hint = " (call getOrCreate() on it)" if type(spark).__name__ == "Builder" else ""
+    raise wrong_type(where, "spark", f"a SparkSession, classic or Spark Connect{hint}", spark)
+
+
+def _check_progress(progress: Any) -> None:
+    if isinstance(progress, bool):
+        return
+    if not isinstance(progress, str):
+        raise wrong_type("BloomIndex", "progress", "'auto', True or False", progress)
+    if progress != "auto":
+        raise ValueError(f"BloomIndex: progress must be 'auto', True or False, got {progress!r}")
+
+
+def _check_might_contain(where: str, index: Any, column: Any, key: Any, allow_stale: Any) -> None:
+    from pyspark.sql import Column
+
+    check_str(where, "index", index, "a str (index and column are names)")
+    check_str(where, "column", column, "a str (index and column are names)")
+    if not isinstance(key, Column):
+        check_str(where, "key", key, "a column name (str) or a Column")
+    check_bool(where, "allow_stale", allow_stale)
+
+
+_OPTION_TYPES = "a str, int, float or bool"
+
+
+def _check_option(where: str, key: Any, value: Any) -> None:
+    if not isinstance(key, str):
+        raise wrong_type(where, "an option's name", "a str", key)
+    if not isinstance(value, (str, int, float)):  # bool is an int
+        raise ArgumentTypeError(f"{where}: option {key} must be {_OPTION_TYPES}, got {type_name(value)}")
+
+
+def _columns(columns: Any) -> tuple[builtins.list[str], dict[str, dict[str, str]]]:
+    """``create``'s ``columns``: the names, and each one's options as strings."""
+    accepts = "a column name, a list of names or a dict of name -> options"
+    if isinstance(columns, Mapping):
+        names = builtins.list(columns)
+    elif isinstance(columns, str):
+        names = [columns]
+    elif isinstance(columns, (builtins.list, tuple)):
+        names = builtins.list(columns)
+    else:
+        raise ArgumentTypeError(f"create: columns: expected {accepts}, got {type_name(columns)}")
+    if not names:
+        raise ValueError(f"create: columns: expected column names, got {columns!r}")
+    for c in names:
+        if not isinstance(c, str):
+            raise ArgumentTypeError(f"create: columns: expected column names (str), got {type_name(c)} in {columns!r}")
+        if not c.strip():
+            raise ValueError(f"create: columns: expected column names, got an empty one in {columns!r}")
+    col_opts: dict[str, dict[str, str]] = {}
+    if isinstance(columns, Mapping):
+        for c, o in columns.items():
+            if o is None:
+                o = {}
+            if not isinstance(o, Mapping):
+                raise ArgumentTypeError(f"create: columns: the options of column {c} must be a dict "
+                                        f"(e.g. {{'fpp': 0.01}}) or None, got {type_name(o)}")
+            for k, v in o.items():
+                _check_option(f"create: columns: column {c}", k, v)
+            col_opts[c] = {k: _opt(v) for k, v in o.items()}
+    return names, col_opts
 
 
 def _opt(v: Any) -> str:

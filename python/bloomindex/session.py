@@ -148,8 +148,7 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     >>> from pyspark.sql import SparkSession
     >>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
     """
-    if kernel not in (None, "vector", "scalar"):
-        raise ValueError(f"kernel: expected 'vector', 'scalar' or None, got {kernel!r}")
+    _check_configure(builder, kernel, delta, iceberg, iceberg_catalogs)
     remote = _get(builder, "spark.remote") or os.environ.get("SPARK_REMOTE")
     api_mode = (_get(builder, "spark.api.mode") or os.environ.get("SPARK_API_MODE") or "").lower()
     if remote is None and api_mode != "connect":
@@ -159,6 +158,41 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
         _settings(settings, kernel, delta, iceberg, iceberg_catalogs)
         os.environ[SUBMIT_ARGS] = submit_args(settings._options, os.environ.get(SUBMIT_ARGS))
     return builder
+
+
+def _check_configure(builder: Any, kernel: Any, delta: Any, iceberg: Any, iceberg_catalogs: Any) -> None:
+    """``configure``'s arguments, before it sets anything: TypeError for a wrong type,
+    ValueError for a wrong value, each naming the argument."""
+    from collections.abc import Mapping
+
+    from ._backend import check_bool, wrong_type
+
+    if not callable(getattr(builder, "config", None)):
+        hint = " (configure the builder before getOrCreate())" if type(builder).__name__ == "SparkSession" else ""
+        raise wrong_type("configure", "builder", f"a SparkSession.Builder such as SparkSession.builder{hint}", builder)
+    if kernel is not None and not isinstance(kernel, str):
+        raise wrong_type("configure", "kernel", "'vector', 'scalar' or None", kernel)
+    if kernel not in (None, "vector", "scalar"):
+        raise ValueError(f"kernel: expected 'vector', 'scalar' or None, got {kernel!r}")
+    check_bool("configure", "delta", delta)
+    check_bool("configure", "iceberg", iceberg)
+    if iceberg_catalogs is None:
+        return
+    if not isinstance(iceberg_catalogs, Mapping):
+        raise wrong_type("configure", "iceberg_catalogs", "a dict of catalog name -> dict of settings, or None",
+                         iceberg_catalogs)
+    for name, settings in iceberg_catalogs.items():
+        if not isinstance(name, str):
+            raise wrong_type("configure", "iceberg_catalogs' catalog names", "str", name)
+        if not name or "." in name:
+            raise ValueError(f"iceberg_catalogs: bad catalog name {name!r}")
+        if not isinstance(settings, Mapping):
+            raise wrong_type("configure", f"iceberg_catalogs[{name!r}]", "a dict of settings", settings)
+        for key in settings:
+            if not isinstance(key, str):
+                raise wrong_type("configure", f"iceberg_catalogs[{name!r}]'s keys", "str", key)
+    if iceberg_catalogs and not iceberg:
+        raise ValueError("iceberg_catalogs: Iceberg catalogs need iceberg=True")
 
 
 #: The environment variable PySpark reads the arguments of the JVM it launches from.
@@ -255,6 +289,10 @@ def task_kernels(spark: "SparkSession", tasks: int | None = None) -> list[dict[s
     >>> {t["sbbf"] for t in task_kernels(spark)}  # doctest: +SKIP
     {'vector'}
     """
+    from ._backend import check_number
+
+    if tasks is not None:
+        check_number("task_kernels", "tasks", tasks, integer=True)
     n = tasks if tasks is not None else spark.sparkContext.defaultParallelism
     if n < 1:
         raise ValueError(f"tasks: expected a positive count, got {n}")
