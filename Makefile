@@ -3,8 +3,9 @@
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
 #   make test-connect-server   the Spark Connect example of docs/connect.md: a Connect server process and
 #                a client environment with only pyspark-client and the package (.ci/run runs it)
-#   make test-s3   indexes on s3a:// against a moto S3 server (CI runs it after `make test`)
-#   make test-gcs  indexes on gs:// against a fake-gcs-server (CI runs it after `make test-s3`)
+#   make test-s3   indexes on s3a:// against a moto S3 server (nightly)
+#   make test-gcs  indexes on gs:// against a fake-gcs-server (nightly)
+#   make test-nightly   the randomized suites at full size, S3, GCS, Iceberg, every cluster test
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -58,7 +59,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold bench-fresh clean
+.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold bench-fresh clean
 
 all: jar
 
@@ -123,13 +124,23 @@ $(MAVEN_POM): $(JAR)
 $(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
 	$(SBT) stageTestJar
 
-# Nightly: the differential pruning suite with 20,000 queries and the decoding-context suite with
-# 3,000 cases (CI runs 1,000 and 300).
-test-nightly: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping"
-test-nightly: export BLOOMINDEX_DIFF_QUERIES = 20000
-test-nightly: export BLOOMINDEX_CONTEXT_CASES = 3000
-test-nightly: export BLOOMINDEX_MAPPING_QUERIES = 5000
-test-nightly: test-python
+# Nightly (not on every landing, to keep CI under 20 minutes): the randomized suites at full size
+# (test-nightly-queries), the object stores (S3 through moto, GCS through fake-gcs-server, with
+# their clients' ~730 MB of jars), Iceberg (its own PySpark 4.1 venv) and every cluster test.
+test-nightly:
+	$(MAKE) test-nightly-queries
+	$(MAKE) test-s3
+	$(MAKE) test-gcs
+	$(MAKE) test-iceberg
+	$(MAKE) test-cluster
+
+# The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases
+# and the schema-mapping suite with 5,000 queries (CI runs 1,000, 300 and 300).
+test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping"
+test-nightly-queries: export BLOOMINDEX_DIFF_QUERIES = 20000
+test-nightly-queries: export BLOOMINDEX_CONTEXT_CASES = 3000
+test-nightly-queries: export BLOOMINDEX_MAPPING_QUERIES = 5000
+test-nightly-queries: test-python
 
 # The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
 # tests/cluster/test_packages.py submits a job with --packages from dist/maven.
