@@ -43,7 +43,7 @@ def test_create_on_table_path_and_dataframe(spark, root, bi, tmp_path):
     spark.range(500, 600).selectExpr("id", "cast(id * 3 as string) as s").coalesce(1).write.mode("append").parquet(path)
     assert "files_new_or_changed" not in bi.describe("by_path"), "the source is listed only when asked"
     assert bi.describe("by_path", extended=True)["files_new_or_changed"] == "1"
-    with pytest.raises(ValueError, match="extended"):
+    with pytest.raises(TypeError, match="extended"):
         bi.describe("by_path", extended="yes")
     version = bi.refresh("by_path")
     assert bi.describe("by_path")["log_version"] == str(version)
@@ -73,11 +73,11 @@ def test_errors_are_pyspark_exceptions_with_the_jvm_message(spark, root, bi):
         bi.refresh("nope", mode="partial")
     with pytest.raises(ValueError, match="columns"):
         bi.create("e1", "api_e", [])
-    with pytest.raises(ValueError, match="source"):
+    with pytest.raises(TypeError, match="source"):
         bi.create("e1", 42, ["id"])
-    with pytest.raises(ValueError, match="name"):
+    with pytest.raises(TypeError, match="name"):
         bi.create(123, "api_e", ["id"])
-    with pytest.raises(ValueError, match="columns"):
+    with pytest.raises(TypeError, match="columns"):
         bi.create("e1", "api_e", 42)
     assert bi.list().count() == 0
 

@@ -291,5 +291,5 @@ def test_python_helpers(spark, tables):
     assert got == want and set(_dim_keys()) & set(got)
     pre = BloomIndex(spark).prefilter(fact, F.col("ki"), "dim_idx", "ki")
     assert pre.count() == spark.sql("SELECT * FROM fact WHERE bloom_might_contain('dim_idx', 'ki', ki)").count()
-    with pytest.raises(ValueError, match="names"):
+    with pytest.raises(TypeError, match="names"):
         might_contain("dim_idx", None, "k")

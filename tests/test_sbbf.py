@@ -46,26 +46,36 @@ def test_dates_timestamps_and_decimals_hash_their_plain_integers():
     assert hash_value("1.0", "decimal(38,0)") == xxhash.xxh64_intdigest((1).to_bytes(16, "big"))
 
 
-@pytest.mark.parametrize("values,type_name,match", [
-    ([128], "tinyint", "out of range"),
-    ([2**31], "int", "out of range"),
-    ([2**63], "bigint", "out of range"),
-    (["1"], "int", "not an integer"),
-    ([True], "bigint", "not an integer"),
-    ([1.5], "string", "not a str"),
-    (["x"], "binary", "not bytes"),
-    ([decimal.Decimal("1.234")], "decimal(5,2)", "fractional digits"),
-    ([decimal.Decimal("1000")], "decimal(5,2)", "does not fit"),
-    ([dt.datetime(2020, 1, 1)], "date", "not a date"),
-    ([dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)], "timestamp_ntz", "naive"),
-    ([1], "boolean", "type: boolean"),
-    ([1], "array<int>", "type: array<int>"),
-    ([1], "decimal(40,2)", "precision"),
-    ([1], "varint", "unknown"),
+@pytest.mark.parametrize("values,type_name,error,match", [
+    ([128], "tinyint", ValueError, "out of range"),
+    ([2**31], "int", ValueError, "out of range"),
+    ([2**63], "bigint", ValueError, "out of range"),
+    (["1"], "int", TypeError, "not an integer"),
+    ([True], "bigint", TypeError, "not an integer"),
+    ([1.5], "string", TypeError, "not a str"),
+    (["x"], "binary", TypeError, "not bytes"),
+    ([1.5], "decimal(5,2)", TypeError, "not a decimal"),
+    ([decimal.Decimal("1.234")], "decimal(5,2)", ValueError, "fractional digits"),
+    ([decimal.Decimal("1000")], "decimal(5,2)", ValueError, "does not fit"),
+    (["abc"], "decimal(5,2)", ValueError, "not a decimal number"),
+    ([dt.datetime(2020, 1, 1)], "date", TypeError, "not a date"),
+    ([dt.date(2020, 1, 1)], "timestamp", TypeError, "not a datetime"),
+    ([dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)], "timestamp_ntz", ValueError, "naive"),
+    (np.array(["x"]), "double", TypeError, "must be numbers"),
+    (5, "bigint", TypeError, "values: must be an iterable"),
+    ("abc", "string", TypeError, "values: .*got one str"),
+    ([1], 5, TypeError, "spark_type: must be a str"),
+    ([1], "boolean", ValueError, "type: boolean"),
+    ([1], "array<int>", ValueError, "type: array<int>"),
+    ([1], "decimal(40,2)", ValueError, "precision"),
+    ([1], "varint", ValueError, "unknown"),
 ])
-def test_bad_values_and_types_raise_value_error_naming_the_problem(values, type_name, match):
-    with pytest.raises(ValueError, match=match):
+def test_bad_values_and_types_raise_type_or_value_error_naming_the_problem(values, type_name, error, match):
+    # A value of the wrong type for the Spark type is a TypeError; of the right type but not
+    # representable (range, digits, timezone), or an unsupported type name, a ValueError.
+    with pytest.raises(error, match=match) as e:
         hash_values(values, type_name)
+    assert not isinstance(e.value, ValueError if error is TypeError else TypeError)
 
 
 def test_nulls_are_skipped():

@@ -59,11 +59,11 @@ class Backend(abc.ABC):
         metrics as (name, value) pairs."""
 
 
-class ArgumentTypeError(TypeError, ValueError):
+class ArgumentTypeError(TypeError):
     """An argument of the wrong type, raised before any JVM call or SQL statement.
 
-    A :class:`TypeError`; also a :class:`ValueError`, which bloomindex raised for wrong types
-    before, so that code catching that keeps working."""
+    A plain :class:`TypeError` (not a :class:`ValueError`: that is for a wrong value of the
+    right type)."""
 
 
 def type_name(value: Any) -> str:

@@ -33,8 +33,9 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
-from ._checks import (CLASSIC_MIN_BYTES, MAX_BYTES, MAX_HASHES, check_classic_bytes, check_fpp, check_ndv,
-                      check_num_hashes, check_power_of_two_bytes, check_sbbf_bytes)
+from ._checks import (CLASSIC_MIN_BYTES, MAX_BYTES, MAX_HASHES, check_classic_bytes, check_data, check_fpp, check_ndv,
+                      check_num_hashes, check_power_of_two, check_power_of_two_bytes, check_sbbf_bytes, check_str,
+                      hashes_array)
 from ._headers import (CLASSIC_HEADER, MURMUR3_HEADER, classic_header, murmur3_header, read_classic_header,
                        read_murmur3_header)
 from .hashing import hash_values
@@ -49,7 +50,8 @@ _SCRATCH_BITS_LIMIT = 1 << 26
 
 
 def _check_algorithm(algorithm: str) -> str:
-    name = algorithm.strip().lower() if isinstance(algorithm, str) else algorithm
+    check_str("algorithm", algorithm, "'sbbf', 'sbbf-murmur3' or 'classic'")
+    name = algorithm.strip().lower()
     if name not in ALGORITHMS:
         raise ValueError(f"algorithm: expected one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
     return name
@@ -117,7 +119,7 @@ class SbbfMurmur3(_Values):
     def deserialize(cls, data: bytes | bytearray | memoryview) -> "SbbfMurmur3":
         """Reads :meth:`serialize`'s form: the 12-byte header and the bit set, nothing after
         it (the whole of parquet-testing's ``bloom_filter.bin``)."""
-        data = bytes(data)
+        data = check_data(data)
         n = read_murmur3_header(data)
         header_len = MURMUR3_HEADER.size
         if len(data) - header_len != n:
@@ -134,7 +136,7 @@ class SbbfMurmur3(_Values):
 
     def _remap(self, hashes: np.ndarray) -> np.ndarray:
         """Hashes whose multiply-shift block is this design's masked block (see the JVM's)."""
-        h = np.ascontiguousarray(np.asarray(hashes).ravel(), dtype=np.uint64)
+        h = np.ascontiguousarray(hashes_array(hashes).ravel())
         b = self._log2_blocks
         upper = h >> np.uint64(32)
         rotated = ((upper >> np.uint64(b)) | (upper << np.uint64(32 - b))) & np.uint64(0xFFFFFFFF)
@@ -144,11 +146,13 @@ class SbbfMurmur3(_Values):
         self._bits.insert_hashes(self._remap(hashes))
 
     def check_hashes(self, hashes: np.ndarray) -> np.ndarray:
-        arr = np.asarray(hashes)
+        arr = hashes_array(hashes)
         return self._bits.check_hashes(self._remap(arr)).reshape(arr.shape)
 
     def merge(self, other: "SbbfMurmur3") -> "SbbfMurmur3":
-        if not isinstance(other, SbbfMurmur3) or other.num_bytes != self.num_bytes:
+        if not isinstance(other, SbbfMurmur3):
+            raise TypeError(f"other: must be an SbbfMurmur3 of {self.num_bytes} bytes, got {type(other).__name__}")
+        if other.num_bytes != self.num_bytes:
             raise ValueError(f"other: cannot merge {other!r} into {self!r}")
         self._bits.merge(other._bits)
         return self
@@ -212,7 +216,7 @@ class ClassicBloomFilter(_Values):
     @classmethod
     def deserialize(cls, data: bytes | bytearray | memoryview) -> "ClassicBloomFilter":
         """Reads :meth:`serialize`'s form: the 8-byte header and the bit set, nothing after it."""
-        data = bytes(data)
+        data = check_data(data)
         num_bits, k = read_classic_header(data)
         header_len = CLASSIC_HEADER.size
         if len(data) - header_len != num_bits // 8:
@@ -240,7 +244,7 @@ class ClassicBloomFilter(_Values):
         return c.astype(np.int64) % self.num_bits
 
     def insert_hashes(self, hashes: np.ndarray) -> None:
-        h = np.ascontiguousarray(np.asarray(hashes).ravel(), dtype=np.uint64)
+        h = np.ascontiguousarray(hashes_array(hashes).ravel())
         if h.size == 0:
             return
         if self.num_bits <= _SCRATCH_BITS_LIMIT:
@@ -254,8 +258,8 @@ class ClassicBloomFilter(_Values):
             np.bitwise_or.at(self._words, p >> 6, np.left_shift(np.uint64(1), (p & 63).astype(np.uint64)))
 
     def check_hashes(self, hashes: np.ndarray) -> np.ndarray:
-        arr = np.asarray(hashes)
-        h = np.ascontiguousarray(arr.ravel(), dtype=np.uint64)
+        arr = hashes_array(hashes)
+        h = np.ascontiguousarray(arr.ravel())
         out = np.empty(h.size, dtype=np.bool_)
         for start in range(0, h.size, _CHUNK):
             p = self._positions(h[start:start + _CHUNK])
@@ -264,8 +268,10 @@ class ClassicBloomFilter(_Values):
         return out.reshape(arr.shape)
 
     def merge(self, other: "ClassicBloomFilter") -> "ClassicBloomFilter":
-        if (not isinstance(other, ClassicBloomFilter) or other.num_bits != self.num_bits
-                or other.num_hashes != self.num_hashes):
+        if not isinstance(other, ClassicBloomFilter):
+            raise TypeError(f"other: must be a ClassicBloomFilter of {self.num_bytes} bytes and "
+                            f"{self.num_hashes} hashes, got {type(other).__name__}")
+        if other.num_bits != self.num_bits or other.num_hashes != self.num_hashes:
             raise ValueError(f"other: cannot merge {other!r} into {self!r}")
         self._words |= other._words
         return self
@@ -329,6 +335,7 @@ def num_bytes(ndv: int, fpp: float, algorithm: str = "sbbf", power_of_two: bool 
     name = _check_algorithm(algorithm)
     check_ndv(ndv)
     check_fpp(fpp)
+    check_power_of_two(power_of_two)
     if name == "sbbf":
         return optimal_num_bytes(ndv, fpp, power_of_two)
     if name == "sbbf-murmur3":
@@ -392,6 +399,8 @@ def expected_fpp(num_bytes: int, ndv: int, algorithm: str = "sbbf", fpp: float |
     """
     name = _check_algorithm(algorithm)
     check_ndv(ndv)
+    if fpp is not None:
+        check_fpp(fpp)
     if name == "classic":
         if fpp is None:
             raise ValueError("fpp: the classic design's rate depends on k, which comes from fpp")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _decimal
+from collections.abc import Iterable as _Iterable
 from typing import Any, Iterable
 
 import numpy as np
@@ -56,15 +57,19 @@ def hash_values(values: Iterable[Any] | np.ndarray, spark_type: str, hash_name: 
     ``"decimal(20,2)"``...) as a Parquet writer would before inserting it in a filter.
 
     ``values`` is any iterable (or a NumPy array, hashed without a Python loop for fixed-width
-    types); ``None`` values are skipped, as Parquet never inserts nulls. ``hash_name`` is
-    ``"xxh64"`` (Parquet's, the ``sbbf`` and ``classic`` designs') or ``"murmur3"`` (the
-    ``sbbf-murmur3`` design's): a filter's ``hash_name``. Returns ``np.uint64``.
+    types), not one ``str`` or ``bytes`` (a single value: pass ``[value]``); ``None`` values are
+    skipped, as Parquet never inserts nulls. ``hash_name`` is ``"xxh64"`` (Parquet's, the
+    ``sbbf`` and ``classic`` designs') or ``"murmur3"`` (the ``sbbf-murmur3`` design's): a
+    filter's ``hash_name``. Returns ``np.uint64``.
+
+    A value of the wrong type for ``spark_type`` (a str for ``bigint``, a float for
+    ``decimal(5,2)``, a datetime for ``date``) is a ``TypeError``; one of the right type out of
+    its range (300 for ``tinyint``, too many digits) a ``ValueError``; both name ``values``.
 
     >>> hash_values([1, 2, None], "int").shape
     (2,)
     """
-    if hash_name not in _FUNCTIONS:
-        raise ValueError(f"hash_name: expected one of {', '.join(HASHES)}, got {hash_name!r}")
+    _check_args(values, spark_type, hash_name)
     u32, u64, of_bytes = _FUNCTIONS[hash_name]
     t = parse_type(spark_type)
     if t.physical in ("INT32", "INT64", "FLOAT", "DOUBLE"):
@@ -75,6 +80,23 @@ def hash_values(values: Iterable[Any] | np.ndarray, spark_type: str, hash_name: 
                            dtype=np.uint64, count=len(items))
     return np.fromiter((of_bytes(_as_bytes(v, t)) for v in items),
                        dtype=np.uint64, count=len(items))
+
+
+def _check_args(values: Any, spark_type: Any, hash_name: Any) -> None:
+    """The arguments' types (the container's, not each value's: the conversions check those)."""
+    if not isinstance(hash_name, str):
+        raise TypeError(f"hash_name: must be a str ({' or '.join(map(repr, HASHES))}), got {type(hash_name).__name__}")
+    if hash_name not in _FUNCTIONS:
+        raise ValueError(f"hash_name: expected one of {', '.join(HASHES)}, got {hash_name!r}")
+    if not isinstance(spark_type, str):
+        raise TypeError("spark_type: must be a str, a Spark SQL type name such as 'bigint' or "
+                        f"'decimal(20,2)', got {type(spark_type).__name__}")
+    if isinstance(values, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"values: must be an iterable of values or a NumPy array, got one {type(values).__name__} "
+                        "(pass [value], or use might_contain)")
+    if not isinstance(values, (np.ndarray, _Iterable)):
+        raise TypeError(f"values: must be an iterable of values (a list, tuple, ...) or a NumPy array, "
+                        f"got {type(values).__name__}")
 
 
 def hash_value(value: Any, spark_type: str, hash_name: str = "xxh64") -> int:
@@ -100,12 +122,12 @@ def _hash_fixed(values: Iterable[Any] | np.ndarray, t: SparkType, u32: Any, u64:
 def _float_array(values: Iterable[Any] | np.ndarray, dtype: type) -> np.ndarray:
     if isinstance(values, np.ndarray):
         if values.dtype.kind not in "fiu":
-            raise ValueError(f"values: expected numbers, got an array of {values.dtype}")
+            raise TypeError(f"values: must be numbers, got an array of {values.dtype}")
         return values.astype(dtype, copy=False)
     items = [v for v in values if v is not None]
     for v in items:
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-            raise ValueError(f"values: {v!r} is not a number")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+            raise TypeError(f"values: {v!r} is not a number ({type(v).__name__}; float and double take numbers)")
     return np.asarray(items, dtype=dtype)
 
 
@@ -135,8 +157,8 @@ def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
 
 
 def _to_int(v: Any, t: SparkType) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise ValueError(f"values: {v!r} is not an integer ({t.simple_string})")
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"values: {v!r} is not an integer ({type(v).__name__}; {t.simple_string} takes ints)")
     v = int(v)
     lo, hi = _INT_RANGES.get(t.name, _INT_RANGES["bigint"])
     if not lo <= v <= hi:
@@ -146,7 +168,8 @@ def _to_int(v: Any, t: SparkType) -> int:
 
 def _to_days(v: Any, t: SparkType) -> int:
     if isinstance(v, _dt.datetime):
-        raise ValueError(f"values: {v!r} is a datetime, not a date")
+        raise TypeError(f"values: {v!r} is a datetime, not a date (date takes datetime.date, numpy datetime64 or "
+                        "days since 1970-01-01)")
     if isinstance(v, _dt.date):
         return (v - _EPOCH_DATE).days
     if isinstance(v, np.datetime64):
@@ -164,15 +187,16 @@ def _to_micros(v: Any, t: SparkType) -> int:
             delta = v - _EPOCH
         return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     if isinstance(v, _dt.date):
-        raise ValueError(f"values: {v!r} is a date, not a datetime")
+        raise TypeError(f"values: {v!r} is a date, not a datetime ({t.name} takes datetime.datetime, "
+                        "numpy datetime64 or microseconds since the epoch)")
     if isinstance(v, np.datetime64):
         return int(v.astype("datetime64[us]").astype(np.int64))
     return _to_int(v, t)
 
 
 def _unscaled(v: Any, t: SparkType) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, str, _decimal.Decimal, np.integer)):
-        raise ValueError(f"values: {v!r} is not a decimal (pass Decimal, int or str)")
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, str, _decimal.Decimal, np.integer)):
+        raise TypeError(f"values: {v!r} is not a decimal ({type(v).__name__}; pass Decimal, int or str)")
     try:
         d = _decimal.Decimal(v) if not isinstance(v, np.integer) else _decimal.Decimal(int(v))
     except _decimal.InvalidOperation:
@@ -200,7 +224,7 @@ def _as_bytes(v: Any, t: SparkType) -> bytes:
     if t.name == "string":
         if isinstance(v, str):
             return v.encode("utf-8")
-        raise ValueError(f"values: {v!r} is not a str (string)")
+        raise TypeError(f"values: {v!r} is not a str ({type(v).__name__}; string takes str)")
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v)
-    raise ValueError(f"values: {v!r} is not bytes (binary)")
+    raise TypeError(f"values: {v!r} is not bytes ({type(v).__name__}; binary takes bytes, bytearray or memoryview)")

@@ -7,7 +7,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ._checks import MAX_BYTES, MIN_BYTES, check_fpp, check_ndv, check_sbbf_bytes
+from ._checks import (MAX_BYTES, MIN_BYTES, check_data, check_fpp, check_ndv, check_power_of_two, check_sbbf_bytes,
+                      hashes_array)
 from ._headers import is_murmur3_header, read_sbbf_header, sbbf_header
 from .hashing import hash_values
 
@@ -65,6 +66,7 @@ def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = False) -> int:
     """
     check_ndv(ndv)
     check_fpp(fpp)
+    check_power_of_two(power_of_two)
     if power_of_two:
         m = -8.0 * ndv / math.log(1 - math.pow(fpp, 1.0 / 8))
         max_bits = MAX_BYTES * 8
@@ -122,7 +124,7 @@ class Sbbf:
         bit set), as a Parquet file or an index stores it. Bytes after the bit set are
         ignored, as Parquet readers do; the deprecated MurmurHash3 form is refused (read it
         with :meth:`SbbfMurmur3.deserialize <bloomindex.filters.SbbfMurmur3.deserialize>`)."""
-        data = bytes(data)
+        data = check_data(data)
         if is_murmur3_header(data):
             raise ValueError("data: the deprecated MurmurHash3 form (sbbf-murmur3); read it with "
                              "SbbfMurmur3.deserialize")
@@ -163,8 +165,11 @@ class Sbbf:
         filter bit (repeated blocks need no ``ufunc.at``: setting a byte twice is harmless,
         and packing little-endian bits gives the words' LE bytes); larger ones OR rows in
         place and redo the few hashes whose block appeared twice in a chunk.
+
+        ``hashes``: a NumPy integer array (signed ones wrap), or a list or tuple of ints;
+        other types are a ``TypeError``.
         """
-        h = np.ascontiguousarray(np.asarray(hashes).ravel(), dtype=np.uint64)
+        h = np.ascontiguousarray(hashes_array(hashes).ravel())
         if h.size == 0:
             return
         if self._words.size * 32 <= _SCRATCH_BITS_LIMIT:
@@ -186,9 +191,10 @@ class Sbbf:
                 blocks, masks = blocks[~done], masks[~done]
 
     def check_hashes(self, hashes: np.ndarray) -> np.ndarray:
-        """``np.bool_`` per hash: False when it was certainly never inserted."""
-        arr = np.asarray(hashes)
-        h = np.ascontiguousarray(arr.ravel(), dtype=np.uint64)
+        """``np.bool_`` per hash (``hashes`` as :meth:`insert_hashes`'s), in their shape: False
+        when it was certainly never inserted."""
+        arr = hashes_array(hashes)
+        h = np.ascontiguousarray(arr.ravel())
         out = np.empty(h.size, dtype=np.bool_)
         for start in range(0, h.size, _CHUNK):
             blocks, shifts = self._locate(h[start:start + _CHUNK])
@@ -211,10 +217,11 @@ class Sbbf:
         return self.check_hashes(hash_values(values, spark_type, self.hash_name))
 
     def merge(self, other: "Sbbf") -> "Sbbf":
-        """ORs ``other`` into this filter (sizes must match) and returns ``self``."""
-        if not isinstance(other, Sbbf) or other.num_bytes != self.num_bytes:
-            size = other.num_bytes if isinstance(other, Sbbf) else type(other).__name__
-            raise ValueError(f"other: cannot merge {size} into a filter of {self.num_bytes} bytes")
+        """ORs ``other`` (an :class:`Sbbf` of the same size) into this filter and returns ``self``."""
+        if not isinstance(other, Sbbf):
+            raise TypeError(f"other: must be an Sbbf of {self.num_bytes} bytes, got {type(other).__name__}")
+        if other.num_bytes != self.num_bytes:
+            raise ValueError(f"other: cannot merge {other.num_bytes} bytes into a filter of {self.num_bytes} bytes")
         self._words |= other._words
         return self
 
