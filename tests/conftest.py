@@ -113,6 +113,9 @@ def spark(tmp_path_factory):
                .config("spark.driver.memory", "2g")
                # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
                .config("spark.databricks.delta.snapshotPartitions", "2")
+               # Indexes follow writes only where a test asks (OPTIONS (refresh = ...)): the other
+               # tests append and then check what REFRESH does.
+               .config("spark.bloomindex.refresh.default", "manual")
                # Spark's Avro source (not in PySpark's jars), for the Avro cases of test_schema_mapping;
                # configure() appends Delta's package to this.
                .config("spark.jars.packages", f"org.apache.spark:spark-avro_2.13:{pyspark.__version__}"))

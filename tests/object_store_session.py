@@ -34,7 +34,8 @@ def object_store_session(store: str, test_jar: pathlib.Path, jars: list[str], ha
                .config("spark.sql.warehouse.dir", str(warehouse))
                # local[2]: the driver's class path is the executors' too.
                .config("spark.driver.extraClassPath", os.pathsep.join([str(test_jar)] + jars))
-               .config("spark.driver.memory", "1g"))
+               .config("spark.driver.memory", "1g")
+               .config("spark.bloomindex.refresh.default", "manual"))
     for k, v in hadoop_conf.items():
         builder = builder.config(f"spark.hadoop.{k}", v)
     session = bloomindex.configure(builder).getOrCreate()

@@ -92,7 +92,9 @@ class BloomIndex:
 
         ``options`` are the other index options, as SQL's ``OPTIONS``: ``sizing="exact"`` (the
         default: each filter the smallest meeting its ``fpp``) or ``"power-of-two"``, a default
-        for every column; ``allow_unencrypted_index=True`` stores the index unencrypted when
+        for every column; ``refresh="on_write"`` (the default, ``spark.bloomindex.refresh.default``),
+        ``"background"`` or ``"manual"``: how the index follows writes to its source
+        (docs/freshness.md); ``allow_unencrypted_index=True`` stores the index unencrypted when
         source columns are encrypted (Parquet modular encryption) and the session cannot
         encrypt it (otherwise refused). The JVM refuses unknown names.
         """

@@ -39,7 +39,8 @@ def spark(tmp_path_factory):
     builder = (SparkSession.builder.remote("local[2]")
                .appName("bloomindex-connect-tests")
                .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC"))
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.bloomindex.refresh.default", "manual"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         session = bloomindex.configure(builder).getOrCreate()

@@ -47,7 +47,8 @@ def spark(warehouse, tmp_path_factory):
                .config("spark.default.parallelism", "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
-               .config("spark.driver.memory", "2g"))
+               .config("spark.driver.memory", "2g")
+               .config("spark.bloomindex.refresh.default", "manual"))
     session = bloomindex.configure(builder, iceberg=True, iceberg_catalogs={
         "local": {"type": "hadoop", "warehouse": str(warehouse)},
         # Iceberg's in-memory catalog: the one here with views (test_refuses_view).

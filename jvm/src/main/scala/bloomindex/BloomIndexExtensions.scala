@@ -1,6 +1,6 @@
 package bloomindex
 
-import bloomindex.actions.TableEvents
+import bloomindex.actions.{TableEvents, WriteEvents}
 import bloomindex.compat.SparkVersions
 import bloomindex.config.UnknownKeys
 import bloomindex.execution.BloomIndexColumnarRule
@@ -43,13 +43,19 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
 
     // When a session's state is built: DROP TABLE drops the table's indexes (actions.TableEvents,
-    // a listener of the session catalog), and each unknown spark.bloomindex.* key of the session's
+    // a listener of the session catalog), the write listener of actions.WriteEvents, and each unknown spark.bloomindex.* key of the session's
     // configuration gets a warning naming the closest known key (config.UnknownKeys).
     extensions.injectCheckRule { spark =>
       TableEvents.register(spark)
+      WriteEvents.register(spark)
       UnknownKeys.warn(spark)
       _ => ()
     }
+
+    // writes: an index with refresh = on_write / background follows its source's writes
+    // (actions.WriteEvents): file source writes planned with the refresh after their commit,
+    // other writes seen by the session's query execution listener (registered above).
+    extensions.injectPlannerStrategy(spark => new WriteEvents.Planning(spark))
 
     // optimizer: join pre-filtering from global filters, after pruning (it may read the
     // pruned file index of the indexed side). Pre-CBO too: once, after Spark's push-down.

@@ -52,6 +52,8 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     out += "last_operation" -> latest.operation
     out += "columns" -> spec.columns.map(_.name).mkString(", ")
     out += "global" -> spec.global.toString
+    out += "refresh" -> spec.refresh.name
+    WriteEvents.lastFailure(new bloomindex.log.IndexRoot(ctx.spark).root.toString, name).foreach(f => out += "automatic_refresh_failed" -> f)
     out += "encryption" -> active.flatMap(_.data).flatMap(d => IndexEncryption.plan(ctx.hadoopConf, IndexStore.dataDir(l.indexDir, d).toString))
       .map(p => p.columnKeys.toSeq.sorted.map { case (c, k) => s"$c (key $k)" }.mkString(", ")).getOrElse("none")
     val details = Seq.newBuilder[(String, String)]

@@ -6,7 +6,7 @@ import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.ParquetHash
-import bloomindex.log.{ColumnSpec, IndexRoot, IndexSpec, SourceSpec}
+import bloomindex.log.{ColumnSpec, IndexRoot, IndexSpec, RefreshMode, SourceSpec}
 import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.source.SourceResolver
 
@@ -15,13 +15,14 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 
 /**
  * What a CREATE names, checked and turned into an [[IndexSpec]]: the index and column
- * `OPTIONS` (fpp, ndv / numItems, sizing, algorithm, global, allow_unencrypted_index), the
+ * `OPTIONS` (fpp, ndv / numItems, sizing, algorithm, global, refresh, allow_unencrypted_index), the
  * columns (they exist, once each, not partition columns, of an indexable type).
  */
 object IndexOptions {
 
   private val ColumnOptions = Set("fpp", "ndv", "numitems", "sizing", "algorithm")
-  private val TableOptions = ColumnOptions + "global" + IndexEncryption.AllowOption
+  private val TableOnly = Set("global", "refresh", IndexEncryption.AllowOption)
+  private val TableOptions = ColumnOptions ++ TableOnly
 
   /** Validates everything a CREATE names before anything is written. */
   def plan(spark: SparkSession, name: String, source: SourceSpec, columns: Seq[ColumnRequest],
@@ -30,6 +31,7 @@ object IndexOptions {
     val opts = lowerKeys(options, TableOptions, "index")
     val global = opts.get("global").map(v => parseBool("global", v)).getOrElse(false)
     val allowUnencrypted = opts.get(IndexEncryption.AllowOption).exists(v => parseBool(IndexEncryption.AllowOption, v))
+    val refresh = parseRefresh(opts.getOrElse("refresh", spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_DEFAULT)))
     if (columns.isEmpty) throw BloomIndexErrors.noColumns()
     val df = frame.getOrElse(SourceResolver.dataFrame(spark, source))
     val resolver = spark.sessionState.conf.resolver
@@ -47,7 +49,7 @@ object IndexOptions {
         case e: IllegalArgumentException =>
           throw BloomIndexErrors.unsupportedColumnType(field.name, field.dataType.sql, e.getMessage.stripPrefix("type: "))
       }
-      val colOpts = opts.filter { case (k, _) => k != "global" && k != IndexEncryption.AllowOption } ++ lowerKeys(c.options, ColumnOptions, s"column '${c.name}'")
+      val colOpts = opts.filter { case (k, _) => !TableOnly.contains(k) } ++ lowerKeys(c.options, ColumnOptions, s"column '${c.name}'")
       val fpp = colOpts.get("fpp").map(v => parseFpp(v)).getOrElse(spark.sessionState.conf.getConf(BloomIndexSQLConf.FPP_DEFAULT))
       val ndv = colOpts.get("ndv").orElse(colOpts.get("numitems")).map(v => parseNdv(v))
       val sizing = colOpts.get("sizing").map { v =>
@@ -64,8 +66,13 @@ object IndexOptions {
         throw BloomIndexErrors.fppUnreachable(fpp, algorithm.name, e.getMessage.stripPrefix("fpp: ")) }
       ColumnSpec(field.name, field.dataType.sql, fpp, ndv, sizing, algorithm)
     }
-    IndexSpec(name, source, specs, global, allowUnencrypted)
+    IndexSpec(name, source, specs, global, allowUnencrypted, refresh)
   }
+
+  private def parseRefresh(v: String): RefreshMode =
+    try RefreshMode.fromName(v.trim) catch { case _: IllegalArgumentException =>
+      throw BloomIndexErrors.invalidOptionValue("refresh", v, RefreshMode.all.map(m => s"'${m.name}'").mkString("expected one of ", ", ", ""))
+    }
 
   private def lowerKeys(options: Map[String, String], allowed: Set[String], where: String): Map[String, String] =
     options.map { case (k, v) =>

@@ -38,7 +38,32 @@ case class SourceSpec(
  * index may be stored unencrypted although source columns are encrypted ([[bloomindex.crypto.IndexEncryption]]).
  */
 case class IndexSpec(name: String, source: SourceSpec, columns: Seq[ColumnSpec], global: Boolean,
-    allowUnencrypted: Boolean = false) {
+    allowUnencrypted: Boolean = false, refresh: RefreshMode = RefreshMode.Manual) {
   def column(name: String): Option[ColumnSpec] =
     columns.find(_.name.toLowerCase(Locale.ROOT) == name.toLowerCase(Locale.ROOT))
+}
+
+/**
+ * When an index follows its source's writes: `manual` (REFRESH BLOOM INDEX only), `on_write`
+ * (a write through the session refreshes it right after its commit, in the writing thread), or
+ * `background` (the same refresh queued to the driver's background refresher, coalescing
+ * writes). See bloomindex.actions.WriteEvents.
+ */
+sealed abstract class RefreshMode(val name: String) {
+  override def toString: String = name
+}
+
+object RefreshMode {
+  case object Manual extends RefreshMode("manual")
+  case object OnWrite extends RefreshMode("on_write")
+  case object Background extends RefreshMode("background")
+
+  val all: Seq[RefreshMode] = Seq(OnWrite, Background, Manual)
+
+  /** By name, case and `_` / `-` / space insensitive (`on_write`, `ON WRITE`, `onWrite`). */
+  def fromName(name: String): RefreshMode = {
+    def norm(s: String) = s.toLowerCase(Locale.ROOT).replaceAll("[_\\s-]", "")
+    all.find(m => norm(m.name) == norm(name)).getOrElse(
+      throw new IllegalArgumentException(s"refresh: unknown mode '$name', expected one of ${all.map(m => s"'${m.name}'").mkString(", ")}"))
+  }
 }

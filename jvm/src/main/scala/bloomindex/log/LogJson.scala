@@ -69,6 +69,7 @@ object LogJson {
     o.put("name", s.name)
     o.put("global", s.global)
     if (s.allowUnencrypted) o.put("allowUnencryptedIndex", true)
+    if (s.refresh != RefreshMode.Manual) o.put("refresh", s.refresh.name)
     val src = o.putObject("source")
     s.source.table.foreach(src.put("table", _))
     src.put("format", s.source.format)
@@ -182,7 +183,11 @@ object LogJson {
     val allowUnencrypted = Option(o.get("allowUnencryptedIndex")).filterNot(_.isNull).exists { n =>
       if (n.isBoolean) n.asBoolean else fail("allowUnencryptedIndex is not a boolean")
     }
-    IndexSpec(str(o, "name"), source, columns, bool(o, "global"), allowUnencrypted)
+    // Entries written before the option existed, and manual indexes, have no field.
+    val refresh = optStr(o, "refresh").map { r =>
+      try RefreshMode.fromName(r) catch { case e: IllegalArgumentException => fail(e.getMessage) }
+    }.getOrElse(RefreshMode.Manual)
+    IndexSpec(str(o, "name"), source, columns, bool(o, "global"), allowUnencrypted, refresh)
   }
 
   private def readData(o: JsonNode, formatVersion: Long): IndexData = {

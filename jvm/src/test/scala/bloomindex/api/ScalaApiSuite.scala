@@ -52,6 +52,20 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
     } finally spark.sql(s"DROP TABLE IF EXISTS $table")
   }
 
+  test("an index created with refresh = on_write covers a DataFrame append as soon as it returns; a manual one does not") {
+    val path = writeSource()
+    val bi = BloomIndex(spark)
+    assert(bi.create("follows").onPath("parquet", path).column("id").option("refresh", "on_write").execute())
+    assert(bi.create("stays").onPath("parquet", path).column("id").option("refresh", "manual").execute())
+    assert(bi.describe("follows")("refresh") == "on_write" && bi.describe("stays")("refresh") == "manual")
+    spark.range(9000, 9100, 1, 1).selectExpr("id", "concat('s', id) AS s").write.mode("append").parquet(path)
+    assert(bi.describe("follows")("files_indexed") == "9" && bi.describe("follows")("log_version") == "3")
+    assert(bi.describe("stays")("files_indexed") == "8" && bi.describe("stays")("log_version") == "1")
+    val query = () => spark.read.parquet(path).where(col("id") === 9042L)
+    assert(query().collect().map(_.getLong(0)).toSeq == Seq(9042L))
+    assert(bi.explain(query()).contains("index follows (log version 3) kept 1/9 files"), bi.explain(query()))
+  }
+
   test("create on a path and on a DataFrame; list, describe, refresh after an append, drop") {
     val path = writeSource()
     val bi = BloomIndex(spark)

@@ -23,6 +23,18 @@ class LogJsonSuite extends AnyFunSuite {
     assert(LogJson.read(LogJson.write(delta)) == delta)
   }
 
+  test("the refresh mode: written unless manual, entries without it read as manual, an unknown one refused") {
+    val onWrite = entry.copy(spec = entry.spec.copy(refresh = RefreshMode.OnWrite))
+    assert(LogJson.write(onWrite).contains("\"refresh\":\"on_write\""))
+    assert(LogJson.read(LogJson.write(onWrite)) == onWrite)
+    val background = entry.copy(spec = entry.spec.copy(refresh = RefreshMode.Background))
+    assert(LogJson.read(LogJson.write(background)) == background)
+    assert(!LogJson.write(entry).contains("refresh") && LogJson.read(LogJson.write(entry)).spec.refresh == RefreshMode.Manual)
+    val bad = LogJson.write(onWrite).replace("\"on_write\"", "\"sometimes\"")
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(bad)).getMessage.contains("unknown mode 'sometimes'"))
+    assert(Seq("on_write", "ON WRITE", "onWrite", "on-write").map(RefreshMode.fromName).toSet == Set(RefreshMode.OnWrite))
+  }
+
   test("entries written before tableVersion existed stay readable") {
     val json = LogJson.write(entry)
     assert(!json.contains("tableVersion"))

@@ -21,6 +21,8 @@ object TestSpark {
       .config("spark.sql.session.timeZone", "UTC")
       .config("spark.sql.warehouse.dir", warehouse.toString)
       .config("spark.sql.extensions", "bloomindex.BloomIndexExtensions")
+      // Indexes follow writes only where a test asks: the suites append and then check REFRESH.
+      .config("spark.bloomindex.refresh.default", "manual")
       .getOrCreate()
     s.sparkContext.setLogLevel("ERROR")
     sys.addShutdownHook(s.stop())

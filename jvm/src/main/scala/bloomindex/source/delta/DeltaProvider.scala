@@ -15,9 +15,10 @@ import bloomindex.source.{DecodingContext, FileIndexes, ScanSource, Snapshot, So
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, V2WriteCommand}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
-import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, SaveIntoDataSourceCommand}
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
@@ -169,6 +170,26 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
 
   override def footerFilters(s: SourceSpec): Boolean = false
 
+  /**
+   * Delta's writes: a DataFrame `save` (`SaveIntoDataSourceCommand` of Delta's source), a V2
+   * write into a `DeltaTableV2` (SQL `INSERT`), and Delta's own commands (`WriteIntoDelta`,
+   * `DeleteCommand`, `UpdateCommand`, `MergeIntoCommand`, `OptimizeTableCommand`, ...), each by
+   * the table's `DeltaLog` data path (Delta's classes reached by reflection, as elsewhere here).
+   */
+  override def writtenBy(command: LogicalPlan): Option[SourceIdentity] = {
+    val path = command match {
+      case s: SaveIntoDataSourceCommand if s.dataSource.getClass.getName.startsWith(DeltaPackage) =>
+        s.options.find(_._1.equalsIgnoreCase("path")).map(_._2)
+      case w: V2WriteCommand => w.table match {
+        case r: DataSourceV2Relation if r.table.getClass.getName.startsWith(DeltaPackage) => dataPathOf(r.table)
+        case _ => None
+      }
+      case c if c.getClass.getName.startsWith(DeltaPackage + "commands.") => dataPathOf(c)
+      case _ => None
+    }
+    path.map(p => SourceIdentity(name, None, Set(SourceProviders.normalizeRoot(p))))
+  }
+
   // ---------------------------------------------------------------- pruning
 
   override def prunePlanned(spark: SparkSession, scan: SparkPlan): Option[SparkPlan] = scan match {
@@ -219,6 +240,17 @@ object DeltaProvider {
   /** Delta column mapping's metadata keys. */
   private val PhysicalNameKey = "delta.columnMapping.physicalName"
   private val FieldIdKey = "delta.columnMapping.id"
+
+  private val DeltaPackage = "org.apache.spark.sql.delta."
+
+  /** The data path of the `DeltaLog` `o` holds (a command's `deltaLog`, `targetDeltaLog`, or its file index's). */
+  private def dataPathOf(o: AnyRef): Option[String] = {
+    def call(x: AnyRef, method: String): Option[AnyRef] =
+      try Option(x.getClass.getMethod(method).invoke(x)) catch { case NonFatal(_) => None }
+    val log = Seq("deltaLog", "targetDeltaLog").iterator.flatMap(call(o, _)).take(1).toSeq.headOption
+      .orElse(Seq("tahoeFileIndex", "targetFileIndex").iterator.flatMap(call(o, _)).flatMap(call(_, "deltaLog")).take(1).toSeq.headOption)
+    log.flatMap(call(_, "dataPath")).map(_.toString)
+  }
 
   /** Delta's file indexes: `TahoeLogFileIndex`, `PreparedDeltaFileIndex`, ... all extend it. */
   private val TahoeFileIndexClass = "org.apache.spark.sql.delta.files.TahoeFileIndex"

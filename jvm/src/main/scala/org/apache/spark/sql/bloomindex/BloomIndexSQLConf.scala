@@ -111,6 +111,17 @@ object BloomIndexSQLConf {
     .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
     .createWithDefault(8)
 
+  val REFRESH_DEFAULT: ConfigEntry[String] = buildConf("spark.bloomindex.refresh.default")
+    .doc("How a new index follows its source's writes when its CREATE names no `refresh` option: " +
+      "'on_write' (a write through the session refreshes it right after the write commits), " +
+      "'background' (the refresh is queued to a background thread of the driver, several writes " +
+      "coalesced into one), or 'manual' (REFRESH BLOOM INDEX only).")
+    .version(Since)
+    .stringConf
+    .transform(_.trim.toLowerCase(java.util.Locale.ROOT))
+    .checkValues(Set("on_write", "background", "manual"))
+    .createWithDefault("on_write")
+
   val DROP_WITH_TABLE: ConfigEntry[Boolean] = buildConf("spark.bloomindex.dropWithTable")
     .doc("When true, DROP TABLE of a table of the session catalog also drops the Bloom indexes " +
       "over it (their log says DELETED, their files are removed). When false they stay, shown as " +
@@ -202,7 +213,7 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    PRUNING_CHECK_FILES, DROP_WITH_TABLE, LOG_STORE_IMPL,
+    PRUNING_CHECK_FILES, REFRESH_DEFAULT, DROP_WITH_TABLE, LOG_STORE_IMPL,
     ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 

@@ -1,0 +1,193 @@
+package bloomindex.actions
+
+import java.util.concurrent.{ConcurrentHashMap, LinkedBlockingQueue, ThreadPoolExecutor, TimeUnit}
+
+import scala.util.control.NonFatal
+
+import bloomindex.log.{IndexRoot, LogEntry, RefreshMode}
+import bloomindex.source.{SourceIdentity, SourceProviders}
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, V2WriteCommand}
+import org.apache.spark.sql.execution.{QueryExecution, SparkPlan, SparkStrategy}
+import org.apache.spark.sql.catalyst.catalog.BucketSpec
+import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
+import org.apache.spark.sql.execution.command.DataWritingCommandExec
+import org.apache.spark.sql.execution.datasources.{FileFormat, InsertIntoHadoopFsRelationCommand, V1WriteCommand}
+import org.apache.spark.sql.util.QueryExecutionListener
+
+/**
+ * Keeps indexes current when Spark writes their source (`refresh` = `on_write` or `background`,
+ * see [[RefreshMode]]). Two hooks, each where Spark offers one:
+ *
+ *  - '''File source writes''' (`INSERT INTO` / `INSERT OVERWRITE` of a file source table or
+ *    folder, static or dynamic partitions, DataFrameWriter `save` / `insertInto` / `saveAsTable`
+ *    in every mode, CTAS and RTAS: all plan an `InsertIntoHadoopFsRelationCommand`) are planned
+ *    by [[WriteEvents.Planning]] as [[RefreshAfterWrite]], which runs the write, then, in the
+ *    writing thread and before the write returns, an incremental REFRESH of each `on_write`
+ *    index over the folder or table written (and queues the `background` ones).
+ *  - '''Every other write''' a provider recognises ([[bloomindex.source.SourceProvider.writtenBy]]:
+ *    Delta's commands and DataFrame writes, V2 writes such as Iceberg's appends, overwrites and
+ *    row-level operations) is seen by a `QueryExecutionListener` after it succeeded. Spark calls
+ *    listeners on its listener bus thread, after the write returned, so these refreshes are
+ *    queued to the background refresher whatever the index's mode.
+ *
+ * A refresh never fails the write: a failure logs one warning and is kept for DESCRIBE
+ * ([[lastFailure]]); the index stays as it was (files it does not cover are read whole) and the
+ * next write or REFRESH catches up. The background refresher is one daemon thread per JVM with
+ * a bounded queue of index names: a name already queued is not queued again (several writes,
+ * one refresh); a full queue drops the request with a warning (the index is only stale).
+ */
+object WriteEvents extends Logging {
+
+  private val QueueCapacity = 256
+
+  private val failures = new ConcurrentHashMap[String, String]()
+  private val queued = ConcurrentHashMap.newKeySet[String]()
+  private lazy val refresher: ThreadPoolExecutor = {
+    val pool = new ThreadPoolExecutor(1, 1, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue[Runnable](QueueCapacity),
+      (r: Runnable) => { val t = new Thread(r, "bloomindex-refresher"); t.setDaemon(true); t })
+    pool
+  }
+
+  /** The last automatic refresh failure of index `name` under `root` in this JVM, if the last one failed. */
+  def lastFailure(root: String, name: String): Option[String] = Option(failures.get(key(root, name)))
+
+  private def key(root: String, name: String) = s"$root\u0000$name"
+
+  /** The indexes under the session's root whose source is `written` and that follow writes. */
+  private def following(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] =
+    new IndexRoot(spark).list().filter(e => e.spec.refresh != RefreshMode.Manual && SourceProviders.sameSource(e.spec.source, written))
+
+  /**
+   * After a write of `written` committed: refreshes the `on_write` indexes now when `inThread`
+   * (else queues them), and queues the `background` ones.
+   */
+  def afterWrite(spark: SparkSession, written: SourceIdentity, inThread: Boolean): Unit = {
+    val indexes = try following(spark, written) catch {
+      case NonFatal(e) =>
+        logWarning(s"bloomindex: could not list the Bloom indexes to refresh after a write of ${show(written)}: $e")
+        Nil
+    }
+    indexes.foreach { e =>
+      if (inThread && e.spec.refresh == RefreshMode.OnWrite) refreshNow(spark, e.spec.name)
+      else enqueue(spark, e.spec.name)
+    }
+  }
+
+  private def show(w: SourceIdentity): String = w.table.getOrElse(w.roots.mkString(", "))
+
+  /** An incremental REFRESH of `name`; a failure is logged and kept, never thrown. */
+  def refreshNow(spark: SparkSession, name: String): Unit = {
+    val root = new IndexRoot(spark).root.toString
+    try {
+      new RefreshAction(ActionContext.writing(spark, name), full = false).run()
+      failures.remove(key(root, name))
+    } catch {
+      case NonFatal(e) =>
+        val why = Option(e.getMessage).getOrElse(e.toString)
+        failures.put(key(root, name), s"${new java.sql.Timestamp(System.currentTimeMillis())}: $why")
+        logWarning(s"bloomindex: the automatic refresh of Bloom index '$name' after a write failed; the index " +
+          s"is as it was (files it does not cover are read whole) until the next write or REFRESH BLOOM INDEX: $why")
+    }
+  }
+
+  /** Queues a refresh of `name` to the background refresher, unless one is already queued. */
+  def enqueue(spark: SparkSession, name: String): Unit = {
+    val root = new IndexRoot(spark).root.toString
+    val k = key(root, name)
+    if (queued.add(k)) {
+      try refresher.execute(() => { queued.remove(k); refreshNow(spark, name) }) catch {
+        case NonFatal(e) =>
+          queued.remove(k)
+          logWarning(s"bloomindex: background refresh of Bloom index '$name' not queued ($e); it stays stale until the next write or REFRESH")
+      }
+    }
+  }
+
+  /** Waits until the background refresher has nothing queued or running (tests, and a driver about to stop). */
+  def awaitIdle(timeoutMs: Long): Boolean = {
+    val deadline = System.currentTimeMillis() + timeoutMs
+    while (System.currentTimeMillis() < deadline) {
+      if (queued.isEmpty && refresher.getActiveCount == 0 && refresher.getQueue.isEmpty) return true
+      Thread.sleep(20)
+    }
+    false
+  }
+
+  /** Plans file source writes as [[RefreshAfterWrite]] (a planner strategy, tried before Spark's). */
+  final class Planning(spark: SparkSession) extends SparkStrategy {
+    override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+      case i: InsertIntoHadoopFsRelationCommand =>
+        SourceProviders.all.flatMap(_.writtenBy(i)).headOption.toSeq.map { written =>
+          DataWritingCommandExec(RefreshAfterWrite(i, written), planLater(i.query))
+        }
+      case _ => Nil
+    }
+  }
+
+  private val registered = java.util.Collections.newSetFromMap(new java.util.WeakHashMap[AnyRef, java.lang.Boolean]())
+
+  /** Adds the write listener to `spark`'s listener manager, once per session. */
+  def register(spark: SparkSession): Unit =
+    if (registered.synchronized(registered.add(spark))) spark.listenerManager.register(new Listener(spark))
+
+  /** Writes other than file source writes, after they succeeded: their indexes are queued. */
+  private final class Listener(spark: SparkSession) extends QueryExecutionListener {
+    override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = try {
+      val written = writes(qe.analyzed)
+      written.foreach(w => afterWrite(spark, w, inThread = false))
+    } catch {
+      case NonFatal(e) => logWarning(s"bloomindex: could not tell which source a write wrote: $e")
+    }
+
+    override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit = ()
+  }
+
+  /** The sources a plan's write commands wrote, other than file source writes (refreshed in the writing thread). */
+  private[actions] def writes(plan: LogicalPlan): Seq[SourceIdentity] = {
+    val out = Seq.newBuilder[SourceIdentity]
+    plan.foreach {
+      case _: InsertIntoHadoopFsRelationCommand =>
+      case node =>
+        SourceProviders.all.iterator.flatMap(_.writtenBy(node)).take(1).toSeq.headOption.orElse(node match {
+          case w: V2WriteCommand => SourceProviders.describe(w.table).map(_.identity)
+          case _ => None
+        }).foreach(out += _)
+    }
+    out.result().distinct
+  }
+}
+
+/**
+ * A file source write followed by the refresh of the indexes that follow its source's writes
+ * ([[WriteEvents.afterWrite]]), in the writing thread, after the write's own commit (which
+ * includes its catalog updates and the refresh of the table's cached listing).
+ */
+case class RefreshAfterWrite(write: InsertIntoHadoopFsRelationCommand, written: SourceIdentity) extends V1WriteCommand {
+
+  override def query: LogicalPlan = write.query
+
+  // A V1 write as the one it wraps: Spark's planned writes (V1Writes, and adaptive execution
+  // inserted below the WriteFiles node, not above it) treat it as they treat the write itself.
+  override def fileFormat: FileFormat = write.fileFormat
+  override def partitionColumns: Seq[Attribute] = write.partitionColumns
+  override def staticPartitions: Map[String, String] = write.staticPartitions
+  override def bucketSpec: Option[BucketSpec] = write.bucketSpec
+  override def options: Map[String, String] = write.options
+  override def requiredOrdering: Seq[SortOrder] = write.requiredOrdering
+
+  override def outputColumnNames: Seq[String] = write.outputColumnNames
+
+  override lazy val metrics = write.metrics
+
+  override def run(sparkSession: org.apache.spark.sql.classic.SparkSession, child: SparkPlan): Seq[Row] = {
+    val rows = write.run(sparkSession, child)
+    WriteEvents.afterWrite(sparkSession, written, inThread = true)
+    rows
+  }
+
+  override protected def withNewChildInternal(newChild: LogicalPlan): RefreshAfterWrite =
+    copy(write = write.withNewChildren(Seq(newChild)).asInstanceOf[InsertIntoHadoopFsRelationCommand])
+}

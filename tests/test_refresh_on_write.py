@@ -1,0 +1,187 @@
+"""Issue 29: indexes that follow their source's writes (`OPTIONS (refresh = 'on_write' | 'background'
+| 'manual')`, default `spark.bloomindex.refresh.default`, which this test session sets to manual).
+
+After every kind of file source write covered here (DataFrame `save` in append and overwrite mode,
+`INSERT INTO`, `INSERT OVERWRITE` of a static and of a dynamic partition, `insertInto`,
+`saveAsTable` append), an `on_write` index covers exactly the source's current files as soon as
+the write returns, a lookup of a value only the new file holds keeps one file, and each query
+answers as with the index off. A `manual` index does not move; a `background` one catches up on
+the driver's refresher thread; a refresh made to fail leaves the write done, the index as it was
+(answers still right) and the failure in DESCRIBE; Delta writes are refreshed after they commit
+(the session's query execution listener)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bloomindex import BloomIndex
+from index_helpers import confs, log_entries, table_files
+from test_decoding_regressions import kept, report, same
+
+FAULT = "spark.internal.bloomindex.test.failAfterDataWrite"
+
+
+def _await_refresher(spark) -> None:
+    assert spark._jvm.bloomindex.actions.WriteEvents.awaitIdle(60_000), "the background refresher did not finish"
+
+
+def _files(spark, df) -> set[str]:
+    return {os.path.realpath(p.replace("file://", "").replace("file:", "")) for p in df.inputFiles()}
+
+
+def _covers(root: str, name: str, files: set[str], spark=None) -> dict:
+    """The index's newest entry is ACTIVE and holds exactly as many files as the source has."""
+    last = log_entries(root, name)[-1]
+    why = BloomIndex(spark).describe(name).get("automatic_refresh_failed") if spark is not None else None
+    assert last["state"] == "ACTIVE", (last, why)
+    assert last["data"]["indexedFiles"] == len(files), (last["data"]["indexedFiles"], len(files))
+    return last
+
+
+def _rows_of(k: str, n: int = 1):
+    return [(k + ("" if i == 0 else f"-{i}"), i) for i in range(n)]
+
+
+def _lookup(spark, make, index: str, expected: list, files: int) -> None:
+    """Same rows with the index on and off; the index keeps as many files as hold the value."""
+    assert sorted(same(spark, make)) == sorted(expected)
+    k = kept(report(spark, make), index)
+    assert k is not None and k[0] == (1 if expected else 0) and k[1] == files, k
+
+
+def test_on_write_follows_path_writes_in_every_mode(spark, root, tmp_path):
+    p = str(tmp_path / "events")
+    for i in range(3):
+        spark.createDataFrame(_rows_of(f"k{i}", 5), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX ow ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    assert BloomIndex(spark).describe("ow")["refresh"] == "on_write"
+    read = lambda: spark.read.parquet(p)  # noqa: E731
+    for i in range(3, 6):
+        before = len(log_entries(root, "ow"))
+        spark.createDataFrame(_rows_of(f"k{i}", 5), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+        entry = _covers(root, "ow", _files(spark, read()), spark)
+        assert entry["operation"] == "REFRESH INCREMENTAL" and len(log_entries(root, "ow")) > before
+        _lookup(spark, lambda i=i: read().where(f"k = 'k{i}'"), "ow", [(f"k{i}", 0)], i + 1)
+    # A write whose query has a shuffle (adaptive execution under the planned write).
+    spark.createDataFrame(_rows_of("shuffled", 40), "k STRING, v INT").repartition(2, "v").write.mode("append").parquet(p)
+    _covers(root, "ow", _files(spark, read()))
+    assert same(spark, lambda: read().where("k = 'shuffled-7'")) == [("shuffled-7", 7)]
+    # Overwrite: the old files are gone from the index, the new ones in it.
+    spark.createDataFrame(_rows_of("new", 3), "k STRING, v INT").coalesce(1).write.mode("overwrite").parquet(p)
+    _covers(root, "ow", _files(spark, read()))
+    _lookup(spark, lambda: read().where("k = 'new'"), "ow", [("new", 0)], 1)
+    assert same(spark, lambda: read().where("k = 'k1'")) == []
+
+
+def test_on_write_follows_inserts_into_a_catalog_table(spark, root, tmp_path):
+    spark.sql("DROP TABLE IF EXISTS ow_t")
+    spark.sql(f"CREATE TABLE ow_t (k STRING, v INT, p INT) USING parquet PARTITIONED BY (p) "
+              f"LOCATION '{tmp_path / 'ow_t'}'")
+    try:
+        spark.sql("INSERT INTO ow_t VALUES ('a', 1, 1), ('b', 2, 2)")
+        spark.sql("CREATE BLOOM INDEX ow_t_ix ON ow_t FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+        table = lambda: spark.table("ow_t")  # noqa: E731
+
+        def check(key: str, rows: list) -> None:
+            files = table_files(spark, "ow_t")
+            _covers(root, "ow_t_ix", files)
+            _lookup(spark, lambda: table().where(f"k = '{key}'"), "ow_t_ix", rows, len(files))
+
+        spark.sql("INSERT INTO ow_t VALUES ('c', 3, 1)")
+        check("c", [("c", 3, 1)])
+        spark.sql("INSERT OVERWRITE ow_t PARTITION (p = 1) SELECT 'd', 4")  # static: p=1's a and c gone
+        check("d", [("d", 4, 1)])
+        assert same(spark, lambda: table().where("k = 'a'")) == []
+        with confs(spark, {"spark.sql.sources.partitionOverwriteMode": "dynamic"}):
+            spark.sql("INSERT OVERWRITE ow_t SELECT 'e', 5, 2")  # dynamic: only p=2 replaced
+        check("e", [("e", 5, 2)])
+        assert same(spark, lambda: table().where("k IN ('b', 'd')")) == [("d", 4, 1)]
+        spark.createDataFrame([("f", 6, 3)], "k STRING, v INT, p INT").write.insertInto("ow_t")
+        check("f", [("f", 6, 3)])
+        spark.createDataFrame([("g", 7, 3)], "k STRING, v INT, p INT").write.mode("append").partitionBy("p").saveAsTable("ow_t")
+        check("g", [("g", 7, 3)])
+    finally:
+        spark.sql("DROP TABLE IF EXISTS ow_t")
+
+
+def test_a_manual_index_does_not_move(spark, root, tmp_path):
+    p = str(tmp_path / "manual")
+    spark.createDataFrame(_rows_of("m0", 3), "k STRING, v INT").coalesce(1).write.parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX man ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'manual')")
+    entries = log_entries(root, "man")
+    spark.createDataFrame(_rows_of("m1", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+    assert log_entries(root, "man") == entries
+    assert BloomIndex(spark).describe("man")["refresh"] == "manual"
+    # The new file is read whole: found, and the index keeps it.
+    assert same(spark, lambda: spark.read.parquet(p).where("k = 'm1'")) == [("m1", 0)]
+
+
+def test_background_refresh_catches_up_and_queries_stay_right(spark, root, tmp_path):
+    p = str(tmp_path / "bg")
+    spark.createDataFrame(_rows_of("b0", 3), "k STRING, v INT").coalesce(1).write.parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX bg ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'background')")
+    for i in range(1, 5):
+        spark.createDataFrame(_rows_of(f"b{i}", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+        # A query while the refresher may be at work answers as without the index.
+        assert same(spark, lambda i=i: spark.read.parquet(p).where(f"k = 'b{i}'")) == [(f"b{i}", 0)]
+    _await_refresher(spark)
+    _covers(root, "bg", _files(spark, spark.read.parquet(p)))
+    _lookup(spark, lambda: spark.read.parquet(p).where("k = 'b4'"), "bg", [("b4", 0)], 5)
+
+
+def test_a_failed_refresh_never_fails_the_write(spark, root, tmp_path):
+    p = str(tmp_path / "fails")
+    spark.createDataFrame(_rows_of("f0", 3), "k STRING, v INT").coalesce(1).write.parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX fl ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    with confs(spark, {FAULT: "true"}):
+        spark.createDataFrame(_rows_of("f1", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+    assert "failed" not in BloomIndex(spark).describe("fl")["state"].lower()
+    failure = BloomIndex(spark).describe("fl").get("automatic_refresh_failed", "")
+    assert "failAfterDataWrite" in failure, failure
+    # The write is there and found: the new file is not covered, so it is read.
+    assert same(spark, lambda: spark.read.parquet(p).where("k = 'f1'")) == [("f1", 0)]
+    # The next write catches up.
+    spark.createDataFrame(_rows_of("f2", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+    _covers(root, "fl", _files(spark, spark.read.parquet(p)))
+    assert "automatic_refresh_failed" not in BloomIndex(spark).describe("fl")
+    _lookup(spark, lambda: spark.read.parquet(p).where("k = 'f1'"), "fl", [("f1", 0)], 3)
+
+
+def test_refresh_option_is_checked(spark, root, tmp_path):
+    p = str(tmp_path / "opt")
+    spark.createDataFrame(_rows_of("o", 2), "k STRING, v INT").write.parquet(p)
+    from pyspark.errors import AnalysisException
+    with pytest.raises(AnalysisException, match="BLOOM_INDEX_INVALID_OPTION_VALUE") as e:
+        spark.sql(f"CREATE BLOOM INDEX bad ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'sometimes')")
+    assert "on_write" in str(e.value)
+    # The Python form and the session default.
+    BloomIndex(spark).create("py_ow", p, ["k"], source_format="parquet", refresh="on_write")
+    assert BloomIndex(spark).describe("py_ow")["refresh"] == "on_write"
+    with confs(spark, {"spark.bloomindex.refresh.default": "background"}):
+        spark.sql(f"CREATE BLOOM INDEX dflt ON parquet.`{p}` FOR COLUMNS (k)")
+    assert BloomIndex(spark).describe("dflt")["refresh"] == "background"
+
+
+@pytest.mark.delta
+def test_delta_writes_refresh_the_index_after_they_commit(spark, root, tmp_path):
+    p = str(tmp_path / "delta_ow")
+    for i in range(2):
+        spark.createDataFrame(_rows_of(f"d{i}", 3), "k STRING, v INT").coalesce(1).write.format("delta") \
+            .mode("append").save(p)
+    spark.sql(f"CREATE BLOOM INDEX dow ON delta.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    read = lambda: spark.read.format("delta").load(p)  # noqa: E731
+    spark.createDataFrame(_rows_of("d2", 3), "k STRING, v INT").coalesce(1).write.format("delta").mode("append").save(p)
+    _await_refresher(spark)
+    _covers(root, "dow", _files(spark, read()))
+    assert same(spark, lambda: read().where("k = 'd2'")) == [("d2", 0)]
+    assert kept(report(spark, lambda: read().where("k = 'd2'")), "dow")[0] == 1
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES ('d3', 0)")
+    _await_refresher(spark)
+    _covers(root, "dow", _files(spark, read()))
+    spark.sql(f"DELETE FROM delta.`{p}` WHERE k = 'd0-1'")
+    _await_refresher(spark)
+    _covers(root, "dow", _files(spark, read()))
+    for k, rows in (("d3", [("d3", 0)]), ("d0-1", []), ("d0-2", [("d0-2", 2)])):
+        assert same(spark, lambda k=k: read().where(f"k = '{k}'")) == rows
