@@ -12,7 +12,8 @@ from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import functions as F
 
 import bloomindex
-from index_helpers import assert_filters_hold_values, index_rows, log_entries, row_path, table_files
+from index_helpers import (assert_filters_hold_values, assert_same_with_pruning_off, index_rows, log_entries, row_path,
+                           table_files)
 
 
 
@@ -215,6 +216,49 @@ def test_drop_table_drops_its_indexes_and_a_deleted_folder_orphans_its_index(spa
     assert [x["state"] for x in log_entries(root, "gone_idx")] == ["CREATING", "ACTIVE"]
     spark.sql("DROP BLOOM INDEX gone_idx")
     assert "gone_idx" not in [r.name for r in spark.sql("SHOW BLOOM INDEXES").collect()]
+
+
+def test_rename_table_keeps_its_indexes(spark, root, tmp_path):
+    """Issue 29: ALTER TABLE ... RENAME TO keeps the table's indexes attached under the new name;
+    an external table's files keep answering at once, a managed table's (moved with the rename)
+    after a REFRESH; the old name, created again, is another table."""
+    spark.sql("DROP TABLE IF EXISTS ren_ext")
+    spark.sql("DROP TABLE IF EXISTS ren_ext2")
+    ext = str(tmp_path / "ren_ext")
+    _orders(spark, n=400, files=4).drop("flag").write.parquet(ext)
+    spark.sql(f"CREATE TABLE ren_ext USING parquet LOCATION '{ext}'")
+    spark.sql("CREATE BLOOM INDEX ren_ext_idx ON ren_ext FOR COLUMNS (user_id)")
+    spark.sql("ALTER TABLE ren_ext RENAME TO ren_ext2")
+    try:
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["ren_ext_idx"][1] == "ACTIVE" and shown["ren_ext_idx"][0].endswith("ren_ext2"), shown
+        assert log_entries(root, "ren_ext_idx")[-1]["operation"] == "RENAME TABLE"
+        q = "SELECT user_id FROM ren_ext2 WHERE user_id = 217"
+        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+        m = re.search(r"index ren_ext_idx \(log version 2\) kept (\d)/4 files", bloomindex.BloomIndex(spark).explain(spark.sql(q)))
+        assert m and int(m.group(1)) < 4
+        spark.sql("REFRESH BLOOM INDEX ren_ext_idx")  # resolves the new name
+    finally:
+        spark.sql("DROP TABLE IF EXISTS ren_ext2")
+
+    spark.sql("DROP TABLE IF EXISTS ren_m")
+    spark.sql("DROP TABLE IF EXISTS ren_m2")
+    _orders(spark, n=400, files=4).drop("flag").write.saveAsTable("ren_m")
+    spark.sql("CREATE BLOOM INDEX ren_m_idx ON ren_m FOR COLUMNS (user_id)")
+    spark.sql("ALTER TABLE ren_m RENAME TO ren_m2")
+    try:
+        q = "SELECT user_id FROM ren_m2 WHERE user_id = 217"
+        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+        spark.sql("REFRESH BLOOM INDEX ren_m_idx")
+        assert _describe(spark, "ren_m_idx")["files_indexed"] == "4"
+        m = re.search(r"index ren_m_idx \(log version \d+\) kept (\d)/4 files", bloomindex.BloomIndex(spark).explain(spark.sql(q)))
+        assert m and int(m.group(1)) < 4
+        # The old name, created again: another table, which the index does not answer for.
+        _orders(spark, n=40, files=1).drop("flag").write.saveAsTable("ren_m")
+        assert "ren_m_idx (log" not in bloomindex.BloomIndex(spark).explain(spark.sql("SELECT * FROM ren_m WHERE user_id = 3"))
+    finally:
+        spark.sql("DROP TABLE IF EXISTS ren_m")
+        spark.sql("DROP TABLE IF EXISTS ren_m2")
 
 
 def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_path):

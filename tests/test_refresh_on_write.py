@@ -35,7 +35,7 @@ def _covers(root: str, name: str, files: set[str], spark=None) -> dict:
     """The index's newest entry is ACTIVE and holds exactly as many files as the source has."""
     last = log_entries(root, name)[-1]
     why = BloomIndex(spark).describe(name).get("automatic_refresh_failed") if spark is not None else None
-    assert last["state"] == "ACTIVE", (last, why)
+    assert last["state"] == "ACTIVE", ([(e["version"], e["state"], e["operation"]) for e in log_entries(root, name)], why)
     assert last["data"]["indexedFiles"] == len(files), (last["data"]["indexedFiles"], len(files))
     return last
 
@@ -142,11 +142,35 @@ def test_a_failed_refresh_never_fails_the_write(spark, root, tmp_path):
     assert "failAfterDataWrite" in failure, failure
     # The write is there and found: the new file is not covered, so it is read.
     assert same(spark, lambda: spark.read.parquet(p).where("k = 'f1'")) == [("f1", 0)]
-    # The next write catches up.
+    # The next write catches up (the query above, finding the index behind, may have queued a
+    # background refresh that caught up first: the two do not run at once).
     spark.createDataFrame(_rows_of("f2", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
-    _covers(root, "fl", _files(spark, spark.read.parquet(p)))
+    _await_refresher(spark)
+    _covers(root, "fl", _files(spark, spark.read.parquet(p)), spark)
     assert "automatic_refresh_failed" not in BloomIndex(spark).describe("fl")
     _lookup(spark, lambda: spark.read.parquet(p).where("k = 'f1'"), "fl", [("f1", 0)], 3)
+
+
+def test_files_written_by_another_engine_queue_a_refresh(spark, root, tmp_path):
+    """Files the session did not write (copied in by another engine): a query that finds a
+    following index covering too few of the scan's files queues a background refresh; a manual
+    index is left alone."""
+    import shutil
+    p, other = str(tmp_path / "elsewhere"), str(tmp_path / "other")
+    spark.createDataFrame(_rows_of("e0", 3), "k STRING, v INT").coalesce(1).write.parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX eng ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    spark.sql(f"CREATE BLOOM INDEX eng_manual ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'manual')")
+    manual = log_entries(root, "eng_manual")
+    spark.createDataFrame(_rows_of("e1", 3), "k STRING, v INT").coalesce(1).write.parquet(other)
+    for f in os.listdir(other):
+        if f.endswith(".parquet"):
+            shutil.copy(os.path.join(other, f), os.path.join(p, "part-99999-copied.parquet"))
+    assert same(spark, lambda: spark.read.parquet(p).where("k = 'e1'")) == [("e1", 0)]
+    _await_refresher(spark)
+    _covers(root, "eng", _files(spark, spark.read.parquet(p)), spark)
+    assert log_entries(root, "eng_manual") == manual
+    # e0's file: the refreshed index skips the copied file, which the manual one does not cover.
+    assert kept(report(spark, lambda: spark.read.parquet(p).where("k = 'e0'")), "eng") == (1, 2)
 
 
 def test_refresh_option_is_checked(spark, root, tmp_path):

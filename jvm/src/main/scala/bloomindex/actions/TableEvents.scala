@@ -1,13 +1,15 @@
 package bloomindex.actions
 
+import java.util.UUID
+
 import scala.util.control.NonFatal
 
-import bloomindex.log.IndexRoot
+import bloomindex.log.{IndexRoot, IndexState}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
-import org.apache.spark.sql.catalyst.catalog.{DropTableEvent, ExternalCatalogEvent, ExternalCatalogEventListener}
+import org.apache.spark.sql.catalyst.catalog.{DropTableEvent, ExternalCatalogEvent, ExternalCatalogEventListener, RenameTableEvent}
 
 /**
  * Ties indexes to the life of their catalog table: `DROP TABLE` of a table of the session
@@ -33,20 +35,55 @@ object TableEvents extends Logging {
   private final class Listener(fallback: SparkSession) extends ExternalCatalogEventListener {
     override def onEvent(event: ExternalCatalogEvent): Unit = event match {
       case DropTableEvent(database, table) => dropIndexesOf(SparkSession.getActiveSession.getOrElse(fallback), database, table)
+      case RenameTableEvent(database, table, newName) =>
+        renameIndexesOf(SparkSession.getActiveSession.getOrElse(fallback), database, table, newName)
       case _ =>
+    }
+  }
+
+  private def indexesOf(spark: SparkSession, database: String, table: String, what: String) = {
+    val names = Set(s"$database.$table", s"spark_catalog.$database.$table")
+    val indexes = try new IndexRoot(spark).list() catch {
+      case NonFatal(e) =>
+        logWarning(s"bloomindex: $what $database.$table: could not list its Bloom indexes: $e")
+        Nil
+    }
+    indexes.filter(_.spec.source.table.exists(t => names.exists(_.equalsIgnoreCase(t))))
+  }
+
+  /**
+   * `ALTER TABLE ... RENAME TO`: each index of the table gets a log entry naming the new table
+   * (and its folder, which a managed table's rename moves), its data as it was. Files that kept
+   * their path (an external table's) keep answering; a managed table's moved files are read
+   * whole until a REFRESH indexes them at their new paths. Never fails the rename.
+   */
+  def renameIndexesOf(spark: SparkSession, database: String, table: String, newName: String): Unit = {
+    val renamed = try Some(spark.sessionState.catalog.externalCatalog.getTable(database, newName)) catch { case NonFatal(_) => None }
+    indexesOf(spark, database, table, "RENAME TABLE").foreach { e =>
+      try {
+        val log = ActionContext.writing(spark, e.spec.name).log
+        log.head().flatMap(h => h.entry.map(h.version -> _)).filter(_._2.state == IndexState.Active).foreach { case (version, entry) =>
+          val old = entry.spec.source
+          val qualified = old.table.exists(_.toLowerCase(java.util.Locale.ROOT).startsWith("spark_catalog."))
+          val source = old.copy(
+            table = Some((if (qualified) "spark_catalog." else "") + s"$database.$newName"),
+            paths = renamed.flatMap(_.storage.locationUri).map(u => Seq(new org.apache.hadoop.fs.Path(u).toString)).getOrElse(old.paths))
+          log.commit(entry.copy(version = version + 1, operation = "RENAME TABLE", operationId = UUID.randomUUID().toString,
+            timestamp = System.currentTimeMillis(), spec = entry.spec.copy(source = source)))
+          logInfo(s"bloomindex: Bloom index '${e.spec.name}' follows $database.$table renamed to $database.$newName")
+        }
+      } catch {
+        case NonFatal(err) =>
+          logWarning(s"bloomindex: RENAME TABLE $database.$table: Bloom index '${e.spec.name}' still names the old table ($err); " +
+            s"DROP BLOOM INDEX ${e.spec.name} and create it again on $database.$newName")
+      }
     }
   }
 
   /** Drops the indexes whose source is table `database`.`table` of the session catalog; never fails the DROP TABLE. */
   def dropIndexesOf(spark: SparkSession, database: String, table: String): Unit = {
     if (!spark.sessionState.conf.getConf(BloomIndexSQLConf.DROP_WITH_TABLE)) return
-    val names = Set(s"$database.$table", s"spark_catalog.$database.$table")
-    val indexes = try new IndexRoot(spark).list() catch {
-      case NonFatal(e) =>
-        logWarning(s"bloomindex: DROP TABLE $database.$table: could not list Bloom indexes to drop with it: $e")
-        Nil
-    }
-    indexes.filter(_.spec.source.table.exists(t => names.exists(_.equalsIgnoreCase(t)))).foreach { e =>
+    indexesOf(spark, database, table, "DROP TABLE").foreach { e =>
       try {
         new DropAction(ActionContext.writing(spark, e.spec.name), ifExists = true).run()
         logInfo(s"bloomindex: dropped Bloom index '${e.spec.name}' with its table $database.$table")

@@ -4,6 +4,8 @@ import java.util.concurrent.{ConcurrentHashMap, LinkedBlockingQueue, ThreadPoolE
 
 import scala.util.control.NonFatal
 
+import bloomindex.catalog.IndexCatalog
+import bloomindex.errors.ConcurrentBloomIndexUpdateException
 import bloomindex.log.{IndexRoot, LogEntry, RefreshMode}
 import bloomindex.source.{SourceIdentity, SourceProviders}
 
@@ -78,16 +80,36 @@ object WriteEvents extends Logging {
 
   private def show(w: SourceIdentity): String = w.table.getOrElse(w.roots.mkString(", "))
 
-  /** An incremental REFRESH of `name`; a failure is logged and kept, never thrown. */
+  private val locks = new ConcurrentHashMap[String, Object]()
+  private val Attempts = 3
+
+  /**
+   * An incremental REFRESH of `name`; a failure is logged and kept, never thrown. The automatic
+   * refreshes of one index in this JVM run one at a time (a write's and the background one); a
+   * race lost to another process is retried (twice), the later attempt finding what is left.
+   */
   def refreshNow(spark: SparkSession, name: String): Unit = {
     val root = new IndexRoot(spark).root.toString
-    try {
-      new RefreshAction(ActionContext.writing(spark, name), full = false).run()
-      failures.remove(key(root, name))
+    val k = key(root, name)
+    try locks.computeIfAbsent(k, _ => new Object).synchronized {
+      var attempt = 1
+      var done = false
+      while (!done) {
+        try {
+          new RefreshAction(ActionContext.writing(spark, name), full = false).run()
+          done = true
+        } catch {
+          case e: ConcurrentBloomIndexUpdateException if attempt < Attempts =>
+            logInfo(s"bloomindex: automatic refresh of '$name' lost a race (${e.getMessage}); retrying")
+            attempt += 1
+            Thread.sleep(100L * attempt)
+        }
+      }
+      failures.remove(k)
     } catch {
       case NonFatal(e) =>
         val why = Option(e.getMessage).getOrElse(e.toString)
-        failures.put(key(root, name), s"${new java.sql.Timestamp(System.currentTimeMillis())}: $why")
+        failures.put(k, s"${new java.sql.Timestamp(System.currentTimeMillis())}: $why")
         logWarning(s"bloomindex: the automatic refresh of Bloom index '$name' after a write failed; the index " +
           s"is as it was (files it does not cover are read whole) until the next write or REFRESH BLOOM INDEX: $why")
     }
@@ -129,9 +151,14 @@ object WriteEvents extends Logging {
 
   private val registered = java.util.Collections.newSetFromMap(new java.util.WeakHashMap[AnyRef, java.lang.Boolean]())
 
-  /** Adds the write listener to `spark`'s listener manager, once per session. */
-  def register(spark: SparkSession): Unit =
+  /**
+   * Adds the write listener to `spark`'s listener manager, once per session, and has the index
+   * catalog queue the indexes a query finds behind its source (writes this session did not see).
+   */
+  def register(spark: SparkSession): Unit = {
+    IndexCatalog.onBehind = (s, name) => enqueue(s, name)
     if (registered.synchronized(registered.add(spark))) spark.listenerManager.register(new Listener(spark))
+  }
 
   /** Writes other than file source writes, after they succeeded: their indexes are queued. */
   private final class Listener(spark: SparkSession) extends QueryExecutionListener {

@@ -202,6 +202,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           }
           val s = skipped.result()
           if (covered == 0 && files.nonEmpty) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
+          IndexCatalog.behind(spark, view.spec, files.size - covered, files.size)
           if (best.forall(_._2.size < s.size)) best = Some(view -> s)
       }
     }
@@ -324,4 +325,27 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 object IndexCatalog {
 
   def warnOnce(msg: String): Unit = IndexLog.warnOnce(msg)
+
+  /**
+   * Called with the name of an index that follows writes (`refresh` not manual) which a query
+   * found to cover too few of a scan's files: writes this session did not see (another cluster,
+   * another engine). Set by bloomindex.actions.WriteEvents (which queues a background refresh);
+   * a hook, so that the catalog does not depend on the actions.
+   */
+  @volatile var onBehind: (SparkSession, String) => Unit = (_, _) => ()
+
+  private val lastBehind = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
+  private val BehindRetryMs = 60000L
+
+  /** Reports `spec` behind when more than the set share of a scan's `files` is not covered (at most once a minute per index). */
+  private[catalog] def behind(spark: SparkSession, spec: bloomindex.log.IndexSpec, notCovered: Int, files: Int): Unit = {
+    if (spec.refresh == bloomindex.log.RefreshMode.Manual || files == 0) return
+    val share = spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_STALE_SHARE)
+    if (notCovered.toDouble / files <= share) return
+    val now = System.currentTimeMillis()
+    val last = lastBehind.get(spec.name)
+    if (last != null && now - last < BehindRetryMs) return
+    lastBehind.put(spec.name, now)
+    onBehind(spark, spec.name)
+  }
 }
