@@ -24,6 +24,9 @@ FAULT = "spark.internal.bloomindex.test.failAfterDataWrite"
 
 
 def _await_refresher(spark) -> None:
+    """Waits for Spark's listener bus (the write and streaming listeners are called there), then
+    for the background refresher."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
     assert spark._jvm.bloomindex.actions.WriteEvents.awaitIdle(60_000), "the background refresher did not finish"
 
 
@@ -209,3 +212,32 @@ def test_delta_writes_refresh_the_index_after_they_commit(spark, root, tmp_path)
     _covers(root, "dow", _files(spark, read()))
     for k, rows in (("d3", [("d3", 0)]), ("d0-1", []), ("d0-2", [("d0-2", 2)])):
         assert same(spark, lambda k=k: read().where(f"k = '{k}'")) == rows
+
+
+@pytest.mark.parametrize("fmt", ["parquet", pytest.param("delta", marks=pytest.mark.delta)])
+def test_a_streaming_sink_refreshes_after_its_batches(spark, root, tmp_path, fmt):
+    """Structured Streaming: a file or Delta sink's micro-batches queue a refresh of the indexes
+    over its folder (the sink's description in the query's progress)."""
+    src, out, ckpt = str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "ckpt")
+
+    def add_input(i: int) -> None:
+        spark.createDataFrame(_rows_of(f"s{i}", 3), "k STRING, v INT").coalesce(1).write.mode("append").json(src)
+
+    def run_stream() -> None:
+        q = (spark.readStream.schema("k STRING, v INT").json(src).writeStream.format(fmt)
+             .option("checkpointLocation", ckpt).trigger(availableNow=True).start(out))
+        q.awaitTermination(120)
+
+    add_input(0)
+    run_stream()
+    spark.sql(f"CREATE BLOOM INDEX sink_ix ON {fmt}.`{out}` FOR COLUMNS (k) OPTIONS (refresh = 'background')")
+    read = lambda: spark.read.format(fmt).load(out)  # noqa: E731
+    before = _files(spark, read())
+    add_input(1)
+    run_stream()
+    _await_refresher(spark)
+    files = _files(spark, read())
+    assert len(files) > len(before)
+    _covers(root, "sink_ix", files, spark)
+    assert same(spark, lambda: read().where("k = 's1'")) == [("s1", 0)]
+    assert kept(report(spark, lambda: read().where("k = 's1'")), "sink_ix")[0] == 1

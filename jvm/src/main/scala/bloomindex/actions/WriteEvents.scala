@@ -17,6 +17,8 @@ import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
 import org.apache.spark.sql.execution.command.DataWritingCommandExec
 import org.apache.spark.sql.execution.datasources.{FileFormat, InsertIntoHadoopFsRelationCommand, V1WriteCommand}
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.streaming.StreamingQueryListener
 import org.apache.spark.sql.util.QueryExecutionListener
 
 /**
@@ -157,7 +159,39 @@ object WriteEvents extends Logging {
    */
   def register(spark: SparkSession): Unit = {
     IndexCatalog.onBehind = (s, name) => enqueue(s, name)
-    if (registered.synchronized(registered.add(spark))) spark.listenerManager.register(new Listener(spark))
+    if (registered.synchronized(registered.add(spark))) {
+      spark.listenerManager.register(new Listener(spark))
+      spark.streams.addListener(new StreamListener(spark))
+    }
+  }
+
+  /**
+   * Structured Streaming sinks: after each micro-batch that wrote rows (or every
+   * `spark.bloomindex.refresh.streamingBatches` of them), the sink's indexes are queued, by the
+   * sink's description in the query's progress ([[bloomindex.source.SourceProvider.writtenBySink]]).
+   */
+  private final class StreamListener(spark: SparkSession) extends StreamingQueryListener {
+    private val batches = new ConcurrentHashMap[String, java.lang.Long]()
+
+    override def onQueryStarted(event: StreamingQueryListener.QueryStartedEvent): Unit = ()
+
+    override def onQueryProgress(event: StreamingQueryListener.QueryProgressEvent): Unit = try {
+      val p = event.progress
+      if (p.sink != null && p.sink.numOutputRows != 0) {
+        SourceProviders.all.iterator.flatMap(_.writtenBySink(p.sink.description)).take(1).foreach { written =>
+          val every = spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_STREAMING_BATCHES)
+          val n: Long = batches.merge(p.id.toString + "\u0000" + p.sink.description, 1L, (a, b) => a + b)
+          if (n % every == 0) afterWrite(spark, written, inThread = false)
+        }
+      }
+    } catch {
+      case NonFatal(e) => logWarning(s"bloomindex: could not tell which source a streaming batch wrote: $e")
+    }
+
+    override def onQueryTerminated(event: StreamingQueryListener.QueryTerminatedEvent): Unit = {
+      val prefix = event.id.toString + "\u0000"
+      batches.keySet().removeIf(_.startsWith(prefix))
+    }
   }
 
   /** Writes other than file source writes, after they succeeded: their indexes are queued. */

@@ -150,6 +150,13 @@ trait SourceProvider {
    * one of this provider's writes: what keeps indexes current asks it.
    */
   def writtenBy(command: LogicalPlan): Option[SourceIdentity] = None
+
+  /**
+   * The source a Structured Streaming sink of this provider's format writes, from the sink's
+   * description in a query's progress (`FileSink[<path>]`, ...): what keeps indexes current
+   * after each micro-batch asks it.
+   */
+  def writtenBySink(description: String): Option[SourceIdentity] = None
 }
 
 /** The relation a build reads a source's snapshot with, its files, and the table version they are of. */

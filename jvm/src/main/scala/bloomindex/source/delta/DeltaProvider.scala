@@ -176,6 +176,12 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
    * `DeleteCommand`, `UpdateCommand`, `MergeIntoCommand`, `OptimizeTableCommand`, ...), each by
    * the table's `DeltaLog` data path (Delta's classes reached by reflection, as elsewhere here).
    */
+  /** Delta's streaming sink (`DeltaSink[<path>]`), after each micro-batch. */
+  override def writtenBySink(description: String): Option[SourceIdentity] = description match {
+    case DeltaSink(path) => Some(SourceIdentity(name, None, Set(SourceProviders.normalizeRoot(path))))
+    case _ => None
+  }
+
   override def writtenBy(command: LogicalPlan): Option[SourceIdentity] = {
     val path = command match {
       case s: SaveIntoDataSourceCommand if s.dataSource.getClass.getName.startsWith(DeltaPackage) =>
@@ -242,6 +248,7 @@ object DeltaProvider {
   private val FieldIdKey = "delta.columnMapping.id"
 
   private val DeltaPackage = "org.apache.spark.sql.delta."
+  private val DeltaSink = """DeltaSink\[(.+)\]""".r
 
   /** The data path of the `DeltaLog` `o` holds (a command's `deltaLog`, `targetDeltaLog`, or its file index's). */
   private def dataPathOf(o: AnyRef): Option[String] = {

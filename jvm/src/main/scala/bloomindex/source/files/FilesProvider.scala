@@ -167,6 +167,12 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 
   override def footerFilters(s: SourceSpec): Boolean = s.format.toLowerCase(Locale.ROOT) == "parquet"
 
+  /** A file sink's micro-batches (`FileSink[<path>]`, Spark's `FileStreamSink`). */
+  override def writtenBySink(description: String): Option[SourceIdentity] = description match {
+    case FilesProvider.FileSink(path) => Some(SourceIdentity(name, None, Set(SourceProviders.normalizeRoot(path))))
+    case _ => None
+  }
+
   /** `INSERT` into a file source table or folder, and DataFrame writes to a path. */
   override def writtenBy(command: LogicalPlan): Option[SourceIdentity] = command match {
     case i: InsertIntoHadoopFsRelationCommand =>
@@ -252,6 +258,10 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 }
 
 object FilesProvider {
+
+  /** How Spark's file sink describes itself in a streaming query's progress. */
+  private val FileSink = """FileSink\[(.+)\]""".r
+
   /** Formats `format.`path`` may name. */
   val PathFormats: Set[String] = Set("parquet", "orc", "csv", "json", "avro", "text")
 }

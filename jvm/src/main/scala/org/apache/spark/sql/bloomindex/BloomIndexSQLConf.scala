@@ -131,6 +131,15 @@ object BloomIndexSQLConf {
     .checkValue(d => d >= 0 && d <= 1, "Must be a share in [0, 1].")
     .createWithDefault(0.1)
 
+  val REFRESH_STREAMING_BATCHES: ConfigEntry[Long] = buildConf("spark.bloomindex.refresh.streamingBatches")
+    .doc("A Structured Streaming query writing to the source of an index with refresh = on_write " +
+      "or background queues a refresh of the index after every this many micro-batches that " +
+      "wrote rows (1: after each one).")
+    .version(Since)
+    .longConf
+    .checkValue(n => n >= 1, "Must be a whole number >= 1.")
+    .createWithDefault(1L)
+
   val DROP_WITH_TABLE: ConfigEntry[Boolean] = buildConf("spark.bloomindex.dropWithTable")
     .doc("When true, DROP TABLE of a table of the session catalog also drops the Bloom indexes " +
       "over it (their log says DELETED, their files are removed). When false they stay, shown as " +
@@ -222,7 +231,7 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, DROP_WITH_TABLE, LOG_STORE_IMPL,
+    PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, DROP_WITH_TABLE, LOG_STORE_IMPL,
     ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
