@@ -59,7 +59,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-scale bench-cold bench-fresh clean
+.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh clean
 
 all: jar
 
@@ -250,6 +250,10 @@ bench-fresh: $(JAR) $(TEST_JAR) $(S3_JARS)
 # Delta Lake: Spark resolves Delta's jars from Maven Central at session start (configure(delta=True)).
 bench-delta: $(JAR)
 	$(PY) bench/bench_delta.py
+
+# What refresh = on_write costs a write (issue 29): 10 rounds of 100-file appends, Parquet and Delta.
+bench-write: $(JAR)
+	$(PY) bench/bench_write.py
 
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"
