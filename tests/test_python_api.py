@@ -169,8 +169,10 @@ def test_wrong_values_are_value_errors_naming_the_argument(call, message):
     assert not isinstance(e.value, TypeError)
 
 
-_BUILDING = re.compile(r"bloomindex: building 'prog_idx': (\d+)/(\d+) tasks, \d+(\.\d)? (B|KiB|MiB) read, \d+ s")
-_BUILT = re.compile(r"bloomindex: built 'prog_idx' in [\d.]+ s: (\d+)/(\d+) tasks, \d+(\.\d)? (B|KiB|MiB) read$")
+_BUILDING = re.compile(r"bloomindex: building 'prog_idx': ((\d+)/8 files, )?(\d+)/(\d+) tasks, \d+(\.\d)? (B|KiB|MiB) read, "
+                       r"\d+ s")
+_BUILT = re.compile(r"bloomindex: built 'prog_idx' in [\d.]+ s: (\d+)/(\d+) files, (\d+)/(\d+) tasks, \d+(\.\d)? (B|KiB|MiB) "
+                    r"read$")
 
 
 @pytest.fixture()
@@ -205,7 +207,8 @@ def _start_and_end_lines(err):
     # A build of 8 files takes longer than the 0.05 s poll: one start line, one end line.
     assert len(building) == 1 and len(built) == 1, err
     assert _BUILDING.fullmatch(building[0]), building
-    done, total = map(int, _BUILT.match(built[0]).groups()[:2])
+    files_done, files, done, total = map(int, _BUILT.match(built[0]).groups()[:4])
+    assert files_done == files == 8, built  # the 8 source files, each counted once
     assert 0 < done == total, built  # every task of the build's (not skipped) stages ran
 
 

@@ -98,6 +98,15 @@ class ClassicBackend(Backend):
                 read += st.inputBytes()
         return finished, total, read
 
+    def _files(self, group: str) -> tuple[int, int] | None:
+        """(source files read, source files) of the build's data pass, once it started; None
+        before, or where every filter came from the files' footers (nothing to read)."""
+        try:
+            counts = self._api.filesProgress(group)
+        except Exception:  # progress is best effort
+            return None
+        return (int(counts[0]), int(counts[1])) if counts is not None else None
+
     def _report(self, name: str, group: str, mode: str, done: threading.Event) -> None:
         """One progress display after PROGRESS_DELAY seconds: in ``"line"`` mode one line
         rewritten in place (a terminal), in ``"lines"`` mode a start line and an end line."""
@@ -118,8 +127,10 @@ class ClassicBackend(Backend):
             if not total:
                 continue
             elapsed = time.monotonic() - start
-            left = f", about {elapsed * (total - finished) / finished:.0f} s left" if 0 < finished < total else ""
-            text = (f"bloomindex: building '{name}': {finished}/{total} tasks, {_size(read)} read, "
+            files = self._files(group)
+            read_so_far, of = files if files else (finished, total)
+            left = f", about {elapsed * (of - read_so_far) / read_so_far:.0f} s left" if 0 < read_so_far < of else ""
+            text = (f"bloomindex: building '{name}': {_files_part(files)}{finished}/{total} tasks, {_size(read)} read, "
                     f"{elapsed:.0f} s{left}")
             if mode == "line" and text != last:
                 sys.stderr.write("\r" + text.ljust(len(last)))
@@ -132,7 +143,8 @@ class ClassicBackend(Backend):
         if shown:
             finished, total, read = counts
             sys.stderr.write(("\n" if mode == "line" else "") + f"bloomindex: built '{name}' in "
-                             f"{time.monotonic() - start:.1f} s: {finished}/{total} tasks, {_size(read)} read\n")
+                             f"{time.monotonic() - start:.1f} s: {_files_part(self._files(group))}"
+                             f"{finished}/{total} tasks, {_size(read)} read\n")
             sys.stderr.flush()
 
 
@@ -179,3 +191,7 @@ def _spark_shows_progress(spark: "SparkSession") -> bool:
         return spark.sparkContext.getConf().get("spark.ui.showConsoleProgress", "false").lower() == "true"
     except Exception:
         return False
+
+
+def _files_part(files: tuple[int, int] | None) -> str:
+    return f"{files[0]}/{files[1]} files, " if files else ""

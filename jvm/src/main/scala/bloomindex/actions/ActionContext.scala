@@ -57,6 +57,7 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
     val sc = spark.sparkContext
     val previous = Option(sc.getLocalProperty("spark.jobGroup.id"))
     sc.setJobGroup(ActionContext.jobGroup(name), description, interruptOnCancel = true)
+    bloomindex.indexing.BuildProgress.clear(ActionContext.jobGroup(name))
     try f finally {
       previous match {
         case Some(g) => sc.setJobGroup(g, Option(sc.getLocalProperty("spark.job.description")).getOrElse(""))

@@ -80,4 +80,7 @@ object IndexManager {
 
   /** The Spark job group of an index's builds: the UI groups them, Python polls it for progress. */
   def jobGroup(name: String): String = ActionContext.jobGroup(name)
+
+  /** (source files read, source files) of the last build in job group `group` in this JVM (its progress). */
+  def filesProgress(group: String): Option[(Long, Long)] = bloomindex.indexing.BuildProgress.of(group)
 }

@@ -62,6 +62,10 @@ object IndexApi {
 
   def jobGroup(name: String): String = IndexManager.jobGroup(name)
 
+  /** (source files read, source files) of the last build in job group `group` in this JVM; null before one. */
+  def filesProgress(group: String): Array[Long] =
+    IndexManager.filesProgress(group).map { case (done, total) => Array(done, total) }.orNull
+
   /** What Bloom indexes did to each file scan of `df`'s optimized plan ([[BloomIndex.explain]]). */
   def explain(df: DataFrame): String = BloomIndex(df.sparkSession).explain(df)
 

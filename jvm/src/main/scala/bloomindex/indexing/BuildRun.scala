@@ -187,7 +187,7 @@ private final class BuildRun(
     val wantedB = sc.broadcast(wanted)
     val (colsL, mdx, global) = (cols, maxDistinct, spec.global)
     val report = (x: NeedsInsert) => needs.add(x)
-    val pass = scan.run(wantedB) { (task, batches) =>
+    val pass = scan.run(wantedB, countFiles = true) { (task, batches) =>
       DistinctPass.task(batches, assigned(task), wantedB.value, colsL, split, mdx, knownGlobalSizes, global, report)
     }
     val first = if (split.nonEmpty || global) cache(pass) else pass

@@ -84,23 +84,40 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
   val splitFiles: Set[String] =
     filesByPartition.flatten.groupBy(identity).collect { case (p, occurrences) if occurrences.length > 1 => p }.toSet
 
-  /** `consume(task, batches)` over every task's batches; `task` indexes [[filesByPartition]]. */
-  def run[T: ClassTag](wanted: Broadcast[Map[String, Array[Boolean]]])(
+  /**
+   * `consume(task, batches)` over every task's batches; `task` indexes [[filesByPartition]].
+   * `countFiles`: the files read are counted for the build's progress ([[BuildProgress]]).
+   */
+  def run[T: ClassTag](wanted: Broadcast[Map[String, Array[Boolean]]], countFiles: Boolean = false)(
       consume: (Int, Iterator[HashedBatch]) => Iterator[T]): RDD[T] = {
     val types = columns.map(c => DataType.fromDDL(c.dataType)).toArray
     val algorithms = columns.map(_.algorithm).toArray
     val delay = spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_BUILD_TASK_DELAY_MS)
+    val counted = BuildProgress.filesCountedBy(filesByPartition)
+    val progress = if (countFiles) BuildProgress.start(spark.sparkContext, counted.sum.toLong) else None
+    def counting(i: Int, out: Iterator[T]): Iterator[T] = progress match {
+      case None => out
+      case Some(acc) => new Iterator[T] {
+        private var added = false
+        override def hasNext: Boolean = {
+          val more = out.hasNext
+          if (!more && !added) { acc.add(counted(i).toLong); added = true }
+          more
+        }
+        override def next(): T = out.next()
+      }
+    }
     rdd match {
       case Left(batches) =>
         val ordinals = scanOrdinals(scan.get)
         batches.mapPartitionsWithIndex { (i, it) =>
           if (delay > 0) Thread.sleep(delay)
-          consume(i, BuildScan.fromColumnar(it, types, algorithms, ordinals, wanted.value))
+          counting(i, consume(i, BuildScan.fromColumnar(it, types, algorithms, ordinals, wanted.value)))
         }
       case Right(rows) =>
         rows.mapPartitionsWithIndex { (i, it) =>
           if (delay > 0) Thread.sleep(delay)
-          consume(i, BuildScan.fromRows(it, types, algorithms, wanted.value))
+          counting(i, consume(i, BuildScan.fromRows(it, types, algorithms, wanted.value)))
         }
     }
   }
