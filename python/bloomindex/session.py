@@ -7,6 +7,8 @@ import os
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from ._backend import check_bool, check_number, wrong_type
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -165,8 +167,6 @@ def _check_configure(builder: Any, kernel: Any, delta: Any, iceberg: Any, iceber
     ValueError for a wrong value, each naming the argument."""
     from collections.abc import Mapping
 
-    from ._backend import check_bool, wrong_type
-
     if not callable(getattr(builder, "config", None)):
         hint = " (configure the builder before getOrCreate())" if type(builder).__name__ == "SparkSession" else ""
         raise wrong_type("configure", "builder", f"a SparkSession.Builder such as SparkSession.builder{hint}", builder)
@@ -289,8 +289,6 @@ def task_kernels(spark: "SparkSession", tasks: int | None = None) -> list[dict[s
     >>> {t["sbbf"] for t in task_kernels(spark)}  # doctest: +SKIP
     {'vector'}
     """
-    from ._backend import check_number
-
     if tasks is not None:
         check_number("task_kernels", "tasks", tasks, integer=True)
     n = tasks if tasks is not None else spark.sparkContext.defaultParallelism
