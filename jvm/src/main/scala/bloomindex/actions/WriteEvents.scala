@@ -69,6 +69,9 @@ object WriteEvents extends Logging {
    * (else queues them), and queues the `background` ones.
    */
   def afterWrite(spark: SparkSession, written: SourceIdentity, inThread: Boolean): Unit = {
+    // An index's own data (written under the root by its builds) is no index's source.
+    val root = SourceProviders.normalizeRoot(new IndexRoot(spark).root.toString)
+    if (written.roots.nonEmpty && written.roots.forall(r => r == root || r.startsWith(root + "/"))) return
     val indexes = try following(spark, written) catch {
       case NonFatal(e) =>
         logWarning(s"bloomindex: could not list the Bloom indexes to refresh after a write of ${show(written)}: $e")
