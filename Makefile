@@ -134,10 +134,12 @@ test-nightly:
 	$(MAKE) test-iceberg
 	$(MAKE) test-cluster
 
-# The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases
-# and the schema-mapping suite with 5,000 queries (CI runs 1,000, 300 and 300).
-test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping"
+# The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases,
+# the schema-mapping suite with 5,000 queries and the other filter designs' with 600 each (CI runs
+# 1,000, 300, 300 and 60).
+test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping or algorithms_index"
 test-nightly-queries: export BLOOMINDEX_DIFF_QUERIES = 20000
+test-nightly-queries: export BLOOMINDEX_ALG_QUERIES = 600
 test-nightly-queries: export BLOOMINDEX_CONTEXT_CASES = 3000
 test-nightly-queries: export BLOOMINDEX_MAPPING_QUERIES = 5000
 test-nightly-queries: test-python
