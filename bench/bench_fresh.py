@@ -10,7 +10,8 @@ at N = 1,000 and 100,000 on local disk, and on S3 against a moto server on 127.0
 S3A (when `make test-s3` has copied the S3 client jars into .tools/s3; BENCH_FRESH_S3=0 skips
 it). Each figure: the first check in a new JVM and the median of 5 more.
 
-BENCH_FRESH_SIZES (default 1000,100000) and BENCH_FRESH_S3_SIZES (default 1000,100000) choose N.
+BENCH_FRESH_SIZES (default 1000,100000) and BENCH_FRESH_S3_SIZES (default 1000,100000) choose N;
+BENCH_FRESH_S3_LAYOUTS (default flat,partitioned) the layouts on S3.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ OUT = ROOT / "bench" / "out"
 SIZES = [int(x) for x in os.environ.get("BENCH_FRESH_SIZES", "1000,100000").split(",") if x]
 S3_SIZES = [int(x) for x in os.environ.get("BENCH_FRESH_S3_SIZES", "1000,100000").split(",") if x]
 S3 = os.environ.get("BENCH_FRESH_S3", "1") != "0"
+S3_LAYOUTS = [k for k in os.environ.get("BENCH_FRESH_S3_LAYOUTS", "flat,partitioned").split(",") if k]
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 THREADS = 8
 
@@ -113,7 +115,7 @@ def main() -> None:
             client = server.client()
             client.create_bucket(Bucket=s3_helpers.BUCKET)
             for n in S3_SIZES:
-                for kind in ("flat", "partitioned"):
+                for kind in S3_LAYOUTS:
                     root = s3_tree(client, s3_helpers.BUCKET, n, kind)
                     results.append(measure("s3 (moto)", root, kind, jars, s3_helpers.s3a_conf(server.endpoint)))
                     print(json.dumps(results[-1]), flush=True)
