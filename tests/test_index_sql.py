@@ -261,6 +261,22 @@ def test_rename_table_keeps_its_indexes(spark, root, tmp_path):
         spark.sql("DROP TABLE IF EXISTS ren_m2")
 
 
+def test_truncate_table_leaves_no_index_answering_for_its_files(spark, root, tmp_path):
+    """Issue 29: TRUNCATE TABLE removes the files an index covers; rows inserted after it are read
+    (not covered: the index was manual), and answers stay as without the index."""
+    spark.sql("DROP TABLE IF EXISTS trunc_t")
+    _orders(spark, n=400, files=4).drop("flag").write.saveAsTable("trunc_t")
+    spark.sql("CREATE BLOOM INDEX trunc_idx ON trunc_t FOR COLUMNS (user_id) OPTIONS (refresh = 'manual')")
+    try:
+        spark.sql("TRUNCATE TABLE trunc_t")
+        assert assert_same_with_pruning_off(spark, lambda: spark.sql("SELECT * FROM trunc_t WHERE user_id = 217")) == []
+        _orders(spark, n=400, files=2).drop("flag").write.insertInto("trunc_t")
+        rows = assert_same_with_pruning_off(spark, lambda: spark.sql("SELECT user_id FROM trunc_t WHERE user_id = 217"))
+        assert [r[0] for r in rows] == [217]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS trunc_t")
+
+
 def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_path):
     path = str(tmp_path / "r")
     _orders(spark, n=600, files=3).drop("flag").write.parquet(path)

@@ -210,7 +210,19 @@ def test_delta_writes_refresh_the_index_after_they_commit(spark, root, tmp_path)
     spark.sql(f"DELETE FROM delta.`{p}` WHERE k = 'd0-1'")
     _await_refresher(spark)
     _covers(root, "dow", _files(spark, read()))
-    for k, rows in (("d3", [("d3", 0)]), ("d0-1", []), ("d0-2", [("d0-2", 2)])):
+    spark.sql(f"UPDATE delta.`{p}` SET v = 7 WHERE k = 'd1'")
+    _await_refresher(spark)
+    _covers(root, "dow", _files(spark, read()))
+    spark.createDataFrame([("d1-1", 8), ("m0", 9)], "k STRING, v INT").createOrReplaceTempView("ow_src")
+    spark.sql(f"MERGE INTO delta.`{p}` t USING ow_src s ON t.k = s.k "
+              "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
+    _await_refresher(spark)
+    _covers(root, "dow", _files(spark, read()))
+    spark.sql(f"OPTIMIZE delta.`{p}`")
+    _await_refresher(spark)
+    _covers(root, "dow", _files(spark, read()))
+    for k, rows in (("d3", [("d3", 0)]), ("d0-1", []), ("d0-2", [("d0-2", 2)]), ("d1", [("d1", 7)]),
+                    ("d1-1", [("d1-1", 8)]), ("m0", [("m0", 9)])):
         assert same(spark, lambda k=k: read().where(f"k = '{k}'")) == rows
 
 

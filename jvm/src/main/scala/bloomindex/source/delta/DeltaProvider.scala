@@ -190,7 +190,10 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
         case r: DataSourceV2Relation if r.table.getClass.getName.startsWith(DeltaPackage) => dataPathOf(r.table)
         case _ => None
       }
-      case c if c.getClass.getName.startsWith(DeltaPackage + "commands.") => dataPathOf(c)
+      case c if c.getClass.getName.startsWith(DeltaPackage + "commands.") =>
+        // Most commands hold the DeltaLog; OPTIMIZE and its kind hold the resolved table as a child.
+        dataPathOf(c).orElse(c.children.iterator.flatMap(tableOf).filter(_.getClass.getName.startsWith(DeltaPackage))
+          .flatMap(dataPathOf).take(1).toSeq.headOption)
       case _ => None
     }
     path.map(p => SourceIdentity(name, None, Set(SourceProviders.normalizeRoot(p))))
@@ -249,6 +252,12 @@ object DeltaProvider {
 
   private val DeltaPackage = "org.apache.spark.sql.delta."
   private val DeltaSink = """DeltaSink\[(.+)\]""".r
+
+  /** The table a resolved child holds (`ResolvedTable.table`, `DataSourceV2Relation.table`). */
+  private def tableOf(child: LogicalPlan): Option[AnyRef] = child match {
+    case r: DataSourceV2Relation => Some(r.table)
+    case other => try Option(other.getClass.getMethod("table").invoke(other)) catch { case NonFatal(_) => None }
+  }
 
   /** The data path of the `DeltaLog` `o` holds (a command's `deltaLog`, `targetDeltaLog`, or its file index's). */
   private def dataPathOf(o: AnyRef): Option[String] = {
