@@ -88,6 +88,12 @@ BI_CASES = [
     Case("BloomIndex.create", lambda bi, df, spark: bi.create("z", "t", ["a"], global_=True), V,
          r"^global_: not an option here; pass global_filter=True"),
 
+    Case("BloomIndex.set_refresh", lambda bi, df, spark: bi.set_refresh(3, "manual"), T,
+         r"^set_refresh: name must be a str .*got int"),
+    Case("BloomIndex.set_refresh", lambda bi, df, spark: bi.set_refresh("z", True), T,
+         r"^set_refresh: mode must be 'on_write', 'background' or 'manual' \(a str\), got bool"),
+    Case("BloomIndex.set_refresh", lambda bi, df, spark: bi.set_refresh("z", "always"), V,
+         r"^set_refresh: mode: expected 'on_write', 'background' or 'manual', got 'always'"),
     Case("BloomIndex.refresh", lambda bi, df, spark: bi.refresh(None), T, r"^refresh: name must be a str .*got NoneType"),
     Case("BloomIndex.refresh", lambda bi, df, spark: bi.refresh(""), V, r"^refresh: name must not be empty"),
     Case("BloomIndex.refresh", lambda bi, df, spark: bi.refresh("z", True), T,

@@ -176,6 +176,34 @@ def test_files_written_by_another_engine_queue_a_refresh(spark, root, tmp_path):
     assert kept(report(spark, lambda: spark.read.parquet(p).where("k = 'e0'")), "eng") == (1, 2)
 
 
+def test_the_mode_is_changed_with_alter(spark, root, tmp_path):
+    """ALTER BLOOM INDEX ... SET OPTIONS (refresh = ...) and BloomIndex.set_refresh: a new log
+    entry, the data kept, the next write followed or not as the new mode says."""
+    from pyspark.errors import AnalysisException
+    p = str(tmp_path / "alter")
+    spark.createDataFrame(_rows_of("a0", 3), "k STRING, v INT").coalesce(1).write.parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX alt ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'manual')")
+    [row] = spark.sql("ALTER BLOOM INDEX alt SET OPTIONS (refresh = 'on_write')").collect()
+    entry = log_entries(root, "alt")[-1]
+    assert row[0] == entry["version"] == 2 and entry["operation"] == "ALTER"
+    assert entry["data"] == log_entries(root, "alt")[1]["data"]
+    spark.createDataFrame(_rows_of("a1", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+    _covers(root, "alt", _files(spark, spark.read.parquet(p)), spark)
+    bi = BloomIndex(spark)
+    bi.set_refresh("alt", "manual")
+    assert bi.describe("alt")["refresh"] == "manual"
+    entries = log_entries(root, "alt")
+    spark.createDataFrame(_rows_of("a2", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
+    assert log_entries(root, "alt") == entries
+    for sql, condition in (("ALTER BLOOM INDEX alt SET OPTIONS (fpp = 0.1)", "BLOOM_INDEX_UNKNOWN_OPTION"),
+                           ("ALTER BLOOM INDEX alt SET OPTIONS (refresh = 'often')", "BLOOM_INDEX_INVALID_OPTION_VALUE"),
+                           ("ALTER BLOOM INDEX nope SET OPTIONS (refresh = 'manual')", "BLOOM_INDEX_NOT_FOUND")):
+        with pytest.raises(AnalysisException) as e:
+            spark.sql(sql)
+        assert e.value.getCondition() == condition, (sql, e.value)
+    assert log_entries(root, "alt") == entries
+
+
 def test_refresh_option_is_checked(spark, root, tmp_path):
     p = str(tmp_path / "opt")
     spark.createDataFrame(_rows_of("o", 2), "k STRING, v INT").write.parquet(p)

@@ -38,6 +38,10 @@ class Backend(abc.ABC):
         """Refreshes the index (everything when ``full``); the new log version."""
 
     @abc.abstractmethod
+    def set_refresh(self, name: str, mode: str) -> Any:
+        """``ALTER BLOOM INDEX name SET OPTIONS (refresh = mode)``; the new log version."""
+
+    @abc.abstractmethod
     def drop(self, name: str, if_exists: bool) -> Any:
         """Drops the index; false when it did not exist and ``if_exists`` was set."""
 

@@ -43,6 +43,9 @@ class ClassicBackend(Backend):
     def refresh(self, name: str, full: bool) -> Any:
         return self._run(name, lambda: self._api.refresh(self._spark._jsparkSession, name, full))
 
+    def set_refresh(self, name: str, mode: str) -> Any:
+        return capture(self._api.setRefresh)(self._spark._jsparkSession, name, mode)
+
     def drop(self, name: str, if_exists: bool) -> Any:
         return capture(self._api.drop)(self._spark._jsparkSession, name, if_exists)
 

@@ -52,6 +52,9 @@ class ConnectBackend(Backend):
     def refresh(self, name: str, full: bool) -> Any:
         return self._sql(f"REFRESH BLOOM INDEX {_ident(name)} {'FULL' if full else 'INCREMENTAL'}")[0][0]
 
+    def set_refresh(self, name: str, mode: str) -> Any:
+        return self._sql(f"ALTER BLOOM INDEX {_ident(name)} SET OPTIONS (refresh = {_literal(mode)})")[0][0]
+
     def drop(self, name: str, if_exists: bool) -> Any:
         return self._sql(f"DROP BLOOM INDEX {'IF EXISTS ' if if_exists else ''}{_ident(name)}")[0][0]
 

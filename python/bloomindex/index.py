@@ -138,6 +138,17 @@ class BloomIndex:
             raise ValueError(f"refresh: mode: expected 'incremental' or 'full', got {mode!r}")
         return int(self._backend.refresh(name, mode == "full"))
 
+    def set_refresh(self, name: str, mode: str) -> int:
+        """How index ``name`` follows its source's writes from now on: ``"on_write"``,
+        ``"background"`` or ``"manual"`` (SQL: ``ALTER BLOOM INDEX name SET OPTIONS (refresh =
+        ...)``); returns the new log version. Nothing is rebuilt."""
+        _check_name(name, "set_refresh")
+        if not isinstance(mode, str):
+            raise wrong_type("set_refresh", "mode", "'on_write', 'background' or 'manual' (a str)", mode)
+        if mode not in ("on_write", "background", "manual"):
+            raise ValueError(f"set_refresh: mode: expected 'on_write', 'background' or 'manual', got {mode!r}")
+        return int(self._backend.set_refresh(name, mode))
+
     def drop(self, name: str, if_exists: bool = False) -> bool:
         """Drops index ``name``; returns False when it did not exist and ``if_exists`` was set."""
         _check_name(name, "drop")

@@ -49,3 +49,18 @@ def test_explain_and_create_leave_no_view_and_keep_the_metrics(spark, root, tmp_
     assert not [t.name for t in spark.catalog.listTables() if t.name.startswith("_bloomindex_")]
     with pytest.raises(ValueError, match="run an action"):
         bi.join_filter_metrics(spark.read.parquet(path))
+
+
+def test_set_refresh_and_refresh_on_write_on_connect(spark, root, tmp_path):
+    """The refresh option on a Connect session: set at CREATE, changed with set_refresh (SQL's
+    ALTER BLOOM INDEX), and an append through the session refreshes an on_write index."""
+    path = str(tmp_path / "w")
+    spark.range(0, 100, numPartitions=2).write.parquet(path)
+    bi = BloomIndex(spark)
+    assert bi.create("w_ix", path, ["id"], source_format="parquet", refresh="manual")
+    assert bi.describe("w_ix")["refresh"] == "manual"
+    assert bi.set_refresh("w_ix", "on_write") == 2
+    spark.range(100, 150, numPartitions=1).write.mode("append").parquet(path)
+    d = bi.describe("w_ix")
+    assert d["refresh"] == "on_write" and d["files_indexed"] == "3", d
+    assert "index w_ix (log version 4) kept 1/3 files" in bi.explain(spark.read.parquet(path).where("id = 120"))

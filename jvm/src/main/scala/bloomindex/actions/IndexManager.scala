@@ -70,6 +70,9 @@ class IndexManager(spark: SparkSession) {
 
   def drop(name: String, ifExists: Boolean): Boolean = new DropAction(ActionContext.writing(spark, name), ifExists).run()
 
+  /** ALTER BLOOM INDEX name SET OPTIONS (...) ([[AlterAction]]): the new log entry. */
+  def alter(name: String, options: Map[String, String]): LogEntry = new AlterAction(ActionContext.writing(spark, name), options).run()
+
   /** DESCRIBE BLOOM INDEX as (key, value) pairs, in display order ([[DescribeAction]]). */
   def describe(name: String, extended: Boolean = false): Seq[(String, String)] =
     new DescribeAction(ActionContext.reading(spark, name), extended).run()

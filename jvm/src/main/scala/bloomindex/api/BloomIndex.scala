@@ -48,6 +48,12 @@ final class BloomIndex private (val spark: SparkSession) {
   /** `REFRESH BLOOM INDEX name`: incremental. */
   def refresh(name: String): Long = refresh(name, full = false)
 
+  /**
+   * How the index follows its source's writes from now on: `on_write`, `background` or `manual`
+   * (`ALTER BLOOM INDEX name SET OPTIONS (refresh = ...)`); the new log version.
+   */
+  def setRefresh(name: String, mode: String): Long = new IndexManager(spark).alter(name, Map("refresh" -> mode)).version
+
   /** Drops the index; false when there was none and `ifExists` (else an error). */
   def drop(name: String, ifExists: Boolean): Boolean = new IndexManager(spark).drop(name, ifExists)
 

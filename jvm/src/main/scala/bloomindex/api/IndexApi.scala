@@ -54,6 +54,8 @@ object IndexApi {
 
   def drop(spark: SparkSession, name: String, ifExists: Boolean): Boolean = BloomIndex(spark).drop(name, ifExists)
 
+  def setRefresh(spark: SparkSession, name: String, mode: String): Long = BloomIndex(spark).setRefresh(name, mode)
+
   def list(spark: SparkSession): DataFrame = BloomIndex(spark).list()
 
   /** DESCRIBE as ordered (key, value) pairs: a flat java.util.List of 2-element lists. */

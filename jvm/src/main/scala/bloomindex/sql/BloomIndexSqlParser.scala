@@ -20,6 +20,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  *   CREATE BLOOM INDEX [IF NOT EXISTS] name ON {source | VIEW view | LOCATION 'path' USING format}
  *     FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
  *   REFRESH BLOOM INDEX name [INCREMENTAL | FULL]
+ *   ALTER BLOOM INDEX name SET OPTIONS (refresh = 'on_write' | 'background' | 'manual')
  *   DROP BLOOM INDEX [IF EXISTS] name
  *   SHOW BLOOM INDEXES [ON source]
  *   DESCRIBE BLOOM INDEX [EXTENDED] name
@@ -32,9 +33,9 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  * shape (Spark 4.3 added methods to the interface).
  *
  * A statement is ours when its first two words are one of the pairs above (CREATE BLOOM,
- * CREATE BLOOMFILTER, REFRESH BLOOM, DROP BLOOM, DROP BLOOMFILTER, SHOW BLOOM, DESC[RIBE]
+ * CREATE BLOOMFILTER, REFRESH BLOOM, ALTER BLOOM, DROP BLOOM, DROP BLOOMFILTER, SHOW BLOOM, DESC[RIBE]
  * BLOOM, EXPLAIN BLOOM); from there on it is parsed strictly and a mistake is a ParseException that says
- * what was expected. Hand-written rather than ANTLR-generated: seven statements do not need
+ * what was expected. Hand-written rather than ANTLR-generated: eight statements do not need
  * a generated parser, and this keeps the build free of code generation.
  */
 class BloomIndexSqlParser(delegate: ParserInterface) {
@@ -62,7 +63,7 @@ object BloomIndexSqlParser {
     }
     val words = tokens.take(2).map(t => if (t.kind == Lexer.Word) t.upper else "")
     val ours = words match {
-      case Seq("CREATE", "BLOOM" | "BLOOMFILTER") | Seq("REFRESH", "BLOOM") |
+      case Seq("CREATE", "BLOOM" | "BLOOMFILTER") | Seq("REFRESH", "BLOOM") | Seq("ALTER", "BLOOM") |
           Seq("DROP", "BLOOM" | "BLOOMFILTER") | Seq("SHOW", "BLOOM") | Seq("DESCRIBE" | "DESC", "BLOOM") |
           Seq("EXPLAIN", "BLOOM") => true
       case _ => false
@@ -108,9 +109,10 @@ object BloomIndexSqlParser {
 
     def statement(): LogicalPlan = {
       if (acceptWord("EXPLAIN")) return explain()
-      val plan = expectWord("CREATE", "REFRESH", "DROP", "SHOW", "DESCRIBE", "DESC") match {
+      val plan = expectWord("CREATE", "REFRESH", "ALTER", "DROP", "SHOW", "DESCRIBE", "DESC") match {
         case "CREATE" => if (acceptWord("BLOOMFILTER")) createDatabricks() else { next(); create() }
         case "REFRESH" => next(); refresh()
+        case "ALTER" => next(); alter()
         case "DROP" => if (acceptWord("BLOOMFILTER")) dropDatabricks() else { next(); drop() }
         case "SHOW" => next(); show()
         case _ => next(); describe()
@@ -156,6 +158,14 @@ object BloomIndexSqlParser {
       val name = identifier("an index name")
       val full = if (acceptWord("FULL")) true else { acceptWord("INCREMENTAL"); false }
       RefreshBloomIndexCommand(name, full)
+    }
+
+    private def alter(): LogicalPlan = {
+      expectWord("INDEX")
+      val name = identifier("an index name")
+      expectWord("SET")
+      expectWord("OPTIONS")
+      AlterBloomIndexCommand(name, optionList())
     }
 
     private def drop(): LogicalPlan = {

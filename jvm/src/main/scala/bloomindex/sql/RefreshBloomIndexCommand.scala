@@ -14,3 +14,11 @@ case class RefreshBloomIndexCommand(name: String, full: Boolean) extends LeafRun
 
   override def run(spark: SparkSession): Seq[Row] = Seq(Row(new IndexManager(spark).refresh(name, full).version))
 }
+
+/** `ALTER BLOOM INDEX name SET OPTIONS (...)`; one row, `log_version`: the index's new log version. */
+case class AlterBloomIndexCommand(name: String, options: Map[String, String]) extends LeafRunnableCommand {
+
+  override val output: Seq[Attribute] = Seq(AttributeReference("log_version", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = Seq(Row(new IndexManager(spark).alter(name, options).version))
+}

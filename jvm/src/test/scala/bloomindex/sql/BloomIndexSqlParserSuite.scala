@@ -29,6 +29,8 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
     assert(parser.parsePlan("refresh bloom index i incremental") == RefreshBloomIndexCommand("i", full = false))
     assert(parser.parsePlan("REFRESH BLOOM INDEX i FULL") == RefreshBloomIndexCommand("i", full = true))
     assert(parser.parsePlan("DROP BLOOM INDEX IF EXISTS i") == DropBloomIndexCommand("i", ifExists = true))
+    assert(parser.parsePlan("ALTER BLOOM INDEX i SET OPTIONS (refresh = 'manual')") ==
+      AlterBloomIndexCommand("i", Map("refresh" -> "manual")))
     assert(parser.parsePlan("SHOW BLOOM INDEXES") == ShowBloomIndexesCommand(None))
     assert(parser.parsePlan("SHOW BLOOM INDEXES ON t") == ShowBloomIndexesCommand(Some(SourceRef(Seq("t")))))
     assert(parser.parsePlan("DESC BLOOM INDEX i -- comment") == DescribeBloomIndexCommand("i"))
@@ -86,6 +88,8 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
       "CREATE BLOOM INDEX i ON t FOR COLUMNS (a) OPTIONS (fpp = 1, fpp = 2)" -> "given twice",
       "CREATE BLOOM INDEX i ON t FOR COLUMNS (a) extra" -> "expected the end",
       "REFRESH BLOOM INDEX i SOMETIMES" -> "expected the end",
+      "ALTER BLOOM INDEX i OPTIONS (refresh = 'manual')" -> "expected SET",
+      "ALTER BLOOM INDEX i SET (refresh = 'manual')" -> "expected OPTIONS",
       "DROP BLOOM INDEX" -> "expected an index name",
       "SHOW BLOOM TABLES" -> "expected INDEXES",
       "DESCRIBE BLOOM i" -> "expected INDEX")
@@ -120,6 +124,7 @@ object ParserFuzz {
     "CREATE BLOOM INDEX i ON parquet.`/data/t` FOR COLUMNS (a)",
     "REFRESH BLOOM INDEX i FULL",
     "REFRESH BLOOM INDEX i INCREMENTAL",
+    "ALTER BLOOM INDEX i SET OPTIONS (refresh = 'background')",
     "DROP BLOOM INDEX IF EXISTS i",
     "SHOW BLOOM INDEXES ON t",
     "DESCRIBE BLOOM INDEX `i`",

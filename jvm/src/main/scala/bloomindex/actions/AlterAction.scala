@@ -1,0 +1,36 @@
+package bloomindex.actions
+
+import java.util.{Locale, UUID}
+
+import bloomindex.errors.BloomIndexErrors
+import bloomindex.log.{IndexState, LogEntry, RefreshMode}
+
+/**
+ * `ALTER BLOOM INDEX name SET OPTIONS (refresh = ...)`: commits a log entry with the new setting
+ * and the data as it was (nothing is rebuilt). Only the options that change no filter may be set
+ * (`refresh`); the others (fpp, sizing, algorithm, global) are a new index: CREATE.
+ */
+final class AlterAction(ctx: ActionContext, options: Map[String, String]) {
+
+  def run(): LogEntry = {
+    val settable = Seq("refresh")
+    val opts = options.map { case (k, v) =>
+      val key = k.toLowerCase(Locale.ROOT)
+      if (!settable.contains(key)) throw BloomIndexErrors.unknownOption(k, "ALTER BLOOM INDEX", settable)
+      key -> v
+    }
+    if (opts.isEmpty) throw BloomIndexErrors.unknownOption("(none)", "ALTER BLOOM INDEX", settable)
+    val l = ctx.log
+    val (version, entry) = l.head().flatMap(h => h.entry.map(h.version -> _))
+      .filter(_._2.state == IndexState.Active).getOrElse(throw BloomIndexErrors.notFound(ctx.name))
+    val refresh = opts.get("refresh").map { v =>
+      try RefreshMode.fromName(v.trim) catch { case _: IllegalArgumentException =>
+        throw BloomIndexErrors.invalidOptionValue("refresh", v, RefreshMode.all.map(m => s"'${m.name}'").mkString("expected one of ", ", ", ""))
+      }
+    }.getOrElse(entry.spec.refresh)
+    val altered = entry.copy(version = version + 1, operation = "ALTER", operationId = UUID.randomUUID().toString,
+      timestamp = ctx.now(), spec = entry.spec.copy(refresh = refresh))
+    l.commit(altered)
+    altered
+  }
+}
