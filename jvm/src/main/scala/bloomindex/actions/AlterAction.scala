@@ -3,7 +3,7 @@ package bloomindex.actions
 import java.util.{Locale, UUID}
 
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{IndexState, LogEntry, RefreshMode}
+import bloomindex.log.{IndexState, LogEntry}
 
 /**
  * `ALTER BLOOM INDEX name SET OPTIONS (refresh = ...)`: commits a log entry with the new setting
@@ -23,11 +23,7 @@ final class AlterAction(ctx: ActionContext, options: Map[String, String]) {
     val l = ctx.log
     val (version, entry) = l.head().flatMap(h => h.entry.map(h.version -> _))
       .filter(_._2.state == IndexState.Active).getOrElse(throw BloomIndexErrors.notFound(ctx.name))
-    val refresh = opts.get("refresh").map { v =>
-      try RefreshMode.fromName(v.trim) catch { case _: IllegalArgumentException =>
-        throw BloomIndexErrors.invalidOptionValue("refresh", v, RefreshMode.all.map(m => s"'${m.name}'").mkString("expected one of ", ", ", ""))
-      }
-    }.getOrElse(entry.spec.refresh)
+    val refresh = opts.get("refresh").map(IndexOptions.parseRefresh).getOrElse(entry.spec.refresh)
     val altered = entry.copy(version = version + 1, operation = "ALTER", operationId = UUID.randomUUID().toString,
       timestamp = ctx.now(), spec = entry.spec.copy(refresh = refresh))
     l.commit(altered)

@@ -69,7 +69,8 @@ object IndexOptions {
     IndexSpec(name, source, specs, global, allowUnencrypted, refresh)
   }
 
-  private def parseRefresh(v: String): RefreshMode =
+  /** A `refresh` option's value, or BLOOM_INDEX_INVALID_OPTION_VALUE naming the modes (CREATE and ALTER). */
+  private[actions] def parseRefresh(v: String): RefreshMode =
     try RefreshMode.fromName(v.trim) catch { case _: IllegalArgumentException =>
       throw BloomIndexErrors.invalidOptionValue("refresh", v, RefreshMode.all.map(m => s"'${m.name}'").mkString("expected one of ", ", ", ""))
     }
