@@ -5,7 +5,8 @@
 #                a client environment with only pyspark-client and the package (.ci/run runs it)
 #   make test-s3   indexes on s3a:// against a moto S3 server (nightly)
 #   make test-gcs  indexes on gs:// against a fake-gcs-server (nightly)
-#   make test-nightly   the randomized suites at full size, S3, GCS, Iceberg, every cluster test
+#   make test-nightly   the randomized suites at full size, S3, GCS, Iceberg, every cluster test, the race
+#   make test-race   two writer processes appending to one folder whose index refreshes on write (nightly)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -59,7 +60,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh clean
+.PHONY: all jar dist test test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh clean
 
 all: jar
 
@@ -126,13 +127,15 @@ $(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
 
 # Nightly (not on every landing, to keep CI under 20 minutes): the randomized suites at full size
 # (test-nightly-queries), the object stores (S3 through moto, GCS through fake-gcs-server, with
-# their clients' ~730 MB of jars), Iceberg (its own PySpark 4.1 venv) and every cluster test.
+# their clients' ~730 MB of jars), Iceberg (its own PySpark 4.1 venv), every cluster test and
+# the two-writer race (test-race).
 test-nightly:
 	$(MAKE) test-nightly-queries
 	$(MAKE) test-s3
 	$(MAKE) test-gcs
 	$(MAKE) test-iceberg
 	$(MAKE) test-cluster
+	$(MAKE) test-race
 
 # The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases,
 # the schema-mapping suite with 5,000 queries and the other filter designs' with 600 each (CI runs
@@ -182,6 +185,12 @@ test-python: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
 
 test-cluster: $(JAR) $(TEST_JAR) $(MAVEN_POM)
 	$(PYTEST_CLUSTER) $(PYTEST_ARGS)
+
+# tests/race: two writer processes (a driver JVM each) append to one Parquet folder and refresh its
+# on_write index at once while this process queries it. Nightly, not in `make test`: the two extra
+# JVMs take about 3 minutes on a 2-core machine, too much for CI's 20-minute budget.
+test-race: $(JAR)
+	$(PY) -m pytest tests/race $(PYTEST_ARGS)
 
 test-connect: $(JAR)
 	$(PYTEST_CONNECT) $(PYTEST_ARGS)
