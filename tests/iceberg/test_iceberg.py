@@ -496,8 +496,8 @@ def test_snapshot_of_a_parquet_table(spark, root, table, tmp_path):
     """Issue 30: Iceberg's `snapshot` procedure imports a Spark Parquet table's files as they are
     (no field ids, read through the name mapping), like add_files: an index over the snapshot
     builds by the mapping, answers as without it and prunes; REFRESH after an append indexes
-    the new file. (`migrate` imports the same kind of files in place, but needs Iceberg's
-    SparkSessionCatalog as spark_catalog, which this test session does not have.)"""
+    the new file. (`migrate` imports the same kind of files in place; it needs Iceberg's
+    SparkSessionCatalog as spark_catalog over a Hive metastore: test_iceberg_migrate.py.)"""
     src = str(tmp_path / "src")
     spark.range(0, 4 * PER_FILE, numPartitions=4).selectExpr("id", "concat('key-', id, '-src') AS k") \
         .write.parquet(src)
