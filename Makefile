@@ -265,6 +265,7 @@ bench-delta: $(JAR)
 # What refresh = on_write costs a write (issue 29): 10 rounds of 100-file appends, Parquet and Delta.
 bench-write: $(JAR)
 	$(PY) bench/bench_write.py
+	$(PY) bench/bench_appends.py
 
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"

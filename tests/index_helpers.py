@@ -183,10 +183,19 @@ def probe_rows(data_dir: str) -> list:
             return murmur3_header(len(bits)) + bits
         return classic_header(len(bits) * 8, k) + bits
 
+    # Probe files an incremental refresh kept from earlier versions: listed in the summary,
+    # relative to the index's folder.
+    index_dir = os.path.dirname(os.path.dirname(data_dir))
+    summary_path = os.path.join(data_dir, "_summary.json")
+    kept = {}
+    if os.path.exists(summary_path):
+        with open(summary_path) as f:
+            for column, c in json.load(f)["columns"].items():
+                kept[column] = [os.path.join(index_dir, rel) for rel in sorted(c.get("reusedProbeFiles", {}))]
     rows = []
     for folder in sorted(glob.glob(os.path.join(data_dir, "column=*"))):
         column = os.path.basename(folder)[len("column="):]
-        for p in sorted(glob.glob(os.path.join(folder, "_*.probe"))):
+        for p in sorted(glob.glob(os.path.join(folder, "_*.probe"))) + kept.get(column, []):
             algorithm, _, entries = probe_file_entries(p)
             rows += [Row(file_path=e["path"], file_size=e["size"], modification_time=e["mtime"], column=column,
                          row_count=e["rows"], null_count=e["nulls"], ndv=e["ndv"],

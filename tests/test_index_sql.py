@@ -322,10 +322,19 @@ def test_refresh_after_append_delete_and_overwrite_in_place(spark, root, tmp_pat
     versions = [(e["version"], e["state"]) for e in log_entries(root, "r")]
     assert [v for v, _ in versions] == list(range(len(versions)))
     assert [s for _, s in versions] == ["CREATING", "ACTIVE"] + ["REFRESHING", "ACTIVE"] * 3
-    # The live version's data and the one before it (queries may still be reading it) are
-    # kept; older ones were removed by the refreshes.
-    active = [e["data"]["dir"] for e in log_entries(root, "r") if e["state"] == "ACTIVE"]
-    assert sorted(os.listdir(os.path.join(root, "r", "data"))) == sorted(d.split("/")[1] for d in active[-2:])
+    # Replaced versions' data stays for the retention (spark.bloomindex.vacuum.retention, 1 hour:
+    # queries planned on them may still read it); VACUUM ... RETAIN 0 HOURS keeps only what the
+    # live version reads (a FULL refresh keeps no earlier probe file: its own folder).
+    active = [e["data"] for e in log_entries(root, "r") if e["state"] == "ACTIVE"]
+    data_dir = os.path.join(root, "r", "data")
+    assert sorted(os.listdir(data_dir)) == sorted(d["dir"].split("/")[1] for d in active)
+    assert "reused" not in active[-1]
+    [(folders, freed)] = spark.sql("VACUUM BLOOM INDEX r RETAIN 0 HOURS").collect()
+    assert folders == len(active) - 1 and freed > 0
+    assert os.listdir(data_dir) == [active[-1]["dir"].split("/")[1]]
+    assert spark.sql("VACUUM BLOOM INDEX r").collect()[0] == (0, 0)
+    assert _describe(spark, "r")["files_indexed"] == "4"
+    assert_filters_hold_values(spark, root, "r", spark.read.parquet(path), {"user_id": "bigint"})
 
 
 def test_a_build_that_fails_part_way_leaves_the_previous_version_readable(spark, root, tmp_path):

@@ -42,6 +42,14 @@ class Backend(abc.ABC):
         """``ALTER BLOOM INDEX name SET OPTIONS (refresh = mode)``; the new log version."""
 
     @abc.abstractmethod
+    def optimize(self, name: str) -> Any:
+        """``OPTIMIZE BLOOM INDEX name``; the log version after it."""
+
+    @abc.abstractmethod
+    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int]:
+        """``VACUUM BLOOM INDEX name [RETAIN n HOURS]``; (folders deleted, bytes deleted)."""
+
+    @abc.abstractmethod
     def drop(self, name: str, if_exists: bool) -> Any:
         """Drops the index; false when it did not exist and ``if_exists`` was set."""
 

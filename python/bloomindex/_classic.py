@@ -46,6 +46,14 @@ class ClassicBackend(Backend):
     def set_refresh(self, name: str, mode: str) -> Any:
         return capture(self._api.setRefresh)(self._spark._jsparkSession, name, mode)
 
+    def optimize(self, name: str) -> Any:
+        return self._run(name, lambda: self._api.optimize(self._spark._jsparkSession, name))
+
+    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int]:
+        folders, freed = capture(self._api.vacuum)(self._spark._jsparkSession, name,
+                                                  -1.0 if retain_hours is None else float(retain_hours))
+        return int(folders), int(freed)
+
     def drop(self, name: str, if_exists: bool) -> Any:
         return capture(self._api.drop)(self._spark._jsparkSession, name, if_exists)
 

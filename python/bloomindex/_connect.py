@@ -55,6 +55,14 @@ class ConnectBackend(Backend):
     def set_refresh(self, name: str, mode: str) -> Any:
         return self._sql(f"ALTER BLOOM INDEX {_ident(name)} SET OPTIONS (refresh = {_literal(mode)})")[0][0]
 
+    def optimize(self, name: str) -> Any:
+        return self._sql(f"OPTIMIZE BLOOM INDEX {_ident(name)}")[0][0]
+
+    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int]:
+        retain = "" if retain_hours is None else f" RETAIN {float(retain_hours)!r} HOURS"
+        row = self._sql(f"VACUUM BLOOM INDEX {_ident(name)}{retain}")[0]
+        return int(row[0]), int(row[1])
+
     def drop(self, name: str, if_exists: bool) -> Any:
         return self._sql(f"DROP BLOOM INDEX {'IF EXISTS ' if if_exists else ''}{_ident(name)}")[0][0]
 

@@ -10,6 +10,7 @@ are checked, and the results made, here: results and exception classes are the s
 from __future__ import annotations
 
 import builtins
+import math
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ._backend import ArgumentTypeError, Backend, check_bool, check_number, check_str, type_name, wrong_type
@@ -148,6 +149,26 @@ class BloomIndex:
         if mode not in ("on_write", "background", "manual"):
             raise ValueError(f"set_refresh: mode: expected 'on_write', 'background' or 'manual', got {mode!r}")
         return int(self._backend.set_refresh(name, mode))
+
+    def optimize(self, name: str) -> int:
+        """Rewrites each column's small probe files together into few (SQL: ``OPTIMIZE BLOOM
+        INDEX name``), taking in what an incremental refresh would; returns the log version after
+        it (the same one when the index was current and compact already)."""
+        _check_name(name, "optimize")
+        return int(self._backend.optimize(name))
+
+    def vacuum(self, name: str, retain_hours: float | None = None) -> dict[str, int]:
+        """Deletes the index data that neither the live version nor a version replaced less than
+        ``retain_hours`` ago reads (SQL: ``VACUUM BLOOM INDEX name [RETAIN n HOURS]``; default
+        ``spark.bloomindex.vacuum.retention``); returns ``{"folders_deleted": n, "bytes_deleted": b}``."""
+        _check_name(name, "vacuum")
+        if retain_hours is not None:
+            if isinstance(retain_hours, bool) or not isinstance(retain_hours, (int, float)):
+                raise wrong_type("vacuum", "retain_hours", "a number of hours (an int or float) or None", retain_hours)
+            if not math.isfinite(retain_hours) or retain_hours < 0:
+                raise ValueError(f"vacuum: retain_hours: expected 0 or more hours, got {retain_hours!r}")
+        folders, freed = self._backend.vacuum(name, retain_hours)
+        return {"folders_deleted": folders, "bytes_deleted": freed}
 
     def drop(self, name: str, if_exists: bool = False) -> bool:
         """Drops index ``name``; returns False when it did not exist and ``if_exists`` was set."""

@@ -64,3 +64,23 @@ def test_set_refresh_and_refresh_on_write_on_connect(spark, root, tmp_path):
     d = bi.describe("w_ix")
     assert d["refresh"] == "on_write" and d["files_indexed"] == "3", d
     assert "index w_ix (log version 4) kept 1/3 files" in bi.explain(spark.read.parquet(path).where("id = 120"))
+
+
+def test_optimize_and_vacuum_on_connect(spark, root, tmp_path):
+    """OPTIMIZE and VACUUM BLOOM INDEX through the API on a Connect session: after two refreshes
+    that kept the earlier probe files, OPTIMIZE rewrites them into one per column, and VACUUM with
+    no retention deletes the three folders the live version no longer reads."""
+    path = str(tmp_path / "h")
+    spark.range(0, 100, numPartitions=2).write.parquet(path)
+    bi = BloomIndex(spark)
+    assert bi.create("h_ix", path, ["id"], source_format="parquet", refresh="manual")
+    for start in (100, 200):
+        spark.range(start, start + 50, numPartitions=1).write.mode("append").parquet(path)
+        bi.refresh("h_ix")
+    assert bi.vacuum("h_ix") == {"folders_deleted": 0, "bytes_deleted": 0}
+    version = bi.optimize("h_ix")
+    assert bi.describe("h_ix")["last_operation"] == "OPTIMIZE"
+    assert bi.optimize("h_ix") == version
+    out = bi.vacuum("h_ix", retain_hours=0)
+    assert out["folders_deleted"] == 3 and out["bytes_deleted"] > 0, out
+    assert "index h_ix (log version %d) kept 1/4 files" % version in bi.explain(spark.read.parquet(path).where("id = 220"))

@@ -2,10 +2,11 @@ package bloomindex.actions
 
 import scala.util.control.NonFatal
 
-import bloomindex.log.{IndexLog, IndexRoot}
+import bloomindex.log.{IndexLog, IndexRoot, IndexState}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * What the steps of one operation on one index share: the session, the index's name and log,
@@ -32,9 +33,9 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
     }
 
   /**
-   * Removes data folders no committed entry needs: leftovers of failed or dead builds. Run by
-   * the command that committed log version `version`, keeping `keep` and the folders of
-   * commands that committed after it (listed first, then the log read: a command commits its
+   * Removes every data folder but `keep` and those of commands that committed after log version
+   * `version` (DROP: no retention, a dropped index answers nothing). Run by the command that
+   * committed `version`, keeping the folders of commands that committed after it (listed first, then the log read: a command commits its
    * first entry before it creates its folder, so every folder listed has its entry by then).
    */
   def cleanupData(version: Long, keep: Set[String]): Unit = {
@@ -50,6 +51,57 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
         if (!keep.contains(rel) && !newer.contains(rel)) deleteQuietly(p)
       }
     }
+  }
+
+  /**
+   * VACUUM: deletes the data folders no version needs any more, and returns them with their
+   * sizes. Needed are: the folders of the newest ACTIVE version (its own and those whose probe
+   * files it keeps, [[bloomindex.log.IndexData.folders]]), of every ACTIVE version replaced less
+   * than `retentionMs` ago (a query planned on it may still read them), of the operations that
+   * may still commit, and `keep`. Everything else under `data/` goes: older versions' data and
+   * what failed or dead builds left. The log is read newest first, only as far back as the
+   * retention reaches.
+   *
+   * Which operations may still commit: run by an operation that committed its first entry as
+   * version `started`, those from it on (an operation with a transient entry before `started`
+   * can never commit: its next version is taken); otherwise (the VACUUM statement) every
+   * operation after the newest stable entry.
+   */
+  def vacuum(retentionMs: Long, keep: Set[String] = Set.empty, started: Option[Long] = None): Seq[(Path, Long)] = {
+    val dir = new Path(log.indexDir, "data")
+    val fs = dir.getFileSystem(hadoopConf)
+    val folders = try fs.listStatus(dir).filter(_.isDirectory).map(_.getPath).toSeq
+      catch { case _: java.io.FileNotFoundException => Nil }
+    val candidates = folders.filterNot(p => keep.contains(s"data/${p.getName}"))
+    if (candidates.isEmpty) return Nil
+    val needed = neededFolders(retentionMs, started)
+    candidates.filterNot(p => needed.contains(s"data/${p.getName}")).map { p =>
+      val bytes = try fs.getContentSummary(p).getLength catch { case NonFatal(_) => 0L }
+      deleteQuietly(p)
+      p -> bytes
+    }
+  }
+
+  /** See [[vacuum]]: the data folders (relative to the index's folder) the log still needs. */
+  private def neededFolders(retentionMs: Long, started: Option[Long]): Set[String] = {
+    val now = this.now()
+    val out = Set.newBuilder[String]
+    // The commit time of the newer stable entry that replaced the one at hand.
+    var replacedAt: Option[Long] = None
+    val it = log.versionStatuses().reverseIterator
+    while (it.hasNext) {
+      val (v, status) = it.next()
+      val e = try Some(log.readCached(v, status)) catch { case NonFatal(_) => None }
+      e.foreach { e =>
+        if (started.fold(replacedAt.isEmpty)(v >= _)) out += s"data/${e.operationId}"
+        if (e.state == IndexState.Active || e.state == IndexState.Deleted) {
+          if (replacedAt.exists(t => now - t >= retentionMs)) return out.result()
+          if (e.state == IndexState.Active) e.data.foreach(out ++= _.folders)
+          replacedAt = Some(e.timestamp)
+        }
+      }
+    }
+    out.result()
   }
 
   /** Runs `f` in the index's Spark job group (the UI groups a build's jobs; Python polls it). */

@@ -127,7 +127,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
       if (changed.nonEmpty) damage += s"column ${c.name}: ${changed.size} index data files changed since the build " +
         s"(e.g. ${folder.getName}/${changed.head}: size differs); filters unreadable or wrong, their files are read"
       val present = s.dataFiles.keys.filter(f => listed.get(f).contains(s.dataFiles(f))).toSeq.sorted.map(new Path(folder, _))
-      IndexLayout.of(d).describeColumn(IndexLayout.Describe(ctx.spark, conf, dir, listed, s.probeFiles,
+      IndexLayout.of(d).describeColumn(IndexLayout.Describe(ctx.spark, conf, indexDir, dir, listed, s.probeFiles, s.reused,
         intact = missing.isEmpty && changed.isEmpty, known, damage += _), c, present)
       columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, columnsOut, damage)
     }

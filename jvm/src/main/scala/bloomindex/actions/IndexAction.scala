@@ -8,10 +8,14 @@ import bloomindex.errors.ConcurrentBloomIndexUpdateException
 import bloomindex.log.{Decoding, IndexData, IndexState, LogEntry}
 
 import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.internal.Logging
 
-/** What a build step produced: the rows' summary, the table version read, and how it decoded the columns. */
-final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding)
+/**
+ * What a build step produced: the rows' summary, the table version read, how it decoded the
+ * columns, and the earlier data folders whose probe files the version keeps.
+ */
+final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding, reused: Seq[String] = Nil)
 
 /**
  * An operation that builds index data (CREATE, REFRESH), as four steps in the open, each a
@@ -44,9 +48,16 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
   final def run(): LogEntry = {
     nothingToDo().foreach(done => return done)
     val started = begin()
+    IndexAction.begun(started.operationId)
+    try runFrom(started) finally IndexAction.ended(started.operationId)
+  }
+
+  private def runFrom(started: LogEntry): LogEntry = {
     val (rel, dataDir) = ctx.dataDir(started.operationId)
     ctx.inJobGroup(s"${started.operation} BLOOM INDEX ${ctx.name} ON ${started.spec.source.display}") {
-      ctx.cleanupData(started.version, keep = base.flatMap(_.data).map(_.dir).toSet)
+      // The clean-up every build does: VACUUM with the configured retention (the base's folders kept).
+      ctx.vacuum(ctx.spark.sessionState.conf.getConf(BloomIndexSQLConf.VACUUM_RETENTION),
+        keep = base.flatMap(_.data).map(_.folders.toSet).getOrElse(Set.empty), started = Some(started.version))
       val built = try build(started, dataDir) catch {
         case NonFatal(e) => rollback(started, dataDir, e)
       }
@@ -58,7 +69,7 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
   protected def commit(begin: LogEntry, rel: String, dataDir: Path, built: Built): LogEntry = {
     val r = built.result
     val data = IndexData(rel, r.files, r.bytes, r.filterBytes, r.filesFromFooters, r.globalNdv, built.tableVersion,
-      Some(built.decoding), r.layout)
+      Some(built.decoding), r.layout, built.reused)
     val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = ctx.now(), data = Some(data))
     try ctx.log.commit(end) catch {
       case e: ConcurrentBloomIndexUpdateException =>
@@ -89,4 +100,20 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
       s"${begin.operation}, whose build failed meanwhile (${failure.getMessage}),", failure)
     throw failure
   }
+}
+
+object IndexAction {
+  private val startedHere = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+  private val running = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  private def begun(id: String): Unit = {
+    if (startedHere.size > 10000) startedHere.clear()
+    startedHere.add(id)
+    running.add(id)
+  }
+
+  private def ended(id: String): Unit = running.remove(id)
+
+  /** Whether operation `id` began in this JVM and is over (a transient entry it left is a dead one). */
+  def endedHere(id: String): Boolean = startedHere.contains(id) && !running.contains(id)
 }

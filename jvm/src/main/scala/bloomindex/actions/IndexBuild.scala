@@ -1,40 +1,57 @@
 package bloomindex.actions
 
 import bloomindex.indexing.IndexBuilder
-import bloomindex.layout.IndexStore
+import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.{IndexSpec, LogEntry}
-import bloomindex.source.SourceResolver
+import bloomindex.log.{IndexData, IndexSpec, LogEntry}
+import bloomindex.source.{SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
- * The build step CREATE and REFRESH share: the source's files as of now, how this session
- * decodes the indexed columns, then the build job over the files `base` does not hold as they
- * are now (all of them without a base), carrying the rows of the unchanged ones.
+ * The build step CREATE, REFRESH and OPTIMIZE share: the source's files as of now, how this
+ * session decodes the indexed columns, then the build job over the files `base` does not hold
+ * as they are now (all of them without a base), keeping the rows of the unchanged ones.
+ *
+ * Unchanged files' rows are kept in one of two ways. In the `probes` layout, a probe file of
+ * the base whose every file is unchanged is kept as it is: the new version lists it in its
+ * summary (and its folder in [[IndexData.reused]]) and writes only the new files' filters, so
+ * an append costs what its new files cost, not what the index holds. The other rows (in probe
+ * files that also hold changed or deleted files, and in every other layout) are carried: read
+ * and written again into the new folder. When a column would hold more than
+ * `spark.bloomindex.refresh.maxProbeFiles` probe files, or for OPTIMIZE, the small ones are
+ * carried too, into few files (compaction).
  */
-private[actions] object IndexBuild {
+private[actions] object IndexBuild extends Logging {
 
-  def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame]): Built = {
+  def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame],
+      optimize: Boolean = false): Built = {
     val spark = ctx.spark
     val snapshot = SourceResolver.snapshot(spark, spec.source, frame)
     val (relation, current, tableVersion) = (snapshot.relation, snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)
     IndexEncryption.prepare(spark, spec, current, dataDir.toString)
     val baseData = base.flatMap(_.data)
-    val (toBuild, carried) = baseData.map(d => IndexStore.rows(spark, ctx.log.indexDir, d)) match {
-      case None => (current, None)
-      case Some(rows) =>
+    val kept = baseData.filter(d => IndexLayout.of(d) == IndexLayout.Probes &&
+      IndexBuilder.layoutFor(spark, dataDir.toString) == IndexLayout.Probes)
+      .flatMap(d => keptProbes(ctx, spec, d, current, optimize))
+    val (toBuild, carried, reused) = (baseData, kept) match {
+      case (None, _) => (current, None, ReusedProbes.None)
+      case (Some(_), Some(k)) =>
+        val carried = if (k.carried.isEmpty) None else Some(unchangedRows(ctx, IndexStore.probeRowsOf(spark, k.carried,
+          k.carriedPartitions), k.unchanged.values.toSeq))
+        (current.filterNot(f => k.unchanged.contains(f.path)), carried, k.reused)
+      case (Some(d), None) =>
         // The incremental file diff: files held as they are now, by every column, are carried;
         // the rest built (so a file whose row a damaged index file lost is built again).
+        val rows = IndexStore.rows(spark, ctx.log.indexDir, d)
         val known = IndexStore.fileIdentities(rows, spec.columns.size)
         val unchanged = current.filter(f => known.contains((f.path, f.size, f.modificationTime)))
         val keep = unchanged.map(_.path).toSet
-        val changed = current.filterNot(f => keep.contains(f.path))
-        val keepDf = spark.createDataFrame(unchanged.map(f => (f.path, f.size, f.modificationTime)))
-          .toDF("file_path", "file_size", "modification_time")
-        (changed, Some(rows.join(keepDf, Seq("file_path", "file_size", "modification_time"), "left_semi")))
+        (current.filterNot(f => keep.contains(f.path)), Some(unchangedRows(ctx, rows, unchanged)), ReusedProbes.None)
     }
     val baseGlobal = if (!spec.global) Map.empty[String, Array[Byte]]
       else baseData.map(d => IndexStore.globalFilters(spark, ctx.log.indexDir, d)).getOrElse(Map.empty)
@@ -43,8 +60,97 @@ private[actions] object IndexBuild {
     // not indexed, read in full by queries.
     val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)
     val result = SourceResolver.buildScope(spark, spec.source) {
-      IndexBuilder.build(spark, spec, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv)
+      IndexBuilder.build(spark, spec, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused)
     }
-    Built(result, tableVersion, decoding)
+    Built(result, tableVersion, decoding, reused.folders)
+  }
+
+  /** The rows of `rows` whose file is one of `unchanged`, as it is now. */
+  private def unchangedRows(ctx: ActionContext, rows: DataFrame, unchanged: Seq[SourceFile]): DataFrame = {
+    val keepDf = ctx.spark.createDataFrame(unchanged.map(f => (f.path, f.size, f.modificationTime)))
+      .toDF("file_path", "file_size", "modification_time")
+    rows.join(keepDf, Seq("file_path", "file_size", "modification_time"), "left_semi")
+  }
+
+  /**
+   * What an incremental build over a `probes` base keeps: the files every column holds as they
+   * are now (`unchanged`, by path), the probe files kept as they are, and the probe files whose
+   * unchanged rows are carried (path, length, column) in `carriedPartitions` partitions (0: one
+   * per file).
+   */
+  private final case class Kept(unchanged: Map[String, SourceFile], reused: ReusedProbes,
+      carried: Seq[(String, Long, String)], carriedPartitions: Int)
+
+  /**
+   * Reads the footers of the base's probe files (the files' identities only) and decides which
+   * are kept; None when the base's summary is unreadable (then every row is carried as before).
+   */
+  private def keptProbes(ctx: ActionContext, spec: IndexSpec, d: IndexData, current: Seq[SourceFile],
+      optimize: Boolean): Option[Kept] = {
+    val spark = ctx.spark
+    val conf = ctx.hadoopConf
+    val indexDir = ctx.log.indexDir
+    val baseDir = IndexStore.dataDir(indexDir, d)
+    val summary = try IndexSummary.read(conf, baseDir) catch {
+      case scala.util.control.NonFatal(e) =>
+        logWarning(s"Bloom index '${ctx.name}': summary of ${d.dir} unreadable (${e.getMessage}); its rows are carried")
+        return None
+    }
+    val maxFiles = spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_MAX_PROBE_FILES)
+    val target = spark.sessionState.conf.getConf(BloomIndexSQLConf.OPTIMIZE_TARGET_FILE_BYTES)
+    val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
+    val byPath = current.map(f => f.path -> f).toMap
+    def isCurrent(e: ProbeFile.FileEntry): Boolean =
+      byPath.get(e.path).exists(f => f.size == e.size && f.modificationTime == e.modificationTime)
+    // Per column: each probe file (path, length, footer if readable).
+    val probes = spec.columns.map { c =>
+      val files = summary.columns.get(c.name).map(_.allProbeFiles(indexDir, IndexEncryption.columnFolder(baseDir, c.name)))
+        .getOrElse(Nil)
+      val footers = ProbeFile.readEachFooter(conf, files, threads, c.algorithm)
+      c -> files.zip(footers.toSeq.map(_.toOption))
+    }
+    // Unchanged: held as it is now by every column (an unreadable probe file holds nothing, so
+    // its files are built again).
+    val held = probes.map { case (_, fs) =>
+      fs.iterator.flatMap(_._2.iterator).flatMap(_.files.iterator).filter(isCurrent).map(_.path).toSet
+    }
+    val unchanged = held.reduceOption(_ intersect _).getOrElse(Set.empty)
+    val reusedFiles = Map.newBuilder[String, Map[String, Long]]
+    val reusedRows = Seq.newBuilder[IndexFiles.RowWritten]
+    val carried = Seq.newBuilder[(String, Long, String)]
+    var carriedBytes = 0L
+    val root = indexDir.toUri.getPath.stripSuffix("/") + "/"
+    probes.foreach { case (c, fs) =>
+      val keepable = fs.collect { case ((p, n), Some(f)) if f.files.forall(e => unchanged.contains(e.path) && isCurrent(e)) =>
+        (p, n, f)
+      }
+      // Compaction: more probe files than allowed after this refresh (its new ones counted as
+      // one), or OPTIMIZE: the small ones are carried, together, into few files.
+      val compact = optimize || keepable.size + 1 > maxFiles
+      val (keep, small) = if (compact) keepable.partition(_._2 >= target) else (keepable, Nil)
+      val keptPaths = keep.map(_._1).toSet
+      fs.foreach { case ((p, n), footer) =>
+        if (!keptPaths.contains(p) && footer.exists(_.files.exists(e => unchanged.contains(e.path)))) {
+          carried += ((p.toString, n, c.name))
+          carriedBytes += n
+        }
+      }
+      reusedFiles += c.name -> keep.map { case (p, n, _) =>
+        val abs = p.toUri.getPath
+        require(abs.startsWith(root), s"probe file $p outside the index folder $root")
+        abs.stripPrefix(root) -> n
+      }.toMap
+      keep.foreach { case (_, _, f) =>
+        f.files.foreach(e => reusedRows += IndexFiles.RowWritten(e.path, e.size, c.name,
+          f.sections(e.section).blockBytes * f.sections(e.section).blocks, e.fromFooter))
+      }
+      if (compact && small.nonEmpty) logInfo(s"Bloom index '${ctx.name}' column ${c.name}: rewriting ${small.size} " +
+        s"small probe files together (${keepable.size} kept as they were, at most $maxFiles)")
+    }
+    val carriedAll = carried.result()
+    // Rewritten rows go into about one file per `target` bytes (at least one per column's worth).
+    val parts = if (optimize || carriedAll.size > maxFiles) math.max(1L, (carriedBytes + target - 1) / target).toInt else 0
+    Some(Kept(unchanged.iterator.map(p => p -> byPath(p)).toMap, ReusedProbes(reusedFiles.result(), reusedRows.result()),
+      carriedAll, parts))
   }
 }

@@ -68,6 +68,22 @@ class IndexManager(spark: SparkSession) {
 
   def refresh(name: String, full: Boolean): LogEntry = new RefreshAction(ActionContext.writing(spark, name), full).run()
 
+  /** OPTIMIZE BLOOM INDEX: an incremental refresh that rewrites the small probe files into few ([[RefreshAction]]). */
+  def optimize(name: String): LogEntry = new RefreshAction(ActionContext.writing(spark, name), full = false, optimize = true).run()
+
+  /**
+   * VACUUM BLOOM INDEX [RETAIN n HOURS]: deletes the index data no version replaced less than
+   * `retentionMs` ago needs ([[ActionContext.vacuum]]; default `spark.bloomindex.vacuum.retention`);
+   * returns (folders deleted, bytes).
+   */
+  def vacuum(name: String, retentionMs: Option[Long]): (Long, Long) = {
+    val ctx = ActionContext.writing(spark, name)
+    if (!ctx.log.head().exists(_.entry.exists(_.state != IndexState.Deleted))) throw bloomindex.errors.BloomIndexErrors.notFound(name)
+    val gone = ctx.vacuum(retentionMs.getOrElse(
+      spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.VACUUM_RETENTION)))
+    (gone.size.toLong, gone.map(_._2).sum)
+  }
+
   def drop(name: String, ifExists: Boolean): Boolean = new DropAction(ActionContext.writing(spark, name), ifExists).run()
 
   /** ALTER BLOOM INDEX name SET OPTIONS (...) ([[AlterAction]]): the new log entry. */

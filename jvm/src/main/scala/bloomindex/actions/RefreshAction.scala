@@ -23,8 +23,12 @@ import org.apache.spark.sql.DataFrame
  * the damaged ones, never over them), and for versions written before decoding contexts were
  * recorded. An incremental refresh under another decoding context than the version's is
  * refused: an index never holds values decoded two ways.
+ *
+ * OPTIMIZE BLOOM INDEX (`optimize`): an incremental refresh that also rewrites every column's
+ * small probe files together into few ([[IndexBuild]]); nothing is committed when the index is
+ * current and already compact.
  */
-final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction(ctx) {
+final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean = false) extends IndexAction(ctx) {
 
   private val name = ctx.name
   private lazy val head = ctx.log.head().getOrElse(throw BloomIndexErrors.notFound(name))
@@ -75,7 +79,24 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
       }
     }
     // Only over a stable head: a transient entry a stopped operation left is committed past.
-    if (rebuild) None else base.filter(b => head.entry.exists(_.version == b.version) && upToDate(b))
+    if (rebuild) None else base.filter(b => head.entry.exists(_.version == b.version) && upToDate(b) && (!optimize || compact(b)))
+  }
+
+  /**
+   * Whether OPTIMIZE has nothing to rewrite in `b`: no column holds more probe files than its
+   * bytes need (one per `spark.bloomindex.optimize.targetFileBytes`). Layouts without probe files
+   * are rewritten by every refresh already.
+   */
+  private def compact(b: LogEntry): Boolean = b.data.forall { d =>
+    d.layout != bloomindex.log.IndexData.Probes || {
+      val target = ctx.spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.OPTIMIZE_TARGET_FILE_BYTES)
+      try bloomindex.layout.IndexSummary.read(ctx.hadoopConf, bloomindex.layout.IndexStore.dataDir(ctx.log.indexDir, d))
+        .columns.values.forall { s =>
+          val sizes = s.probeFiles.values ++ s.reused.values
+          sizes.size <= math.max(1L, (sizes.sum + target - 1) / target)
+        }
+      catch { case NonFatal(_) => false }
+    }
   }
 
   /** Whether `b` holds exactly the source's current files, each as it is now (a damaged or unreadable version does not). */
@@ -93,7 +114,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
 
   protected def begin(): LogEntry = {
     val entry = LogEntry(head.version + 1, IndexState.Refreshing,
-      if (rebuild) "REFRESH FULL" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, ctx.now(),
+      if (rebuild) "REFRESH FULL" else if (optimize) "OPTIMIZE" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, ctx.now(),
       latest.createdAt, spec, base.flatMap(_.data))
     ctx.log.commit(entry)
     entry
@@ -122,5 +143,5 @@ final class RefreshAction(ctx: ActionContext, full: Boolean) extends IndexAction
   }
 
   protected def build(begin: LogEntry, dataDir: Path): Built =
-    IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame)
+    IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame, optimize)
 }

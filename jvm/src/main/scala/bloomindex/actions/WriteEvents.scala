@@ -6,7 +6,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.catalog.IndexCatalog
 import bloomindex.errors.ConcurrentBloomIndexUpdateException
-import bloomindex.log.{IndexRoot, LogEntry, RefreshMode}
+import bloomindex.log.{IndexRoot, IndexState, LogEntry, RefreshMode}
 import bloomindex.source.{SourceIdentity, SourceProviders}
 
 import org.apache.spark.internal.Logging
@@ -86,12 +86,33 @@ object WriteEvents extends Logging {
   private def show(w: SourceIdentity): String = w.table.getOrElse(w.roots.mkString(", "))
 
   private val locks = new ConcurrentHashMap[String, Object]()
-  private val Attempts = 3
+  private val Attempts = 5
+  /** How long an automatic refresh waits for another process's operation on the index to end. */
+  private val YieldMs = 30000L
+  /** A transient entry older than this is taken for a dead operation, not waited for. */
+  private val StaleMs = 120000L
+
+  /**
+   * Waits (up to [[YieldMs]]) while the index's newest entry is another operation's transient
+   * one, younger than [[StaleMs]]: two writers' refreshes that each committed past the other's
+   * would knock each other out in turn; the one that waits starts from the other's result
+   * instead (and finds nothing to do when that one saw its files).
+   */
+  private def awaitOthers(spark: SparkSession, name: String): Unit = {
+    val log = new IndexRoot(spark).log(name)
+    val deadline = System.currentTimeMillis() + YieldMs
+    def busy: Boolean = try log.head().exists(_.entry.exists(e => !IndexState.isStable(e.state) &&
+      !IndexAction.endedHere(e.operationId) && System.currentTimeMillis() - e.timestamp < StaleMs))
+      catch { case NonFatal(_) => false }
+    while (busy && System.currentTimeMillis() < deadline) Thread.sleep(200)
+  }
 
   /**
    * An incremental REFRESH of `name`; a failure is logged and kept, never thrown. The automatic
-   * refreshes of one index in this JVM run one at a time (a write's and the background one); a
-   * race lost to another process is retried (twice), the later attempt finding what is left.
+   * refreshes of one index in this JVM run one at a time (a write's and the background one); one
+   * waits for another process's operation in progress ([[awaitOthers]]), and a race lost anyway
+   * is retried (up to four times, after a growing, jittered pause), the later attempt finding
+   * what is left.
    */
   def refreshNow(spark: SparkSession, name: String): Unit = {
     val root = new IndexRoot(spark).root.toString
@@ -101,13 +122,14 @@ object WriteEvents extends Logging {
       var done = false
       while (!done) {
         try {
+          awaitOthers(spark, name)
           new RefreshAction(ActionContext.writing(spark, name), full = false).run()
           done = true
         } catch {
           case e: ConcurrentBloomIndexUpdateException if attempt < Attempts =>
             logInfo(s"bloomindex: automatic refresh of '$name' lost a race (${e.getMessage}); retrying")
             attempt += 1
-            Thread.sleep(100L * attempt)
+            Thread.sleep(100L * attempt + scala.util.Random.nextInt(200))
         }
       }
       failures.remove(k)

@@ -54,6 +54,21 @@ final class BloomIndex private (val spark: SparkSession) {
    */
   def setRefresh(name: String, mode: String): Long = new IndexManager(spark).alter(name, Map("refresh" -> mode)).version
 
+  /**
+   * `OPTIMIZE BLOOM INDEX name`: rewrites each column's small probe files together into few
+   * (and takes in what an incremental refresh would); the log version after it.
+   */
+  def optimize(name: String): Long = new IndexManager(spark).optimize(name).version
+
+  /**
+   * `VACUUM BLOOM INDEX name [RETAIN n HOURS]`: deletes the index data no version replaced less
+   * than `retainHours` ago (default `spark.bloomindex.vacuum.retention`) reads; (folders, bytes) deleted.
+   */
+  def vacuum(name: String, retainHours: Option[Double] = None): (Long, Long) = {
+    retainHours.foreach(h => require(h >= 0 && !h.isNaN && !h.isInfinite, s"retainHours: must be 0 or more, got $h"))
+    new IndexManager(spark).vacuum(name, retainHours.map(h => (h * 3600 * 1000).toLong))
+  }
+
   /** Drops the index; false when there was none and `ifExists` (else an error). */
   def drop(name: String, ifExists: Boolean): Boolean = new IndexManager(spark).drop(name, ifExists)
 

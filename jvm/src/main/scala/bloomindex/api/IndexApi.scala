@@ -56,6 +56,14 @@ object IndexApi {
 
   def setRefresh(spark: SparkSession, name: String, mode: String): Long = BloomIndex(spark).setRefresh(name, mode)
 
+  def optimize(spark: SparkSession, name: String): Long = BloomIndex(spark).optimize(name)
+
+  /** (folders deleted, bytes deleted); `retainHours` < 0: the configured retention. */
+  def vacuum(spark: SparkSession, name: String, retainHours: Double): Array[Long] = {
+    val (folders, bytes) = BloomIndex(spark).vacuum(name, if (retainHours < 0) None else Some(retainHours))
+    Array(folders, bytes)
+  }
+
   def list(spark: SparkSession): DataFrame = BloomIndex(spark).list()
 
   /** DESCRIBE as ordered (key, value) pairs: a flat java.util.List of 2-element lists. */

@@ -34,7 +34,8 @@ private final class BuildRun(
     relation: HadoopFsRelation,
     files: Seq[SourceFile],
     dir: String,
-    baseGlobal: Map[String, Array[Byte]]) extends Logging {
+    baseGlobal: Map[String, Array[Byte]],
+    reusedRows: Seq[IndexFiles.RowWritten] = Nil) extends Logging {
 
   import DistinctPass._
 
@@ -57,22 +58,21 @@ private final class BuildRun(
     if (!layout.probed) Map.empty else cols.map(c => c.name -> c.algorithm).toMap
 
   /** The data's layout ([[IndexLayout.forBuild]]; `blocks`: a test asks for log format 4's). */
-  lazy val layout: IndexLayout =
-    IndexLayout.forBuild(encryption.isDefined, spark.sessionState.conf.getConf(BloomIndexSQLConf.BUILD_BLOCK_MAJOR),
-      spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_BUILD_BLOCKS_LAYOUT))
+  lazy val layout: IndexLayout = IndexBuilder.layoutFor(spark, dir)
 
   def globalNdv: Map[String, Long] = globals
 
   /** Every row written, carried ones included (for [[IndexSummary]]). */
   def rowsWritten: Seq[IndexFiles.RowWritten] = written.toSeq
 
-  private def byFile = written.groupBy(_.path)
+  /** By source file, the rows of this version: written, and kept in earlier versions' probe files. */
+  private def byFile = (written ++ reusedRows).groupBy(_.path)
 
   def indexedFiles: Long = byFile.size.toLong
 
   def indexedBytes: Long = byFile.valuesIterator.map(_.head.fileSize).sum
 
-  def filterBytes: Long = written.iterator.map(_.filterBytes.toLong).sum
+  def filterBytes: Long = (written.iterator ++ reusedRows.iterator).map(_.filterBytes.toLong).sum
 
   /** Files none of whose data was read: every column's filter came from the footer. */
   def filesFromFooters: Long = byFile.count { case (_, rs) => rs.forall(_.fromFooter) }.toLong

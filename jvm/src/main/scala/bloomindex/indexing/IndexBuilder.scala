@@ -3,7 +3,7 @@ package bloomindex.indexing
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{IndexData, IndexSpec}
 import bloomindex.source.SourceFile
-import bloomindex.layout.{IndexSchemas, IndexSummary}
+import bloomindex.layout.{IndexLayout, IndexSchemas, IndexSummary, ReusedProbes}
 
 import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
@@ -34,7 +34,8 @@ object IndexBuilder {
    * Builds index rows for `files` of `relation` into `dir` (and global filters into
    * `dir/_global` when the spec asks for them). `baseGlobal` (column -> serialized filter) is
    * OR-ed into the new global filters, for incremental refreshes; `carried` are index rows of
-   * unchanged files to write alongside.
+   * unchanged files to write alongside, `reused` the probe files of earlier versions the new
+   * version keeps as they are (their rows count in the result and the summary).
    */
   def build(
       spark: SparkSession,
@@ -44,10 +45,11 @@ object IndexBuilder {
       dir: String,
       carried: Option[DataFrame],
       baseGlobal: Map[String, Array[Byte]],
-      baseGlobalNdv: Map[String, Long] = Map.empty): BuildResult = {
-    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal)
+      baseGlobalNdv: Map[String, Long] = Map.empty,
+      reused: ReusedProbes = ReusedProbes.None): BuildResult = {
+    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal, reused.rows)
     run.write(carried)
-    IndexSummary.write(spark.sessionState.newHadoopConf(), dir, spec, run.rowsWritten)
+    IndexSummary.write(spark.sessionState.newHadoopConf(), dir, spec, run.rowsWritten, reused)
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
     val globalNdv = if (!spec.global) Map.empty[String, Long]
       else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
@@ -59,6 +61,12 @@ object IndexBuilder {
    * An encrypted index's global filters: one column's row per file, encrypted as
    * [[IndexEncryption]] planned (the per-file rows go through [[IndexFiles]]).
    */
+  /** The layout a build into `dir` writes ([[IndexLayout.forBuild]]): after [[IndexEncryption.prepare]] recorded its plan, if any. */
+  def layoutFor(spark: SparkSession, dir: String): IndexLayout =
+    IndexLayout.forBuild(IndexEncryption.plan(spark.sessionState.newHadoopConf(), dir).isDefined,
+      spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.BUILD_BLOCK_MAJOR),
+      spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.TEST_BUILD_BLOCKS_LAYOUT))
+
   private def encrypted(w: DataFrameWriter[Row], spark: SparkSession, dir: String): DataFrameWriter[Row] =
     IndexEncryption.plan(spark.sessionState.newHadoopConf(), dir) match {
       case Some(plan) => w.options(IndexEncryption.writerOptions(plan)).partitionBy("column")

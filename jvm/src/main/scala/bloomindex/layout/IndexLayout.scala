@@ -75,12 +75,14 @@ object IndexLayout {
   }
 
   /**
-   * What DESCRIBE's check of one column needs: the data folder, the column folder's listing
-   * (file name -> length), the summary's probe files of the column, whether its data files are
+   * What DESCRIBE's check of one column needs: the index's folder, the data folder, the column
+   * folder's listing (file name -> length), the summary's probe files of the column (its own and
+   * those kept from earlier versions, relative to the index's folder), whether its data files are
    * all there as the summary says (`intact`), and where the identities and the damage found go.
    */
-  final case class Describe(spark: SparkSession, conf: Configuration, dir: Path, listed: Map[String, Long],
-      probeFiles: Map[String, Long], intact: Boolean, known: java.util.Set[(String, Long, Long)], damage: String => Unit)
+  final case class Describe(spark: SparkSession, conf: Configuration, indexDir: Path, dir: Path, listed: Map[String, Long],
+      probeFiles: Map[String, Long], reused: Map[String, Long], intact: Boolean, known: java.util.Set[(String, Long, Long)],
+      damage: String => Unit)
 
   /** Log formats 1 and 2: every column's rows in one Parquet table, read together through Spark. */
   case object Rows extends IndexLayout(IndexData.Rows) {
@@ -146,7 +148,7 @@ object IndexLayout {
 
     /** Rows put back together from the probe files, in a Spark job ([[IndexStore.probeRows]]). */
     override def rows(spark: SparkSession, indexDir: Path, data: IndexData): DataFrame =
-      IndexStore.probeRows(spark, IndexStore.dataDir(indexDir, data))
+      IndexStore.probeRows(spark, indexDir, IndexStore.dataDir(indexDir, data))
 
     override def describeColumn(d: Describe, c: ColumnSpec, present: Seq[Path]): Unit =
       if (d.intact) probeIdentities(d, c, "the files they held are read, not pruned") else readIdentities(d, c, present)
@@ -183,12 +185,14 @@ object IndexLayout {
       warn(why, if (only) s"its files are $unpruned" else "its Parquet files are read instead")
       only
     }
-    val listed = try IndexSummary.read(read.conf, read.dir).columns.get(c.name).map(_.probeFiles.toSeq.sortBy(_._1)).getOrElse(Nil)
+    // The column's own probe files, then those kept from earlier versions (`probes` only).
+    val listed = try IndexSummary.read(read.conf, read.dir).columns.get(c.name).map(_.allProbeFiles(read.indexDir, folder))
+      .getOrElse(Nil)
       catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
     if (listed.isEmpty) return only
     // `blocks`, more files than the driver reads itself: a Spark job reads the Parquet files instead.
     if (!only && listed.size > spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES)) return false
-    val paths = listed.map(f => new Path(folder, f._1)).toArray
+    val paths = listed.map(_._1).toArray
     val lengths = listed.map(_._2).toArray
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm)
@@ -211,11 +215,19 @@ object IndexLayout {
    */
   private def probeIdentities(d: Describe, c: ColumnSpec, consequence: String): Boolean = {
     val folder = IndexEncryption.columnFolder(d.dir, c.name)
-    val probes = d.probeFiles.toSeq.sortBy(_._1)
-    val (there, gone) = probes.partition { case (f, n) => d.listed.get(f).contains(n) }
+    val own = d.probeFiles.toSeq.sortBy(_._1).map { case (f, n) => (new Path(folder, f), n, d.listed.get(f)) }
+    // Probe files kept from earlier versions: their folders listed once each.
+    val kept = d.reused.toSeq.sortBy(_._1).map { case (f, n) => (new Path(d.indexDir, f), n) }
+    val keptListed = kept.map(_._1.getParent).distinct.flatMap { p =>
+      val fs = p.getFileSystem(d.conf)
+      try fs.listStatus(p).filter(_.isFile).map(s => s.getPath.getName -> (p, s.getLen)).toSeq
+      catch { case _: java.io.FileNotFoundException => Nil }
+    }.groupBy(_._2._1).map { case (p, xs) => p -> xs.map(x => x._1 -> x._2._2).toMap }
+    val probes = own ++ kept.map { case (p, n) => (p, n, keptListed.get(p.getParent).flatMap(_.get(p.getName))) }
+    val (there, gone) = probes.partition { case (_, n, now) => now.contains(n) }
     if (gone.nonEmpty) d.damage(s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
-      s"changed (e.g. ${folder.getName}/${gone.head._1}); $consequence")
-    val read = ProbeFile.readEachFooter(d.conf, there.map { case (f, n) => (new Path(folder, f), n) }, 8, c.algorithm)
+      s"changed (e.g. ${gone.head._1.getParent.getName}/${gone.head._1.getName}); $consequence")
+    val read = ProbeFile.readEachFooter(d.conf, there.map { case (p, n, _) => (p, n) }, 8, c.algorithm)
     read.foreach(_.foreach(_.files.foreach(e => d.known.add((e.path, e.size, e.modificationTime)))))
     val bad = read.collect { case Left(e) => e }
     if (bad.nonEmpty) d.damage(s"column ${c.name}: probe file unreadable (${bad.length} of ${probes.size}: " +

@@ -56,18 +56,38 @@ object IndexStore {
    * ([[ProbeFile.readFilters]]); a probe file that is missing or damaged is skipped like a
    * Parquet file.
    */
-  private[layout] def probeRows(spark: SparkSession, dir: Path): DataFrame = {
-    val conf = spark.sessionState.newHadoopConf()
-    val fs = dir.getFileSystem(conf)
-    val probes = (if (!fs.exists(dir)) Array.empty[org.apache.hadoop.fs.FileStatus] else fs.listStatus(dir))
-      .filter(s => s.isDirectory && s.getPath.getName.startsWith("column=")).flatMap { folder =>
-        val column = org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
-          .unescapePathName(folder.getPath.getName.stripPrefix("column="))
-        fs.listStatus(folder.getPath).filter(s => s.isFile && s.getPath.getName.endsWith(ProbeFile.Suffix))
-          .map(s => (s.getPath.toString, s.getLen, column))
-      }.toSeq
+  private[layout] def probeRows(spark: SparkSession, indexDir: Path, dir: Path): DataFrame =
+    probeRowsOf(spark, probeFiles(spark.sessionState.newHadoopConf(), indexDir, dir))
+
+  /**
+   * The probe files of the version whose data folder is `dir`, as (path, length, column): as its
+   * summary lists them (its own and those kept from earlier versions); without a readable
+   * summary, the probe files its column folders hold.
+   */
+  def probeFiles(conf: Configuration, indexDir: Path, dir: Path): Seq[(String, Long, String)] =
+    try IndexSummary.read(conf, dir).columns.toSeq.flatMap { case (column, s) =>
+      s.allProbeFiles(indexDir, IndexEncryption.columnFolder(dir, column)).map { case (p, n) => (p.toString, n, column) }
+    } catch {
+      case NonFatal(_) =>
+        val fs = dir.getFileSystem(conf)
+        (if (!fs.exists(dir)) Array.empty[org.apache.hadoop.fs.FileStatus] else fs.listStatus(dir))
+          .filter(s => s.isDirectory && s.getPath.getName.startsWith("column=")).flatMap { folder =>
+            val column = org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+              .unescapePathName(folder.getPath.getName.stripPrefix("column="))
+            fs.listStatus(folder.getPath).filter(s => s.isFile && s.getPath.getName.endsWith(ProbeFile.Suffix))
+              .map(s => (s.getPath.toString, s.getLen, column))
+          }.toSeq
+    }
+
+  /**
+   * The index rows (one per source file and column) the probe files `probes` (path, length,
+   * column) hold, in a Spark job of one partition per probe file or `partitions` partitions.
+   */
+  def probeRowsOf(spark: SparkSession, probes: Seq[(String, Long, String)], partitions: Int = 0): DataFrame = {
     val shipped = ConfWritable.broadcast(spark)
-    val rdd = spark.sparkContext.parallelize(probes, math.max(1, probes.size)).flatMap { case (path, length, column) =>
+    // One probe file per partition, or `partitions` of them (OPTIMIZE: as many files as it writes).
+    val slices = if (partitions > 0) math.min(partitions, math.max(1, probes.size)) else math.max(1, probes.size)
+    val rdd = spark.sparkContext.parallelize(probes, slices).flatMap { case (path, length, column) =>
       // A damaged file (or one failing part way) gives the rows read so far: each is whole, and
       // the files without a row are rebuilt by REFRESH, read by queries.
       def skipped(e: Throwable) = {

@@ -19,9 +19,35 @@ import org.apache.hadoop.fs.Path
  * folders.
  */
 final case class ColumnSummary(files: Long, filterBytes: Long, filesFromFooter: Long, dataFiles: Map[String, Long],
-    probeFiles: Map[String, Long] = Map.empty)
+    probeFiles: Map[String, Long] = Map.empty, reused: Map[String, Long] = Map.empty) {
+
+  /**
+   * Every probe file the column holds, with its length: its own (in `folder`, the column's
+   * folder of this version) and those an incremental refresh kept from earlier versions
+   * ([[reused]], relative to the index's folder `indexDir`).
+   */
+  def allProbeFiles(indexDir: Path, folder: Path): Seq[(Path, Long)] =
+    probeFiles.toSeq.sortBy(_._1).map { case (f, n) => (new Path(folder, f), n) } ++
+      reused.toSeq.sortBy(_._1).map { case (f, n) => (new Path(indexDir, f), n) }
+}
+
+/**
+ * Probe files of earlier versions an incremental refresh keeps as they are (every file they
+ * hold is unchanged), by column: path relative to the index's folder -> length; and the rows
+ * they hold (for the summary's and the log entry's counts).
+ */
+final case class ReusedProbes(files: Map[String, Map[String, Long]], rows: Seq[IndexFiles.RowWritten]) {
+  /** The data folders (relative to the index's folder) the kept probe files lie in. */
+  def folders: Seq[String] = files.valuesIterator.flatMap(_.keysIterator).map(ReusedProbes.folderOf).toSeq.distinct.sorted
+}
 
 final case class IndexSummary(columns: Map[String, ColumnSummary])
+
+object ReusedProbes {
+  val None: ReusedProbes = ReusedProbes(Map.empty, Nil)
+  /** `data/<operation>/column=<c>/<file>` -> `data/<operation>`. */
+  def folderOf(rel: String): String = rel.split('/').take(2).mkString("/")
+}
 
 object IndexSummary {
 
@@ -36,10 +62,11 @@ object IndexSummary {
    * Writes the summary of the rows `written` into `dir`, listing each column's folder for its
    * data files (after every write of the build).
    */
-  def write(conf: Configuration, dir: String, spec: IndexSpec, written: Seq[IndexFiles.RowWritten]): IndexSummary = {
+  def write(conf: Configuration, dir: String, spec: IndexSpec, written: Seq[IndexFiles.RowWritten],
+      reused: ReusedProbes = ReusedProbes.None): IndexSummary = {
     val d = new Path(dir)
     val fs = d.getFileSystem(conf)
-    val byColumn = written.groupBy(_.column)
+    val byColumn = (written ++ reused.rows).groupBy(_.column)
     val summary = IndexSummary(spec.columns.map { c =>
       val rows = byColumn.getOrElse(c.name, Nil)
       val folder = IndexEncryption.columnFolder(d, c.name)
@@ -47,7 +74,7 @@ object IndexSummary {
         else fs.listStatus(folder).filter(_.isFile).map(s => s.getPath.getName -> s.getLen)
       c.name -> ColumnSummary(rows.size.toLong, rows.iterator.map(_.filterBytes.toLong).sum,
         rows.count(_.fromFooter).toLong, listed.filter(_._1.endsWith(".parquet")).toMap,
-        listed.filter(_._1.endsWith(ProbeFile.Suffix)).toMap)
+        listed.filter(_._1.endsWith(ProbeFile.Suffix)).toMap, reused.files.getOrElse(c.name, Map.empty))
     }.toMap)
     val o = mapper.createObjectNode()
     o.put("version", 1)
@@ -62,6 +89,10 @@ object IndexSummary {
       if (s.probeFiles.nonEmpty) {
         val pf = co.putObject("probeFiles")
         s.probeFiles.toSeq.sortBy(_._1).foreach { case (f, n) => pf.put(f, n) }
+      }
+      if (s.reused.nonEmpty) {
+        val rp = co.putObject("reusedProbeFiles")
+        s.reused.toSeq.sortBy(_._1).foreach { case (f, n) => rp.put(f, n) }
       }
     }
     val out = fs.create(path(d), false)
@@ -93,7 +124,12 @@ object IndexSummary {
         }.toMap
       }
       e.getKey -> ColumnSummary(num("files"), num("filterBytes"), num("filesFromFooter"),
-        sizes("dataFiles", optional = false), sizes("probeFiles", optional = true))
+        sizes("dataFiles", optional = false), sizes("probeFiles", optional = true),
+        sizes("reusedProbeFiles", optional = true).map { case (f, n) =>
+          // Kept files lie in the index's own data folders, never elsewhere.
+          if (!f.matches("data/[A-Za-z0-9_-]+/column=[^/]+/[^/]+") || f.contains("..")) bad(s"${e.getKey}.reusedProbeFiles: '$f'")
+          f -> n
+        })
     }.toMap)
   }
 }

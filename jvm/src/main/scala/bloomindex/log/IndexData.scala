@@ -6,7 +6,11 @@ package bloomindex.log
  * with versions only; absent in entries written before it existed and for plain file sources).
  * `decoding`: how the build decoded each indexed column ([[Decoding]]); absent
  * in entries written before it was recorded (log format 1), which no query uses. `layout`:
- * how the data folder holds the rows ([[IndexData.Rows]] before log format 3).
+ * how the data folder holds the rows ([[IndexData.Rows]] before log format 3). `reused`: the
+ * data folders of earlier versions (relative to the index's folder) whose probe files this
+ * version holds too, as its summary lists them (an incremental refresh keeps the probe files
+ * whose every file is unchanged instead of writing their rows again; layout [[IndexData.Probes]]
+ * only). A reader that does not know the field holds fewer files: those are read, not pruned.
  */
 case class IndexData(
     dir: String,
@@ -17,7 +21,11 @@ case class IndexData(
     globalNdv: Map[String, Long],
     tableVersion: Option[Long] = None,
     decoding: Option[Decoding] = None,
-    layout: String = IndexData.Columns)
+    layout: String = IndexData.Columns,
+    reused: Seq[String] = Nil) {
+  /** Every data folder this version reads (relative to the index's folder). */
+  def folders: Seq[String] = dir +: reused
+}
 
 /** The layouts' names as the log records them; what each does is [[bloomindex.layout.IndexLayout]]'s. */
 object IndexData {

@@ -28,10 +28,16 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
   def entryPath(version: Long): Path = new Path(logDir, f"$version%020d.json")
 
   /** Committed versions, ascending. */
-  def versions(): Seq[Long] = {
+  def versions(): Seq[Long] = versionStatuses().map(_._1)
+
+  /** Committed versions, ascending, with their entry files' statuses (one listing). */
+  def versionStatuses(): Seq[(Long, org.apache.hadoop.fs.FileStatus)] = {
     val fs = logDir.getFileSystem(hadoopConf)
     val statuses = try fs.listStatus(logDir) catch { case _: FileNotFoundException => Array.empty[org.apache.hadoop.fs.FileStatus] }
-    statuses.toSeq.map(_.getPath.getName).collect { case FileName(v) => v.toLong }.sorted
+    statuses.toSeq.flatMap(st => st.getPath.getName match {
+      case FileName(v) => Some(v.toLong -> st)
+      case _ => None
+    }).sortBy(_._1)
   }
 
   def read(version: Long): LogEntry = {
@@ -40,6 +46,22 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
       throw new LogJson.InvalidLogEntryException(s"file of version $version says version ${entry.version}")
     }
     entry
+  }
+
+  /**
+   * [[read]] through a cache of this JVM: a committed entry never changes, and the entry file's
+   * length and modification time are part of the key (an index folder deleted and created again
+   * has other files under the same names; `st` is its status from [[versionStatuses]]). For reads
+   * far back in the log (VACUUM's).
+   */
+  def readCached(version: Long, st: org.apache.hadoop.fs.FileStatus): LogEntry = {
+    val key = (entryPath(version).toString, st.getLen, st.getModificationTime)
+    Option(IndexLog.entryCache.get(key)).getOrElse {
+      val e = read(version)
+      if (IndexLog.entryCache.size > IndexLog.MaxCachedEntries) IndexLog.entryCache.clear()
+      IndexLog.entryCache.put(key, e)
+      e
+    }
   }
 
   /** The newest entry, or None for an index that never existed. Damage is an exception. */
@@ -107,6 +129,9 @@ object IndexLog extends Logging {
   case class LogHead(version: Long, entry: Option[LogEntry], damaged: Seq[(Long, String)])
 
   private val warned = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  private val MaxCachedEntries = 10000
+  private val entryCache = new java.util.concurrent.ConcurrentHashMap[(String, Long, Long), LogEntry]()
 
   /** Logs a warning once per JVM: queries over a damaged index would repeat it on every plan. */
   def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)

@@ -104,6 +104,10 @@ object LogJson {
     d.tableVersion.foreach(o.put("tableVersion", _))
     d.decoding.foreach(x => o.set[JsonNode]("decoding", decodingJson(x)))
     o.put("layout", d.layout)
+    if (d.reused.nonEmpty) {
+      val r = o.putArray("reused")
+      d.reused.foreach(r.add)
+    }
     o
   }
 
@@ -209,7 +213,16 @@ object LogJson {
           fail(s"layout '$l' in a format $formatVersion entry")
         }
         l
-      })
+      },
+      // Optional (added with incremental refreshes that keep probe files): none before.
+      Option(o.get("reused")).filterNot(_.isNull).map { r =>
+        if (!r.isArray) fail("data.reused is not an array")
+        r.elements().asScala.map { x =>
+          val d = text(x, "data.reused")
+          if (!d.matches("data/[A-Za-z0-9_-]+")) fail(s"data.reused: '$d' is not a data folder")
+          d
+        }.toSeq
+      }.getOrElse(Nil))
   }
 
   private def fail(msg: String): Nothing = throw new InvalidLogEntryException(msg)

@@ -21,6 +21,8 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  *     FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
  *   REFRESH BLOOM INDEX name [INCREMENTAL | FULL]
  *   ALTER BLOOM INDEX name SET OPTIONS (refresh = 'on_write' | 'background' | 'manual')
+ *   OPTIMIZE BLOOM INDEX name
+ *   VACUUM BLOOM INDEX name [RETAIN n HOURS]
  *   DROP BLOOM INDEX [IF EXISTS] name
  *   SHOW BLOOM INDEXES [ON source]
  *   DESCRIBE BLOOM INDEX [EXTENDED] name
@@ -33,9 +35,10 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  * shape (Spark 4.3 added methods to the interface).
  *
  * A statement is ours when its first two words are one of the pairs above (CREATE BLOOM,
- * CREATE BLOOMFILTER, REFRESH BLOOM, ALTER BLOOM, DROP BLOOM, DROP BLOOMFILTER, SHOW BLOOM, DESC[RIBE]
- * BLOOM, EXPLAIN BLOOM); from there on it is parsed strictly and a mistake is a ParseException that says
- * what was expected. Hand-written rather than ANTLR-generated: eight statements do not need
+ * CREATE BLOOMFILTER, REFRESH BLOOM, ALTER BLOOM, OPTIMIZE BLOOM, VACUUM BLOOM, DROP BLOOM, DROP
+ * BLOOMFILTER, SHOW BLOOM, DESC[RIBE] BLOOM, EXPLAIN BLOOM); from there on it is parsed strictly and a
+ * mistake is a ParseException that says what was expected. Hand-written rather than ANTLR-generated:
+ * ten statements do not need
  * a generated parser, and this keeps the build free of code generation.
  */
 class BloomIndexSqlParser(delegate: ParserInterface) {
@@ -64,6 +67,7 @@ object BloomIndexSqlParser {
     val words = tokens.take(2).map(t => if (t.kind == Lexer.Word) t.upper else "")
     val ours = words match {
       case Seq("CREATE", "BLOOM" | "BLOOMFILTER") | Seq("REFRESH", "BLOOM") | Seq("ALTER", "BLOOM") |
+          Seq("OPTIMIZE", "BLOOM") | Seq("VACUUM", "BLOOM") |
           Seq("DROP", "BLOOM" | "BLOOMFILTER") | Seq("SHOW", "BLOOM") | Seq("DESCRIBE" | "DESC", "BLOOM") |
           Seq("EXPLAIN", "BLOOM") => true
       case _ => false
@@ -109,10 +113,12 @@ object BloomIndexSqlParser {
 
     def statement(): LogicalPlan = {
       if (acceptWord("EXPLAIN")) return explain()
-      val plan = expectWord("CREATE", "REFRESH", "ALTER", "DROP", "SHOW", "DESCRIBE", "DESC") match {
+      val plan = expectWord("CREATE", "REFRESH", "ALTER", "OPTIMIZE", "VACUUM", "DROP", "SHOW", "DESCRIBE", "DESC") match {
         case "CREATE" => if (acceptWord("BLOOMFILTER")) createDatabricks() else { next(); create() }
         case "REFRESH" => next(); refresh()
         case "ALTER" => next(); alter()
+        case "OPTIMIZE" => next(); expectWord("INDEX"); OptimizeBloomIndexCommand(identifier("an index name"))
+        case "VACUUM" => next(); vacuum()
         case "DROP" => if (acceptWord("BLOOMFILTER")) dropDatabricks() else { next(); drop() }
         case "SHOW" => next(); show()
         case _ => next(); describe()
@@ -166,6 +172,20 @@ object BloomIndexSqlParser {
       expectWord("SET")
       expectWord("OPTIONS")
       AlterBloomIndexCommand(name, optionList())
+    }
+
+    private def vacuum(): LogicalPlan = {
+      expectWord("INDEX")
+      val name = identifier("an index name")
+      val hours = if (!acceptWord("RETAIN")) None else {
+        val t = peek
+        val n = if (t.kind == Lexer.Number) scala.util.Try(BigDecimal(t.text)).toOption.filter(_ >= 0) else None
+        if (n.isEmpty) error("expected a number of hours (0 or more)")
+        next()
+        expectWord("HOURS", "HOUR")
+        n.map(_.toDouble)
+      }
+      VacuumBloomIndexCommand(name, hours)
     }
 
     private def drop(): LogicalPlan = {

@@ -22,3 +22,27 @@ case class AlterBloomIndexCommand(name: String, options: Map[String, String]) ex
 
   override def run(spark: SparkSession): Seq[Row] = Seq(Row(new IndexManager(spark).alter(name, options).version))
 }
+
+/** `OPTIMIZE BLOOM INDEX name`; one row, `log_version`: the index's log version after it (unchanged when already compact). */
+case class OptimizeBloomIndexCommand(name: String) extends LeafRunnableCommand {
+
+  override val output: Seq[Attribute] = Seq(AttributeReference("log_version", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = Seq(Row(new IndexManager(spark).optimize(name).version))
+}
+
+/**
+ * `VACUUM BLOOM INDEX name [RETAIN n HOURS]`; one row: `folders_deleted`, `bytes_deleted`
+ * (the data folders of versions replaced longer ago than the retention, and leftovers of failed builds).
+ */
+case class VacuumBloomIndexCommand(name: String, retainHours: Option[Double]) extends LeafRunnableCommand {
+
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("folders_deleted", LongType, nullable = false)(),
+    AttributeReference("bytes_deleted", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (folders, bytes) = new IndexManager(spark).vacuum(name, retainHours.map(h => (h * 3600 * 1000).toLong))
+    Seq(Row(folders, bytes))
+  }
+}

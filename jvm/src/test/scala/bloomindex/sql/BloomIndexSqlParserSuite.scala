@@ -31,6 +31,10 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
     assert(parser.parsePlan("DROP BLOOM INDEX IF EXISTS i") == DropBloomIndexCommand("i", ifExists = true))
     assert(parser.parsePlan("ALTER BLOOM INDEX i SET OPTIONS (refresh = 'manual')") ==
       AlterBloomIndexCommand("i", Map("refresh" -> "manual")))
+    assert(parser.parsePlan("OPTIMIZE BLOOM INDEX i") == OptimizeBloomIndexCommand("i"))
+    assert(parser.parsePlan("VACUUM BLOOM INDEX i") == VacuumBloomIndexCommand("i", None))
+    assert(parser.parsePlan("vacuum bloom index i retain 0 hours;") == VacuumBloomIndexCommand("i", Some(0.0)))
+    assert(parser.parsePlan("VACUUM BLOOM INDEX i RETAIN 1.5 HOURS") == VacuumBloomIndexCommand("i", Some(1.5)))
     assert(parser.parsePlan("SHOW BLOOM INDEXES") == ShowBloomIndexesCommand(None))
     assert(parser.parsePlan("SHOW BLOOM INDEXES ON t") == ShowBloomIndexesCommand(Some(SourceRef(Seq("t")))))
     assert(parser.parsePlan("DESC BLOOM INDEX i -- comment") == DescribeBloomIndexCommand("i"))
@@ -90,6 +94,11 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
       "REFRESH BLOOM INDEX i SOMETIMES" -> "expected the end",
       "ALTER BLOOM INDEX i OPTIONS (refresh = 'manual')" -> "expected SET",
       "ALTER BLOOM INDEX i SET (refresh = 'manual')" -> "expected OPTIONS",
+      "OPTIMIZE BLOOM INDEX" -> "expected an index name",
+      "OPTIMIZE BLOOM INDEX i FULL" -> "expected the end",
+      "VACUUM BLOOM INDEX i RETAIN -1 HOURS" -> "expected a number of hours",
+      "VACUUM BLOOM INDEX i RETAIN 2 DAYS" -> "expected HOURS",
+      "VACUUM BLOOM INDEX i RETAIN" -> "expected a number of hours",
       "DROP BLOOM INDEX" -> "expected an index name",
       "SHOW BLOOM TABLES" -> "expected INDEXES",
       "DESCRIBE BLOOM i" -> "expected INDEX")
@@ -126,6 +135,8 @@ object ParserFuzz {
     "REFRESH BLOOM INDEX i INCREMENTAL",
     "ALTER BLOOM INDEX i SET OPTIONS (refresh = 'background')",
     "DROP BLOOM INDEX IF EXISTS i",
+    "OPTIMIZE BLOOM INDEX i",
+    "VACUUM BLOOM INDEX i RETAIN 12 HOURS",
     "SHOW BLOOM INDEXES ON t",
     "DESCRIBE BLOOM INDEX `i`",
     "CREATE BLOOMFILTER INDEX ON TABLE t FOR COLUMNS (c OPTIONS (fpp = 0.1, numItems = 5000000))",

@@ -140,6 +140,34 @@ object BloomIndexSQLConf {
     .checkValue(n => n >= 1, "Must be a whole number >= 1.")
     .createWithDefault(1L)
 
+  val REFRESH_MAX_PROBE_FILES: ConfigEntry[Int] = buildConf("spark.bloomindex.refresh.maxProbeFiles")
+    .doc("An incremental refresh keeps the probe files whose every file is unchanged as they are " +
+      "and writes only the new files' filters. When a column would then hold more than this many " +
+      "probe files, the refresh rewrites its small ones (under spark.bloomindex.optimize.targetFileBytes) " +
+      "together: what OPTIMIZE BLOOM INDEX does on demand.")
+    .version(Since)
+    .intConf
+    .checkValue(n => n >= 1, "Must be a whole number >= 1.")
+    .createWithDefault(8)
+
+  val OPTIMIZE_TARGET_FILE_BYTES: ConfigEntry[Long] = buildConf("spark.bloomindex.optimize.targetFileBytes")
+    .doc("The size of the probe files OPTIMIZE BLOOM INDEX (and a refresh past " +
+      "spark.bloomindex.refresh.maxProbeFiles) writes; probe files at least this large are kept as they are.")
+    .version(Since)
+    .bytesConf(org.apache.spark.network.util.ByteUnit.BYTE)
+    .checkValue(n => n >= (1L << 20), "Must be at least 1 MB.")
+    .createWithDefaultString("128m")
+
+  val VACUUM_RETENTION: ConfigEntry[Long] = buildConf("spark.bloomindex.vacuum.retention")
+    .doc("How long the index data of a version stays after a newer version replaced it, for " +
+      "queries still reading it: VACUUM BLOOM INDEX without RETAIN, and the clean-up every " +
+      "CREATE, REFRESH and OPTIMIZE of the index does, delete only data no version needs that " +
+      "was replaced longer ago than this.")
+    .version(Since)
+    .timeConf(java.util.concurrent.TimeUnit.MILLISECONDS)
+    .checkValue(n => n >= 0, "Must not be negative.")
+    .createWithDefaultString("1h")
+
   val DROP_WITH_TABLE: ConfigEntry[Boolean] = buildConf("spark.bloomindex.dropWithTable")
     .doc("When true, DROP TABLE of a table of the session catalog also drops the Bloom indexes " +
       "over it (their log says DELETED, their files are removed). When false they stay, shown as " +
@@ -231,8 +259,8 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, DROP_WITH_TABLE, LOG_STORE_IMPL,
-    ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
+    PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, OPTIMIZE_TARGET_FILE_BYTES,
+    VACUUM_RETENTION, DROP_WITH_TABLE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
   /**
