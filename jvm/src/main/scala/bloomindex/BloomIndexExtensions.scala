@@ -45,11 +45,14 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // When a session's state is built: DROP TABLE drops the table's indexes (actions.TableEvents,
     // a listener of the session catalog), the write listener of actions.WriteEvents, and each unknown spark.bloomindex.* key of the session's
     // configuration gets a warning naming the closest known key (config.UnknownKeys).
+    // On each analyzed plan: a CALL whose procedure Spark ran during analysis queues the
+    // refresh of the indexes over the table it wrote (WriteEvents.afterAnalysis; a match on the
+    // plan's root, nothing more for any other plan).
     extensions.injectCheckRule { spark =>
       TableEvents.register(spark)
       WriteEvents.register(spark)
       UnknownKeys.warn(spark)
-      _ => ()
+      plan => WriteEvents.afterAnalysis(spark, plan)
     }
 
     // writes: an index with refresh = on_write / background follows its source's writes

@@ -11,7 +11,7 @@ import bloomindex.source.{SourceIdentity, SourceProviders}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.{Row, SparkSession}
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, V2WriteCommand}
+import org.apache.spark.sql.catalyst.plans.logical.{Call, CommandResult, LogicalPlan, V2WriteCommand}
 import org.apache.spark.sql.execution.{QueryExecution, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
@@ -23,7 +23,7 @@ import org.apache.spark.sql.util.QueryExecutionListener
 
 /**
  * Keeps indexes current when Spark writes their source (`refresh` = `on_write` or `background`,
- * see [[RefreshMode]]). Two hooks, each where Spark offers one:
+ * see [[RefreshMode]]). Hooks where Spark offers them:
  *
  *  - '''File source writes''' (`INSERT INTO` / `INSERT OVERWRITE` of a file source table or
  *    folder, static or dynamic partitions, DataFrameWriter `save` / `insertInto` / `saveAsTable`
@@ -36,6 +36,11 @@ import org.apache.spark.sql.util.QueryExecutionListener
  *    row-level operations) is seen by a `QueryExecutionListener` after it succeeded. Spark calls
  *    listeners on its listener bus thread, after the write returned, so these refreshes are
  *    queued to the background refresher whatever the index's mode.
+ *  - '''Stored procedures''' (Iceberg's `CALL <catalog>.system.rewrite_data_files(...)`, ...),
+ *    which Spark runs while it analyses the CALL, are seen by the session's check rule on the
+ *    analyzed plan ([[afterAnalysis]]), in the calling thread; queued as well.
+ *  - '''Structured Streaming sinks''' by their description in each micro-batch's progress
+ *    (a `StreamingQueryListener`, [[bloomindex.source.SourceProvider.writtenBySink]]); queued.
  *
  * A refresh never fails the write: a failure logs one warning and is kept for DESCRIBE
  * ([[lastFailure]]); the index stays as it was (files it does not cover are read whole) and the
@@ -169,7 +174,7 @@ object WriteEvents extends Logging {
   final class Planning(spark: SparkSession) extends SparkStrategy {
     override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
       case i: InsertIntoHadoopFsRelationCommand =>
-        SourceProviders.all.flatMap(_.writtenBy(i)).headOption.toSeq.map { written =>
+        SourceProviders.all.flatMap(_.writtenBy(spark, i)).headOption.toSeq.map { written =>
           DataWritingCommandExec(RefreshAfterWrite(i, written), planLater(i.query))
         }
       case _ => Nil
@@ -203,7 +208,7 @@ object WriteEvents extends Logging {
     override def onQueryProgress(event: StreamingQueryListener.QueryProgressEvent): Unit = try {
       val p = event.progress
       if (p.sink != null && p.sink.numOutputRows != 0) {
-        SourceProviders.all.iterator.flatMap(_.writtenBySink(p.sink.description)).take(1).foreach { written =>
+        SourceProviders.all.iterator.flatMap(_.writtenBySink(spark, p.sink.description)).take(1).foreach { written =>
           val every = spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_STREAMING_BATCHES)
           val n: Long = batches.merge(p.id.toString + "\u0000" + p.sink.description, 1L, (a, b) => a + b)
           if (n % every == 0) afterWrite(spark, written, inThread = false)
@@ -219,10 +224,33 @@ object WriteEvents extends Logging {
     }
   }
 
+  /**
+   * A stored procedure's writes (`CALL <catalog>.system.rewrite_data_files(...)`, ...), seen by
+   * the session's check rule on the analyzed plan. Spark runs a procedure while it analyses the
+   * CALL (its `InvokeProcedures` rule) and puts the result in its place, a `CommandResult`
+   * holding the `Call`: no command is executed afterwards, so the query execution listener
+   * hears of it only if the result is collected. Here, in the thread that ran the CALL, right
+   * after the procedure returned: the source the provider tells from the call's arguments
+   * ([[bloomindex.source.SourceProvider.writtenBy]]) has its indexes queued. Only a plan that is
+   * that result itself counts (a DataFrame made from it later, `show()`, is another plan over it).
+   */
+  def afterAnalysis(spark: SparkSession, plan: LogicalPlan): Unit = plan match {
+    case r: CommandResult => r.commandLogicalPlan match {
+      case call: Call if call.execute =>
+        try {
+          SourceProviders.all.iterator.flatMap(_.writtenBy(spark, call)).take(1).foreach(w => afterWrite(spark, w, inThread = false))
+        } catch {
+          case NonFatal(e) => logWarning(s"bloomindex: could not tell which source a procedure wrote: $e")
+        }
+      case _ =>
+    }
+    case _ =>
+  }
+
   /** Writes other than file source writes, after they succeeded: their indexes are queued. */
   private final class Listener(spark: SparkSession) extends QueryExecutionListener {
     override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = try {
-      val written = writes(qe.analyzed)
+      val written = writes(spark, qe.analyzed)
       written.foreach(w => afterWrite(spark, w, inThread = false))
     } catch {
       case NonFatal(e) => logWarning(s"bloomindex: could not tell which source a write wrote: $e")
@@ -232,12 +260,12 @@ object WriteEvents extends Logging {
   }
 
   /** The sources a plan's write commands wrote, other than file source writes (refreshed in the writing thread). */
-  private[actions] def writes(plan: LogicalPlan): Seq[SourceIdentity] = {
+  private[actions] def writes(spark: SparkSession, plan: LogicalPlan): Seq[SourceIdentity] = {
     val out = Seq.newBuilder[SourceIdentity]
     plan.foreach {
       case _: InsertIntoHadoopFsRelationCommand =>
       case node =>
-        SourceProviders.all.iterator.flatMap(_.writtenBy(node)).take(1).toSeq.headOption.orElse(node match {
+        SourceProviders.all.iterator.flatMap(_.writtenBy(spark, node)).take(1).toSeq.headOption.orElse(node match {
           case w: V2WriteCommand => SourceProviders.describe(w.table).map(_.identity)
           case _ => None
         }).foreach(out += _)

@@ -127,6 +127,12 @@ object DecodingContext {
   /** [[ColumnDecoding.physical]]'s key for the creation time of the catalog table a column belongs to. */
   val TableCreated = "tableCreated"
   /**
+   * [[ColumnDecoding.physical]]'s key for the UUID of the table a column belongs to, for table
+   * formats that give their tables one (Iceberg): a table dropped and created again, even at the
+   * same location, has another.
+   */
+  val TableUuid = "tableUuid"
+  /**
    * [[ColumnDecoding.physical]]'s key for what a column's filters hold when not the values'
    * bytes: [[CollationKeyed]] for collated strings ([[bloomindex.hash.CollationKeys]]).
    */
@@ -245,6 +251,11 @@ object DecodingContext {
     (built.physical.get(TableCreated), scan.physical.get(TableCreated)) match {
       case (Some(a), Some(b)) if a != b => return Some(s"$c: the table was dropped and created again since the index " +
         s"was built (created at $a, now at $b ms since the epoch); a REFRESH BLOOM INDEX ... FULL builds it for this table")
+      case _ =>
+    }
+    (built.physical.get(TableUuid), scan.physical.get(TableUuid)) match {
+      case (Some(a), Some(b)) if a != b => return Some(s"$c: the table was dropped and created again since the index " +
+        s"was built (table UUID $a, now $b); a REFRESH BLOOM INDEX ... FULL builds it for this table")
       case _ =>
     }
     positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))

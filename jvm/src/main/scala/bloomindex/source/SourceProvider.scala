@@ -26,7 +26,8 @@ import org.apache.spark.sql.types.StructField
  *  - whether an index's source is a given scan's or named source ([[sameSource]]: the one matcher);
  *  - pruning this format's scans: a provider that prunes also implements
  *    `bloomindex.pruning.ScanPruner`, which the pruning rules ask;
- *  - the writes of its format that committed new files ([[writtenBy]]), for keeping indexes current.
+ *  - the writes of its format that committed new files ([[writtenBy]], [[writtenBySink]]), for
+ *    keeping indexes current.
  *
  * Providers are listed in `META-INF/services/bloomindex.source.SourceProvider` (one line each,
  * in the order they are asked: the plain-file provider, which takes any file relation, last).
@@ -152,11 +153,24 @@ trait SourceProvider {
   def writtenBy(command: LogicalPlan): Option[SourceIdentity] = None
 
   /**
+   * [[writtenBy]] where telling the source needs the session that ran `command` (a procedure's
+   * table argument named relative to its catalog and the current namespace, ...). What keeps
+   * indexes current calls this one; by default it is [[writtenBy]].
+   */
+  def writtenBy(spark: SparkSession, command: LogicalPlan): Option[SourceIdentity] = writtenBy(command)
+
+  /**
    * The source a Structured Streaming sink of this provider's format writes, from the sink's
    * description in a query's progress (`FileSink[<path>]`, ...): what keeps indexes current
    * after each micro-batch asks it.
    */
   def writtenBySink(description: String): Option[SourceIdentity] = None
+
+  /**
+   * [[writtenBySink]] where telling the source needs the session (a sink described by a
+   * catalog table's name); what keeps indexes current calls this one, by default [[writtenBySink]].
+   */
+  def writtenBySink(spark: SparkSession, description: String): Option[SourceIdentity] = writtenBySink(description)
 }
 
 /** The relation a build reads a source's snapshot with, its files, and the table version they are of. */

@@ -144,4 +144,19 @@ class DecodingSuite extends AnyFunSuite {
     // An index built before creation times were recorded is matched on its columns alone.
     assert(scanDiff("a", scan("parquet", "a INT"), scan("parquet", "a INT", created = Some(2L))).isEmpty)
   }
+
+  test("an Iceberg table created again (another table UUID, the same field ids) is another table") {
+    val k = StructField("k", StringType, metadata = new MetadataBuilder().putLong(DecodingContext.ParquetFieldIdKey, 2L).build())
+    def icebergScan(uuid: Option[String]) = {
+      val root = new org.apache.hadoop.fs.Path("/warehouse/db/t")
+      ScanSource(new iceberg.IcebergProvider, Some("local.db.t"), "iceberg", Seq(root), Map.empty, StructType(Seq(k)),
+        new iceberg.IcebergFileIndex(root, () => Nil, uuid))
+    }
+    val built = icebergScan(Some("a"))
+    assert(built.decoding(conf(), "k").get.physical == Map(DecodingContext.FieldId -> "2", DecodingContext.TableUuid -> "a"))
+    assert(scanDiff("k", built, icebergScan(Some("b"))).exists(_.contains("created again")))
+    assert(scanDiff("k", built, icebergScan(Some("a"))).isEmpty)
+    // An index built before table UUIDs were recorded is matched on its field ids alone.
+    assert(scanDiff("k", icebergScan(None), icebergScan(Some("b"))).isEmpty)
+  }
 }

@@ -51,4 +51,13 @@ class ProvidersSuite extends AnyFunSuite {
       assert(written.head.roots == Set(location))
     } finally spark.sql("DROP TABLE providers_w")
   }
+
+  test("writtenBySink: without Iceberg on the class path Iceberg's provider claims no sink, and never throws") {
+    val iceberg = SourceProviders.all.find(_.name == "iceberg").get
+    for (d <- Seq("FileSink[/x]", "DeltaSink[/x]", "MemorySink", "local.db.t", "/tmp/x", "file:/tmp/x", "",
+        "org.apache.spark.sql.execution.streaming.ConsoleTable$@1a2b")) {
+      assert(iceberg.writtenBySink(spark, d).isEmpty, d)
+    }
+    assert(SourceProviders.all.flatMap(_.writtenBySink(spark, "FileSink[/x/y]")).map(_.provider) == Seq("files"))
+  }
 }

@@ -15,8 +15,10 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.analysis.ResolvedProcedure
+import org.apache.spark.sql.catalyst.plans.logical.{Call, LogicalPlan, RowLevelWrite, SubqueryAlias, V2WriteCommand, View}
 import org.apache.spark.sql.connector.catalog.Table
+import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure
 import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, PartitionDirectory}
@@ -111,10 +113,18 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
 
   /**
    * Iceberg reads its Parquet files itself, columns by field id (the physical identity), without
-   * calendar rebasing and whatever Spark's Parquet settings: nothing else to record.
+   * calendar rebasing and whatever Spark's Parquet settings. The table's UUID is recorded too
+   * ([[DecodingContext.TableUuid]]): a table dropped and created again under the same name (at
+   * the same location, as a Hadoop catalog's is) is another table, whose field ids are numbered
+   * afresh.
    */
-  override def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding =
-    DecodingContext.column(field, DecodingContext.physicalOf(field), Map.empty, Map.empty)
+  override def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding = {
+    val uuid = scan.index match {
+      case i: IcebergFileIndex => i.tableUuid.map(DecodingContext.TableUuid -> _).toMap
+      case _ => Map.empty[String, String]
+    }
+    DecodingContext.column(field, DecodingContext.physicalOf(field) ++ uuid, Map.empty, Map.empty)
+  }
 
   /** Iceberg reads every column by field id: a renamed column is the same column. */
   override def readsByFieldId: Boolean = true
@@ -158,6 +168,58 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
 
   /** Data files are Parquet with field ids, matched by id as the build's footer read does. */
   override def footerFilters(s: SourceSpec): Boolean = true
+
+  // ---------------------------------------------------------------- writes
+
+  /**
+   * Iceberg's writes through Spark's V2 write commands: `INSERT INTO` and DataFrameWriterV2
+   * `append` (`AppendData`), `INSERT OVERWRITE` and `overwrite` (`OverwriteByExpression`),
+   * `overwritePartitions` (`OverwritePartitionsDynamic`), and the row-level operations `DELETE`,
+   * `UPDATE` and `MERGE INTO` (`ReplaceData` for copy-on-write, `WriteDelta` for
+   * merge-on-read), each by the location of the table written.
+   */
+  override def writtenBy(command: LogicalPlan): Option[SourceIdentity] = {
+    // A row-level write's table is the relation over Spark's wrapper of the operation
+    // (`RowLevelOperationTable`); the table itself is its `originalTable`.
+    val written = command match {
+      case w: RowLevelWrite => Some(w.originalTable)
+      case w: V2WriteCommand => Some(w.table)
+      case _ => None
+    }
+    written.collect { case r: DataSourceV2Relation if isIcebergTable(r.table) => IcebergTables.identity(r) }
+  }
+
+  /**
+   * [[writtenBy]], and Iceberg's stored procedures (`CALL <catalog>.system.rewrite_data_files(table
+   * => ...)`, `rollback_to_snapshot`, `cherrypick_snapshot`, `add_files`, ...): the table their
+   * `table` argument names, resolved as Iceberg's procedures resolve it (relative to the
+   * procedure's catalog and the session's current namespace). A call whose table cannot be
+   * told queues nothing (its indexes stay behind: the files they do not cover are read whole).
+   */
+  override def writtenBy(spark: SparkSession, command: LogicalPlan): Option[SourceIdentity] = command match {
+    case c: Call => c.procedure match {
+      case ResolvedProcedure(catalog, _, p: BoundProcedure) if p.getClass.getName.startsWith(Package) =>
+        val i = p.parameters().indexWhere(_.name().equalsIgnoreCase(TableParameter))
+        val table = if (i < 0 || i >= c.args.size || !c.args(i).foldable) None
+          else Option(c.args(i).eval()).map(_.toString)
+        table.flatMap(IcebergTables.procedureTable(spark, catalog, _))
+      case _ => None
+    }
+    case other => writtenBy(other)
+  }
+
+  /**
+   * Iceberg's Structured Streaming sink: its progress describes it by the table's name, as
+   * Iceberg names it (`<catalog>.<namespace>.<table>`, `writeStream.toTable` or a table name as
+   * the `path` option), or by its location (a path table, `.option("path", <location>)`).
+   */
+  override def writtenBySink(spark: SparkSession, description: String): Option[SourceIdentity] =
+    if (description == null || description.isEmpty || description.contains("[") || !icebergLoaded) None
+    else try IcebergTables.sinkTable(spark, description) catch { case NonFatal(_) => None }
+
+  /** Whether Iceberg's Spark runtime is on this class's class path (a sink's description is only a string). */
+  private lazy val icebergLoaded: Boolean =
+    try { Class.forName(SparkTableClass, false, getClass.getClassLoader); true } catch { case _: Throwable => false }
 
   // ---------------------------------------------------------------- pruning
 
@@ -216,6 +278,8 @@ object IcebergProvider {
   val Format = "iceberg"
 
   private val Package = "org.apache.iceberg."
+  /** The argument of Iceberg's procedures that names the table they act on. */
+  private val TableParameter = "table"
   private val SparkTableClass = "org.apache.iceberg.spark.source.SparkTable"
   /** The scan of a plain read (Iceberg's other scans: row-level rewrites, changelogs, ...). */
   private val BatchQueryScanClass = "org.apache.iceberg.spark.source.SparkBatchQueryScan"
@@ -230,8 +294,9 @@ object IcebergProvider {
  * The data files of one Iceberg snapshot as a file index (listed on first use): what a scan's
  * coverage checks (join filters, `bloom_might_contain`) compare an index with. Iceberg data
  * files are immutable and identified by path and size; they carry no modification time (0).
+ * `tableUuid`: the table's UUID, which the columns' decoding records (see [[IcebergProvider.decoding]]).
  */
-final class IcebergFileIndex(root: Path, list: () => Seq[SourceFile]) extends FileIndex {
+final class IcebergFileIndex(root: Path, list: () => Seq[SourceFile], val tableUuid: Option[String] = None) extends FileIndex {
   private lazy val statuses: Array[FileStatus] =
     list().map(f => new FileStatus(f.size, false, 1, 0L, f.modificationTime, new Path(f.path))).toArray
 

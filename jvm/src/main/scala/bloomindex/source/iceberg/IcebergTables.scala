@@ -7,17 +7,18 @@ import scala.util.control.NonFatal
 
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexSpec, SourceSpec}
-import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceProvider, SourceProviders, SourceResolver}
+import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceIdentity, SourceProvider, SourceProviders, SourceResolver}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, TableProperties,
   Table => IcebergTable}
 import org.apache.iceberg.mapping.{NameMapping, NameMappingParser}
-import org.apache.iceberg.spark.SparkSchemaUtil
+import org.apache.iceberg.spark.{Spark3Util, SparkSchemaUtil}
 import org.apache.iceberg.spark.source.SparkTable
 import org.apache.iceberg.types.Type.TypeID
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.connector.catalog.{CatalogPlugin, TableCatalog}
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
@@ -134,7 +135,72 @@ object IcebergTables extends Logging {
       new StructType()
     }
     ScanSource(provider, tableName(r), Format, Seq(root), Map.empty, schema,
-      new IcebergFileIndex(root, () => snapshot.map(dataFiles(t, _, tableName(r).getOrElse(t.location()))).getOrElse(Nil)))
+      new IcebergFileIndex(root, () => snapshot.map(dataFiles(t, _, tableName(r).getOrElse(t.location()))).getOrElse(Nil),
+        uuidOf(t)))
+  }
+
+  /**
+   * The table's UUID, Iceberg's identity of a table (kept by renames and REPLACE; a table
+   * dropped and created again has another), if its metadata has one.
+   */
+  def uuidOf(t: IcebergTable): Option[String] = try Option(t.uuid()).map(_.toString) catch { case NonFatal(_) => None }
+
+  // ---------------------------------------------------------------- writes
+
+  private def identityOf(table: Option[String], t: IcebergTable): SourceIdentity =
+    SourceIdentity(Format, table, Set(SourceProviders.normalizeRoot(t.location())))
+
+  /** Who the table a V2 write wrote is (its location, and its catalog name when it has one). */
+  def identity(r: DataSourceV2Relation): SourceIdentity = identityOf(tableName(r), sparkTable(r).table())
+
+  /** The Iceberg table of `catalog` named `ident`, if it is one (any failure to load it: None). */
+  private def load(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier): Option[IcebergTable] =
+    catalog match {
+      case tc: TableCatalog =>
+        try tc.loadTable(ident) match {
+          case st: SparkTable => Some(st.table())
+          case _ => None
+        } catch { case NonFatal(_) => None }
+      case _ => None
+    }
+
+  /**
+   * The table an Iceberg procedure of `catalog` was called on, named `name` (its `table`
+   * argument), resolved as Iceberg's procedures resolve it: a name in another catalog than the
+   * procedure's is refused by the procedure, so none is looked for there.
+   */
+  def procedureTable(spark: SparkSession, catalog: CatalogPlugin, name: String): Option[SourceIdentity] = {
+    val resolved = try Some(Spark3Util.catalogAndIdentifier("table", spark, name, catalog)) catch { case NonFatal(_) => None }
+    resolved.filter(_.catalog() eq catalog).flatMap { ci =>
+      load(ci.catalog(), ci.identifier()).map { t =>
+        identityOf(Some((catalog.name() +: ci.identifier().namespace().toSeq :+ ci.identifier().name()).mkString(".")), t)
+      }
+    }
+  }
+
+  /**
+   * The Iceberg table a streaming sink described as `description` writes: a location (a path
+   * table; an Iceberg table has its `metadata` folder there), or a catalog table's name as
+   * Iceberg gives it (`<catalog>.<namespace>...<table>`, the catalog one of Iceberg's that the
+   * session has: looked up only then).
+   */
+  def sinkTable(spark: SparkSession, description: String): Option[SourceIdentity] = {
+    val looksLikePath = description.startsWith("/") || description.matches("^[A-Za-z][A-Za-z0-9+.-]*:/.*")
+    if (looksLikePath) {
+      val path = new Path(description)
+      val fs = path.getFileSystem(spark.sessionState.newHadoopConf())
+      if (fs.exists(new Path(path, "metadata"))) Some(SourceIdentity(Format, None, Set(SourceProviders.normalizeRoot(description))))
+      else None
+    } else {
+      val parts = try spark.sessionState.sqlParser.parseMultipartIdentifier(description) catch { case NonFatal(_) => return None }
+      val known = parts.size >= 2 &&
+        spark.conf.getOption(s"spark.sql.catalog.${parts.head}").exists(_.startsWith("org.apache.iceberg."))
+      if (!known) None
+      else {
+        val ci = Spark3Util.catalogAndIdentifier(spark, parts.asJava)
+        load(ci.catalog(), ci.identifier()).map(identityOf(Some(parts.mkString(".")), _))
+      }
+    }
   }
 
   /** The data files of snapshot `id` (Parquet only), from the table's manifests. */
@@ -194,12 +260,62 @@ object IcebergTables extends Logging {
 
   private def normalizedLocation(t: IcebergTable): String = SourceResolver.normalize(new Path(t.location()))
 
-  /** A fresh DataFrame over the source (the table's newest snapshot). */
+  /**
+   * A DataFrame over the source. A catalog table is not refreshed here (`refreshTable` would
+   * drop the table object Iceberg's caching catalog keeps, which every query and write of the
+   * session shares, from another thread too: a write committing meanwhile through the dropped
+   * object would leave the session reading an older snapshot); what reads the newest snapshot
+   * loads a table object of its own ([[ownTable]]).
+   */
   def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
-    case Some(t) =>
-      spark.catalog.refreshTable(t)
-      spark.table(t)
+    case Some(t) => spark.table(t)
     case None => spark.read.format(Format).load(s.paths.head)
+  }
+
+  private val PathIdentifierClass = "org.apache.iceberg.spark.PathIdentifier"
+
+  /**
+   * The Iceberg catalog under the Spark catalog `c` (Iceberg's `SparkCatalog` or
+   * `SparkSessionCatalog`), without its cache: the catalog Iceberg's `CachingCatalog` wraps.
+   */
+  private def uncachedCatalog(c: CatalogPlugin): Option[org.apache.iceberg.catalog.Catalog] = {
+    val iceberg = try Option(c.getClass.getMethod("icebergCatalog").invoke(c)) catch { case NonFatal(_) => None }
+    iceberg.flatMap {
+      case cc: org.apache.iceberg.CachingCatalog =>
+        try {
+          val f = classOf[org.apache.iceberg.CachingCatalog].getDeclaredField("catalog")
+          f.setAccessible(true)
+          Option(f.get(cc)).collect { case cat: org.apache.iceberg.catalog.Catalog => cat }
+        } catch { case NonFatal(_) => None }
+      case cat: org.apache.iceberg.catalog.Catalog => Some(cat)
+      case _ => None
+    }
+  }
+
+  /**
+   * `r`'s table at its newest snapshot, as an object of its own that nothing else holds: a
+   * catalog table loaded anew from the catalog under the session's cache (see [[dataFrame]];
+   * refreshing the shared object from another thread while a write commits through it could
+   * leave it at the older snapshot), a path table as Iceberg's source loaded it (anew, for this
+   * DataFrame), refreshed. When no catalog under the cache can be reached, the shared object
+   * as it is, not refreshed (an index built from it may be behind the newest snapshot: the
+   * files it does not cover are read whole).
+   */
+  private def ownTable(r: DataSourceV2Relation): IcebergTable = {
+    val shared = sparkTable(r).table()
+    (r.catalog, r.identifier) match {
+      case (Some(c), Some(id)) if id.getClass.getName != PathIdentifierClass =>
+        uncachedCatalog(c).flatMap { cat =>
+          try Some(cat.loadTable(Spark3Util.identifierToTableIdentifier(id))) catch { case NonFatal(_) => None }
+        }.getOrElse {
+          IndexLog.warnOnce(s"bloomindex: Iceberg table ${tableName(r).getOrElse(shared.location())}: its catalog " +
+            "could not be read without its cache; indexes are built from the snapshot the session sees")
+          shared
+        }
+      case _ =>
+        shared.refresh()
+        shared
+    }
   }
 
   /**
@@ -210,8 +326,7 @@ object IcebergTables extends Logging {
   def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): (HadoopFsRelation, Seq[SourceFile], Option[Long]) = {
     val df = frame.getOrElse(dataFrame(spark, s))
     val r = relationOf(df, s.display).getOrElse(throw BloomIndexErrors.sourceChanged(s.display))
-    val t = sparkTable(r).table()
-    t.refresh()
+    val t = ownTable(r)
     val snapshot = Option(t.currentSnapshot()).map(_.snapshotId())
     val files = snapshot.map(dataFiles(t, _, s.display)).getOrElse(Nil)
     (relation(spark, t, files), files, snapshot)
@@ -224,7 +339,7 @@ object IcebergTables extends Logging {
   def relation(spark: SparkSession, t: IcebergTable, files: Seq[SourceFile]): HadoopFsRelation = {
     val root = new Path(t.location())
     val mapping = Option(t.properties().get(TableProperties.DEFAULT_NAME_MAPPING))
-    HadoopFsRelation(new IcebergFileIndex(root, () => files), new StructType(), sparkSchema(t), None,
+    HadoopFsRelation(new IcebergFileIndex(root, () => files, uuidOf(t)), new StructType(), sparkSchema(t), None,
       new IcebergParquetFormat(mapping, Map.empty), ReaderOptions)(spark)
   }
 
@@ -288,9 +403,7 @@ object IcebergTables extends Logging {
   /** The current relation of the source, for a refresh's decoding check. */
   def currentRelation(spark: SparkSession, s: SourceSpec): HadoopFsRelation = {
     val r = relationOf(dataFrame(spark, s), s.display).getOrElse(throw BloomIndexErrors.sourceChanged(s.display))
-    val t = sparkTable(r).table()
-    t.refresh()
-    relation(spark, t, Nil)
+    relation(spark, ownTable(r), Nil)
   }
 
   /** Refuses an indexed column whose Iceberg type a build cannot read as Iceberg does. */

@@ -1,0 +1,378 @@
+"""Issue 29 for Iceberg: indexes with `OPTIONS (refresh = 'on_write' | 'background')` over an
+Iceberg table follow the Iceberg writes of this session (the Iceberg session of conftest.py sets
+`spark.bloomindex.refresh.default` to manual; these indexes name their mode).
+
+After each kind of write (appends: INSERT INTO, DataFrameWriterV2 append, DataFrameWriter append;
+overwrites: INSERT OVERWRITE of a static and of a dynamic partition, overwritePartitions,
+overwrite by condition; row-level DELETE, UPDATE and MERGE INTO in copy-on-write and merge-on-read;
+the `rewrite_data_files` and `rollback_to_snapshot` procedures; the Iceberg Structured Streaming
+sink by table name and by location), once Spark's listener bus and the background refresher are
+idle: the index's newest log entry is ACTIVE, of the table's current snapshot, and holds exactly
+the snapshot's data files; a lookup of a value only the new data holds keeps exactly the files
+holding it; and every query answers as with pruning off. A `manual` index does not move. DROP
+TABLE leaves the index ORPHANED in SHOW, and a table created again under the name (at the same
+location: a Hadoop catalog's) is another table to it (Iceberg's table UUID): not used, not
+refreshed incrementally, until REFRESH BLOOM INDEX ... FULL."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import functions as F
+
+from bloomindex import BloomIndex
+
+# The differential helpers of the main suite (tests/), which this process does not collect.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from index_helpers import confs, index_rows, log_entries, row_path  # noqa: E402
+from test_decoding_regressions import kept, report, same  # noqa: E402
+
+PER_FILE = 50
+KEY = "concat('key-', cast(id * 7919 % 100003 AS string))"
+
+
+def _key(i: int) -> str:
+    return f"key-{i * 7919 % 100003}"
+
+
+def _rows(spark, lo: int, n: int = PER_FILE, p: int | None = None):
+    """n rows from id lo, in one partition of the DataFrame (one data file per table partition)."""
+    df = spark.range(lo, lo + n, numPartitions=1).selectExpr("id", f"{KEY} AS k", "cast(id % 13 AS int) AS v")
+    return df if p is None else df.withColumn("p", F.lit(p).cast("int"))
+
+
+def _create(spark, table: str, partitioned: bool = False, props: str = "") -> None:
+    cols = "id BIGINT, k STRING, v INT" + (", p INT" if partitioned else "")
+    spark.sql(f"CREATE TABLE {table} ({cols}) USING iceberg {'PARTITIONED BY (p)' if partitioned else ''} "
+              f"{f'TBLPROPERTIES ({props})' if props else ''}")
+
+
+def _fill(spark, table: str, files: int, start: int = 0, partitioned: bool = False) -> None:
+    for f in range(start, start + files):
+        _rows(spark, f * PER_FILE, p=(f % 2) if partitioned else None).writeTo(table).append()
+
+
+def _await_refresher(spark) -> None:
+    """Waits for Spark's listener bus (the write and streaming listeners are called there), then
+    for the background refresher."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
+    assert spark._jvm.bloomindex.actions.WriteEvents.awaitIdle(60_000), "the background refresher did not finish"
+
+
+def _data_files(spark, table: str) -> set[str]:
+    return {row_path(r[0]) for r in spark.sql(f"SELECT file_path FROM {table}.files WHERE content = 0").collect()}
+
+
+def _current_snapshot(spark, table: str) -> int:
+    return spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").head()[0]
+
+
+def _covers(spark, root: str, name: str, table: str) -> dict:
+    """The index's newest entry is ACTIVE, of the table's current snapshot, and holds exactly its data files."""
+    entries = log_entries(root, name)
+    last = entries[-1]
+    why = BloomIndex(spark).describe(name).get("automatic_refresh_failed")
+    assert last["state"] == "ACTIVE", ([(e["version"], e["state"], e["operation"]) for e in entries], why)
+    files = _data_files(spark, table)
+    assert last["data"]["tableVersion"] == _current_snapshot(spark, table), (name, why)
+    assert last["data"]["indexedFiles"] == len(files), (name, last["data"]["indexedFiles"], len(files), why)
+    assert {row_path(r.file_path) for r in index_rows(spark, root, name)} == files, name
+    return last
+
+
+def _lookup(spark, table: str, index: str, key, ids: list[int], column: str = "k") -> tuple[int, int]:
+    """Same rows with the index on and off; the index keeps exactly the data files holding `key`."""
+    def make():
+        return spark.table(table).where(F.col(column) == key).select("id", "k")
+    assert sorted(r[0] for r in same(spark, make, str(key))) == sorted(ids)
+    with confs(spark, {"spark.bloomindex.pruning.enabled": "false"}):
+        holding = spark.table(table).where(F.col(column) == key).select(F.countDistinct("_file")).head()[0]
+    k = kept(report(spark, make), index)
+    assert k is not None and k[0] == holding, (key, k, holding)
+    return k
+
+
+def _same_everywhere(spark, table: str, keys: list[str], ids: list[int]) -> None:
+    """Lookups by key and by id, an aggregate and a range: the same rows with pruning on and off."""
+    for key in keys:
+        same(spark, lambda key=key: spark.table(table).where(F.col("k") == key), key)
+    for i in ids:
+        same(spark, lambda i=i: spark.table(table).where(F.col("id") == i), str(i))
+    same(spark, lambda: spark.table(table).where(F.col("k").isin(keys[:3])).groupBy("v").count(), "in")
+    same(spark, lambda: spark.table(table).groupBy().agg(F.count("*"), F.sum("id")), "count")
+
+
+# ---------------------------------------------------------------- appends
+
+
+def test_appends_refresh_on_write_and_background_indexes(spark, root, table):
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX ice_ow ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    spark.sql(f"CREATE BLOOM INDEX ice_bg ON {table} FOR COLUMNS (id) OPTIONS (refresh = 'background')")
+    writes = [
+        ("INSERT INTO", lambda lo: spark.sql(
+            f"INSERT INTO {table} SELECT id, {KEY} AS k, cast(id % 13 AS int) AS v FROM range({lo}, {lo + PER_FILE}, 1, 1)")),
+        ("DataFrameWriterV2 append", lambda lo: _rows(spark, lo).writeTo(table).append()),
+        ("DataFrameWriter append", lambda lo: _rows(spark, lo).write.format("iceberg").mode("append").save(table)),
+    ]
+    for n, (what, write) in enumerate(writes):
+        lo = (3 + n) * PER_FILE
+        write(lo)
+        _await_refresher(spark)
+        for name in ("ice_ow", "ice_bg"):
+            assert _covers(spark, root, name, table)["data"]["indexedFiles"] == 4 + n, what
+        k = _lookup(spark, table, "ice_ow", _key(lo + 7), [lo + 7])
+        assert k[0] == 1 and k[1] > 1, (what, k)  # the index, not Iceberg's metrics, left one file
+        assert _lookup(spark, table, "ice_bg", lo + 8, [lo + 8], column="id")[0] == 1, what
+        _same_everywhere(spark, table, [_key(lo + 1), _key(3), "absent"], [lo + 2, 4])
+
+
+# ---------------------------------------------------------------- overwrites
+
+
+def test_overwrites_refresh_the_index(spark, root, table):
+    _create(spark, table, partitioned=True)
+    _fill(spark, table, files=4, partitioned=True)
+    spark.sql(f"CREATE BLOOM INDEX ice_ov ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+
+    def select(lo: int, p: str = "") -> str:
+        return f"SELECT id, {KEY} AS k, cast(id % 13 AS int) AS v{p} FROM range({lo}, {lo + PER_FILE}, 1, 1)"
+
+    # Files 0 and 2 of the fill are partition p = 0 (ids 0-49, 100-149), files 1 and 3 p = 1.
+    writes = [
+        # A static partition: OverwriteByExpression of p = 1 (ids 50-99 and 150-199 go).
+        ("INSERT OVERWRITE PARTITION", 55, lambda lo: spark.sql(f"INSERT OVERWRITE {table} PARTITION (p = 1) {select(lo)}")),
+        # Dynamic partition overwrite: OverwritePartitionsDynamic of p = 0 (ids 0-49 and 100-149 go).
+        ("INSERT OVERWRITE dynamic", 5, lambda lo: _dynamic(spark, lambda: spark.sql(
+            f"INSERT OVERWRITE {table} {select(lo, ', 0 AS p')}"))),
+        ("overwritePartitions", 10 * PER_FILE + 5, lambda lo: _rows(spark, lo, p=1).writeTo(table).overwritePartitions()),
+        ("overwrite by condition", 11 * PER_FILE + 5,
+         lambda lo: _rows(spark, lo, p=0).writeTo(table).overwrite(F.col("p") == 0)),
+    ]
+    gone = []
+    for n, (what, gone_id, write) in enumerate(writes):
+        lo = (10 + n) * PER_FILE
+        before = _data_files(spark, table)
+        write(lo)
+        _await_refresher(spark)
+        _covers(spark, root, "ice_ov", table)
+        assert _data_files(spark, table) != before, what
+        _lookup(spark, table, "ice_ov", _key(lo + 3), [lo + 3])
+        assert same(spark, lambda gone_id=gone_id: spark.table(table).where(F.col("k") == _key(gone_id))) == [], what
+        gone.append(_key(gone_id))
+        _same_everywhere(spark, table, [_key(lo + 9), *gone, "absent"], [lo + 1, gone_id])
+    # Every partition was overwritten: the first fill's keys are gone.
+    assert same(spark, lambda: spark.table(table).where(F.col("k") == _key(PER_FILE + 1))) == []
+
+
+def _dynamic(spark, write) -> None:
+    with confs(spark, {"spark.sql.sources.partitionOverwriteMode": "dynamic"}):
+        write()
+
+
+# ---------------------------------------------------------------- row-level operations
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_row_level_operations_refresh_the_index(spark, root, table, mode):
+    props = (f"'format-version'='2', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', "
+             f"'write.merge.mode'='{mode}'")
+    _create(spark, table, props=props)
+    _fill(spark, table, files=4)
+    spark.sql(f"CREATE BLOOM INDEX ice_rl ON {table} FOR COLUMNS (k, id) OPTIONS (refresh = 'on_write')")
+    keys = [_key(i) for i in (1, 33, 60, 77, 120, 199)] + ["absent"]
+
+    spark.sql(f"DELETE FROM {table} WHERE id IN (33, 120)")
+    _await_refresher(spark)
+    _covers(spark, root, "ice_rl", table)
+    assert same(spark, lambda: spark.table(table).where(F.col("k") == _key(33))) == []
+    _same_everywhere(spark, table, keys, [33, 120, 121])
+
+    spark.sql(f"UPDATE {table} SET k = 'updated-60' WHERE id = 60")
+    _await_refresher(spark)
+    _covers(spark, root, "ice_rl", table)
+    assert _lookup(spark, table, "ice_rl", "updated-60", [60])[0] == 1
+    keys.append("updated-60")
+    _same_everywhere(spark, table, keys, [60])
+
+    spark.createDataFrame([(77, "merged-77", 1), (9001, "merged-new", 2)], "id BIGINT, k STRING, v INT") \
+        .createOrReplaceTempView("ice_updates")
+    spark.sql(f"""MERGE INTO {table} t USING ice_updates u ON t.id = u.id
+                  WHEN MATCHED THEN UPDATE SET k = u.k
+                  WHEN NOT MATCHED THEN INSERT *""")
+    _await_refresher(spark)
+    _covers(spark, root, "ice_rl", table)
+    assert _lookup(spark, table, "ice_rl", "merged-77", [77])[0] == 1
+    assert _lookup(spark, table, "ice_rl", "merged-new", [9001])[0] == 1
+    keys.extend(["merged-77", "merged-new", _key(77)])
+    _same_everywhere(spark, table, keys, [77, 9001])
+
+    # A whole file's rows: a metadata-only delete (the plan Spark analysed is still a ReplaceData).
+    spark.sql(f"DELETE FROM {table} WHERE id >= {3 * PER_FILE} AND id < {4 * PER_FILE}")
+    _await_refresher(spark)
+    _covers(spark, root, "ice_rl", table)
+    _same_everywhere(spark, table, keys + [_key(3 * PER_FILE + 1)], [3 * PER_FILE + 1, 1])
+
+
+# ---------------------------------------------------------------- procedures
+
+
+def test_procedures_refresh_the_index(spark, root, table):
+    """CALL runs during analysis (Spark's InvokeProcedures): seen by the session's check rule."""
+    _create(spark, table)
+    _fill(spark, table, files=6)
+    spark.sql(f"CREATE BLOOM INDEX ice_call ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    before = _current_snapshot(spark, table)
+    short = table.split(".", 1)[1]  # db.tN: relative to the procedure's catalog
+    # The result is not collected: the procedure ran when the CALL was analysed.
+    spark.sql(f"CALL local.system.rewrite_data_files(table => '{short}', options => map('min-input-files', '2'))")
+    _await_refresher(spark)
+    assert len(_data_files(spark, table)) < 6
+    last = _covers(spark, root, "ice_call", table)
+    assert last["data"]["tableVersion"] != before
+    _lookup(spark, table, "ice_call", _key(2 * PER_FILE + 4), [2 * PER_FILE + 4])
+    _same_everywhere(spark, table, [_key(1), _key(5 * PER_FILE + 1), "absent"], [1, 5 * PER_FILE + 1])
+
+    # Another procedure, the table named with its catalog, positional arguments: back to the six files.
+    spark.sql(f"CALL local.system.rollback_to_snapshot('{table}', {before})").collect()
+    _await_refresher(spark)
+    assert len(_data_files(spark, table)) == 6
+    assert _covers(spark, root, "ice_call", table)["data"]["tableVersion"] == before
+    k = _lookup(spark, table, "ice_call", _key(2 * PER_FILE + 4), [2 * PER_FILE + 4])
+    assert k[0] == 1 and k[1] > 1, k
+    _same_everywhere(spark, table, [_key(1), _key(5 * PER_FILE + 1), "absent"], [1, 5 * PER_FILE + 1])
+
+
+# ---------------------------------------------------------------- streaming
+
+
+@pytest.mark.parametrize("target", ["toTable", "path"])
+def test_streaming_sink_refreshes_the_index(spark, root, table, tmp_path, target):
+    """Iceberg's streaming sink is described in the query's progress by the table's name
+    (`toTable`) or by its location (the `path` option)."""
+    _create(spark, table)
+    src, ckpt = str(tmp_path / "in"), str(tmp_path / "ckpt")
+    location = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").head()[1]
+
+    def add_input(i: int) -> None:
+        _rows(spark, i * PER_FILE).coalesce(1).write.mode("append").json(src)
+
+    def run_stream() -> None:
+        w = (spark.readStream.schema("id BIGINT, k STRING, v INT").json(src).writeStream.format("iceberg")
+             .option("checkpointLocation", ckpt).trigger(availableNow=True))
+        q = w.toTable(table) if target == "toTable" else w.option("path", location).start()
+        q.awaitTermination(120)
+        assert q.exception() is None
+        if target == "path":
+            # Committed through a table object loaded from the path, not the one the catalog
+            # caches: the session sees the new snapshot after REFRESH TABLE (Iceberg's caching
+            # catalog); the index's refresh loads the table anew, whatever the cache holds.
+            spark.sql(f"REFRESH TABLE {table}")
+
+    add_input(0)
+    run_stream()
+    spark.sql(f"CREATE BLOOM INDEX ice_sink ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    for i in (1, 2):
+        files = len(_data_files(spark, table))
+        add_input(i)
+        run_stream()
+        _await_refresher(spark)
+        assert _covers(spark, root, "ice_sink", table)["data"]["indexedFiles"] > files
+        k = _lookup(spark, table, "ice_sink", _key(i * PER_FILE + 6), [i * PER_FILE + 6])
+        assert k[0] == 1 and k[1] > 1, k
+        _same_everywhere(spark, table, [_key(1), _key(i * PER_FILE + 2), "absent"], [1, i * PER_FILE + 2])
+
+
+# ---------------------------------------------------------------- manual, DROP TABLE
+
+
+def test_a_manual_index_does_not_move(spark, root, table):
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX ice_manual ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'manual')")
+    spark.sql(f"CREATE BLOOM INDEX ice_follows ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    entries = log_entries(root, "ice_manual")
+    _rows(spark, 3 * PER_FILE).writeTo(table).append()
+    spark.sql(f"DELETE FROM {table} WHERE id = 1")
+    spark.sql(f"CALL local.system.rewrite_data_files(table => '{table}', options => map('min-input-files', '2'))")
+    _await_refresher(spark)
+    assert log_entries(root, "ice_manual") == entries
+    _covers(spark, root, "ice_follows", table)
+    # The manual index answers for the files it covers (none now: compacted); the rest are read whole.
+    key = _key(3 * PER_FILE + 8)
+    assert same(spark, lambda: spark.table(table).where(F.col("k") == key).select("id")) == [(3 * PER_FILE + 8,)]
+    _same_everywhere(spark, table, [_key(1), _key(2), key, "absent"], [1, 2])
+    spark.sql("REFRESH BLOOM INDEX ice_manual")
+    _covers(spark, root, "ice_manual", table)
+
+
+def test_drop_table_leaves_the_index_orphaned(spark, root, table):
+    """DROP TABLE of an Iceberg table is not seen (Iceberg's catalogs post no session catalog
+    events): SHOW shows the index ORPHANED while no table has the name, REFRESH refuses it. A
+    table created again under the name (here at the same location) is another table (another
+    Iceberg table UUID): its scans do not use the index, an incremental refresh (the one a
+    write queues) refuses it, and answers stay right; REFRESH ... FULL builds it for the new table."""
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX ice_dropped ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    location = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").head()[1]
+    spark.sql(f"DROP TABLE {table}")
+    _await_refresher(spark)
+    shown = {r.name: r.state for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+    assert shown["ice_dropped"] == "ORPHANED"
+    with pytest.raises(AnalysisException) as e:
+        spark.sql("REFRESH BLOOM INDEX ice_dropped")
+    assert e.value.getCondition() == "BLOOM_INDEX_ORPHANED"
+    versions = len(log_entries(root, "ice_dropped"))
+
+    # Created again, the same columns and rows, at the same location.
+    _create(spark, table)
+    assert spark.sql(f"DESCRIBE TABLE EXTENDED {table}").where("col_name = 'Location'").head()[1] == location
+    _fill(spark, table, files=3)
+    _await_refresher(spark)
+    assert len(log_entries(root, "ice_dropped")) == versions
+    failed = BloomIndex(spark).describe("ice_dropped").get("automatic_refresh_failed", "")
+    assert "created again" in failed, failed
+
+    def make():
+        return spark.table(table).where(F.col("k") == _key(7)).select("id")
+    assert same(spark, make) == [(7,)]
+    text = report(spark, make)
+    assert kept(text, "ice_dropped") is None, text
+    assert "not applied: ice_dropped:" in text and "created again" in text, text
+    with pytest.raises(Exception, match="created again"):
+        spark.sql("REFRESH BLOOM INDEX ice_dropped")
+
+    spark.sql("REFRESH BLOOM INDEX ice_dropped FULL")
+    _covers(spark, root, "ice_dropped", table)
+    assert _lookup(spark, table, "ice_dropped", _key(7), [7])[0] == 1
+    # And it follows the new table's writes again.
+    _rows(spark, 3 * PER_FILE).writeTo(table).append()
+    _await_refresher(spark)
+    _covers(spark, root, "ice_dropped", table)
+    assert "automatic_refresh_failed" not in BloomIndex(spark).describe("ice_dropped")
+
+
+def test_rename_of_a_hadoop_catalog_table_is_refused_and_the_index_stays(spark, root, table):
+    """ALTER TABLE ... RENAME TO: Iceberg's Hadoop catalog refuses it; the index is as it was,
+    follows the table's writes and prunes. (Catalogs that rename keep the table's location and
+    UUID: the index answers for the new name, but its log still names the old one, so SHOW says
+    ORPHANED and its refreshes fail until it is created again: see docs/freshness.md.)"""
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX ice_renamed ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    entries = log_entries(root, "ice_renamed")
+    with pytest.raises(Exception, match="(?i)rename"):
+        spark.sql(f"ALTER TABLE {table} RENAME TO {table}_renamed")
+    _await_refresher(spark)
+    assert log_entries(root, "ice_renamed") == entries
+    assert {r.name: r.state for r in spark.sql("SHOW BLOOM INDEXES").collect()}["ice_renamed"] == "ACTIVE"
+    _rows(spark, 3 * PER_FILE).writeTo(table).append()
+    _await_refresher(spark)
+    _covers(spark, root, "ice_renamed", table)
+    assert _lookup(spark, table, "ice_renamed", _key(3 * PER_FILE + 1), [3 * PER_FILE + 1])[0] == 1
