@@ -132,15 +132,19 @@ def test_vacuum_keeps_what_the_live_version_reads(spark, root, tmp_path):
     live = _live(root, "hv")["data"]
     # Every version's folder is still there (replaced less than the retention ago) ...
     assert len(os.listdir(data_dir)) == 4
-    assert spark.sql("VACUUM BLOOM INDEX hv").collect() == [(0, 0)]
+    assert spark.sql("VACUUM BLOOM INDEX hv").collect() == [(0, 0, 0)]
     # ... and the live one reads the earlier ones' probe files: a VACUUM with no retention keeps them.
     needed = sorted(d.split("/")[1] for d in [live["dir"]] + live.get("reused", []))
     assert len(needed) == 4
-    assert spark.sql("VACUUM BLOOM INDEX hv RETAIN 0 HOURS").collect() == [(0, 0)]
+    assert spark.sql("VACUUM BLOOM INDEX hv RETAIN 0 HOURS").collect()[0][:2] == (0, 0)
     # After OPTIMIZE the live version reads its own folder only: the rest goes.
     spark.sql("OPTIMIZE BLOOM INDEX hv")
-    [(folders, freed)] = spark.sql("VACUUM BLOOM INDEX hv RETAIN 0 HOURS").collect()
+    [(folders, freed, entries)] = spark.sql("VACUUM BLOOM INDEX hv RETAIN 0 HOURS").collect()
     assert folders == 4 and freed > 0
+    # The log keeps the entries from the last replaced version on: the OPTIMIZE's two.
+    log = log_entries(root, "hv")
+    assert entries > 0 and [(e["state"], e["operation"]) for e in log] == [("REFRESHING", "OPTIMIZE"), ("ACTIVE", "OPTIMIZE")]
+    assert log[1]["version"] == log[0]["version"] + 1
     assert os.listdir(data_dir) == [_live(root, "hv")["data"]["dir"].split("/")[1]]
     _check(spark, path, "hv", range(6), 6)
 
@@ -166,7 +170,7 @@ def test_python_optimize_and_vacuum(spark, root, tmp_path):
     bi.create("hp", path, ["k"], source_format="parquet")
     _append(spark, path, 2)
     bi.refresh("hp")
-    assert bi.vacuum("hp") == {"folders_deleted": 0, "bytes_deleted": 0}
+    assert bi.vacuum("hp") == {"folders_deleted": 0, "bytes_deleted": 0, "log_entries_deleted": 0}
     version = bi.optimize("hp")
     assert _live(root, "hp")["version"] == version and _live(root, "hp")["operation"] == "OPTIMIZE"
     out = bi.vacuum("hp", retain_hours=0)

@@ -46,8 +46,8 @@ class Backend(abc.ABC):
         """``OPTIMIZE BLOOM INDEX name``; the log version after it."""
 
     @abc.abstractmethod
-    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int]:
-        """``VACUUM BLOOM INDEX name [RETAIN n HOURS]``; (folders deleted, bytes deleted)."""
+    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int, int]:
+        """``VACUUM BLOOM INDEX name [RETAIN n HOURS]``; (folders deleted, bytes deleted, log entries deleted)."""
 
     @abc.abstractmethod
     def drop(self, name: str, if_exists: bool) -> Any:

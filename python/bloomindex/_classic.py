@@ -49,10 +49,10 @@ class ClassicBackend(Backend):
     def optimize(self, name: str) -> Any:
         return self._run(name, lambda: self._api.optimize(self._spark._jsparkSession, name))
 
-    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int]:
-        folders, freed = capture(self._api.vacuum)(self._spark._jsparkSession, name,
-                                                  -1.0 if retain_hours is None else float(retain_hours))
-        return int(folders), int(freed)
+    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int, int]:
+        folders, freed, entries = capture(self._api.vacuum)(self._spark._jsparkSession, name,
+                                                           -1.0 if retain_hours is None else float(retain_hours))
+        return int(folders), int(freed), int(entries)
 
     def drop(self, name: str, if_exists: bool) -> Any:
         return capture(self._api.drop)(self._spark._jsparkSession, name, if_exists)

@@ -58,10 +58,10 @@ class ConnectBackend(Backend):
     def optimize(self, name: str) -> Any:
         return self._sql(f"OPTIMIZE BLOOM INDEX {_ident(name)}")[0][0]
 
-    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int]:
+    def vacuum(self, name: str, retain_hours: float | None) -> tuple[int, int, int]:
         retain = "" if retain_hours is None else f" RETAIN {float(retain_hours)!r} HOURS"
         row = self._sql(f"VACUUM BLOOM INDEX {_ident(name)}{retain}")[0]
-        return int(row[0]), int(row[1])
+        return int(row[0]), int(row[1]), int(row[2])
 
     def drop(self, name: str, if_exists: bool) -> Any:
         return self._sql(f"DROP BLOOM INDEX {'IF EXISTS ' if if_exists else ''}{_ident(name)}")[0][0]

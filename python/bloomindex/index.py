@@ -160,15 +160,17 @@ class BloomIndex:
     def vacuum(self, name: str, retain_hours: float | None = None) -> dict[str, int]:
         """Deletes the index data that neither the live version nor a version replaced less than
         ``retain_hours`` ago reads (SQL: ``VACUUM BLOOM INDEX name [RETAIN n HOURS]``; default
-        ``spark.bloomindex.vacuum.retention``); returns ``{"folders_deleted": n, "bytes_deleted": b}``."""
+        ``spark.bloomindex.vacuum.retention``), and the log entries before a version replaced
+        longer ago than that; returns ``{"folders_deleted": n, "bytes_deleted": b,
+        "log_entries_deleted": e}``."""
         _check_name(name, "vacuum")
         if retain_hours is not None:
             if isinstance(retain_hours, bool) or not isinstance(retain_hours, (int, float)):
                 raise wrong_type("vacuum", "retain_hours", "a number of hours (an int or float) or None", retain_hours)
             if not math.isfinite(retain_hours) or retain_hours < 0:
                 raise ValueError(f"vacuum: retain_hours: expected 0 or more hours, got {retain_hours!r}")
-        folders, freed = self._backend.vacuum(name, retain_hours)
-        return {"folders_deleted": folders, "bytes_deleted": freed}
+        folders, freed, entries = self._backend.vacuum(name, retain_hours)
+        return {"folders_deleted": folders, "bytes_deleted": freed, "log_entries_deleted": entries}
 
     def drop(self, name: str, if_exists: bool = False) -> bool:
         """Drops index ``name``; returns False when it did not exist and ``if_exists`` was set."""

@@ -77,7 +77,7 @@ def test_optimize_and_vacuum_on_connect(spark, root, tmp_path):
     for start in (100, 200):
         spark.range(start, start + 50, numPartitions=1).write.mode("append").parquet(path)
         bi.refresh("h_ix")
-    assert bi.vacuum("h_ix") == {"folders_deleted": 0, "bytes_deleted": 0}
+    assert bi.vacuum("h_ix") == {"folders_deleted": 0, "bytes_deleted": 0, "log_entries_deleted": 0}
     version = bi.optimize("h_ix")
     assert bi.describe("h_ix")["last_operation"] == "OPTIMIZE"
     assert bi.optimize("h_ix") == version

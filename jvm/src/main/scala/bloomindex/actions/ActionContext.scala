@@ -67,23 +67,35 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
    * can never commit: its next version is taken); otherwise (the VACUUM statement) every
    * operation after the newest stable entry.
    */
-  def vacuum(retentionMs: Long, keep: Set[String] = Set.empty, started: Option[Long] = None): Seq[(Path, Long)] = {
+  def vacuum(retentionMs: Long, keep: Set[String] = Set.empty, started: Option[Long] = None): ActionContext.Vacuumed = {
     val dir = new Path(log.indexDir, "data")
     val fs = dir.getFileSystem(hadoopConf)
     val folders = try fs.listStatus(dir).filter(_.isDirectory).map(_.getPath).toSeq
       catch { case _: java.io.FileNotFoundException => Nil }
     val candidates = folders.filterNot(p => keep.contains(s"data/${p.getName}"))
-    if (candidates.isEmpty) return Nil
-    val needed = neededFolders(retentionMs, started)
-    candidates.filterNot(p => needed.contains(s"data/${p.getName}")).map { p =>
+    if (candidates.isEmpty) return ActionContext.Vacuumed(Nil, 0)
+    val (needed, cut) = neededFolders(retentionMs, started)
+    val gone = candidates.filterNot(p => needed.contains(s"data/${p.getName}")).map { p =>
       val bytes = try fs.getContentSummary(p).getLength catch { case NonFatal(_) => 0L }
       deleteQuietly(p)
       p -> bytes
     }
+    // Log entries up to a version replaced longer ago than the retention: nothing reads them (the
+    // newest stable entry and all after it stay, so the next version number is unchanged).
+    val entries = cut.toSeq.flatMap(c => log.versions().takeWhile(_ <= c)).count { v =>
+      try log.entryPath(v).getFileSystem(hadoopConf).delete(log.entryPath(v), false) catch {
+        case NonFatal(e) => logger.warn(s"could not delete ${log.entryPath(v)}: $e"); false
+      }
+    }
+    ActionContext.Vacuumed(gone, entries)
   }
 
-  /** See [[vacuum]]: the data folders (relative to the index's folder) the log still needs. */
-  private def neededFolders(retentionMs: Long, started: Option[Long]): Set[String] = {
+  /**
+   * See [[vacuum]]: the data folders (relative to the index's folder) the log still needs, and
+   * the newest version whose entry and all older ones nothing reads any more (a stable entry
+   * replaced longer ago than the retention), if any.
+   */
+  private def neededFolders(retentionMs: Long, started: Option[Long]): (Set[String], Option[Long]) = {
     val now = this.now()
     val out = Set.newBuilder[String]
     // The commit time of the newer stable entry that replaced the one at hand.
@@ -95,13 +107,13 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
       e.foreach { e =>
         if (started.fold(replacedAt.isEmpty)(v >= _)) out += s"data/${e.operationId}"
         if (e.state == IndexState.Active || e.state == IndexState.Deleted) {
-          if (replacedAt.exists(t => now - t >= retentionMs)) return out.result()
+          if (replacedAt.exists(t => now - t >= retentionMs)) return (out.result(), Some(v))
           if (e.state == IndexState.Active) e.data.foreach(out ++= _.folders)
           replacedAt = Some(e.timestamp)
         }
       }
     }
-    out.result()
+    (out.result(), None)
   }
 
   /** Runs `f` in the index's Spark job group (the UI groups a build's jobs; Python polls it). */
@@ -120,6 +132,9 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
 }
 
 object ActionContext {
+
+  /** What a VACUUM deleted: data folders (with their bytes) and log entries. */
+  final case class Vacuumed(folders: Seq[(Path, Long)], logEntries: Int)
 
   /** The context of an operation that writes index `name` (see [[IndexRoot.writableLog]]). */
   def writing(spark: SparkSession, name: String): ActionContext =

@@ -74,14 +74,14 @@ class IndexManager(spark: SparkSession) {
   /**
    * VACUUM BLOOM INDEX [RETAIN n HOURS]: deletes the index data no version replaced less than
    * `retentionMs` ago needs ([[ActionContext.vacuum]]; default `spark.bloomindex.vacuum.retention`);
-   * returns (folders deleted, bytes).
+   * returns (folders deleted, bytes, log entries deleted).
    */
-  def vacuum(name: String, retentionMs: Option[Long]): (Long, Long) = {
+  def vacuum(name: String, retentionMs: Option[Long]): (Long, Long, Long) = {
     val ctx = ActionContext.writing(spark, name)
     if (!ctx.log.head().exists(_.entry.exists(_.state != IndexState.Deleted))) throw bloomindex.errors.BloomIndexErrors.notFound(name)
     val gone = ctx.vacuum(retentionMs.getOrElse(
       spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.VACUUM_RETENTION)))
-    (gone.size.toLong, gone.map(_._2).sum)
+    (gone.folders.size.toLong, gone.folders.map(_._2).sum, gone.logEntries.toLong)
   }
 
   def drop(name: String, ifExists: Boolean): Boolean = new DropAction(ActionContext.writing(spark, name), ifExists).run()

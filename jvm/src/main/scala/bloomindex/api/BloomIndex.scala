@@ -62,9 +62,10 @@ final class BloomIndex private (val spark: SparkSession) {
 
   /**
    * `VACUUM BLOOM INDEX name [RETAIN n HOURS]`: deletes the index data no version replaced less
-   * than `retainHours` ago (default `spark.bloomindex.vacuum.retention`) reads; (folders, bytes) deleted.
+   * than `retainHours` ago (default `spark.bloomindex.vacuum.retention`) reads; (folders, bytes,
+   * log entries) deleted.
    */
-  def vacuum(name: String, retainHours: Option[Double] = None): (Long, Long) = {
+  def vacuum(name: String, retainHours: Option[Double] = None): (Long, Long, Long) = {
     retainHours.foreach(h => require(h >= 0 && !h.isNaN && !h.isInfinite, s"retainHours: must be 0 or more, got $h"))
     new IndexManager(spark).vacuum(name, retainHours.map(h => (h * 3600 * 1000).toLong))
   }

@@ -58,10 +58,10 @@ object IndexApi {
 
   def optimize(spark: SparkSession, name: String): Long = BloomIndex(spark).optimize(name)
 
-  /** (folders deleted, bytes deleted); `retainHours` < 0: the configured retention. */
+  /** (folders deleted, bytes deleted, log entries deleted); `retainHours` < 0: the configured retention. */
   def vacuum(spark: SparkSession, name: String, retainHours: Double): Array[Long] = {
-    val (folders, bytes) = BloomIndex(spark).vacuum(name, if (retainHours < 0) None else Some(retainHours))
-    Array(folders, bytes)
+    val (folders, bytes, entries) = BloomIndex(spark).vacuum(name, if (retainHours < 0) None else Some(retainHours))
+    Array(folders, bytes, entries)
   }
 
   def list(spark: SparkSession): DataFrame = BloomIndex(spark).list()

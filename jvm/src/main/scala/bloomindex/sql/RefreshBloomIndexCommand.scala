@@ -33,16 +33,18 @@ case class OptimizeBloomIndexCommand(name: String) extends LeafRunnableCommand {
 
 /**
  * `VACUUM BLOOM INDEX name [RETAIN n HOURS]`; one row: `folders_deleted`, `bytes_deleted`
- * (the data folders of versions replaced longer ago than the retention, and leftovers of failed builds).
+ * (the data folders of versions replaced longer ago than the retention, and leftovers of failed
+ * builds), `log_entries_deleted` (the entries before a version replaced longer ago than that).
  */
 case class VacuumBloomIndexCommand(name: String, retainHours: Option[Double]) extends LeafRunnableCommand {
 
   override val output: Seq[Attribute] = Seq(
     AttributeReference("folders_deleted", LongType, nullable = false)(),
-    AttributeReference("bytes_deleted", LongType, nullable = false)())
+    AttributeReference("bytes_deleted", LongType, nullable = false)(),
+    AttributeReference("log_entries_deleted", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
-    val (folders, bytes) = new IndexManager(spark).vacuum(name, retainHours.map(h => (h * 3600 * 1000).toLong))
-    Seq(Row(folders, bytes))
+    val (folders, bytes, entries) = new IndexManager(spark).vacuum(name, retainHours.map(h => (h * 3600 * 1000).toLong))
+    Seq(Row(folders, bytes, entries))
   }
 }
