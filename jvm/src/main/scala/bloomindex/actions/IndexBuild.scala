@@ -119,6 +119,7 @@ private[actions] object IndexBuild extends Logging {
     val reusedRows = Seq.newBuilder[IndexFiles.RowWritten]
     val carried = Seq.newBuilder[(String, Long, String)]
     var carriedBytes = 0L
+    var compacted = optimize
     val root = indexDir.toUri.getPath.stripSuffix("/") + "/"
     probes.foreach { case (c, fs) =>
       val keepable = fs.collect { case ((p, n), Some(f)) if f.files.forall(e => unchanged.contains(e.path) && isCurrent(e)) =>
@@ -128,6 +129,7 @@ private[actions] object IndexBuild extends Logging {
       // one), or OPTIMIZE: the small ones are carried, together, into few files.
       val compact = optimize || keepable.size + 1 > maxFiles
       val (keep, small) = if (compact) keepable.partition(_._2 >= target) else (keepable, Nil)
+      if (small.nonEmpty) compacted = true
       val keptPaths = keep.map(_._1).toSet
       fs.foreach { case ((p, n), footer) =>
         if (!keptPaths.contains(p) && footer.exists(_.files.exists(e => unchanged.contains(e.path)))) {
@@ -149,7 +151,7 @@ private[actions] object IndexBuild extends Logging {
     }
     val carriedAll = carried.result()
     // Rewritten rows go into about one file per `target` bytes (at least one per column's worth).
-    val parts = if (optimize || carriedAll.size > maxFiles) math.max(1L, (carriedBytes + target - 1) / target).toInt else 0
+    val parts = if (compacted) math.max(1L, (carriedBytes + target - 1) / target).toInt else 0
     Some(Kept(unchanged.iterator.map(p => p -> byPath(p)).toMap, ReusedProbes(reusedFiles.result(), reusedRows.result()),
       carriedAll, parts))
   }
