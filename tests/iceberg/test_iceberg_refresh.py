@@ -6,7 +6,9 @@ After each kind of write (appends: INSERT INTO, DataFrameWriterV2 append, DataFr
 overwrites: INSERT OVERWRITE of a static and of a dynamic partition, overwritePartitions,
 overwrite by condition; row-level DELETE, UPDATE and MERGE INTO in copy-on-write and merge-on-read;
 the `rewrite_data_files` and `rollback_to_snapshot` procedures; the Iceberg Structured Streaming
-sink by table name and by location), once Spark's listener bus and the background refresher are
+sink by table name and by location; the replaces: CREATE OR REPLACE / REPLACE TABLE ... AS SELECT,
+DataFrameWriterV2 replace and createOrReplace, DataFrameWriter saveAsTable in overwrite mode, REPLACE
+TABLE without a query; TRUNCATE TABLE), once Spark's listener bus and the background refresher are
 idle: the index's newest log entry is ACTIVE, of the table's current snapshot, and holds exactly
 the snapshot's data files; a lookup of a value only the new data holds keeps exactly the files
 holding it; and every query answers as with pruning off. A `manual` index does not move. DROP
@@ -67,8 +69,10 @@ def _data_files(spark, table: str) -> set[str]:
     return {row_path(r[0]) for r in spark.sql(f"SELECT file_path FROM {table}.files WHERE content = 0").collect()}
 
 
-def _current_snapshot(spark, table: str) -> int:
-    return spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").head()[0]
+def _current_snapshot(spark, table: str) -> int | None:
+    """The snapshot of the table's main branch (None: no snapshot, as after REPLACE TABLE without a query)."""
+    row = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").head()
+    return None if row is None else row[0]
 
 
 def _covers(spark, root: str, name: str, table: str) -> dict:
@@ -78,7 +82,7 @@ def _covers(spark, root: str, name: str, table: str) -> dict:
     why = BloomIndex(spark).describe(name).get("automatic_refresh_failed")
     assert last["state"] == "ACTIVE", ([(e["version"], e["state"], e["operation"]) for e in entries], why)
     files = _data_files(spark, table)
-    assert last["data"]["tableVersion"] == _current_snapshot(spark, table), (name, why)
+    assert last["data"].get("tableVersion") == _current_snapshot(spark, table), (name, why)
     assert last["data"]["indexedFiles"] == len(files), (name, last["data"]["indexedFiles"], len(files), why)
     assert {row_path(r.file_path) for r in index_rows(spark, root, name)} == files, name
     return last
@@ -376,3 +380,141 @@ def test_rename_of_a_hadoop_catalog_table_is_refused_and_the_index_stays(spark, 
     _await_refresher(spark)
     _covers(spark, root, "ice_renamed", table)
     assert _lookup(spark, table, "ice_renamed", _key(3 * PER_FILE + 1), [3 * PER_FILE + 1])[0] == 1
+
+
+# ---------------------------------------------------------------- replaces, TRUNCATE TABLE
+
+
+def _select(lo: int, files: int = 3, k: str = f"{KEY} AS k", ident: str = "id") -> str:
+    """`files` data files of PER_FILE rows from id lo (one task each: range's partitions)."""
+    return (f"SELECT {ident}, {k}, cast(id % 13 AS int) AS v "
+            f"FROM range({lo}, {lo + files * PER_FILE}, 1, {files})")
+
+
+def _uuid(spark, table: str) -> str:
+    return str(spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table).uuid())
+
+
+def test_replaces_refresh_the_index(spark, root, table):
+    """CREATE OR REPLACE / REPLACE TABLE ... AS SELECT, DataFrameWriterV2 replace and
+    createOrReplace, DataFrameWriter saveAsTable in overwrite mode: Spark plans each as a
+    ReplaceTableAsSelect. Iceberg's replace keeps the table's UUID (and a column's field id where
+    a column of its name was there): the index is the same table's and follows it."""
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    uuid = _uuid(spark, table)
+    spark.sql(f"CREATE BLOOM INDEX ice_rp ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    spark.sql(f"CREATE BLOOM INDEX ice_rp_bg ON {table} FOR COLUMNS (id) OPTIONS (refresh = 'background')")
+
+    def frame(lo: int):
+        return spark.range(lo, lo + 3 * PER_FILE, numPartitions=3).selectExpr("id", f"{KEY} AS k", "cast(id % 13 AS int) AS v")
+
+    writes = [
+        ("CREATE OR REPLACE TABLE AS SELECT", lambda lo: spark.sql(
+            f"CREATE OR REPLACE TABLE {table} USING iceberg AS {_select(lo)}")),
+        # Another column order: the columns keep their field ids (by name).
+        ("REPLACE TABLE AS SELECT, columns reordered", lambda lo: spark.sql(
+            f"REPLACE TABLE {table} USING iceberg AS SELECT k, id, v FROM ({_select(lo)})")),
+        ("DataFrameWriterV2 replace", lambda lo: frame(lo).writeTo(table).using("iceberg").replace()),
+        ("DataFrameWriterV2 createOrReplace", lambda lo: frame(lo).writeTo(table).createOrReplace()),
+        ("DataFrameWriter saveAsTable overwrite", lambda lo: frame(lo).write.format("iceberg").mode("overwrite")
+         .saveAsTable(table)),
+    ]
+    previous = 1
+    for n, (what, write) in enumerate(writes):
+        lo = (20 + 3 * n) * PER_FILE
+        write(lo)
+        _await_refresher(spark)
+        assert _uuid(spark, table) == uuid, what
+        for name in ("ice_rp", "ice_rp_bg"):
+            assert _covers(spark, root, name, table)["data"]["indexedFiles"] == 3, what
+            assert "automatic_refresh_failed" not in BloomIndex(spark).describe(name), what
+        k = _lookup(spark, table, "ice_rp", _key(lo + PER_FILE + 7), [lo + PER_FILE + 7])
+        assert k[0] == 1 and k[1] > 1, (what, k)  # the index, not Iceberg's metrics, left one file
+        assert _lookup(spark, table, "ice_rp_bg", lo + 8, [lo + 8], column="id")[0] == 1, what
+        # The rows the replace replaced are gone.
+        assert same(spark, lambda p=previous: spark.table(table).where(F.col("k") == _key(p))) == [], what
+        _same_everywhere(spark, table, [_key(lo + 1), _key(lo + 2 * PER_FILE + 3), _key(previous), "absent"],
+                         [lo + 2, previous])
+        previous = lo + 1
+
+
+def test_replace_changing_a_column_type_answers_right(spark, root, table):
+    """A REPLACE that gives an indexed column another type (the column keeps its field id: its
+    name was there): the index's refresh refuses it (DESCRIBE shows why), its scans do not use
+    it, and every query answers as with pruning off; back to the indexed type, it follows again."""
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX ice_tk ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    spark.sql(f"CREATE BLOOM INDEX ice_ti ON {table} FOR COLUMNS (id) OPTIONS (refresh = 'on_write')")
+
+    # id: BIGINT -> STRING. k's index follows; id's refresh is refused.
+    lo = 10 * PER_FILE
+    spark.sql(f"REPLACE TABLE {table} USING iceberg AS {_select(lo, ident='cast(id AS string) AS id')}")
+    _await_refresher(spark)
+    assert dict((f.name, f.dataType.simpleString()) for f in spark.table(table).schema.fields)["id"] == "string"
+    _covers(spark, root, "ice_tk", table)
+    failed = BloomIndex(spark).describe("ice_ti").get("automatic_refresh_failed", "")
+    assert "BLOOM_INDEX_SOURCE_COLUMN_TYPE_CHANGED" in failed or "type was changed" in failed, failed
+    assert _lookup(spark, table, "ice_tk", _key(lo + 7), [str(lo + 7)])[0] == 1  # id reads as a string now
+    for i in (lo + 4, 4, 9999):
+        for value in (str(i), i):
+            same(spark, lambda value=value: spark.table(table).where(F.col("id") == value), f"id {value!r}")
+    text = report(spark, lambda: spark.table(table).where(F.col("id") == str(lo + 4)))
+    assert kept(text, "ice_ti") is None, text
+    _same_everywhere(spark, table, [_key(lo + 1), _key(1), "absent"], [])
+
+    # k: STRING -> INT. Now k's refresh is refused too; answers stay right.
+    lo = 20 * PER_FILE
+    spark.sql(f"REPLACE TABLE {table} USING iceberg AS {_select(lo, k='cast(id % 1000 AS int) AS k')}")
+    _await_refresher(spark)
+    failed = BloomIndex(spark).describe("ice_tk").get("automatic_refresh_failed", "")
+    assert "BLOOM_INDEX_SOURCE_COLUMN_TYPE_CHANGED" in failed or "type was changed" in failed, failed
+    for value in (lo % 1000 + 5, 17, 999999):
+        same(spark, lambda value=value: spark.table(table).where(F.col("k") == value), f"k {value}")
+    text = report(spark, lambda: spark.table(table).where(F.col("k") == 17))
+    assert kept(text, "ice_tk") is None, text
+    for i in (lo + 3, 3):
+        same(spark, lambda i=i: spark.table(table).where(F.col("id") == i), str(i))
+
+    # Back to the indexed types: both indexes follow again.
+    lo = 30 * PER_FILE
+    spark.sql(f"CREATE OR REPLACE TABLE {table} USING iceberg AS {_select(lo)}")
+    _await_refresher(spark)
+    for name in ("ice_tk", "ice_ti"):
+        assert _covers(spark, root, name, table)["data"]["indexedFiles"] == 3
+        assert "automatic_refresh_failed" not in BloomIndex(spark).describe(name), name
+    k = _lookup(spark, table, "ice_tk", _key(lo + 7), [lo + 7])
+    assert k[0] == 1 and k[1] > 1, k
+    assert _lookup(spark, table, "ice_ti", lo + 8, [lo + 8], column="id")[0] == 1
+    _same_everywhere(spark, table, [_key(lo + 1), _key(20 * PER_FILE + 1), _key(1), "absent"], [lo + 2, 2])
+
+
+def test_truncate_and_replace_without_a_query_empty_the_index(spark, root, table):
+    """TRUNCATE TABLE (Spark's TruncateTable: Iceberg deletes every row) and REPLACE TABLE
+    without a query (ReplaceTable): afterwards the index holds no file, queries answer as without
+    it, and the next write's files are indexed."""
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX ice_tr ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    uuid = _uuid(spark, table)
+    for n, (what, empty) in enumerate([
+            ("TRUNCATE TABLE", lambda: spark.sql(f"TRUNCATE TABLE {table}")),
+            ("REPLACE TABLE", lambda: spark.sql(f"REPLACE TABLE {table} (id BIGINT, k STRING, v INT) USING iceberg"))]):
+        empty()
+        _await_refresher(spark)
+        assert _uuid(spark, table) == uuid, what
+        assert _data_files(spark, table) == set(), what
+        # TRUNCATE commits a snapshot without files; REPLACE TABLE leaves the table without one.
+        assert (_current_snapshot(spark, table) is None) == (what == "REPLACE TABLE"), what
+        assert _covers(spark, root, "ice_tr", table)["data"]["indexedFiles"] == 0, what
+        assert same(spark, lambda: spark.table(table).where(F.col("k") == _key(1))) == [], what
+        _same_everywhere(spark, table, [_key(1), _key(3 * PER_FILE + 1), "absent"], [1, 3 * PER_FILE + 1])
+        # The next writes are indexed.
+        lo = (3 + 2 * n) * PER_FILE
+        _fill(spark, table, files=2, start=3 + 2 * n)
+        _await_refresher(spark)
+        assert _covers(spark, root, "ice_tr", table)["data"]["indexedFiles"] == 2, what
+        k = _lookup(spark, table, "ice_tr", _key(lo + 7), [lo + 7])
+        assert k[0] == 1 and k[1] > 1, (what, k)
+        _same_everywhere(spark, table, [_key(lo + 1), _key(1), "absent"], [lo + 2, 1])

@@ -33,9 +33,10 @@ import org.apache.spark.sql.util.QueryExecutionListener
  *    index over the folder or table written (and queues the `background` ones).
  *  - '''Every other write''' a provider recognises ([[bloomindex.source.SourceProvider.writtenBy]]:
  *    Delta's commands and DataFrame writes, V2 writes such as Iceberg's appends, overwrites and
- *    row-level operations) is seen by a `QueryExecutionListener` after it succeeded. Spark calls
- *    listeners on its listener bus thread, after the write returned, so these refreshes are
- *    queued to the background refresher whatever the index's mode.
+ *    row-level operations, Iceberg's replaces and TRUNCATE TABLE) is seen by a
+ *    `QueryExecutionListener` after it succeeded. Spark calls listeners on its listener bus
+ *    thread, after the write returned, so these refreshes are queued to the background
+ *    refresher whatever the index's mode.
  *  - '''Stored procedures''' (Iceberg's `CALL <catalog>.system.rewrite_data_files(...)`, ...),
  *    which Spark runs while it analyses the CALL, are seen by the session's check rule on the
  *    analyzed plan ([[afterAnalysis]]), in the calling thread; queued as well.

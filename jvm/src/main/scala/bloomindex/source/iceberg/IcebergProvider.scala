@@ -15,9 +15,10 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
-import org.apache.spark.sql.catalyst.analysis.ResolvedProcedure
-import org.apache.spark.sql.catalyst.plans.logical.{Call, LogicalPlan, RowLevelWrite, SubqueryAlias, V2WriteCommand, View}
-import org.apache.spark.sql.connector.catalog.Table
+import org.apache.spark.sql.catalyst.analysis.{ResolvedIdentifier, ResolvedProcedure, ResolvedTable}
+import org.apache.spark.sql.catalyst.plans.logical.{Call, LogicalPlan, ReplaceTable, ReplaceTableAsSelect, RowLevelWrite,
+  SubqueryAlias, TruncateTable, V2WriteCommand, View}
+import org.apache.spark.sql.connector.catalog.{CatalogPlugin, Table}
 import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure
 import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.execution.SparkPlan
@@ -176,7 +177,8 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
    * `append` (`AppendData`), `INSERT OVERWRITE` and `overwrite` (`OverwriteByExpression`),
    * `overwritePartitions` (`OverwritePartitionsDynamic`), and the row-level operations `DELETE`,
    * `UPDATE` and `MERGE INTO` (`ReplaceData` for copy-on-write, `WriteDelta` for
-   * merge-on-read), each by the location of the table written.
+   * merge-on-read), each by the location of the table written. (Replaces and TRUNCATE TABLE,
+   * whose table is named rather than read: the other [[writtenBy]].)
    */
   override def writtenBy(command: LogicalPlan): Option[SourceIdentity] = {
     // A row-level write's table is the relation over Spark's wrapper of the operation
@@ -197,6 +199,20 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
    * told queues nothing (its indexes stay behind: the files they do not cover are read whole).
    */
   override def writtenBy(spark: SparkSession, command: LogicalPlan): Option[SourceIdentity] = command match {
+    // CREATE OR REPLACE / REPLACE TABLE ... AS SELECT, DataFrameWriterV2 `replace` and
+    // `createOrReplace`, DataFrameWriter `saveAsTable` in overwrite mode (Spark plans all as
+    // `ReplaceTableAsSelect`), and REPLACE TABLE without a query: the table is loaded from its
+    // catalog after the replace committed (the listener hears of the command once it returned).
+    // Iceberg's replace keeps the table's UUID (the index's table), its location and its history;
+    // a column keeps its field id when a column of its name was there before (another type: the
+    // index's refresh refuses it, its scans do not use it). Spark 4.1 also runs the write of an
+    // AS SELECT as a nested `OverwriteByExpression` of the staged table, heard by [[writtenBy]]
+    // before the replace committed: the refresh it queues may find the table as it was.
+    case r: ReplaceTableAsSelect => replaced(r.name)
+    case r: ReplaceTable => replaced(r.name)
+    // TRUNCATE TABLE: Spark truncates an Iceberg table itself (`TruncateTableExec`: Iceberg's
+    // delete of all rows), a command of its own, not a V2 write.
+    case TruncateTable(rt: ResolvedTable) if isIcebergTable(rt.table) => Some(IcebergTables.identity(rt.catalog, rt.identifier, rt.table))
     case c: Call => c.procedure match {
       case ResolvedProcedure(catalog, _, p: BoundProcedure) if p.getClass.getName.startsWith(Package) =>
         val i = p.parameters().indexWhere(_.name().equalsIgnoreCase(TableParameter))
@@ -207,6 +223,14 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
     }
     case other => writtenBy(other)
   }
+
+  /** The Iceberg table a replace wrote, if its catalog is one of Iceberg's and loads it as an Iceberg table. */
+  private def replaced(name: LogicalPlan): Option[SourceIdentity] = name match {
+    case ResolvedIdentifier(catalog, ident) if isIcebergCatalog(catalog) => IcebergTables.catalogTable(catalog, ident)
+    case _ => None
+  }
+
+  private def isIcebergCatalog(c: CatalogPlugin): Boolean = c != null && c.getClass.getName.startsWith(Package)
 
   /**
    * Iceberg's Structured Streaming sink: its progress describes it by the table's name, as

@@ -153,6 +153,24 @@ object IcebergTables extends Logging {
   /** Who the table a V2 write wrote is (its location, and its catalog name when it has one). */
   def identity(r: DataSourceV2Relation): SourceIdentity = identityOf(tableName(r), sparkTable(r).table())
 
+  /** Who the table a command named (TRUNCATE TABLE's `ResolvedTable`) is: as [[identity]] of a relation. */
+  def identity(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier,
+      table: org.apache.spark.sql.connector.catalog.Table): SourceIdentity =
+    identityOf(nameOf(catalog, ident, table.asInstanceOf[SparkTable].table()), table.asInstanceOf[SparkTable].table())
+
+  /**
+   * The Iceberg table `catalog` holds as `ident` now (a REPLACE's table, loaded after it
+   * committed), with its identity; None when it is not an Iceberg table or cannot be loaded.
+   */
+  def catalogTable(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier): Option[SourceIdentity] =
+    load(catalog, ident).map(t => identityOf(nameOf(catalog, ident, t), t))
+
+  /** catalog.namespace.table, as [[tableName]] gives it; None for a path table (its identifier is its location). */
+  private def nameOf(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier,
+      t: IcebergTable): Option[String] =
+    if (ident.name() == t.location() || ident.name().contains("/")) None
+    else Some((catalog.name() +: ident.namespace().toSeq :+ ident.name()).mkString("."))
+
   /** The Iceberg table of `catalog` named `ident`, if it is one (any failure to load it: None). */
   private def load(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier): Option[IcebergTable] =
     catalog match {
