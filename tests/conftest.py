@@ -22,6 +22,10 @@ S3_TESTS = ROOT / "tests" / "s3"
 GCS_TESTS = ROOT / "tests" / "gcs"
 # The other Spark versions' checks: run by `make test-spark-versions` in each version's venv.
 SPARK_VERSION_TESTS = ROOT / "tests" / "spark_versions"
+# Apache Iceberg, on the PySpark of .venvs/iceberg (`make test-iceberg`).
+ICEBERG_TESTS = ROOT / "tests" / "iceberg"
+# Two writer processes at once (`make test-race`, nightly: two extra JVMs).
+RACE_TESTS = ROOT / "tests" / "race"
 # The JVM test classes (the encryption tests' in-memory KMS): `make test` stages them here.
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 
@@ -67,11 +71,13 @@ def pytest_collection_modifyitems(config, items):
 def pytest_ignore_collect(collection_path, config):
     """tests/cluster, tests/connect, tests/s3 and tests/gcs need their own process (one SparkContext per
     process, see their conftest), tests/connect_server a client environment, and
-    tests/spark_versions belongs to `make test-spark-versions`: collected only when named on the
-    command line (`make test-cluster`, `make test-connect`, `make test-connect-server`,
-    `make test-s3`, `make test-gcs`, `make test-spark-versions`)."""
+    tests/spark_versions belongs to `make test-spark-versions`, tests/iceberg to another PySpark,
+    tests/race to the nightly run: collected only when named on the command line (`make
+    test-cluster`, `make test-connect`, `make test-connect-server`, `make test-s3`, `make test-gcs`,
+    `make test-spark-versions`, `make test-iceberg`, `make test-race`)."""
     own = pathlib.Path(collection_path).resolve()
-    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, S3_TESTS, GCS_TESTS, SPARK_VERSION_TESTS):
+    if own not in (CLUSTER_TESTS, CONNECT_TESTS, CONNECT_SERVER_TESTS, S3_TESTS, GCS_TESTS, SPARK_VERSION_TESTS,
+                   ICEBERG_TESTS, RACE_TESTS):
         return None
     base = pathlib.Path(config.invocation_params.dir)
     for arg in config.args:

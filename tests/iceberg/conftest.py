@@ -9,23 +9,6 @@ import pathlib
 
 import pytest
 
-ICEBERG_TESTS = pathlib.Path(__file__).resolve().parent
-
-
-def pytest_ignore_collect(collection_path, config):
-    """Collected only when tests/iceberg (or a file of it) is named on the command line: the
-    main run's session has no Iceberg (and its Spark may have no Iceberg runtime)."""
-    path = pathlib.Path(collection_path).resolve()
-    if path == ICEBERG_TESTS or ICEBERG_TESTS not in path.parents:
-        return None
-    base = pathlib.Path(config.invocation_params.dir)
-    for arg in config.args:
-        p = (base / arg.split("::")[0]).resolve()
-        if p == ICEBERG_TESTS or ICEBERG_TESTS in p.parents or p == path:
-            return None
-    return True
-
-
 @pytest.fixture(scope="session")
 def warehouse(tmp_path_factory) -> pathlib.Path:
     return tmp_path_factory.mktemp("iceberg-warehouse")

@@ -1,6 +1,6 @@
 """Two writer processes appending to one Parquet folder whose index follows writes (`make
 test-race`, nightly): collected only when tests/race (or a file of it) is named on the command
-line. Two extra driver JVMs make it too slow for `make test`'s budget on 2 cores.
+line (tests/conftest.py). Two extra driver JVMs make it too slow for `make test`'s budget on 2 cores.
 
 The pytest process has one small SparkSession of its own (no Delta, Avro or test classes: it
 only creates the index and queries), overriding tests/conftest.py's `spark` fixture for this
@@ -8,24 +8,7 @@ folder; tests/conftest.py's `root` fixture (a fresh `spark.bloomindex.root`) use
 
 from __future__ import annotations
 
-import pathlib
-
 import pytest
-
-RACE_TESTS = pathlib.Path(__file__).resolve().parent
-
-
-def pytest_ignore_collect(collection_path, config):
-    """Collected only when tests/race (or a file of it) is named on the command line."""
-    path = pathlib.Path(collection_path).resolve()
-    if path == RACE_TESTS or RACE_TESTS not in path.parents:
-        return None
-    base = pathlib.Path(config.invocation_params.dir)
-    for arg in config.args:
-        p = (base / arg.split("::")[0]).resolve()
-        if p == RACE_TESTS or RACE_TESTS in p.parents or p == path:
-            return None
-    return True
 
 
 @pytest.fixture(scope="session")
