@@ -74,7 +74,8 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
       catch { case _: java.io.FileNotFoundException => Nil }
     val candidates = folders.filterNot(p => keep.contains(s"data/${p.getName}"))
     if (candidates.isEmpty) return ActionContext.Vacuumed(Nil, 0)
-    val (needed, cut) = neededFolders(retentionMs, started)
+    val versions = log.versionStatuses()
+    val (needed, cut) = neededFolders(versions, retentionMs, started)
     val gone = candidates.filterNot(p => needed.contains(s"data/${p.getName}")).map { p =>
       val bytes = try fs.getContentSummary(p).getLength catch { case NonFatal(_) => 0L }
       deleteQuietly(p)
@@ -82,7 +83,7 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
     }
     // Log entries up to a version replaced longer ago than the retention: nothing reads them (the
     // newest stable entry and all after it stay, so the next version number is unchanged).
-    val entries = cut.toSeq.flatMap(c => log.versions().takeWhile(_ <= c)).count { v =>
+    val entries = cut.toSeq.flatMap(c => versions.map(_._1).takeWhile(_ <= c)).count { v =>
       try log.entryPath(v).getFileSystem(hadoopConf).delete(log.entryPath(v), false) catch {
         case NonFatal(e) => logger.warn(s"could not delete ${log.entryPath(v)}: $e"); false
       }
@@ -91,16 +92,18 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
   }
 
   /**
-   * See [[vacuum]]: the data folders (relative to the index's folder) the log still needs, and
+   * See [[vacuum]]: the data folders (relative to the index's folder) the log (`versions`, its
+   * entries' statuses) still needs, and
    * the newest version whose entry and all older ones nothing reads any more (a stable entry
    * replaced longer ago than the retention), if any.
    */
-  private def neededFolders(retentionMs: Long, started: Option[Long]): (Set[String], Option[Long]) = {
+  private def neededFolders(versions: Seq[(Long, org.apache.hadoop.fs.FileStatus)], retentionMs: Long,
+      started: Option[Long]): (Set[String], Option[Long]) = {
     val now = this.now()
     val out = Set.newBuilder[String]
     // The commit time of the newer stable entry that replaced the one at hand.
     var replacedAt: Option[Long] = None
-    val it = log.versionStatuses().reverseIterator
+    val it = versions.reverseIterator
     while (it.hasNext) {
       val (v, status) = it.next()
       val e = try Some(log.readCached(v, status)) catch { case NonFatal(_) => None }

@@ -102,7 +102,9 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
   /** Whether `b` holds exactly the source's current files, each as it is now (a damaged or unreadable version does not). */
   private def upToDate(b: LogEntry): Boolean = try {
     val (current, version) = SourceResolver.currentFiles(ctx.spark, spec.source)
-    b.data.exists(_.tableVersion == version) && spec.columns.indices.forall { i =>
+    // The file count first: after a write it differs, and the columns (their probe files'
+    // footers, which the build reads again) need not be loaded to say so.
+    b.data.exists(d => d.tableVersion == version && d.indexedFiles == current.size) && spec.columns.indices.forall { i =>
       val column = IndexCache.column(ctx.spark, ctx.log, b, i)
       column.numFiles == current.size && current.forall(f => column.indexOf(f.path, f.size, f.modificationTime) >= 0)
     }

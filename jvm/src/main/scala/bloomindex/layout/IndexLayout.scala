@@ -218,11 +218,10 @@ object IndexLayout {
     val own = d.probeFiles.toSeq.sortBy(_._1).map { case (f, n) => (new Path(folder, f), n, d.listed.get(f)) }
     // Probe files kept from earlier versions: their folders listed once each.
     val kept = d.reused.toSeq.sortBy(_._1).map { case (f, n) => (new Path(d.indexDir, f), n) }
-    val keptListed = kept.map(_._1.getParent).distinct.flatMap { p =>
-      val fs = p.getFileSystem(d.conf)
-      try fs.listStatus(p).filter(_.isFile).map(s => s.getPath.getName -> (p, s.getLen)).toSeq
-      catch { case _: java.io.FileNotFoundException => Nil }
-    }.groupBy(_._2._1).map { case (p, xs) => p -> xs.map(x => x._1 -> x._2._2).toMap }
+    val keptListed: Map[Path, Map[String, Long]] = kept.map(_._1.getParent).distinct.map { p =>
+      p -> (try p.getFileSystem(d.conf).listStatus(p).filter(_.isFile).map(s => s.getPath.getName -> s.getLen).toMap
+        catch { case _: java.io.FileNotFoundException => Map.empty[String, Long] })
+    }.toMap
     val probes = own ++ kept.map { case (p, n) => (p, n, keptListed.get(p.getParent).flatMap(_.get(p.getName))) }
     val (there, gone) = probes.partition { case (_, n, now) => now.contains(n) }
     if (gone.nonEmpty) d.damage(s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
