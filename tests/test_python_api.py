@@ -137,8 +137,8 @@ def test_hashing_takes_spark_type_and_hash_name():
 
 @pytest.mark.parametrize("call,message", [
     (lambda bi: bi.create(123, "t", ["s"]), "create: name must be a str .*, got int"),
-    (lambda bi: bi.create("z", "t", 42), "create: columns: expected a column name, a list of names or a dict"),
-    (lambda bi: bi.create("z", "t", ["a", 1]), "create: columns: expected column names \\(str\\), got int"),
+    (lambda bi: bi.create("z", "t", 42), "create: columns: expected a column name, a list of names or text columns, or a dict"),
+    (lambda bi: bi.create("z", "t", ["a", 1]), "create: columns: expected column names \\(str\\) or tokens\\(...\\) / ngrams\\(...\\), got int"),
     (lambda bi: bi.create("z", 7, ["a"]), "create: source must be a table name, a path \\(str\\) or a DataFrame, got int"),
     (lambda bi: bi.refresh(None), "refresh: name must be a str .*, got NoneType"),
     (lambda bi: bi.drop(["z"]), "drop: name must be a str .*, got list"),

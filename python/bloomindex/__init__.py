@@ -29,11 +29,11 @@ except ImportError as _e:  # pragma: no cover - an install without either
 from .errors import BloomIndexError, ConcurrentBloomIndexUpdateError
 from .filters import ALGORITHMS, ClassicBloomFilter, SbbfMurmur3, expected_fpp
 from .hashing import hash_value, hash_values
-from .index import BloomIndex, might_contain
+from .index import BloomIndex, might_contain, ngrams, tokens
 from ._version import __version__
 from .sbbf import Sbbf, optimal_num_bytes
 from .session import configure, jar_paths
 
 __all__ = ["ALGORITHMS", "BloomIndex", "BloomIndexError", "ClassicBloomFilter", "ConcurrentBloomIndexUpdateError",
-           "Sbbf", "SbbfMurmur3", "configure", "expected_fpp", "hash_value", "hash_values", "jar_paths", "might_contain",
-           "optimal_num_bytes"]
+           "Sbbf", "SbbfMurmur3", "configure", "expected_fpp", "hash_value", "hash_values", "jar_paths",
+           "might_contain", "ngrams", "optimal_num_bytes", "tokens"]

@@ -28,10 +28,11 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def create(self, name: str, source: "str | DataFrame", source_format: str | None,
-               columns: Sequence[str], column_options: Mapping[str, Mapping[str, str]],
+               columns: Sequence[tuple[str, str | None, Mapping[str, str]]],
                options: Mapping[str, str], if_not_exists: bool) -> Any:
         """Creates and builds the index (the arguments checked already; ``source_format`` only
-        with a path); true when it was created, false when it existed (``if_not_exists``)."""
+        with a path); true when it was created, false when it existed (``if_not_exists``).
+        ``columns``: per filter, the column, its kind (None, "tokens" or "ngrams(n)") and options."""
 
     @abc.abstractmethod
     def refresh(self, name: str, full: bool) -> Any:

@@ -29,14 +29,17 @@ class ClassicBackend(Backend):
         self._progress = progress
 
     def create(self, name: str, source: "str | DataFrame", source_format: str | None,
-               columns: Sequence[str], column_options: Mapping[str, Mapping[str, str]],
+               columns: Sequence[tuple[str, str | None, Mapping[str, str]]],
                options: Mapping[str, str], if_not_exists: bool) -> Any:
+        names = [c for c, _, _ in columns]
+        kinds = [k for _, k, _ in columns]
+        column_options = [dict(o) for _, _, o in columns]
         if isinstance(source, str):
             call = lambda: self._api.createOnTableOrPath(
-                self._spark._jsparkSession, name, source, source_format, columns, column_options, options,
+                self._spark._jsparkSession, name, source, source_format, names, kinds, column_options, options,
                 if_not_exists)
         else:
-            call = lambda: self._api.createOnDataFrame(source._jdf, name, columns, column_options, options,
+            call = lambda: self._api.createOnDataFrame(source._jdf, name, names, kinds, column_options, options,
                                                        if_not_exists)
         return self._run(name, call)
 

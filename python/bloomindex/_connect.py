@@ -33,12 +33,12 @@ class ConnectBackend(Backend):
                           "progress bar)", UserWarning, stacklevel=3)
 
     def create(self, name: str, source: "str | DataFrame", source_format: str | None,
-               columns: Sequence[str], column_options: Mapping[str, Mapping[str, str]],
+               columns: Sequence[tuple[str, str | None, Mapping[str, str]]],
                options: Mapping[str, str], if_not_exists: bool) -> Any:
         """``CREATE BLOOM INDEX ... ON`` the table, ``LOCATION 'path' USING format`` for a path,
         ``VIEW`` (a temporary one) for a DataFrame."""
-        cols = ", ".join(_ident(c) + (f" OPTIONS ({_options(column_options[c])})" if column_options.get(c) else "")
-                         for c in columns)
+        cols = ", ".join(_ident(c) + (f" USING {_using(k)}" if k else "")
+                         + (f" OPTIONS ({_options(o)})" if o else "") for c, k, o in columns)
         head = f"CREATE BLOOM INDEX {'IF NOT EXISTS ' if if_not_exists else ''}{_ident(name)} ON "
         tail = f" FOR COLUMNS ({cols})" + (f" OPTIONS ({_options(options)})" if options else "")
         if isinstance(source, str):
@@ -160,3 +160,13 @@ def _table_name(spark: "SparkSession", source: str) -> str:
         return source
     convert(lambda: spark.table(source).schema)()
     raise ValueError(f"source: not a table name: {source!r}")
+
+
+def _using(kind: str) -> str:
+    """A text filter's kind ("tokens", "ngrams(3)") as SQL writes it after USING."""
+    if kind == "tokens":
+        return "TOKENS"
+    n = kind[len("ngrams("):-1]
+    if not (kind.startswith("ngrams(") and kind.endswith(")") and n.isdigit()):
+        raise ValueError(f"create: a text column's kind: expected 'tokens' or 'ngrams(n)', got {kind!r}")
+    return f"NGRAMS ({n})"

@@ -10,6 +10,7 @@ are checked, and the results made, here: results and exception classes are the s
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -66,7 +67,7 @@ class BloomIndex:
         self,
         name: str,
         source: "str | DataFrame",
-        columns: Sequence[str] | Mapping[str, Mapping[str, Any]],
+        columns: "Sequence[str | TextColumn] | Mapping[str | TextColumn, Mapping[str, Any]]",
         fpp: float | None = None,
         ndv: int | None = None,
         *,
@@ -82,7 +83,10 @@ class BloomIndex:
         ``source`` is a table name, a path (with ``source_format=``, e.g. ``"parquet"``: the
         files' data source) or a DataFrame that reads files directly. ``columns`` is a list of
         names or a dict of name -> per-column options (``fpp``, ``ndv``, ``sizing``,
-        ``algorithm``). ``fpp``, ``ndv`` and ``algorithm`` are defaults for every column.
+        ``algorithm``). ``fpp``, ``ndv`` and ``algorithm`` are defaults for every column. A
+        column given as :func:`tokens` or :func:`ngrams` gets a text filter (``LIKE '%x%'``,
+        ``contains``, ``startswith``, ``endswith``, ``ILIKE``, ``RLIKE``, ``=``, ``IN``); one
+        column may carry an equality filter and text filters at once.
 
         ``algorithm`` is the Bloom filter design: ``"sbbf"`` (Parquet's split block filter, the
         default), ``"sbbf-murmur3"`` (its deprecated MurmurHash3 predecessor) or ``"classic"``
@@ -106,7 +110,7 @@ class BloomIndex:
         check_str(w, "source_format", source_format, "a str (a data source such as 'parquet')", optional=True)
         if _is_frame(source) and source_format is not None:
             raise ValueError("create: source_format: not used with a DataFrame source")
-        names, col_opts = _columns(columns)
+        entries = _columns(columns)
         if fpp is not None:
             check_number(w, "fpp", fpp)
         if ndv is not None:
@@ -127,7 +131,7 @@ class BloomIndex:
             opts["algorithm"] = _opt(algorithm)
         if global_filter:
             opts["global"] = _opt(global_filter)
-        return bool(self._backend.create(name, source, source_format, names, col_opts, opts, if_not_exists))
+        return bool(self._backend.create(name, source, source_format, entries, opts, if_not_exists))
 
     def refresh(self, name: str, mode: str = "incremental") -> int:
         """Indexes new and changed files (``"incremental"``) or everything (``"full"``);
@@ -303,12 +307,71 @@ def _check_option(where: str, key: Any, value: Any) -> None:
         raise ArgumentTypeError(f"{where}: option {key} must be {_OPTION_TYPES}, got {type_name(value)}")
 
 
-def _columns(columns: Any) -> tuple[builtins.list[str], dict[str, dict[str, str]]]:
-    """``create``'s ``columns``: the names, and each one's options as strings."""
-    accepts = "a column name, a list of names or a dict of name -> options"
+@dataclasses.dataclass(frozen=True)
+class TextColumn:
+    """A text filter on a string column, for :meth:`BloomIndex.create`'s ``columns``: made by
+    :func:`tokens` or :func:`ngrams` (SQL's ``column USING TOKENS`` / ``USING NGRAMS (n)``)."""
+
+    name: str
+    kind: str  # "tokens" or "ngrams(n)"
+    options: tuple[tuple[str, str], ...] = ()
+
+    def sql(self) -> str:
+        """The kind as SQL writes it after USING."""
+        return "TOKENS" if self.kind == "tokens" else "NGRAMS (" + self.kind[len("ngrams("):-1] + ")"
+
+
+def _text_options(where: str, case: Any, extra: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    opts: dict[str, Any] = dict(extra)
+    if case is not None:
+        check_str(where, "case", case, "'none' or 'lower'")
+        if case.lower() not in ("none", "lower"):
+            raise ValueError(f"{where}: case: expected 'none' or 'lower', got {case!r}")
+        opts["case"] = case
+    for k, v in opts.items():
+        _check_option(where, k, v)
+    return tuple((k, _opt(v)) for k, v in opts.items())
+
+
+def tokens(column: str, *, case: str | None = None, separators: str | None = None,
+           **options: str | int | float | bool) -> TextColumn:
+    """A token filter on string ``column``: ``LIKE``, ``contains``, ``startswith``, ``endswith``,
+    ``RLIKE``, ``=`` and ``IN`` prune on the words a pattern bounds on both sides by a separator
+    or the value's edge. ``case="lower"`` also lets ``ILIKE`` and ``lower(c)`` predicates prune;
+    ``separators`` are the separator characters (default: every character that is not a letter
+    or digit); ``options`` are the column options (``fpp``, ``ndv``, ``sizing``, ``algorithm``).
+
+    >>> BloomIndex(spark).create("logs_idx", "logs", ["trace_id", tokens("message", case="lower")])  # doctest: +SKIP
+    """
+    check_str("tokens", "column", column, "a column name (str)")
+    extra: dict[str, Any] = dict(options)
+    if separators is not None:
+        check_str("tokens", "separators", separators, "a str of separator characters")
+        extra["separators"] = separators
+    return TextColumn(column, "tokens", _text_options("tokens", case, extra))
+
+
+def ngrams(column: str, n: int, *, case: str | None = None, **options: str | int | float | bool) -> TextColumn:
+    """An n-gram filter on string ``column``: the predicates :func:`tokens` names prune on every
+    literal run of ``n`` or more characters of a pattern (``LIKE '%abc%'`` with ``n=3``).
+    ``case`` and ``options`` as for :func:`tokens`."""
+    check_str("ngrams", "column", column, "a column name (str)")
+    check_number("ngrams", "n", n, integer=True)
+    if not 1 <= n <= 16:
+        raise ValueError(f"ngrams: n: expected a whole number in [1, 16], got {n!r}")
+    return TextColumn(column, f"ngrams({int(n)})", _text_options("ngrams", case, options))
+
+
+_Entry = tuple[str, "str | None", dict[str, str]]
+
+
+def _columns(columns: Any) -> builtins.list[_Entry]:
+    """``create``'s ``columns``: per filter, the column's name, its kind (None: an equality
+    filter; "tokens" or "ngrams(n)") and its options as strings."""
+    accepts = "a column name, a list of names or text columns, or a dict of them -> options"
     if isinstance(columns, Mapping):
         names = builtins.list(columns)
-    elif isinstance(columns, str):
+    elif isinstance(columns, (str, TextColumn)):
         names = [columns]
     elif isinstance(columns, (builtins.list, tuple)):
         names = builtins.list(columns)
@@ -317,13 +380,18 @@ def _columns(columns: Any) -> tuple[builtins.list[str], dict[str, dict[str, str]
     if not names:
         raise ValueError(f"create: columns: expected column names, got {columns!r}")
     for c in names:
+        if isinstance(c, TextColumn):
+            continue
         if not isinstance(c, str):
-            raise ArgumentTypeError(f"create: columns: expected column names (str), got {type_name(c)} in {columns!r}")
+            raise ArgumentTypeError(f"create: columns: expected column names (str) or tokens(...) / ngrams(...), "
+                                    f"got {type_name(c)} in {columns!r}")
         if not c.strip():
             raise ValueError(f"create: columns: expected column names, got an empty one in {columns!r}")
-    col_opts: dict[str, dict[str, str]] = {}
-    if isinstance(columns, Mapping):
-        for c, o in columns.items():
+    entries: builtins.list[_Entry] = []
+    for c in names:
+        own: dict[str, str] = dict(c.options) if isinstance(c, TextColumn) else {}
+        if isinstance(columns, Mapping):
+            o = columns[c]
             if o is None:
                 o = {}
             if not isinstance(o, Mapping):
@@ -331,8 +399,12 @@ def _columns(columns: Any) -> tuple[builtins.list[str], dict[str, dict[str, str]
                                         f"(e.g. {{'fpp': 0.01}}) or None, got {type_name(o)}")
             for k, v in o.items():
                 _check_option(f"create: columns: column {c}", k, v)
-            col_opts[c] = {k: _opt(v) for k, v in o.items()}
-    return names, col_opts
+            own.update({k: _opt(v) for k, v in o.items()})
+        if isinstance(c, TextColumn):
+            entries.append((c.name, c.kind, own))
+        else:
+            entries.append((c, None, own))
+    return entries
 
 
 def _opt(v: Any) -> str:

@@ -50,7 +50,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     out += "created" -> new java.sql.Timestamp(latest.createdAt).toString
     out += "refreshed" -> active.map(e => new java.sql.Timestamp(e.timestamp).toString).getOrElse("never")
     out += "last_operation" -> latest.operation
-    out += "columns" -> spec.columns.map(_.name).mkString(", ")
+    out += "columns" -> spec.columns.map(_.display).mkString(", ")
     out += "global" -> spec.global.toString
     out += "refresh" -> spec.refresh.name
     WriteEvents.lastFailure(new bloomindex.log.IndexRoot(ctx.spark).root.toString, name).foreach(f => out += "automatic_refresh_failed" -> f)
@@ -192,6 +192,10 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
     out += s"column.${c.name}.sizing" -> c.sizing.name
     out += s"column.${c.name}.algorithm" -> c.algorithm.name
+    c.text.foreach { t =>
+      out += s"column.${c.name}.text" -> s"${t.source} USING ${t.kindSql}: ${t.spec.settings}"
+      out += s"column.${c.name}.text_fingerprint" -> t.spec.fingerprint
+    }
     out += s"column.${c.name}.files" -> files.toString
     out += s"column.${c.name}.filter_bytes" -> bytes.toString
     out += s"column.${c.name}.files_from_footer" -> fromFooter.toString

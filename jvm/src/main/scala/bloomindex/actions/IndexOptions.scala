@@ -6,12 +6,15 @@ import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.ParquetHash
-import bloomindex.log.{ColumnSpec, IndexRoot, IndexSpec, RefreshMode, SourceSpec}
+import bloomindex.log.{ColumnSpec, IndexRoot, IndexSpec, RefreshMode, SourceSpec, TextColumn}
+import bloomindex.catalog.TextSession
+import bloomindex.text.{CaseFolding, Separators, TextFilterSpec, TextKind}
 import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.source.SourceResolver
 
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.types.{StringType, StructField}
 
 /**
  * What a CREATE names, checked and turned into an [[IndexSpec]]: the index and column
@@ -21,6 +24,8 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 object IndexOptions {
 
   private val ColumnOptions = Set("fpp", "ndv", "numitems", "sizing", "algorithm")
+  /** Options of a text filter (`col USING TOKENS | NGRAMS (n)`) besides the column options. */
+  private val TextOptions = Set("case", "separators")
   private val TableOnly = Set("global", "refresh", IndexEncryption.AllowOption)
   private val TableOptions = ColumnOptions ++ TableOnly
 
@@ -39,17 +44,21 @@ object IndexOptions {
     val specs = columns.map { c =>
       val field = df.schema.fields.find(f => resolver(f.name, c.name)).getOrElse(
         throw BloomIndexErrors.sourceColumnNotFound(c.name, source.display, df.schema.fieldNames.toSeq))
-      if (!seen.add(field.name.toLowerCase(Locale.ROOT))) {
-        throw BloomIndexErrors.duplicateColumn(field.name)
+      val text = c.using.map(u => textColumn(spark, field, u, c.options))
+      val key = text.fold(field.name)(t => TextColumn.key(field.name, t.spec.kind))
+      if (!seen.add(key.toLowerCase(Locale.ROOT))) {
+        throw BloomIndexErrors.duplicateColumn(text.fold(field.name)(t => s"${field.name} USING ${t.kindSql}"))
       }
       if (source.partitionColumns.exists(p => resolver(p, field.name))) {
         throw BloomIndexErrors.partitionColumn(field.name, source.display)
       }
-      try ParquetHash.checkIndexable(field.dataType) catch {
+      if (text.isEmpty) try ParquetHash.checkIndexable(field.dataType) catch {
         case e: IllegalArgumentException =>
           throw BloomIndexErrors.unsupportedColumnType(field.name, field.dataType.sql, e.getMessage.stripPrefix("type: "))
       }
-      val colOpts = opts.filter { case (k, _) => !TableOnly.contains(k) } ++ lowerKeys(c.options, ColumnOptions, s"column '${c.name}'")
+      val colOpts = opts.filter { case (k, _) => !TableOnly.contains(k) } ++
+        lowerKeys(c.options, if (text.isDefined) ColumnOptions ++ TextOptions else ColumnOptions, s"column '${c.name}'")
+          .filter { case (k, _) => !TextOptions.contains(k) }
       val fpp = colOpts.get("fpp").map(v => parseFpp(v)).getOrElse(spark.sessionState.conf.getConf(BloomIndexSQLConf.FPP_DEFAULT))
       val ndv = colOpts.get("ndv").orElse(colOpts.get("numitems")).map(v => parseNdv(v))
       val sizing = colOpts.get("sizing").map { v =>
@@ -64,9 +73,50 @@ object IndexOptions {
       // A design may not reach every target (classic: at most 64 hash functions): say so now.
       try algorithm.numBytes(1, fpp, sizing) catch { case e: IllegalArgumentException =>
         throw BloomIndexErrors.fppUnreachable(fpp, algorithm.name, e.getMessage.stripPrefix("fpp: ")) }
-      ColumnSpec(field.name, field.dataType.sql, fpp, ndv, sizing, algorithm)
+      ColumnSpec(key, field.dataType.sql, fpp, ndv, sizing, algorithm, text)
     }
     IndexSpec(name, source, specs, global, allowUnencrypted, refresh)
+  }
+
+  /**
+   * The text filter `field USING <using> OPTIONS (options)` asks for: `tokens` or `ngrams(n)`,
+   * `case` = 'none' | 'lower' (Spark's `lower()`, as this session runs it: ICU's mapping unless
+   * `spark.sql.icu.caseMappings.enabled` is off), `separators` (tokens only) = the separator
+   * characters (default: every code point that is not a letter or digit). Only a STRING column of
+   * the default collation: under another collation Spark's LIKE and `contains` do not compare the
+   * bytes (or their `lower()`) a filter holds.
+   */
+  private def textColumn(spark: SparkSession, field: StructField, using: String, options: Map[String, String]): TextColumn = {
+    field.dataType match {
+      case s: StringType if s.sql == "STRING" =>
+      case other => throw BloomIndexErrors.unsupportedColumnType(field.name, other.sql,
+        "a text filter (USING TOKENS or NGRAMS) needs a STRING column of the default collation (UTF8_BINARY)")
+    }
+    val opts = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+    val NGrams = """ngrams\((\d+)\)""".r
+    val kind = using match {
+      case "tokens" =>
+        TextKind.Tokens(opts.get("separators").map { v =>
+          if (v.isEmpty) throw BloomIndexErrors.invalidOptionValue("separators", v, "expected the separator characters, at least one")
+          Separators.Only.of(v)
+        }.getOrElse(Separators.NotLetterOrDigit))
+      case NGrams(n) =>
+        if (opts.contains("separators")) throw BloomIndexErrors.invalidOptionValue("separators", opts("separators"),
+          "separators apply to USING TOKENS only; an n-gram filter holds every run of n characters")
+        val k = scala.util.Try(n.toInt).getOrElse(-1)
+        if (k < 1 || k > TextKind.MaxN) throw BloomIndexErrors.invalidOptionValue("NGRAMS", n, s"n must be in [1, ${TextKind.MaxN}]")
+        TextKind.NGrams(k)
+      case other => throw BloomIndexErrors.invalidOptionValue("USING", other, "expected TOKENS or NGRAMS (n)")
+    }
+    val folding = opts.get("case").map(_.trim.toLowerCase(Locale.ROOT)) match {
+      case None | Some("none") => CaseFolding.Off
+      case Some("lower") =>
+        if (!CaseFolding.foldsAsRoot(Locale.getDefault)) throw BloomIndexErrors.invalidOptionValue("case", "lower",
+          s"the JVM's default locale (${Locale.getDefault}) lower-cases otherwise than the root locale the filter folds with")
+        TextSession.folding(spark.sessionState.conf)
+      case Some(v) => throw BloomIndexErrors.invalidOptionValue("case", v, "expected 'none' or 'lower'")
+    }
+    TextColumn(field.name, TextFilterSpec(kind, folding))
   }
 
   /** A `refresh` option's value, or BLOOM_INDEX_INVALID_OPTION_VALUE naming the modes (CREATE and ALTER). */

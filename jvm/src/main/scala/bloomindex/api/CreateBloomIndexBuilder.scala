@@ -23,6 +23,8 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
  *     .onTable("orders")                              // or onPath("parquet", "/data/orders"), onDataFrame(df)
  *     .column("user_id")
  *     .column("email", Map("fpp" -> "0.05"))          // per-column OPTIONS
+ *     .tokens("comment", Map("case" -> "lower"))      // comment USING TOKENS OPTIONS (case = 'lower')
+ *     .ngrams("url", 3)                               // url USING NGRAMS (3)
  *     .fpp(0.01).globalFilter()                       // index OPTIONS; option("sizing", "power-of-two")
  *     .ifNotExists()
  *     .execute()                                      // false: it existed (with ifNotExists)
@@ -60,6 +62,36 @@ final class CreateBloomIndexBuilder private[api] (spark: SparkSession, name: Str
   }
 
   def column(column: String, options: java.util.Map[String, String]): this.type = this.column(column, options.asScala.toMap)
+
+  /**
+   * A token filter on string `column` (`column USING TOKENS OPTIONS (...)`): LIKE, contains,
+   * startswith, endswith, RLIKE, = and IN prune on whole words. Options: `case` ('none' or
+   * 'lower': ILIKE and `lower(c)` prune too), `separators` (the separator characters; default:
+   * everything that is not a letter or digit), and the column options.
+   */
+  def tokens(column: String, options: Map[String, String] = Map.empty): this.type = {
+    columnRequests += ColumnRequest(column, options, Some("tokens"))
+    this
+  }
+
+  def tokens(column: String, options: java.util.Map[String, String]): this.type = tokens(column, options.asScala.toMap)
+
+  /**
+   * An n-gram filter on string `column` (`column USING NGRAMS (n) OPTIONS (...)`): the same
+   * predicates prune on any literal run of `n` or more characters. Options: `case`, and the column options.
+   */
+  def ngrams(column: String, n: Int, options: Map[String, String] = Map.empty): this.type = {
+    columnRequests += ColumnRequest(column, options, Some(s"ngrams($n)"))
+    this
+  }
+
+  def ngrams(column: String, n: Int, options: java.util.Map[String, String]): this.type = ngrams(column, n, options.asScala.toMap)
+
+  /** A column as SQL's FOR COLUMNS has it: `using` is null, "tokens" or "ngrams(n)" (for Python). */
+  private[api] def request(column: String, using: String, options: Map[String, String]): this.type = {
+    columnRequests += ColumnRequest(column, options, Option(using))
+    this
+  }
 
   /** Indexed columns with the index's options. */
   @varargs def columns(columns: String*): this.type = { columns.foreach(c => column(c)); this }

@@ -12,14 +12,20 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
  */
 object IndexApi {
 
+  /**
+   * The columns as parallel lists: name, kind (null for an equality filter, "tokens" or
+   * "ngrams(n)" for a text filter) and options, so one column may carry several filters.
+   */
   private def withColumns(
       b: CreateBloomIndexBuilder,
       columnNames: java.util.List[String],
-      columnOptions: java.util.Map[String, java.util.Map[String, String]],
+      columnKinds: java.util.List[String],
+      columnOptions: java.util.List[java.util.Map[String, String]],
       options: java.util.Map[String, String],
       ifNotExists: Boolean): CreateBloomIndexBuilder = {
-    columnNames.asScala.foreach { n =>
-      b.column(n, Option(columnOptions).flatMap(m => Option(m.get(n))).map(_.asScala.toMap).getOrElse(Map.empty[String, String]))
+    columnNames.asScala.indices.foreach { i =>
+      b.request(columnNames.get(i), columnKinds.get(i),
+        Option(columnOptions.get(i)).map(_.asScala.toMap).getOrElse(Map.empty[String, String]))
     }
     b.options(options.asScala.toMap)
     if (ifNotExists) b.ifNotExists() else b
@@ -32,23 +38,25 @@ object IndexApi {
       source: String,
       format: String,
       columnNames: java.util.List[String],
-      columnOptions: java.util.Map[String, java.util.Map[String, String]],
+      columnKinds: java.util.List[String],
+      columnOptions: java.util.List[java.util.Map[String, String]],
       options: java.util.Map[String, String],
       ifNotExists: Boolean): Boolean = {
     val b = BloomIndex(spark).create(name)
     if (format == null) b.onTable(source) else b.onPath(format, source)
-    withColumns(b, columnNames, columnOptions, options, ifNotExists).execute()
+    withColumns(b, columnNames, columnKinds, columnOptions, options, ifNotExists).execute()
   }
 
   def createOnDataFrame(
       df: DataFrame,
       name: String,
       columnNames: java.util.List[String],
-      columnOptions: java.util.Map[String, java.util.Map[String, String]],
+      columnKinds: java.util.List[String],
+      columnOptions: java.util.List[java.util.Map[String, String]],
       options: java.util.Map[String, String],
       ifNotExists: Boolean): Boolean =
-    withColumns(BloomIndex(df.sparkSession).create(name).onDataFrame(df), columnNames, columnOptions, options, ifNotExists)
-      .execute()
+    withColumns(BloomIndex(df.sparkSession).create(name).onDataFrame(df), columnNames, columnKinds, columnOptions,
+      options, ifNotExists).execute()
 
   def refresh(spark: SparkSession, name: String, full: Boolean): Long = BloomIndex(spark).refresh(name, full)
 

@@ -1,11 +1,15 @@
 package bloomindex.catalog
 
+import java.nio.charset.StandardCharsets
+
 import bloomindex.hash.PlainHash
 import bloomindex.layout.ColumnData
+import bloomindex.text.{Requirement, TextSearch}
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, IsNotNull, IsNull, Literal, Or}
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
 
 /**
  * A predicate turned into a test on one indexed file: `mayMatch(file)` is false only when no
@@ -16,6 +20,8 @@ sealed trait FilePredicate {
   /** The index columns (positions in the spec) the test reads. */
   def columns: Set[Int]
   def mayMatch(f: FileRows): Boolean
+  /** What text filters were asked, and why parts of the predicate asked none (for EXPLAIN). */
+  def notes: Seq[String] = Nil
 }
 
 /**
@@ -49,6 +55,32 @@ object FilePredicate {
     }
   }
 
+  /** Every one of `hashes` may be in the file's filter of `column` (a text filter's required units). */
+  private final case class AllHashes(column: Int, hashes: Array[Long]) extends FilePredicate {
+    def columns: Set[Int] = Set(column)
+    @volatile private var prepared: (ColumnData, Array[ColumnData.Probe]) = _
+    def mayMatch(f: FileRows): Boolean = {
+      val d = f.data(column)
+      val r = f.rows(column)
+      var p = prepared
+      if (p == null || (p._1 ne d)) { p = (d, d.probes(hashes)); prepared = p }
+      val probes = p._2
+      var i = 0
+      while (i < probes.length) {
+        if (!probes(i).mightContain(r)) return false
+        i += 1
+      }
+      true
+    }
+  }
+
+  /** `p`, with notes for EXPLAIN. */
+  private final case class Noted(p: FilePredicate, extra: Seq[String]) extends FilePredicate {
+    def columns: Set[Int] = p.columns
+    def mayMatch(f: FileRows): Boolean = p.mayMatch(f)
+    override def notes: Seq[String] = extra ++ p.notes
+  }
+
   private final case class HasNull(column: Int) extends FilePredicate {
     def columns: Set[Int] = Set(column)
     def mayMatch(f: FileRows): Boolean = f.data(column).nullCount(f.rows(column)) > 0
@@ -64,20 +96,27 @@ object FilePredicate {
   private final case class AllOf(ps: Seq[FilePredicate]) extends FilePredicate {
     def columns: Set[Int] = ps.flatMap(_.columns).toSet
     def mayMatch(f: FileRows): Boolean = ps.forall(_.mayMatch(f))
+    override def notes: Seq[String] = ps.flatMap(_.notes)
   }
   private final case class OneOf(ps: Seq[FilePredicate]) extends FilePredicate {
     def columns: Set[Int] = ps.flatMap(_.columns).toSet
     def mayMatch(f: FileRows): Boolean = ps.exists(_.mayMatch(f))
+    override def notes: Seq[String] = ps.flatMap(_.notes)
   }
+
+  /** At most this many units of one requirement are probed (any non-empty subset of them is as sound). */
+  private val MaxUnits = 32
 
   /** Translates `e`; Left(reason) when no part of it can prune. */
   def translate(e: Expression, index: IndexView): Either[NotApplicable, FilePredicate] = e match {
     case And(a, b) =>
       (translate(a, index), translate(b, index)) match {
         case (Right(x), Right(y)) => Right(AllOf(Seq(x, y)))
-        case (Right(x), _) => Right(x) // a file is skipped when any conjunct excludes it
-        case (_, Right(y)) => Right(y)
-        case (Left(r), _) => Left(r)
+        // A file is skipped when any conjunct excludes it; why the other did not is kept for EXPLAIN.
+        case (Right(x), Left(r)) => Right(if (textReason(r)) Noted(x, Seq(r.reason)) else x)
+        case (Left(r), Right(y)) => Right(if (textReason(r)) Noted(y, Seq(r.reason)) else y)
+        // Neither prunes: say why a text predicate did not, rather than why IS NOT NULL did not.
+        case (Left(r1), Left(r2)) => Left(if (textReason(r2) && !textReason(r1)) r2 else r1)
       }
     case Or(a, b) =>
       (translate(a, index), translate(b, index)) match {
@@ -98,6 +137,7 @@ object FilePredicate {
     case In(CharPadded(a, n), list) if list.forall(_.isInstanceOf[Literal]) =>
       padded(a, n, list.map(_.asInstanceOf[Literal].value), index)
     case InSet(CharPadded(a, n), set) => padded(a, n, set.toSeq, index)
+    case TextPredicates(m) => text(m, index)
     case IsNull(a: Attribute) => isNull(a, index)
     case IsNotNull(a: Attribute) => column(a, index).map(HasNonNull)
     case other => Left(NotApplicable(s"predicate shape: ${other.prettyName}"))
@@ -173,10 +213,75 @@ object FilePredicate {
     case _ => indexed == actual
   }
 
+  private val TextPrefix = "text filter: "
+  private def textReason(r: NotApplicable): Boolean = r.reason.startsWith(TextPrefix)
+
+  /**
+   * `m` (a string predicate) against the text filters of its column: each filter that can answer
+   * is a conjunct (a file is skipped when any excludes it), probing the units it requires.
+   */
+  private def text(m: TextPredicates.Match, index: IndexView): Either[NotApplicable, FilePredicate] = {
+    val a = m.attribute
+    if (index.textColumns(a.name).isLeft && index.column(a.name).isRight) {
+      return Left(NotApplicable(s"predicate shape: a string predicate on ${a.name}, which has an equality filter only"))
+    }
+    index.textColumns(a.name) match {
+      case Left(why) => Left(NotApplicable(TextPrefix + why))
+      case Right(_) if a.dataType.sql != "STRING" =>
+        Left(NotApplicable(s"${TextPrefix}collation: ${a.name} is ${a.dataType.sql}; text filters answer for STRING (UTF8_BINARY) only"))
+      case Right(is) =>
+        val conf = org.apache.spark.sql.internal.SQLConf.get
+        val parts = is.map { i =>
+          val c = index.spec.columns(i)
+          val spec = c.text.get.spec
+          val r = (m.on, TextSession.lowerMismatch(spec.folding, conf)) match {
+            case (TextSearch.Operand.Lower, Some(why)) => Requirement.NotPrunable(s"the predicate is on lower(${a.name}) and $why")
+            case _ => m.requirement(spec)
+          }
+          i -> r
+        }
+        val prunable = parts.filter(_._2.prunable)
+        if (prunable.isEmpty) {
+          Left(NotApplicable(TextPrefix + parts.map { case (i, r) => s"${index.spec.columns(i).display}: ${r.describe}" }.mkString("; ")))
+        } else Right(AllOf(prunable.map { case (i, r) =>
+          val probed = s"${TextPrefix}${index.spec.columns(i).display} probed ${r.describe}"
+          Noted(fromRequirement(i, r, index), Seq(probed))
+        }))
+    }
+  }
+
+  private def fromRequirement(i: Int, r: Requirement, index: IndexView): FilePredicate = {
+    val hash = index.spec.columns(i).algorithm.hash
+    def hashes(units: Seq[String]) = units.take(MaxUnits).map(u => hash.hashBytes(u.getBytes(StandardCharsets.UTF_8))).toArray
+    r match {
+      case Requirement.AllOf(units) => AllHashes(i, hashes(units))
+      case Requirement.And(ps) => AllOf(ps.filter(_.prunable).map(fromRequirement(i, _, index)))
+      case Requirement.Or(ps) => OneOf(ps.map(fromRequirement(i, _, index)))
+      // Never inside And / Or (Requirement drops or propagates it); a file it covers may match.
+      case Requirement.NotPrunable(_) => HasRows(i)
+    }
+  }
+
+  /** The file has rows (always true of an indexed file: a conservative stand-in). */
+  private final case class HasRows(column: Int) extends FilePredicate {
+    def columns: Set[Int] = Set(column)
+    def mayMatch(f: FileRows): Boolean = true
+  }
+
   private def isNull(a: Attribute, index: IndexView): Either[NotApplicable, FilePredicate] = column(a, index).map(HasNull)
 
   private def equality(a: Attribute, values: Seq[Any], index: IndexView): Either[NotApplicable, FilePredicate] =
-    column(a, index).flatMap { i =>
+    column(a, index) match {
+      case Right(i) => equalityOn(a, i, values, index)
+      case Left(why) =>
+        // No equality filter answers: a text filter of the column may (`c = s` requires s's units).
+        val strings = values.filter(_ != null)
+        if (strings.nonEmpty && strings.forall(_.isInstanceOf[UTF8String]) && index.textColumns(a.name).isRight) {
+          text(TextPredicates.Match(a, TextSearch.Operand.Value, TextPredicates.equality(strings.map(_.asInstanceOf[UTF8String]))), index)
+        } else Left(why)
+    }
+
+  private def equalityOn(a: Attribute, i: Int, values: Seq[Any], index: IndexView): Either[NotApplicable, FilePredicate] = {
       val dt = a.dataType
       val nonNull = values.filter(_ != null) // `col = NULL` and `col IN (NULL)` match nothing
       probes(nonNull, dt, index.spec.columns(i).algorithm.hash) match {

@@ -15,7 +15,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 
 /** What pruning did to one scan, for EXPLAIN and `BloomIndex.explain`. */
 final case class PruningInfo(index: String, version: Long, filesKept: Int, filesTotal: Int,
-    bytesSkipped: Long, notApplied: Seq[String])
+    bytesSkipped: Long, notApplied: Seq[String], notes: Seq[String] = Nil)
 
 /** Which files of a scan to skip, and what to say about it. */
 final case class Decision(skipped: Set[String], info: PruningInfo)
@@ -47,9 +47,25 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
    */
   def column(name: String): Either[String, Int] = {
     val scanned = scanColumn(name)
-    val i = spec.columns.indexWhere(c => renamed.getOrElse(c.name, c.name) == scanned)
+    val i = spec.columns.indexWhere(c => !c.isText && renamed.getOrElse(c.name, c.name) == scanned)
     if (i < 0) Left(s"column not indexed: $name")
     else unusable.get(spec.columns(i).name).toLeft(i)
+  }
+
+  /**
+   * The text filters (tokens, n-grams) over the scan's column an attribute called `name` reads
+   * that may answer for the scan (positions in the spec), or why none may.
+   */
+  def textColumns(name: String): Either[String, Seq[Int]] = {
+    val scanned = scanColumn(name)
+    val all = spec.columns.indices.filter { i =>
+      val c = spec.columns(i)
+      c.isText && renamed.getOrElse(c.name, c.sourceName) == scanned
+    }
+    val usable = all.filterNot(i => unusable.contains(spec.columns(i).name))
+    if (all.isEmpty) Left(s"no text filter on $name")
+    else if (usable.isEmpty) Left(unusable(spec.columns(all.head).name))
+    else Right(usable)
   }
 
   /** Whether column `i` holds `f` as it is now (same path, size and modification time): its position, or -1. */
@@ -148,8 +164,13 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case Some(built) =>
         val unrecorded = spec.columns.filter(c => built.column(c.name).isEmpty)
           .map(c => c.name -> s"${c.name}: no decoding context recorded for the column")
-        // A renamed column is compared as the scan reads it under its new name.
-        val current = (c: String) => scan.decoding(conf, names.getOrElse(c, c)).map(_.copy(name = c))
+        // A renamed column is compared as the scan reads it under its new name; a text filter as
+        // the scan reads its source column, with the tokenizer this JVM runs.
+        val byName = spec.columns.map(c => c.name -> c).toMap
+        val current = (c: String) => byName.get(c) match {
+          case Some(col) => scan.decoding(conf, names.getOrElse(c, col.sourceName)).map(DecodingContext.ofIndexColumn(_, col))
+          case None => scan.decoding(conf, names.getOrElse(c, c)).map(_.copy(name = c))
+        }
         (DecodingContext.changes(built, scan.format, current) ++ unrecorded).toMap
     }
   }
@@ -173,7 +194,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, files, threads)))
     }
     val notApplied = Seq.newBuilder[String]
-    var best: Option[(IndexView, Seq[FileStatus])] = None
+    var best: Option[(IndexView, Seq[FileStatus], Seq[String])] = None
     translated.foreach { case (view, predicate) =>
       predicate match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
@@ -203,10 +224,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           val s = skipped.result()
           if (covered == 0 && files.nonEmpty) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
           IndexCatalog.behind(spark, view.spec, files.size - covered, files.size)
-          if (best.forall(_._2.size < s.size)) best = Some(view -> s)
+          if (best.forall(_._2.size < s.size)) best = Some((view, s, pred.notes))
       }
     }
-    val chosen = best.map { case (view, skipped) =>
+    val chosen = best.map { case (view, skipped, notes) =>
       // A file is skipped only if storage still has it as the scan's listing says (see FreshFiles).
       val skip = fresh match {
         case None => skipped
@@ -222,7 +243,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           }
           kept
       }
-      val info = PruningInfo(view.name, view.entry.version, files.size - skip.size, files.size, skip.map(_.getLen).sum, Nil)
+      val info = PruningInfo(view.name, view.entry.version, files.size - skip.size, files.size, skip.map(_.getLen).sum, Nil, notes)
       Decision(skip.map(f => SourceResolver.normalize(f.getPath)).toSet, info)
     }
     val reasons = notApplied.result()
@@ -257,7 +278,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val views = try viewsFor(scan) catch {
       case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
     }
-    val withColumn = views.filter(v => v.spec.global && v.spec.columns.exists(_.name == column))
+    val withColumn = views.filter(v => v.spec.global && v.spec.columns.exists(c => !c.isText && c.name == column))
     if (withColumn.isEmpty) return Left(s"no index with a global filter on ${scan.display}.$column")
     val usable = withColumn.filter(_.column(column).isRight)
     if (usable.isEmpty) return Left(withColumn.map(v => s"${v.name}: ${v.unusable(column)}").mkString("; "))
@@ -273,7 +294,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       }
     }
     usable.find { v =>
-      val i = v.spec.columns.indexWhere(_.name == column)
+      val i = v.spec.columns.indexWhere(c => !c.isText && c.name == column)
       loads(v, Set(i)) && uncovered(v, i, files) == 0
     } match {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
@@ -307,7 +328,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     if (!allowStale) {
       val files = scan.allFiles()
-      val missing = uncovered(view, spec.columns.indexWhere(_.name == col.name), files)
+      val missing = uncovered(view, spec.columns.indexOf(col), files)
       if (missing > 0) throw BloomIndexErrors.stale(name, col.name, missing, files.size, spec.source.display, entry.version)
     }
     GlobalFilter.load(spark, log.indexDir.toString, entry, col.name)

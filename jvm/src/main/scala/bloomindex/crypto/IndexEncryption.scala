@@ -56,7 +56,8 @@ object IndexEncryption extends Logging {
 
   /** Indexed column -> its master key id when known, for the columns the source encrypts. */
   def sourceEncryption(conf: Configuration, spec: IndexSpec, files: Seq[SourceFile]): Map[String, Option[String]] = {
-    val names = spec.columns.map(_.name)
+    // By source column; each of its index columns (an equality and text filters) takes its key.
+    val names = spec.columns.map(_.sourceName).distinct
     def indexed(c: String): Option[String] = names.find(_.equalsIgnoreCase(c.trim.takeWhile(_ != '.')))
     val uniform = Option(conf.getTrimmed(UniformKey)).filter(_.nonEmpty)
     val fromConf: Map[String, Option[String]] = uniform match {
@@ -70,7 +71,8 @@ object IndexEncryption extends Logging {
     val fromFooters = if (spec.source.format != "parquet") Map.empty[String, Option[String]]
       else footerEncryption(conf, names, files)
     // A key named by the files wins: that is the key their data is encrypted with.
-    (fromConf.keySet ++ fromFooters.keySet).map(c => c -> fromFooters.get(c).flatten.orElse(fromConf.get(c).flatten)).toMap
+    val bySource = (fromConf.keySet ++ fromFooters.keySet).map(c => c -> fromFooters.get(c).flatten.orElse(fromConf.get(c).flatten)).toMap
+    spec.columns.flatMap(c => bySource.get(c.sourceName).map(c.name -> _)).toMap
   }
 
   private def footerEncryption(conf: Configuration, names: Seq[String], files: Seq[SourceFile]): Map[String, Option[String]] = {

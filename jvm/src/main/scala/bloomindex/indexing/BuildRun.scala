@@ -233,7 +233,7 @@ private final class BuildRun(
     if (needs.nonEmpty || globalPending) {
       val sizes: Map[String, Array[Int]] = needs.groupBy(_.path).map { case (p, xs) =>
         val a = new Array[Int](n)
-        xs.foreach(x => a(x.column) = IndexFilters.fileBytes(cols(x.column), IndexFilters.headroom(x.ndv, x.rows - x.nulls)))
+        xs.foreach(x => a(x.column) = IndexFilters.fileBytes(cols(x.column), IndexFilters.headroom(x.ndv, IndexFilters.distinctBound(cols(x.column), x.rows - x.nulls))))
         p -> a
       }
       val again = files.filter(f => if (globalPending) wanted.contains(f.path) else sizes.contains(f.path))

@@ -6,6 +6,7 @@ import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.FieldHasher
 import bloomindex.log.ColumnSpec
 import bloomindex.source.{DecodingContext, SourceFile, SourceResolver}
+import bloomindex.text.TextFilterSpec
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.broadcast.Broadcast
@@ -31,12 +32,25 @@ final class HashedBatch(numColumns: Int) {
   var numRows: Int = 0
   /** Per column: the hashes of its non-null values in `hashes(i)(0 until counts(i))`. */
   val hashes: Array[Array[Long]] = Array.fill(numColumns)(new Array[Long](0))
-  /** Per column: how many non-null values were hashed; -1 when the column is not wanted. */
+  /**
+   * Per column: how many hashes are in `hashes(i)`; -1 when the column is not wanted. One per
+   * non-null value, except for a text filter: one per token or n-gram of each value.
+   */
   val counts: Array[Int] = new Array[Int](numColumns)
+  /** Per column: how many of the batch's values are not null. */
+  val values: Array[Int] = new Array[Int](numColumns)
 
   private[bloomindex] def buffer(i: Int, n: Int): Array[Long] = {
     if (hashes(i).length < n) hashes(i) = new Array[Long](math.max(n, 1024))
     hashes(i)
+  }
+
+  /** Appends `h` to column `i`'s hashes, growing the buffer (a text filter's count is unbounded). */
+  private[bloomindex] def append(i: Int, h: Long): Unit = {
+    val k = counts(i)
+    if (k == hashes(i).length) hashes(i) = java.util.Arrays.copyOf(hashes(i), math.max(1024, k * 2))
+    hashes(i)(k) = h
+    counts(i) = k + 1
   }
 }
 
@@ -52,7 +66,8 @@ final class HashedBatch(numColumns: Int) {
 final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Seq[SourceFile],
     columns: Seq[ColumnSpec]) {
 
-  private val names = columns.map(_.name)
+  // The source columns read: a column with an equality and a text filter is read once.
+  private val names = columns.map(_.sourceName).distinct
 
   private val scanDf = {
     val exact = new HadoopFsRelation(new ExactFileIndex(files), new StructType(), relation.dataSchema,
@@ -92,6 +107,9 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
       consume: (Int, Iterator[HashedBatch]) => Iterator[T]): RDD[T] = {
     val types = columns.map(c => DataType.fromDDL(c.dataType)).toArray
     val algorithms = columns.map(_.algorithm).toArray
+    val texts = columns.map(_.text.map(_.spec).orNull).toArray
+    // Each index column's position among the source columns read.
+    val sources = columns.map(c => names.indexOf(c.sourceName)).toArray
     val delay = spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_BUILD_TASK_DELAY_MS)
     val counted = BuildProgress.filesCountedBy(filesByPartition)
     val progress = if (countFiles) BuildProgress.start(spark.sparkContext, counted.sum.toLong) else None
@@ -112,17 +130,17 @@ final class BuildScan(spark: SparkSession, relation: HadoopFsRelation, files: Se
         val ordinals = scanOrdinals(scan.get)
         batches.mapPartitionsWithIndex { (i, it) =>
           if (delay > 0) Thread.sleep(delay)
-          counting(i, consume(i, BuildScan.fromColumnar(it, types, algorithms, ordinals, wanted.value)))
+          counting(i, consume(i, BuildScan.fromColumnar(it, types, algorithms, texts, sources, ordinals, wanted.value)))
         }
       case Right(rows) =>
         rows.mapPartitionsWithIndex { (i, it) =>
           if (delay > 0) Thread.sleep(delay)
-          counting(i, consume(i, BuildScan.fromRows(it, types, algorithms, wanted.value)))
+          counting(i, consume(i, BuildScan.fromRows(it, types, algorithms, texts, sources, wanted.value)))
         }
     }
   }
 
-  /** Ordinals of the indexed columns in the scan's batches, then that of the file path. */
+  /** Ordinals of the source columns read ([[names]]) in the scan's batches, then that of the file path. */
   private def scanOrdinals(s: FileSourceScanExec): Array[Int] = {
     val out = s.output
     def isPath(a: Attribute) = a.name == "file_path" && (a match {
@@ -175,37 +193,59 @@ object BuildScan {
     }
   }
 
-  // Each column hashes with its filter design's hash (XXH64, or Murmur3 for sbbf-murmur3).
+  // Each column hashes with its filter design's hash (XXH64, or Murmur3 for sbbf-murmur3); a
+  // text filter hashes its values' tokens or n-grams (null for the others).
   private def hashersOf(types: Array[DataType], algorithms: Array[FilterAlgorithm]): Array[FieldHasher] =
     types.indices.map(i => algorithms(i).hasher(types(i))).toArray
 
+  private def textHashersOf(texts: Array[TextFilterSpec], algorithms: Array[FilterAlgorithm]): Array[TextHasher] =
+    texts.indices.map(i => if (texts(i) == null) null else new TextHasher(texts(i), algorithms(i).hash)).toArray
+
   private def fromColumnar(batches: Iterator[ColumnarBatch], types: Array[DataType],
-      algorithms: Array[FilterAlgorithm], ordinals: Array[Int],
+      algorithms: Array[FilterAlgorithm], texts: Array[TextFilterSpec], sources: Array[Int], ordinals: Array[Int],
       wanted: Map[String, Array[Boolean]]): Iterator[HashedBatch] = {
     val n = types.length
+    val pathOrdinal = ordinals(ordinals.length - 1)
     val hashers = hashersOf(types, algorithms)
+    val textHashers = textHashersOf(texts, algorithms)
     val out = new HashedBatch(n)
     val paths = new PathCache(wanted)
     batches.map { b =>
       val rows = b.numRows()
-      paths.set(b.column(ordinals(n)).getUTF8String(0))
+      paths.set(b.column(pathOrdinal).getUTF8String(0))
       out.path = paths.path
       out.numRows = rows
       var i = 0
       while (i < n) {
-        out.counts(i) =
-          if (paths.columns(i)) hashers(i).hashColumn(b.column(ordinals(i)), rows, out.buffer(i, rows)) else -1
+        val v = b.column(ordinals(sources(i)))
+        if (!paths.columns(i)) { out.counts(i) = -1; out.values(i) = 0 }
+        else if (textHashers(i) != null) {
+          out.counts(i) = 0
+          var nonNull = 0
+          var r = 0
+          while (r < rows) {
+            if (!v.isNullAt(r)) { textHashers(i).hash(v.getUTF8String(r), out, i); nonNull += 1 }
+            r += 1
+          }
+          out.values(i) = nonNull
+        } else {
+          out.counts(i) = hashers(i).hashColumn(v, rows, out.buffer(i, rows))
+          out.values(i) = out.counts(i)
+        }
         i += 1
       }
       out
     }
   }
 
-  /** Rows are (value..., path); a batch ends at a new file or after [[RowBatch]] rows. */
+  /** Rows are (source value..., path); a batch ends at a new file or after [[RowBatch]] rows. */
   private def fromRows(rows: Iterator[InternalRow], types: Array[DataType], algorithms: Array[FilterAlgorithm],
+      texts: Array[TextFilterSpec], sources: Array[Int],
       wanted: Map[String, Array[Boolean]]): Iterator[HashedBatch] = new Iterator[HashedBatch] {
     private val n = types.length
+    private val pathOrdinal = sources.max + 1
     private val hashers = hashersOf(types, algorithms)
+    private val textHashers = textHashersOf(texts, algorithms)
     private val out = new HashedBatch(n)
     private val paths = new PathCache(wanted)
     private var pending: InternalRow = _ // first row of the next batch (another file)
@@ -215,18 +255,28 @@ object BuildScan {
     def next(): HashedBatch = {
       var row = if (pending != null) pending else rows.next()
       pending = null
-      paths.set(row.getUTF8String(n))
+      paths.set(row.getUTF8String(pathOrdinal))
       out.path = paths.path
       var i = 0
-      while (i < n) { out.counts(i) = if (paths.columns(i)) 0 else -1; out.buffer(i, RowBatch); i += 1 }
+      while (i < n) {
+        out.counts(i) = if (paths.columns(i)) 0 else -1
+        out.values(i) = 0
+        out.buffer(i, RowBatch)
+        i += 1
+      }
       var k = 0
       var more = true
       while (more) {
         i = 0
         while (i < n) {
-          if (out.counts(i) >= 0 && !row.isNullAt(i)) {
-            out.hashes(i)(out.counts(i)) = hashers(i).hashRow(row, i)
-            out.counts(i) += 1
+          val s = sources(i)
+          if (out.counts(i) >= 0 && !row.isNullAt(s)) {
+            if (textHashers(i) != null) textHashers(i).hash(row.getUTF8String(s), out, i)
+            else {
+              out.hashes(i)(out.counts(i)) = hashers(i).hashRow(row, s)
+              out.counts(i) += 1
+            }
+            out.values(i) += 1
           }
           i += 1
         }
@@ -234,7 +284,7 @@ object BuildScan {
         more = false
         if (k < RowBatch && rows.hasNext) {
           val r = rows.next()
-          if (paths.isCurrent(r.getUTF8String(n))) { row = r; more = true }
+          if (paths.isCurrent(r.getUTF8String(pathOrdinal))) { row = r; more = true }
           else pending = r.copy() // the first row of the next file's batch
         }
       }

@@ -105,7 +105,7 @@ object DistinctPass {
       while (i < n) {
         if (wanted(i)) {
           val k = b.counts(i)
-          nonNull(i) += k
+          nonNull(i) += b.values(i)
           if (overflow(i) != null) IndexFilters.sketchOf(b.hashes(i), 0, k, overflow(i))
           else {
             sets(i).add(b.hashes(i), 0, k)
@@ -128,7 +128,7 @@ object DistinctPass {
             if (unions != null) unions(i).update(overflow(i))
             if (split.contains(path)) queue += Partial(path, i, rows, nulls, null, overflow(i).toCompactByteArray)
             else overflowed(NeedsInsert(path, i, rows, nulls,
-              math.min(math.round(overflow(i).getEstimate), rows - nulls)))
+              math.min(math.round(overflow(i).getEstimate), IndexFilters.distinctBound(cols(i), rows - nulls))))
           } else {
             val d = sets(i)
             val count = d.distinct()
@@ -217,7 +217,7 @@ object DistinctPass {
           fromFooter = false))
       } else {
         val nonNull = rows - nulls
-        val est = math.min(math.round(HllSketch.heapify(sketch).getEstimate), nonNull)
+        val est = math.min(math.round(HllSketch.heapify(sketch).getEstimate), IndexFilters.distinctBound(c, nonNull))
         Right(NeedsInsert(path, column, rows, nulls, est))
       }
   }

@@ -131,7 +131,8 @@ object FooterFilters {
         .mode.toString.equalsIgnoreCase("CORRECTED")
       val fields = meta.getSchema.getFields.asScala.toSeq
       cols.indices.map { i =>
-        if (otherDesign(i)) Outcome(file.path, i, None, designReason(i)) else {
+        if (cols(i).isText) Outcome(file.path, i, None, "a text filter holds tokens or n-grams, Parquet footers whole values")
+        else if (otherDesign(i)) Outcome(file.path, i, None, designReason(i)) else {
           val byName = if (settings.fieldIds) fieldIds.get(cols(i).name).toSeq.flatMap(id =>
             fields.filter(f => f.getId != null && f.getId.intValue() == id)) else fields.filter(_.getName == cols(i).name) match {
             case Seq() if !settings.caseSensitive =>

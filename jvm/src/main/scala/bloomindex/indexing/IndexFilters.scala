@@ -21,6 +21,12 @@ object IndexFilters {
    */
   def headroom(estimate: Long, nonNull: Long): Long = math.min(math.ceil(estimate * 1.05).toLong, nonNull)
 
+  /**
+   * The most distinct hashes a file's filter of `c` can hold: one per non-null value, but a text
+   * filter holds its values' tokens or n-grams, any number of them.
+   */
+  def distinctBound(c: ColumnSpec, nonNull: Long): Long = if (c.isText) Long.MaxValue else nonNull
+
   /** Bytes of a file's filter for `ndv` distinct values (the column's `ndv` option wins). */
   def fileBytes(c: ColumnSpec, ndv: Long): Int =
     c.algorithm.numBytes(c.ndv.getOrElse(math.max(ndv, 1L)), c.fpp, c.sizing)

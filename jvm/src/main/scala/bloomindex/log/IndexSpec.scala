@@ -4,10 +4,18 @@ import java.util.Locale
 
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
+import bloomindex.text.{TextFilterSpec, TextKind}
 
 /**
- * One indexed column: its name as the source spells it, its Spark type (DDL), sizing and
- * the Bloom filter design of its filters (`sbbf` unless the index's options chose another).
+ * One indexed column: its name, its Spark type (DDL), sizing and the Bloom filter design of
+ * its filters (`sbbf` unless the index's options chose another).
+ *
+ * An equality filter's `name` is the source column's, as the source spells it. A text filter
+ * (`text`: the tokens or n-grams of the source column's values, [[TextFilterSpec]]) is named
+ * by its key, `<source column>#tokens` or `<source column>#ngrams<n>`, so one column may carry
+ * an equality filter and text filters at once, each stored and loaded under its own name; no
+ * source column has that name, so nothing that looks an indexed column up by a scan's column
+ * name (equality pruning, join filters) ever finds a text filter.
  */
 case class ColumnSpec(
     name: String,
@@ -15,7 +23,33 @@ case class ColumnSpec(
     fpp: Double,
     ndv: Option[Long],
     sizing: Sizing,
-    algorithm: FilterAlgorithm = FilterAlgorithm.Default)
+    algorithm: FilterAlgorithm = FilterAlgorithm.Default,
+    text: Option[TextColumn] = None) {
+
+  /** The source column the filter's values come from. */
+  def sourceName: String = text.fold(name)(_.source)
+
+  def isText: Boolean = text.isDefined
+
+  /** How users see it: `user_id`, `message USING TOKENS`, `url USING NGRAMS(3)`. */
+  def display: String = text.fold(name)(t => s"${t.source} USING ${t.kindSql}")
+}
+
+/** A text filter's source column and settings (see [[ColumnSpec]]). */
+final case class TextColumn(source: String, spec: TextFilterSpec) {
+  def kindSql: String = spec.kind match {
+    case TextKind.Tokens(_) => "TOKENS"
+    case TextKind.NGrams(n) => s"NGRAMS($n)"
+  }
+}
+
+object TextColumn {
+  /** The index column name of a text filter over `source` ([[ColumnSpec]]). */
+  def key(source: String, kind: TextKind): String = kind match {
+    case TextKind.Tokens(_) => s"$source#tokens"
+    case TextKind.NGrams(n) => s"$source#ngrams$n"
+  }
+}
 
 /**
  * Where the indexed files come from. `table` is set for catalog tables (qualified name);
@@ -39,8 +73,9 @@ case class SourceSpec(
  */
 case class IndexSpec(name: String, source: SourceSpec, columns: Seq[ColumnSpec], global: Boolean,
     allowUnencrypted: Boolean = false, refresh: RefreshMode = RefreshMode.Manual) {
+  /** The equality filter of source column `name` (case-insensitive), never a text filter. */
   def column(name: String): Option[ColumnSpec] =
-    columns.find(_.name.toLowerCase(Locale.ROOT) == name.toLowerCase(Locale.ROOT))
+    columns.find(c => !c.isText && c.name.toLowerCase(Locale.ROOT) == name.toLowerCase(Locale.ROOT))
 }
 
 /**

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.{JsonNodeFactory, ObjectNode}
 
 import bloomindex.filter.FilterAlgorithm
 import bloomindex.sbbf.SbbfSizing.Sizing
+import bloomindex.text.TextFilterSpec
 
 /**
  * Log entries as JSON, read with an explicit schema: every field is checked for presence and
@@ -88,6 +89,11 @@ object LogJson {
       c.ndv.foreach(co.put("ndv", _))
       co.put("sizing", c.sizing.name)
       co.put("algorithm", c.algorithm.name)
+      c.text.foreach { t =>
+        val to = co.putObject("text")
+        to.put("source", t.source)
+        to.put("settings", t.spec.settings)
+      }
     }
     o
   }
@@ -180,7 +186,11 @@ object LogJson {
         // Entries written before there was a choice of design have no field: theirs is sbbf.
         optStr(c, "algorithm").map { a =>
           try FilterAlgorithm.fromName(a) catch { case e: IllegalArgumentException => fail(e.getMessage) }
-        }.getOrElse(FilterAlgorithm.Default))
+        }.getOrElse(FilterAlgorithm.Default),
+        Option(c.get("text")).filterNot(_.isNull).map { t =>
+          val spec = try TextFilterSpec.parse(str(t, "settings")) catch { case e: IllegalArgumentException => fail(e.getMessage) }
+          TextColumn(str(t, "source"), spec)
+        })
     }
     if (columns.isEmpty) fail("an index without columns")
     // Entries written before the option existed have no field: false.

@@ -26,6 +26,6 @@ object PruningReport {
         if (i.index == "none") s"scan of ${e.what}: no index applied; files kept ${i.filesKept}/${i.filesTotal}"
         else s"scan of ${e.what}: index ${i.index} (log version ${i.version}) kept ${i.filesKept}/${i.filesTotal} " +
           s"files, skipped ${i.filesTotal - i.filesKept} files (${i.bytesSkipped} bytes)"
-      (applied +: i.notApplied.map(r => s"  not applied: $r")).mkString("\n")
+      (applied +: (i.notes.map(n => s"  $n") ++ i.notApplied.map(r => s"  not applied: $r"))).mkString("\n")
   }
 }

@@ -194,6 +194,19 @@ object DecodingContext {
       settingsFor(conf, format, field.dataType, opts), opts)
   }
 
+  /** The settings key of a text filter's [[bloomindex.text.TextFilterSpec.fingerprint]]. */
+  val TextFilter = "bloomindex.text"
+
+  /**
+   * `d`, the decoding of index column `c`'s source column, as recorded for `c`: under `c`'s
+   * name, and for a text filter with its tokenizer's fingerprint (settings and Unicode data),
+   * so that a filter is used only where a query computes the same tokens or n-grams.
+   */
+  def ofIndexColumn(d: ColumnDecoding, c: bloomindex.log.ColumnSpec): ColumnDecoding = c.text match {
+    case None => d.copy(name = c.name)
+    case Some(t) => d.copy(name = c.name, settings = d.settings + (TextFilter -> t.spec.fingerprint))
+  }
+
   /**
    * Per column of `built`, why the current context would decode it otherwise: `current` gives
    * the current context of a column by its exact name (None: no such column now), in a scan of

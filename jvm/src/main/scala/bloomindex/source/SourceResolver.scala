@@ -140,13 +140,14 @@ object SourceResolver {
     val provider = SourceProviders.of(spec.source)
     val scan = provider.scanOf(spark, spec.source, rel)
     Decoding(scan.format, spec.columns.map { c =>
-      val d = scan.decoding(spark.sessionState.conf, c.name).getOrElse(throw BloomIndexErrors.sourceColumnGone(
-        c.name, spec.name, spec.source.display, rel.dataSchema.fieldNames.toSeq))
-      rel.dataSchema.fields.find(_.name == c.name).foreach(provider.checkColumn(_, c, spec))
-      d.physical.get("physicalName").filter(_ != c.name).foreach { p =>
-        throw BloomIndexErrors.physicalColumnName(c.name, spec.source.display, p, spec.name)
+      val source = c.sourceName
+      val d = scan.decoding(spark.sessionState.conf, source).getOrElse(throw BloomIndexErrors.sourceColumnGone(
+        source, spec.name, spec.source.display, rel.dataSchema.fieldNames.toSeq))
+      rel.dataSchema.fields.find(_.name == source).foreach(provider.checkColumn(_, c, spec))
+      d.physical.get("physicalName").filter(_ != source).foreach { p =>
+        throw BloomIndexErrors.physicalColumnName(source, spec.source.display, p, spec.name)
       }
-      d
+      DecodingContext.ofIndexColumn(d, c)
     })
   }
 

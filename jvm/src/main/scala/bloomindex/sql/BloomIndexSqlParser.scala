@@ -18,7 +18,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  *
  * {{{
  *   CREATE BLOOM INDEX [IF NOT EXISTS] name ON {source | VIEW view | LOCATION 'path' USING format}
- *     FOR COLUMNS (col [OPTIONS (...)], ...) [OPTIONS (...)]
+ *     FOR COLUMNS (col [USING TOKENS | USING NGRAMS (n)] [OPTIONS (...)], ...) [OPTIONS (...)]
  *   REFRESH BLOOM INDEX name [INCREMENTAL | FULL]
  *   ALTER BLOOM INDEX name SET OPTIONS (refresh = 'on_write' | 'background' | 'manual')
  *   OPTIMIZE BLOOM INDEX name
@@ -144,7 +144,7 @@ object BloomIndexSqlParser {
           expectWord("USING")
           (SourceRef(Seq(path)), Some(identifier("a file format")))
         } else (SourceRef(multipart(if (view) "a view name" else "a table name or format.`path`")), None)
-      val columns = forColumns(withOptions = true)
+      val columns = forColumns(withOptions = true, withText = true)
       val options = if (acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
       CreateBloomIndexCommand(name, source, columns, options, ifNotExists, view, format)
     }
@@ -226,19 +226,31 @@ object BloomIndexSqlParser {
       DescribeBloomIndexCommand(identifier("an index name"), extended)
     }
 
-    private def forColumns(withOptions: Boolean): Seq[ColumnRequest] = {
+    private def forColumns(withOptions: Boolean, withText: Boolean = false): Seq[ColumnRequest] = {
       expectWord("FOR")
       expectWord("COLUMNS")
       expectSymbol("(")
       val cols = ArrayBuffer[ColumnRequest]()
       do {
         val name = multipart("a column name").mkString(".")
+        val using = if (withText && acceptWord("USING")) Some(textKind()) else None
         val opts = if (withOptions && acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
-        cols += ColumnRequest(name, opts)
+        cols += ColumnRequest(name, opts, using)
       } while (acceptSymbol(","))
       expectSymbol(")")
       cols.toSeq
     }
+
+    /** `TOKENS` or `NGRAMS (n)`, after a column's USING: "tokens" or "ngrams(n)" (n checked at CREATE). */
+    private def textKind(): String =
+      if (acceptWord("TOKENS")) "tokens"
+      else if (acceptWord("NGRAMS")) {
+        expectSymbol("(")
+        if (peek.kind != Lexer.Number) error("expected the n of NGRAMS (n), a whole number")
+        val n = next().text
+        expectSymbol(")")
+        s"ngrams($n)"
+      } else error("expected TOKENS or NGRAMS (n) after USING")
 
     private def optionList(): Map[String, String] = {
       expectSymbol("(")

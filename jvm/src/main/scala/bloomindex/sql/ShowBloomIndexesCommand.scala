@@ -28,7 +28,7 @@ case class ShowBloomIndexesCommand(source: Option[SourceRef]) extends LeafRunnab
     }
     val manager = new IndexManager(spark)
     entries.map { e =>
-      Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.name).mkString(", "), manager.shownState(e), e.version,
+      Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.display).mkString(", "), manager.shownState(e), e.version,
         e.data.map(_.indexedFiles).getOrElse(0L), e.data.map(_.filterBytes).getOrElse(0L))
     }
   }

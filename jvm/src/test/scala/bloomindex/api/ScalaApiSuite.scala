@@ -52,6 +52,49 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
     } finally spark.sql(s"DROP TABLE IF EXISTS $table")
   }
 
+  test("text filters: tokens and n-grams prune LIKE, contains, ILIKE and = as without the index; errors name the problem") {
+    val path = Files.createTempDirectory("bloomindex-src").resolve("logs").toString
+    // File k holds trace ids k*500 until (k+1)*500 and one word of its own ('wordK').
+    spark.range(0, 4000, 1, 8).selectExpr("id",
+      "concat('GET /api/', CAST(id % 5 AS STRING), ' trace-', lpad(CAST(id AS STRING), 6, '0'), ' ', " +
+        "CASE WHEN id % 2 = 0 THEN concat('Word', CAST(floor(id / 500) AS STRING)) ELSE 'plain' END) AS msg")
+      .write.parquet(path)
+    val bi = BloomIndex(spark)
+    assert(bi.create("logs_text").onPath("parquet", path).column("id").tokens("msg", Map("case" -> "lower"))
+      .ngrams("msg", 4).execute())
+    val d = bi.describe("logs_text")
+    assert(d("columns") == "id, msg USING TOKENS, msg USING NGRAMS(4)", d)
+    assert(d("column.msg#tokens.text").contains("case=lower") && d("column.msg#ngrams4.files") == "8", d)
+    val df = spark.read.parquet(path)
+    def check(condition: String, maxFiles: Int): Unit = {
+      val off = withPruning(enabled = false)(df.where(condition).collect().toSet)
+      val on = df.where(condition)
+      assert(on.collect().toSet == off, condition)
+      assert(off.nonEmpty, condition)
+      assert(on.inputFiles.length <= maxFiles, s"$condition: ${on.inputFiles.length} files")
+    }
+    check("msg LIKE '%trace-001234%'", 2)              // 4-grams
+    check("contains(msg, 'race-0037')", 2)
+    check("msg ILIKE '% WORD3'", 2)                     // tokens, folded: 'word3' bounded by ' ' and the end
+    check("lower(msg) LIKE '%word5'", 8)                // the token is not bounded on the left: only 4-grams (case-sensitive) are there
+    check("msg = 'GET /api/2 trace-000007 plain'", 2)   // = through the filters' units
+    check("msg RLIKE 'trace-0012[0-9]{2}'", 2)
+    val report = bi.explain(df.where("msg LIKE '%trace-001234%'"))
+    assert(report.contains("msg USING NGRAMS(4) probed all of ['trac'"), report)
+    val none = bi.explain(df.where("msg LIKE '%ab%'"))
+    assert(none.contains("no literal run of 4 or more characters"), none)
+    // Errors name the problem; nothing is created.
+    assert(condition(bi.create("bad").onPath("parquet", path).tokens("id").execute()) == "BLOOM_INDEX_UNSUPPORTED_COLUMN_TYPE")
+    assert(condition(bi.create("bad").onPath("parquet", path).ngrams("msg", 0).execute()) == "BLOOM_INDEX_INVALID_OPTION_VALUE")
+    assert(condition(bi.create("bad").onPath("parquet", path).ngrams("msg", 3, Map("separators" -> " ")).execute()) ==
+      "BLOOM_INDEX_INVALID_OPTION_VALUE")
+    assert(condition(bi.create("bad").onPath("parquet", path).tokens("msg", Map("case" -> "upper")).execute()) ==
+      "BLOOM_INDEX_INVALID_OPTION_VALUE")
+    assert(condition(bi.create("bad").onPath("parquet", path).tokens("msg").tokens("msg").execute()) ==
+      "BLOOM_INDEX_DUPLICATE_COLUMN")
+    assert(!bi.list().collect().exists(_.getString(0) == "bad"))
+  }
+
   test("an index created with refresh = on_write covers a DataFrame append as soon as it returns; a manual one does not") {
     val path = writeSource()
     val bi = BloomIndex(spark)

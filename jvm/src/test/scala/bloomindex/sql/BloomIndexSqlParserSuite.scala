@@ -22,6 +22,20 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
       Map("global" -> "true", "sizing" -> "power-of-two"), ifNotExists = true))
   }
 
+  test("text filters: USING TOKENS and USING NGRAMS (n), with options, beside an equality filter") {
+    val plan = parser.parsePlan(
+      """CREATE BLOOM INDEX logs_idx ON logs FOR COLUMNS (trace_id, message, message using tokens,
+        |  url USING NGRAMS (3) OPTIONS (case = 'lower', fpp = 0.01), `using` USING ngrams(2))""".stripMargin)
+    assert(plan == CreateBloomIndexCommand("logs_idx", SourceRef(Seq("logs")),
+      Seq(ColumnRequest("trace_id", Map.empty), ColumnRequest("message", Map.empty),
+        ColumnRequest("message", Map.empty, Some("tokens")),
+        ColumnRequest("url", Map("case" -> "lower", "fpp" -> "0.01"), Some("ngrams(3)")),
+        ColumnRequest("using", Map.empty, Some("ngrams(2)"))),
+      Map.empty, false))
+    // The Databricks form has no text filters.
+    intercept[ParseException](parser.parsePlan("CREATE BLOOMFILTER INDEX ON TABLE t FOR COLUMNS (a USING TOKENS)"))
+  }
+
   test("a path source, and the other statements") {
     assert(parser.parsePlan("CREATE BLOOM INDEX i ON parquet.`/data/t` FOR COLUMNS (a)") ==
       CreateBloomIndexCommand("i", SourceRef(Seq("parquet", "/data/t")), Seq(ColumnRequest("a", Map.empty)), Map.empty, false))
@@ -91,6 +105,10 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
       "CREATE BLOOM INDEX i ON t FOR COLUMNS (a) OPTIONS (fpp = )" -> "expected a value",
       "CREATE BLOOM INDEX i ON t FOR COLUMNS (a) OPTIONS (fpp = 1, fpp = 2)" -> "given twice",
       "CREATE BLOOM INDEX i ON t FOR COLUMNS (a) extra" -> "expected the end",
+      "CREATE BLOOM INDEX i ON t FOR COLUMNS (a USING WORDS)" -> "expected TOKENS or NGRAMS (n)",
+      "CREATE BLOOM INDEX i ON t FOR COLUMNS (a USING NGRAMS)" -> "expected '('",
+      "CREATE BLOOM INDEX i ON t FOR COLUMNS (a USING NGRAMS (x))" -> "expected the n of NGRAMS (n)",
+      "CREATE BLOOM INDEX i ON t FOR COLUMNS (a USING NGRAMS (3)" -> "expected ')'",
       "REFRESH BLOOM INDEX i SOMETIMES" -> "expected the end",
       "ALTER BLOOM INDEX i OPTIONS (refresh = 'manual')" -> "expected SET",
       "ALTER BLOOM INDEX i SET (refresh = 'manual')" -> "expected OPTIONS",

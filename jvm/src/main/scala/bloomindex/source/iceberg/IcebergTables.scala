@@ -378,8 +378,8 @@ object IcebergTables extends Logging {
       files: Seq[SourceFile]): (HadoopFsRelation, Seq[SourceFile]) = relation.fileFormat match {
     case f: IcebergParquetFormat if f.nameMapping.isDefined && files.nonEmpty =>
       val mapping = NameMappingParser.fromJson(f.nameMapping.get)
-      val ids = spec.columns.map { c =>
-        c.name -> relation.dataSchema.fields.find(_.name == c.name)
+      val ids = spec.columns.map(_.sourceName).distinct.map { c =>
+        c -> relation.dataSchema.fields.find(_.name == c)
           .filter(_.metadata.contains(DecodingContext.ParquetFieldIdKey))
           .map(_.metadata.getLong(DecodingContext.ParquetFieldIdKey).toInt)
       }
