@@ -84,3 +84,27 @@ def test_optimize_and_vacuum_on_connect(spark, root, tmp_path):
     out = bi.vacuum("h_ix", retain_hours=0)
     assert out["folders_deleted"] == 3 and out["bytes_deleted"] > 0, out
     assert "index h_ix (log version %d) kept 1/4 files" % version in bi.explain(spark.read.parquet(path).where("id = 220"))
+
+
+def test_text_filters_on_connect(spark, root, tmp_path):
+    """tokens() and ngrams() on a Connect session (sent as CREATE ... USING TOKENS / NGRAMS (n)):
+    a substring and a word query keep only the file that holds them, answering as without the index."""
+    path = str(tmp_path / "logs")
+    (spark.range(0, 400, numPartitions=4)
+     .selectExpr("id", "concat('req ', lpad(CAST(id AS STRING), 5, '0'), ' ', IF(id < 100, 'Alpha', 'beta')) AS msg")
+     .write.parquet(path))
+    bi = BloomIndex(spark)
+    assert bi.create("t_ix", path, ["id", bloomindex.tokens("msg", case="lower"), bloomindex.ngrams("msg", 3, fpp=0.001)],
+                     source_format="parquet")
+    assert bi.describe("t_ix")["columns"] == "id, msg USING TOKENS, msg USING NGRAMS(3)"
+    df = spark.read.parquet(path)
+    for condition, rows in (("msg LIKE '%00321%'", 1), ("msg ILIKE '% ALPHA'", 100)):
+        q = df.where(condition)
+        report = bi.explain(q)
+        assert "kept 1/4 files" in report, report
+        spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+        try:
+            off = sorted(q.collect())
+        finally:
+            spark.conf.unset("spark.bloomindex.pruning.enabled")
+        assert sorted(q.collect()) == off and len(off) == rows
