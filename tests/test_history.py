@@ -67,9 +67,9 @@ def test_v1_scans_recorded_with_and_without_an_index(spark, root, tmp_path):
         assert r["wall_time_ms"] is not None and r["wall_time_ms"] >= 0
         assert r["bytes_read"] <= r["bytes_listed"]
     assert _preds(hit) == [("id", "=", 1)]
-    assert (hit["index"], hit["index_version"], hit["files_read"], hit["pruned"]) == ("hist_idx", 1, 1, True)
-    assert (miss["index"], miss["files_read"], miss["bytes_read"], miss["pruned"]) == ("hist_idx", 0, 0, True)
-    assert other["source"].endswith("plain") and other["index"] is None
+    assert (hit["index_name"], hit["index_version"], hit["files_read"], hit["pruned"]) == ("hist_idx", 1, 1, True)
+    assert (miss["index_name"], miss["files_read"], miss["bytes_read"], miss["pruned"]) == ("hist_idx", 0, 0, True)
+    assert other["source"].endswith("plain") and other["index_name"] is None
     assert sorted(_preds(other)) == [("g", "IS NULL", 0), ("s", "IN", 3)]
     assert (other["files_read"], other["pruned"]) == (FILES, False)
     assert other["bytes_read"] == other["bytes_listed"] > 0
@@ -95,7 +95,7 @@ def test_v2_file_scans_recorded(spark, root, tmp_path):
     rows = _history(spark)
     assert len(rows) == 2, rows
     assert _preds(rows[0]) == [("s", "=", 1), ("s", "<=>", 1)]
-    assert [(r["index"], r["files_listed"], r["files_read"]) for r in rows] == \
+    assert [(r["index_name"], r["files_listed"], r["files_read"]) for r in rows] == \
         [("hist_v2", FILES, 1), ("hist_v2", FILES, 0)]
     assert SECRET_TEXT not in _stored(root)
 
@@ -164,7 +164,7 @@ def test_delta_scans_recorded(spark, root, tmp_path):
     assert len(rows) == 2, rows
     indexed, other = rows
     assert _preds(indexed) == [("s", "=", 1)]
-    assert (indexed["index"], indexed["files_read"]) == ("hist_delta", 1)
+    assert (indexed["index_name"], indexed["files_read"]) == ("hist_delta", 1)
     assert indexed["files_listed"] >= 1 and indexed["wall_time_ms"] is not None
-    assert other["index"] is None and other["files_read"] == other["files_listed"]
+    assert other["index_name"] is None and other["files_read"] == other["files_listed"]
     assert str(SECRET_NUMBER) not in _stored(root)

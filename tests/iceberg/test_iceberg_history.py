@@ -19,7 +19,7 @@ def test_history_records_iceberg_scans(spark, root, table):
     rows = [r.asDict(recursive=True) for r in BloomIndex(spark).history().collect()]
     assert len(rows) == 2, rows
     for r in rows:
-        assert (r["provider"], r["format"], r["index"]) == ("iceberg", "iceberg", "hist_ice")
+        assert (r["provider"], r["format"], r["index_name"]) == ("iceberg", "iceberg", "hist_ice")
         assert 1 < r["files_listed"] <= FILES and r["files_read"] == 1 and r["pruned"]
         assert r["wall_time_ms"] is not None
     assert [(p["column"], p["op"], p["values"]) for p in rows[1]["predicates"]] == [("k", "IN", 2)]

@@ -35,7 +35,7 @@ object HistoryFunction {
     StructField("bytes_listed", LongType),
     StructField("bytes_read", LongType),
     StructField("pruned", BooleanType, nullable = false),
-    StructField("index", StringType),
+    StructField("index_name", StringType),
     StructField("index_version", LongType),
     StructField("wall_time_ms", LongType)))
 
@@ -46,10 +46,12 @@ object HistoryFunction {
     r.predicates.map(p => Row(p.column, p.op, p.values)), n(r.filesListed), n(r.filesRead),
     n(r.bytesListed), n(r.bytesRead), r.pruned, r.index.orNull, n(r.indexVersion), n(r.wallTimeMs))
 
+  /** `spark`'s history as rows of [[schema]], oldest first. */
+  def rows(spark: SparkSession): Seq[Row] = WorkloadHistory.read(spark).map(row)
+
   private def build(args: Seq[Expression]): LogicalPlan = {
     if (args.nonEmpty) throw BloomIndexErrors.historyArguments(FunctionName, args.size)
-    val spark = SparkSession.active
-    LocalRelation.fromExternalRows(toAttributes(schema), WorkloadHistory.read(spark).map(row))
+    LocalRelation.fromExternalRows(toAttributes(schema), rows(SparkSession.active))
   }
 
   private def toAttributes(s: StructType) =

@@ -76,7 +76,7 @@ final case class ScanRecord(
     bytesListed.foreach(g.writeNumberField("bytes_listed", _))
     bytesRead.foreach(g.writeNumberField("bytes_read", _))
     g.writeBooleanField("pruned", pruned)
-    index.foreach(g.writeStringField("index", _))
+    index.foreach(g.writeStringField("index_name", _))
     indexVersion.foreach(g.writeNumberField("index_version", _))
     wallTimeMs.foreach(g.writeNumberField("wall_time_ms", _))
     g.writeEndObject()
@@ -108,7 +108,7 @@ object ScanRecord {
       filesRead = long("files_read"),
       bytesListed = long("bytes_listed"),
       bytesRead = long("bytes_read"),
-      index = str("index"),
+      index = str("index_name"),
       indexVersion = long("index_version"),
       wallTimeMs = long("wall_time_ms"))
   }

@@ -13,7 +13,7 @@ import org.apache.spark.SparkContext
 import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.{SparkListener, SparkListenerApplicationEnd, SparkListenerEvent}
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.bloomindex.{BloomIndexSQLConf, ListenerBus}
 import org.apache.spark.sql.execution.SQLExecution
 import org.apache.spark.sql.execution.ui.{SparkListenerSQLExecutionEnd, SparkListenerSQLExecutionStart}
 
@@ -23,16 +23,18 @@ import org.apache.spark.sql.execution.ui.{SparkListenerSQLExecutionEnd, SparkLis
  *
  *  - On the planning path ([[add]]): the record is appended to memory, nothing more: to the SQL
  *    execution the planning thread runs in (`spark.sql.execution.id`), once per scan node
- *    (adaptive execution plans parts of a query again), or, planned outside an execution
- *    (EXPLAIN, `inputFiles`), straight to the write queue.
+ *    (adaptive execution plans parts of a query again). Planned outside an execution: a thread
+ *    with job tags (a Spark Connect operation's, which plans its query before it starts the
+ *    execution) keeps it until an execution with those tags starts; else (EXPLAIN,
+ *    `inputFiles` on a classic session) it goes straight to the write queue.
  *  - A listener of the SparkContext's events ([[Listener]]) joins an execution's records with
  *    its duration (its end event's time minus its start event's) when it ends, and queues them.
  *  - A daemon thread writes the queue every [[FlushIntervalMs]], one file per index root
  *    ([[HistoryFiles]]), and applies the limits. A failure to write drops that batch and logs
  *    one warning per root; no query ever sees it.
  *
- * [[flush]] (the history's readers call it first) waits briefly for finished executions' end
- * events and writes what is queued, in the caller's thread.
+ * [[flush]] (the history's readers call it first) lets the events posted so far reach the
+ * listener and writes what is queued, in the caller's thread.
  */
 object WorkloadHistory extends Logging {
 
@@ -55,6 +57,10 @@ object WorkloadHistory extends Logging {
   }
 
   private val pending = new ConcurrentHashMap[java.lang.Long, Pending]()
+
+  /** A record planned outside an execution by a thread with job tags, until an execution with those tags starts. */
+  private final case class Unattached(tags: Set[String], key: AnyRef, entry: Entry, sinceMs: Long)
+  private val unattached = new ConcurrentLinkedQueue[Unattached]()
   private val queue = new ConcurrentLinkedQueue[Entry]()
   private val writeLock = new Object
 
@@ -86,15 +92,21 @@ object WorkloadHistory extends Logging {
    */
   def add(spark: SparkSession, key: AnyRef, record: ScanRecord, to: Destination): Unit = {
     startWriter()
-    val id = spark.sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-    if (id == null) {
-      queue.add(Entry(record, to))
-    } else {
-      val executionId = id.toLong
-      val p = pending.computeIfAbsent(executionId, _ => new Pending)
-      p.synchronized {
-        if (p.keys.add(key)) p.entries += Entry(record.copy(executionId = Some(executionId)), to)
-      }
+    val sc = spark.sparkContext
+    val id = sc.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    if (id != null) attach(id.toLong, key, Entry(record, to))
+    else {
+      val tags = sc.getJobTags()
+      if (tags.isEmpty) queue.add(Entry(record, to))
+      else unattached.add(Unattached(tags, key, Entry(record, to), record.timeMs))
+    }
+  }
+
+  /** Adds `entry` to execution `executionId`'s records, unless its scan `key` is there already. */
+  private def attach(executionId: Long, key: AnyRef, entry: Entry): Unit = {
+    val p = pending.computeIfAbsent(executionId, _ => new Pending)
+    p.synchronized {
+      if (p.keys.add(key)) p.entries += entry.copy(record = entry.record.copy(executionId = Some(executionId)))
     }
   }
 
@@ -128,7 +140,13 @@ object WorkloadHistory extends Logging {
     }
 
     override def onOtherEvent(event: SparkListenerEvent): Unit = event match {
-      case s: SparkListenerSQLExecutionStart => starts.put(s.executionId, s.time)
+      case s: SparkListenerSQLExecutionStart =>
+        starts.put(s.executionId, s.time)
+        if (!unattached.isEmpty && s.jobTags.nonEmpty) unattached.removeIf { u =>
+          val mine = u.tags.subsetOf(s.jobTags)
+          if (mine) attach(s.executionId, u.key, u.entry)
+          mine
+        }
       case e: SparkListenerSQLExecutionEnd =>
         val start = Option(starts.remove(e.executionId))
         complete(e.executionId, start.map(e.time - _.longValue))
@@ -137,6 +155,7 @@ object WorkloadHistory extends Logging {
 
     override def onApplicationEnd(end: SparkListenerApplicationEnd): Unit = {
       pending.keySet().asScala.toSeq.foreach(id => complete(id, None))
+      unattached.removeIf { u => queue.add(u.entry); true }
       writeQueued()
     }
   }
@@ -162,11 +181,21 @@ object WorkloadHistory extends Logging {
     }
   }
 
-  /** Executions that finished without their end event reaching the listener: written without a wall time, after a wait. */
-  private def sweep(now: Long): Unit = pending.asScala.foreach { case (id, p) =>
-    if (SQLExecution.getQueryExecution(id) == null) {
-      if (p.finishedSeenMs < 0) p.finishedSeenMs = now
-      else if (now - p.finishedSeenMs > EndEventWaitMs) complete(id, None)
+  /**
+   * Executions that finished without their end event reaching the listener, and records whose
+   * thread's tags no execution took: written without a wall time, after a wait.
+   */
+  private def sweep(now: Long): Unit = {
+    pending.asScala.foreach { case (id, p) =>
+      if (SQLExecution.getQueryExecution(id) == null) {
+        if (p.finishedSeenMs < 0) p.finishedSeenMs = now
+        else if (now - p.finishedSeenMs > EndEventWaitMs) complete(id, None)
+      }
+    }
+    unattached.removeIf { u =>
+      val old = now - u.sinceMs > EndEventWaitMs
+      if (old) queue.add(u.entry)
+      old
     }
   }
 
@@ -187,24 +216,20 @@ object WorkloadHistory extends Logging {
   }
 
   /**
-   * Writes what is recorded so far: executions that finished are given up to `waitMs` for their
-   * end events to reach the listener, then everything queued is written, in this thread.
+   * Writes what is recorded so far, in this thread: the events `spark`'s SparkContext posted
+   * so far are first let reach the listener (for up to `waitMs`), so the executions that
+   * finished are joined with their wall time (those whose end event still did not arrive are
+   * written without one); executions still running stay in memory.
    */
-  def flush(waitMs: Long = 3000L): Unit = {
-    val deadline = System.currentTimeMillis() + waitMs
-    def finished = pending.keySet().asScala.filter(id => SQLExecution.getQueryExecution(id) == null).toSeq
-    var left = finished
-    while (left.nonEmpty && System.currentTimeMillis() < deadline) {
-      Thread.sleep(10)
-      left = finished
-    }
-    left.foreach(id => complete(id, None))
+  def flush(spark: SparkSession, waitMs: Long = 3000L): Unit = {
+    ListenerBus.drain(spark.sparkContext, waitMs)
+    pending.keySet().asScala.filter(id => SQLExecution.getQueryExecution(id) == null).toSeq.foreach(complete(_, None))
     writeQueued()
   }
 
   /** `spark`'s history (its index root and limits), oldest first, after a [[flush]]. */
   def read(spark: SparkSession): Seq[ScanRecord] = {
-    flush()
+    flush(spark)
     val conf = spark.sessionState.conf
     HistoryFiles.read(spark.sessionState.newHadoopConf(), BloomIndexConf.root(spark),
       conf.getConf(BloomIndexSQLConf.HISTORY_MAX_ENTRIES), conf.getConf(BloomIndexSQLConf.HISTORY_MAX_AGE))
