@@ -43,7 +43,7 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(rows.size == 1, rows)
     val r = rows.head
     assert(r.getAs[String]("index_name") == "hist_api" && r.getAs[Long]("files_listed") == 8L && r.getAs[Long]("files_read") == 1L)
-    assert(r.getAs[Seq[org.apache.spark.sql.Row]]("predicates").map(p => (p.getString(0), p.getString(1), p.getInt(2))) == Seq(("id", "=", 1)))
+    assert(r.getSeq[org.apache.spark.sql.Row](r.fieldIndex("predicates")).map(p => (p.getString(0), p.getString(1), p.getInt(2))) == Seq(("id", "=", 1)))
     assert(spark.sql("SELECT files_read FROM bloom_index_history()").collect().map(_.getLong(0)).toSeq == Seq(1L))
   }
 
