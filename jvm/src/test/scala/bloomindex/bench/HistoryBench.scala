@@ -1,6 +1,10 @@
 package bloomindex.bench
 
+import bloomindex.pruning.ScanHistory
+import bloomindex.source.SourceProviders
+
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.execution.SQLExecution
 
 /**
@@ -8,7 +12,8 @@ import org.apache.spark.sql.execution.SQLExecution
  * `query` is planned (parsed, analysed, optimized, planned: `executedPlan`) `perRound` times per
  * round, rounds alternating history on and off, each planning inside an SQL execution id of its
  * own (as a query's planning runs: the records go to that execution's pending entry). Returns
- * JSON: the median ms per planning of each setting and the ratio.
+ * JSON: the median ms per planning of each setting and the ratio, and the recording alone
+ * (µs per scan, and as a share of the planning with the history off).
  */
 object HistoryBench {
 
@@ -40,6 +45,33 @@ object HistoryBench {
       if (i % 2 == 0) { on += round(true); off += round(false) } else { off += round(false); on += round(true) }
     }
     val (mOn, mOff) = (Timing.median(on.result()), Timing.median(off.result()))
-    f"""{"rounds": $rounds, "per_round": $perRound, "history_on_ms": $mOn%.4f, "history_off_ms": $mOff%.4f, "ratio": ${mOn / mOff}%.4f}"""
+    val recordUs = recordCost(spark, query)
+    f"""{"rounds": $rounds, "per_round": $perRound, "history_on_ms": $mOn%.4f, "history_off_ms": $mOff%.4f, """ +
+      f""""ratio": ${mOn / mOff}%.4f, "record_us": $recordUs%.2f, "record_share_of_planning": ${recordUs / 1000 / mOff}%.5f}"""
+  }
+
+  /**
+   * The recording alone, as the pruning hook runs it for `query`'s scan (the filter walk, the
+   * settings, the record appended to an execution's entry): median microseconds per call over
+   * rounds of 1,000 calls, each in an execution id of its own.
+   */
+  private def recordCost(spark: SparkSession, query: String): Double = {
+    val plan = spark.sql(query).queryExecution.optimizedPlan
+    val filter = plan.collectFirst { case f: Filter if f.child.children.isEmpty => f }.get
+    val scan = SourceProviders.describe(filter.child).get
+    val files = scan.allFiles()
+    val listed = Some((files.size.toLong, files.map(_.getLen).sum))
+    val sc = spark.sparkContext
+    var id = Long.MaxValue / 4
+    Timing.nsPerItem(1000, 2000000000L, 15, 5) {
+      var i = 0
+      while (i < 1000) {
+        id += 1
+        sc.setLocalProperty(SQLExecution.EXECUTION_ID_KEY, id.toString)
+        ScanHistory.record(spark, filter, filter.condition, scan, listed, None)
+        i += 1
+      }
+      sc.setLocalProperty(SQLExecution.EXECUTION_ID_KEY, null)
+    } / 1000
   }
 }
