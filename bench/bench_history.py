@@ -16,6 +16,7 @@ import json
 import os
 import pathlib
 import platform
+import shutil
 import sys
 import time
 
@@ -34,7 +35,8 @@ def main() -> None:
 
     if not TEST_JAR.is_file():
         sys.exit(f"{TEST_JAR} is missing: `make bench-history` stages it")
-    OUT.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(OUT, ignore_errors=True)   # the session catalog is in memory: tables made again
+    OUT.mkdir(parents=True)
     builder = (SparkSession.builder.master("local[2]").appName("bench-history")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", "4g")
