@@ -70,10 +70,11 @@ object WorkloadHistory extends Logging {
   /**
    * Where `spark`'s records go, or None when the scan of `roots` is not recorded: a root under
    * the index root (index data), or a hidden folder (a name starting with `_` or `.`: a table
-   * format's log, `_history` itself).
+   * format's log, `_history` itself), or a blank index root (refused by the commands; the
+   * query's pruning already warns of it).
    */
   def destination(spark: SparkSession, roots: Seq[String]): Option[Destination] = {
-    val root = BloomIndexConf.root(spark)
+    val root = try BloomIndexConf.root(spark) catch { case NonFatal(_) => return None }
     val rootPath = new org.apache.hadoop.fs.Path(root).toUri.getPath.stripSuffix("/")
     val hidden = roots.exists { r =>
       val name = r.stripSuffix("/").split('/').lastOption.getOrElse("")
