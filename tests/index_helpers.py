@@ -185,7 +185,7 @@ def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
         e = {"path": bytes(footer[pos:pos + plen]).decode()}
         pos += plen
         e.update(zip(("size", "mtime", "rows", "nulls", "section", "position", "num_hashes"), take(">qqqqiib")))
-        e.update(zip(("ndv", "from_footer"), take(">qb") if fmt == 2 else (-1, 0)))
+        e.update(zip(("ndv", "from_footer"), take(">qb") if fmt >= 2 else (-1, 0)))
         s = sections[e["section"]]
         bb, m = s["block_bytes"], s["files"]
         e["bits"] = b"".join(
@@ -235,3 +235,15 @@ def probe_rows(data_dir: str) -> list:
                          filter=bytearray(serialized(algorithm, e["bits"], e["num_hashes"])),
                          built_from="footer" if e["from_footer"] else "data") for e in entries]
     return rows
+
+
+def entry_text(entry: dict) -> str:
+    """A log entry's text as the JVM writes it (tests that rewrite an entry as an earlier build
+    wrote it): compact JSON, and from log format 6 on sealed with its CRC32C as the last field
+    (``"crc32c":"xxxxxxxx"`` over the text before the 8 digits); a stale checksum field is dropped."""
+    entry = {k: v for k, v in entry.items() if k != "crc32c"}
+    text = json.dumps(entry, separators=(",", ":"))
+    if entry.get("formatVersion", 0) < 6:
+        return text
+    body = text[:-1] + ',"crc32c":"'
+    return body + "%08x" % crc32c(body.encode()) + '"}'

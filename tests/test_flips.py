@@ -55,8 +55,9 @@ def _kind(rel: str) -> str:
 
 
 def _plan(files: list[tuple[str, str, int]], flips: str, rng: random.Random) -> list[tuple[str, int]]:
-    """(file, bit) to flip: every bit, a sample of PER_KIND per kind above FULL_LIMIT in all, or
-    `flips` (a number) spread over the kinds."""
+    """(file, bit) to flip: every bit (`all`: the two layouts' index files hold more than
+    FULL_LIMIT bits together, so a sample of PER_KIND per kind and layout, a kind with fewer
+    flipped whole), or `flips` (a number) spread over the kinds."""
     by_kind = defaultdict(list)
     for path, kind, size in files:
         by_kind[kind].append((path, size))
@@ -65,7 +66,7 @@ def _plan(files: list[tuple[str, str, int]], flips: str, rng: random.Random) -> 
     for kind, fs in sorted(by_kind.items()):
         bits = [(p, b) for p, size in fs for b in range(size * 8)]
         if flips == "all":
-            plan += bits if total <= FULL_LIMIT else rng.sample(bits, min(PER_KIND, len(bits)))
+            plan += bits if 2 * total <= FULL_LIMIT else rng.sample(bits, min(PER_KIND, len(bits)))
         else:
             plan += rng.sample(bits, min(len(bits), max(1, int(flips) // len(by_kind))))
     return plan
