@@ -142,7 +142,7 @@ test-nightly:
 # Every bit of every index file flipped (tests/test_flips.py, issue 26): the whole run is all bits,
 # or, as here (the two layouts' files hold more than 200,000 bits), a seeded sample of 20,000 per
 # file kind and layout: hours on a shared 2-core machine (0.15 s a flip in `probes`, 0.4 s in
-# `columns`). The nightly run flips 4,000 per layout (about 40 minutes); CI 100 per layout.
+# `columns`). The nightly run flips 4,000 per layout (about 40 minutes); CI 80 per layout.
 test-flips: export BLOOMINDEX_FLIPS ?= all
 test-flips: $(JAR)
 	$(PY) -m pytest tests/test_flips.py $(PYTEST_ARGS)

@@ -98,8 +98,8 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     assert len(k_probes) > 0 and [f for f in os.listdir(os.path.join(data, "column=k"))
                                   if not f.startswith(".") and not f.endswith(".probe")] == []
     sections = [s for p in k_probes for s in read_probe_file(p)[1]]
-    # What a reader reads of each: the footer and the 16-byte trailer (not the leading magic, 8 bytes).
-    footers = sum(os.path.getsize(p) - 8 - sum(s["blocks"] * s["files"] * s["block_bytes"] for s in read_probe_file(p)[1])
+    # What a reader reads of each: the footer and the trailer (not the leading magic, 8 bytes, nor the block rows and their checksums).
+    footers = sum(os.path.getsize(p) - 8 - sum(s["blocks"] * s["stride"] for s in read_probe_file(p)[1])
                   for p in k_probes)
 
     fresh_driver(spark)

@@ -7,7 +7,7 @@ keep every key of the other side that has a match. 0 wrong answers, for each lay
 still writes (`probes`; `columns`, which encrypted indexes and `spark.bloomindex.build.blockMajor =
 false` write).
 
-CI runs a seeded sample (`BLOOMINDEX_FLIPS`, default 100 flips per layout, spread over the file
+CI runs a seeded sample (`BLOOMINDEX_FLIPS`, default 80 flips per layout, spread over the file
 kinds); `make test-flips` (nightly) flips every bit, or where that is more than 200,000 flips a
 seeded sample of 20,000 per file kind. The figures (detected / harmless / changed an answer) are
 printed per layout and file kind."""
@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 N_FILES = 8
 KEYS = 400
-FLIPS = os.environ.get("BLOOMINDEX_FLIPS", "100")
+FLIPS = os.environ.get("BLOOMINDEX_FLIPS", "80")
 SEED = int(os.environ.get("BLOOMINDEX_FLIPS_SEED", "26"))
 FULL_LIMIT = 200_000
 PER_KIND = 20_000
