@@ -137,19 +137,16 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   }
 
   /**
-   * Index columns the scan reads under another name: where the scan's provider matches columns
-   * by field id, the scan's column with the field id the build recorded is the index column's,
-   * whatever its name now (a rename keeps the id and the values; a column dropped and added
-   * again gets a new id). Index column -> the scan's column, for those whose name differs.
+   * Index columns the scan reads under another name: where the scan's provider follows renames
+   * ([[bloomindex.source.SourceProvider.followsRenames]]), the scan's column with the physical
+   * identity the build recorded (field id, Delta's physical name) is the index column's,
+   * whatever its name now (a rename keeps the identity and the values; a column dropped and
+   * added again gets a new one). Index column -> the scan's column, for those whose name differs.
    */
   private def renamed(entry: LogEntry, scan: ScanSource): Map[String, String] =
-    if (!scan.provider.readsByFieldId) Map.empty
+    if (!scan.provider.followsRenames) Map.empty
     else entry.data.flatMap(_.decoding).map { built =>
-      built.columns.flatMap { b =>
-        b.physical.get(DecodingContext.FieldId).flatMap { id =>
-          scan.dataSchema.fields.find(f => DecodingContext.physicalOf(f).get(DecodingContext.FieldId).contains(id))
-        }.map(_.name).filter(_ != b.name).map(b.name -> _)
-      }.toMap
+      DecodingContext.renames(built, scan.dataSchema.fieldNames.toSeq.flatMap(n => scan.decoding(conf, n).map(n -> _)))
     }.getOrElse(Map.empty)
 
   /** Columns of `entry` that may not answer for `scan`, with the reason (`names`: its renamed columns, [[renamed]]). */
