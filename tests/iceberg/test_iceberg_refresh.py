@@ -665,3 +665,24 @@ def test_truncate_and_replace_without_a_query_empty_the_index(spark, root, table
         k = _lookup(spark, table, "ice_tr", _key(lo + 7), [lo + 7])
         assert k[0] == 1 and k[1] > 1, (what, k)
         _same_everywhere(spark, table, [_key(lo + 1), _key(1), "absent"], [lo + 2, 1])
+
+
+def test_join_filter_after_a_column_rename(spark, root, table):
+    """A join on the renamed column uses the index's global filter of the column it was (the
+    same field id): the other side's rows with no match are dropped, the answer is the same."""
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX col_rn_g ON {table} FOR COLUMNS (k) OPTIONS (global = true)")
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN k TO key")
+    spark.createDataFrame([(_key(5), 1), ("zzz", 2)], "k STRING, w INT").createOrReplaceTempView("probe_rn")
+    q = f"SELECT p.w, f.id FROM probe_rn p JOIN {table} f ON p.k = f.key"
+    with confs(spark, {"spark.bloomindex.joinFilter.enabled": "true"}):
+        assert same(spark, lambda: spark.sql(q), q) == [(1, 5)]
+        assert "bloom_might_contain" in spark.sql(q)._jdf.queryExecution().optimizedPlan().toString()
+    with confs(spark, {"spark.bloomindex.joinFilter.enabled": "false"}):
+        assert [tuple(r) for r in spark.sql(q).collect()] == [(1, 5)]
+    # bloom_might_contain names the column as it was indexed.
+    with confs(spark, {"spark.bloomindex.joinFilter.enabled": "false"}):
+        got = spark.sql(f"SELECT bloom_might_contain('col_rn_g', 'k', '{_key(5)}') AS a, "
+                        "bloom_might_contain('col_rn_g', 'k', 'zzz') AS b").head()
+        assert got.a is True and got.b is False, got
