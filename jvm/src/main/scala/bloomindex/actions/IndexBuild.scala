@@ -3,7 +3,7 @@ package bloomindex.actions
 import bloomindex.indexing.IndexBuilder
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.{Checksums, IndexData, IndexSpec, LogEntry}
+import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
 import bloomindex.source.{SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
@@ -27,11 +27,17 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  */
 private[actions] object IndexBuild extends Logging {
 
+  /**
+   * `recorded`: the decoding context of the index's last ACTIVE version (a refresh's), whose
+   * columns' physical identities a renamed column is followed by ([[SourceResolver.following]]);
+   * `preferNames` for a full rebuild.
+   */
   def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame],
-      optimize: Boolean = false): Built = {
+      optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false): Built = {
     val spark = ctx.spark
     val snapshot = SourceResolver.snapshot(spark, spec.source, frame)
-    val (relation, current, tableVersion) = (snapshot.relation, snapshot.files, snapshot.version)
+    val (relation, current, tableVersion) =
+      (SourceResolver.following(spark, spec, recorded, preferNames, snapshot.relation), snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)
     IndexEncryption.prepare(spark, spec, current, dataDir.toString)
     // The base's global filters, when the index has them: one that is damaged or fails its
