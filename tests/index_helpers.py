@@ -119,19 +119,43 @@ def confs(spark, settings: dict):
             _set_conf(spark, k, v)
 
 
+_CRC32C_TABLE: list[int] = []
+
+
+def crc32c(data: bytes) -> int:
+    """CRC32C (Castagnoli), as ``java.util.zip.CRC32C`` computes it: the checksums of the index's
+    files (log format 6 on). Table-driven, pure Python: for tests and tools, not for speed."""
+    if not _CRC32C_TABLE:
+        for n in range(256):
+            c = n
+            for _ in range(8):
+                c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+            _CRC32C_TABLE.append(c)
+    crc = 0xFFFFFFFF
+    table = _CRC32C_TABLE
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
 def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
     """A probe file (layouts ``probes`` and ``blocks``: a column's filters block-major), read with
     nothing but ``struct``: its algorithm, its sections, and per indexed file its footer entry
     (path, size, mtime, rows, nulls, hash count; format 2: ndv, from footer) with its bit set put
-    back together from the block rows (``bits``, in Parquet's layout)."""
+    back together from the block rows (``bits``, in Parquet's layout). Format 3 (log format 6):
+    the footer's checksum and every block row's are checked (an AssertionError if one fails)."""
     import struct
 
     data = open(path, "rb").read()
     magic = b"BIXPROBE"
     assert data[:8] == magic and data[-8:] == magic
     fmt, footer_len = struct.unpack(">ii", data[-16:-8])
-    assert fmt in (1, 2)
-    footer = memoryview(data)[len(data) - 16 - footer_len:len(data) - 16]
+    assert fmt in (1, 2, 3)
+    end = len(data) - 16 - (4 if fmt >= 3 else 0)
+    footer = memoryview(data)[end - footer_len:end]
+    if fmt >= 3:
+        (want,) = struct.unpack(">I", data[end:end + 4])
+        assert crc32c(bytes(footer) + data[-16:-8]) == want, f"{path}: footer fails its checksum"
     pos = 0
 
     def take(fmt):
@@ -145,6 +169,15 @@ def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
     pos += alg_len
     (n_sections,) = take(">i")
     sections = [dict(zip(("offset", "block_bytes", "blocks", "files"), take(">qiii"))) for _ in range(n_sections)]
+    for s in sections:
+        # Format 3: each block row followed by its CRC32C.
+        row = s["block_bytes"] * s["files"]
+        s["stride"] = row + (4 if fmt >= 3 else 0)
+        if fmt >= 3:
+            for b in range(s["blocks"]):
+                at = s["offset"] + b * s["stride"]
+                (want,) = struct.unpack(">I", data[at + row:at + row + 4])
+                assert crc32c(data[at:at + row]) == want, f"{path}: block row {b} fails its checksum"
     (n_files,) = take(">i")
     entries = []
     for _ in range(n_files):
@@ -152,11 +185,11 @@ def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
         e = {"path": bytes(footer[pos:pos + plen]).decode()}
         pos += plen
         e.update(zip(("size", "mtime", "rows", "nulls", "section", "position", "num_hashes"), take(">qqqqiib")))
-        e.update(zip(("ndv", "from_footer"), take(">qb") if fmt == 2 else (-1, 0)))
+        e.update(zip(("ndv", "from_footer"), take(">qb") if fmt >= 2 else (-1, 0)))
         s = sections[e["section"]]
         bb, m = s["block_bytes"], s["files"]
         e["bits"] = b"".join(
-            data[s["offset"] + (b * m + e["position"]) * bb: s["offset"] + (b * m + e["position"] + 1) * bb]
+            data[s["offset"] + b * s["stride"] + e["position"] * bb: s["offset"] + b * s["stride"] + (e["position"] + 1) * bb]
             for b in range(s["blocks"]))
         entries.append(e)
     assert pos == len(footer)
@@ -202,3 +235,15 @@ def probe_rows(data_dir: str) -> list:
                          filter=bytearray(serialized(algorithm, e["bits"], e["num_hashes"])),
                          built_from="footer" if e["from_footer"] else "data") for e in entries]
     return rows
+
+
+def entry_text(entry: dict) -> str:
+    """A log entry's text as the JVM writes it (tests that rewrite an entry as an earlier build
+    wrote it): compact JSON, and from log format 6 on sealed with its CRC32C as the last field
+    (``"crc32c":"xxxxxxxx"`` over the text before the 8 digits); a stale checksum field is dropped."""
+    entry = {k: v for k, v in entry.items() if k != "crc32c"}
+    text = json.dumps(entry, separators=(",", ":"))
+    if entry.get("formatVersion", 0) < 6:
+        return text
+    body = text[:-1] + ',"crc32c":"'
+    return body + "%08x" % crc32c(body.encode()) + '"}'

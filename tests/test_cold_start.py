@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from index_helpers import (confs, fresh_driver, index_rows, log_entries, probe_rows, read_probe_file, row_path,
+from index_helpers import (confs, entry_text, fresh_driver, index_rows, log_entries, probe_rows, read_probe_file, row_path,
                            rows_and_files)
 
 N_FILES = 8
@@ -78,7 +78,7 @@ def _rewrite_entry(root, name, change, active=False):
     change(entry)
     os.remove(newest)  # log files are hard links made at commit: a new file, not through the link
     with open(newest, "w") as out:
-        out.write(json.dumps(entry))
+        out.write(entry_text(entry))
     return entry
 
 
@@ -90,7 +90,7 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     path = _source(spark, tmp_path, "cold")
     spark.sql(f"CREATE BLOOM INDEX cold ON parquet.`{path}` FOR COLUMNS (k, s)")
     entry = log_entries(root, "cold")[-1]
-    assert entry["formatVersion"] == 5 and entry["data"]["layout"] == "probes"
+    assert entry["formatVersion"] == 6 and entry["data"]["layout"] == "probes"
     data = os.path.join(root, "cold", entry["data"]["dir"])
     assert sorted(f for f in os.listdir(data) if not f.startswith(".")) == ["_summary.json", "column=k", "column=s"]
     # The filters are stored once: probe files, no Parquet rows.
@@ -98,8 +98,8 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     assert len(k_probes) > 0 and [f for f in os.listdir(os.path.join(data, "column=k"))
                                   if not f.startswith(".") and not f.endswith(".probe")] == []
     sections = [s for p in k_probes for s in read_probe_file(p)[1]]
-    # What a reader reads of each: the footer and the 16-byte trailer (not the leading magic, 8 bytes).
-    footers = sum(os.path.getsize(p) - 8 - sum(s["blocks"] * s["files"] * s["block_bytes"] for s in read_probe_file(p)[1])
+    # What a reader reads of each: the footer and the trailer (not the leading magic, 8 bytes, nor the block rows and their checksums).
+    footers = sum(os.path.getsize(p) - 8 - sum(s["blocks"] * s["stride"] for s in read_probe_file(p)[1])
                   for p in k_probes)
 
     fresh_driver(spark)

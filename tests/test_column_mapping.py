@@ -14,7 +14,7 @@ import time
 import pytest
 
 from bloomindex import BloomIndex
-from index_helpers import confs
+from index_helpers import confs, entry_text
 from test_decoding_regressions import assert_not_applied, assert_prunes, same, write_text_files
 
 V1_LIST = "spark.sql.sources.useV1SourceList"
@@ -355,7 +355,7 @@ def test_collated_index_built_before_collation_keys_is_not_used(spark, root, tmp
             c["physical"].pop("keys", None)
         os.remove(path)
         with open(path, "w") as out:
-            out.write(json.dumps(entry))
+            out.write(entry_text(entry))
         clear_index_cache(spark)
         q = "SELECT id FROM coll_old WHERE s = 'ABC1'"
         assert same(spark, lambda: spark.sql(q)) == [(1,)]

@@ -19,7 +19,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import Row, types as T
 
 from bloomindex import BloomIndex, might_contain
-from index_helpers import confs, log_entries
+from index_helpers import confs, entry_text, log_entries
 
 PRUNING = "spark.bloomindex.pruning.enabled"
 JOIN_FILTER = "spark.bloomindex.joinFilter.enabled"
@@ -121,7 +121,7 @@ def make_pre_decoding_entry(spark, root: str, name: str) -> None:
     entry.get("data", {}).pop("decoding", None)
     os.remove(path)  # log files are hard links made at commit: write a new file, not through the link
     with open(path, "w") as out:
-        out.write(json.dumps(entry))
+        out.write(entry_text(entry))
     clear_index_cache(spark)
 
 

@@ -244,12 +244,6 @@ def test_bad_delta_sources_are_refused(spark, root, tmp_path):
     spark.createDataFrame(_rows([1, 2]), SCHEMA).write.parquet(plain)
     with pytest.raises(AnalysisException, match="is not a Delta table"):
         spark.sql(f"CREATE BLOOM INDEX bad ON delta.`{plain}` FOR COLUMNS (k)")
-    mapped = str(tmp_path / "mapped")
-    _write(spark, mapped, [1, 2, 3], files=1)
-    spark.sql(f"""ALTER TABLE delta.`{mapped}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name',
-                  'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')""")
-    with pytest.raises(AnalysisException, match="column mapping"):
-        spark.sql(f"CREATE BLOOM INDEX bad ON delta.`{mapped}` FOR COLUMNS (k)")
     with pytest.raises(AnalysisException, match="does not exist"):
         spark.sql(f"CREATE BLOOM INDEX bad ON delta.`{tmp_path / 'plain'}_x` FOR COLUMNS (k)")
 
@@ -319,3 +313,117 @@ def test_full_refresh_after_type_widening(spark, root, delta_path):
     for sql in (f"SELECT * FROM {t} WHERE v = 17", f"SELECT * FROM {t} WHERE f = 2.25"):
         kept = _same(spark, sql)
         assert kept is not None and kept[0] < kept[1], (sql, kept)
+
+
+# ---------------------------------------------------------------- column mapping
+
+
+def _mapped_table(spark, path: str, mode: str, keys: list[int]) -> str:
+    """A Delta table with column mapping `mode` from its creation, `keys` in FILES files."""
+    t = f"delta.`{path}`"
+    spark.sql(f"""CREATE TABLE {t} (k BIGINT, s STRING, v INT) USING delta
+                  TBLPROPERTIES ('delta.columnMapping.mode' = '{mode}', 'delta.minReaderVersion' = '2',
+                                 'delta.minWriterVersion' = '5', 'delta.enableDeletionVectors' = 'false')""")
+    _write(spark, path, keys, mode="append")
+    return t
+
+
+def _file_columns(spark, path: str) -> set[str]:
+    """The column names the table's Parquet files store (Delta's physical names under column mapping)."""
+    return set(spark.read.parquet(*[f for f in spark.read.format("delta").load(path).inputFiles()]).columns)
+
+
+def _kept_one(spark, sql: str) -> None:
+    kept = _same(spark, sql)
+    assert kept is not None and kept[0] == 1, (sql, kept)
+
+
+@pytest.mark.parametrize("mode", ["name", "id"])
+def test_column_mapping_tables_are_indexed_and_follow_renames(spark, root, delta_path, mode):
+    """Column mapping: the files store each column under its physical name (and, in id mode,
+    field id), which the build reads as Delta does. The index prunes; after `RENAME COLUMN k TO
+    key` it answers under the new name, and REFRESH indexes new files under the column's physical
+    identity (one key per file: each lookup keeps exactly 1 file, with the index on and off
+    answering the same)."""
+    t = _mapped_table(spark, delta_path, mode, list(range(FILES * ROWS_PER_FILE)))
+    stored = _file_columns(spark, delta_path)
+    assert not stored & {"k", "s", "v"}, stored  # physical names only: a read by name would see nulls
+    spark.sql(f"CREATE BLOOM INDEX cm_idx ON {t} FOR COLUMNS (k, s)")
+    for sql in (f"SELECT * FROM {t} WHERE k = 17", f"SELECT * FROM {t} WHERE s = 's250'"):
+        _kept_one(spark, sql)
+
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN k TO key")
+    _kept_one(spark, f"SELECT * FROM {t} WHERE key = 17")
+    assert "index cm_idx " in BloomIndex(spark).explain(spark.sql(f"SELECT * FROM {t} WHERE key = 17"))
+    # New files, written under the new name: REFRESH builds them from the same physical column.
+    spark.createDataFrame([(i, f"s{i}", i % 7) for i in range(1000, 1080)], "key BIGINT, s STRING, v INT") \
+        .repartition(2).write.format("delta").mode("append").save(delta_path)
+    spark.sql("REFRESH BLOOM INDEX cm_idx")
+    d = _describe(spark, "cm_idx")
+    assert d["state"] == "ACTIVE" and d["files_indexed"] == str(FILES + 2), d
+    for key in (17, 1001, 1079):
+        _kept_one(spark, f"SELECT * FROM {t} WHERE key = {key}")
+    _kept_one(spark, f"SELECT * FROM {t} WHERE s = 's1042'")
+    for q in (f"SELECT * FROM {t} WHERE s = 's64' OR key = 1003",
+              f"SELECT key, v FROM {t} WHERE key IN (13, 64, 150, 1003, -5) AND v >= 0"):
+        _same(spark, q)
+
+
+def test_column_mapping_drop_and_readd_is_not_answered_by_old_filters(spark, root, delta_path):
+    """A column dropped and added again under column mapping is another physical column: the
+    index's filters of the old one never answer for it, an incremental REFRESH is refused, and
+    REFRESH ... FULL builds the new column."""
+    t = _mapped_table(spark, delta_path, "name", list(range(FILES * ROWS_PER_FILE)))
+    spark.sql(f"CREATE BLOOM INDEX cm_drop ON {t} FOR COLUMNS (k, s)")
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN s")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMNS (s STRING)")
+    # The new s: the old values again, in a new file, and nulls in the old files.
+    spark.createDataFrame([(i, f"s{i}", i % 7) for i in range(0, 40)], "k BIGINT, s STRING, v INT") \
+        .coalesce(1).write.format("delta").mode("append").save(delta_path)
+    sql = f"SELECT * FROM {t} WHERE s = 's17'"
+    kept = _same(spark, sql)
+    assert kept is None or kept[0] == kept[1], kept
+    assert "another physical column" in BloomIndex(spark).explain(spark.sql(sql))
+    assert len(spark.sql(sql).collect()) == 1
+    with pytest.raises(AnalysisException, match="physical column"):
+        spark.sql("REFRESH BLOOM INDEX cm_drop")
+    # k still answers from the same index.
+    _kept_one(spark, f"SELECT * FROM {t} WHERE k = 250")
+    spark.sql("REFRESH BLOOM INDEX cm_drop FULL")
+    _kept_one(spark, sql)
+    _kept_one(spark, f"SELECT * FROM {t} WHERE k = 250")
+
+
+def test_column_mapping_rename_then_readd_under_the_old_name(spark, root, delta_path):
+    """k renamed to key, then a new column k added: the index's k answers for key (its physical
+    column) and never for the new k; an incremental REFRESH builds key's new files as k."""
+    t = _mapped_table(spark, delta_path, "name", list(range(FILES * ROWS_PER_FILE)))
+    spark.sql(f"CREATE BLOOM INDEX cm_swap ON {t} FOR COLUMNS (k)")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN k TO key")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMNS (k BIGINT)")
+    spark.createDataFrame([(5000 + i, i, f"s{i}", 0) for i in range(40)], "key BIGINT, k BIGINT, s STRING, v INT") \
+        .coalesce(1).write.format("delta").mode("append").save(delta_path)
+    spark.sql("REFRESH BLOOM INDEX cm_swap")
+    assert _describe(spark, "cm_swap")["files_indexed"] == str(FILES + 1)
+    _kept_one(spark, f"SELECT * FROM {t} WHERE key = 5017")
+    _kept_one(spark, f"SELECT * FROM {t} WHERE key = 17")
+    # The new k holds 17 in the new file only; old files hold nulls there: no index answers for it.
+    sql = f"SELECT * FROM {t} WHERE k = 17"
+    kept = _same(spark, sql)
+    assert kept is None or kept[0] == kept[1], kept
+    assert [r.key for r in spark.sql(sql).collect()] == [5017]
+
+
+def test_column_mapping_on_write_refresh_after_rename(spark, root, delta_path):
+    """An on_write index over a column mapping table keeps following appends after a rename."""
+    t = _mapped_table(spark, delta_path, "name", list(range(FILES * ROWS_PER_FILE)))
+    spark.sql(f"CREATE BLOOM INDEX cm_ow ON {t} FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN k TO key")
+    spark.sql(f"INSERT INTO {t} (key, s, v) VALUES (7001, 'x', 1), (7002, 'y', 2)")
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
+    assert spark._jvm.bloomindex.actions.WriteEvents.awaitIdle(60_000)
+    d = _describe(spark, "cm_ow")
+    assert "automatic_refresh_failed" not in d, d
+    files = len(spark.read.format("delta").load(delta_path).inputFiles())
+    assert files > FILES and d["files_indexed"] == str(files), d
+    _kept_one(spark, f"SELECT * FROM {t} WHERE key = 7002")

@@ -63,6 +63,11 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     // other writes seen by the session's query execution listener (registered above).
     extensions.injectPlannerStrategy(spark => new WriteEvents.Planning(spark))
 
+    // the table's life: ALTER TABLE ... RENAME TO of a table no session catalog event reports
+    // (an Iceberg catalog's) is planned as Spark plans it, then its indexes follow the new name
+    // (actions.TableEvents.Planning).
+    extensions.injectPlannerStrategy(spark => new TableEvents.Planning(spark))
+
     // optimizer: join pre-filtering from global filters, after pruning (it may read the
     // pruned file index of the indexed side). Pre-CBO too: once, after Spark's push-down.
     extensions.injectPreCBORule(spark => new InjectBloomJoinFilters(spark))

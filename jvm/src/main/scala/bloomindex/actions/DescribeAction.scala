@@ -56,11 +56,16 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     WriteEvents.lastFailure(new bloomindex.log.IndexRoot(ctx.spark).root.toString, name).foreach(f => out += "automatic_refresh_failed" -> f)
     out += "encryption" -> active.flatMap(_.data).flatMap(d => IndexEncryption.plan(ctx.hadoopConf, IndexStore.dataDir(l.indexDir, d).toString))
       .map(p => p.columnKeys.toSeq.sorted.map { case (c, k) => s"$c (key $k)" }.mkString(", ")).getOrElse("none")
+    // Log format 6 on: checksums in every index file; older versions have none (a REFRESH writes them).
+    out += "checksums" -> active.flatMap(_.data).map { d =>
+      if (d.checksums) "CRC32C (log entries, summary, probe files, global filters)"
+      else s"none (written before log format ${bloomindex.log.LogJson.ChecksumsSince}; the next REFRESH writes them)"
+    }.getOrElse("none")
     val details = Seq.newBuilder[(String, String)]
     val dataDir = active.flatMap(_.data).map(IndexStore.dataDir(l.indexDir, _))
     // Log format 3 on: the summary the build wrote, not every filter.
     val summary = active.flatMap(_.data).filter(d => IndexLayout.of(d).perColumn).flatMap { _ =>
-      try Some(IndexSummary.read(ctx.hadoopConf, dataDir.get)) catch {
+      try Some(IndexSummary.read(ctx.hadoopConf, dataDir.get, active.flatMap(_.data).exists(_.checksums))) catch {
         case NonFatal(e) => damage += s"index summary unreadable (${e.getMessage}); the data was checked instead"; None
       }
     }
@@ -128,7 +133,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
         s"(e.g. ${folder.getName}/${changed.head}: size differs); filters unreadable or wrong, their files are read"
       val present = s.dataFiles.keys.filter(f => listed.get(f).contains(s.dataFiles(f))).toSeq.sorted.map(new Path(folder, _))
       IndexLayout.of(d).describeColumn(IndexLayout.Describe(ctx.spark, conf, indexDir, dir, listed, s.probeFiles, s.reused,
-        intact = missing.isEmpty && changed.isEmpty, known, damage += _), c, present)
+        intact = missing.isEmpty && changed.isEmpty, known, damage += _, d.checksums), c, present)
       columnLines(spec, d, c, s.files, s.filterBytes, s.filesFromFooter, columnsOut, damage)
     }
     val files = sizeLines(spec, d, out, current)
@@ -214,7 +219,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
         val g = IndexStore.globalFilters(ctx.spark, indexDir, d)
         spec.columns.foreach { c =>
           g.get(c.name) match {
-            case None => damage += s"global filter of ${c.name} missing"
+            case None => damage += s"global filter of ${c.name} missing" + (if (d.checksums) " or failing its checksum" else "")
             case Some(b) => try c.algorithm.fromBytes(b) catch {
               case NonFatal(e) => damage += s"global filter of ${c.name} unreadable: ${e.getMessage}"
             }

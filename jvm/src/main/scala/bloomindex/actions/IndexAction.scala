@@ -69,7 +69,7 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
   protected def commit(begin: LogEntry, rel: String, dataDir: Path, built: Built): LogEntry = {
     val r = built.result
     val data = IndexData(rel, r.files, r.bytes, r.filterBytes, r.filesFromFooters, r.globalNdv, built.tableVersion,
-      Some(built.decoding), r.layout, built.reused)
+      Some(built.decoding), r.layout, built.reused, checksums = true)
     val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = ctx.now(), data = Some(data))
     try ctx.log.commit(end) catch {
       case e: ConcurrentBloomIndexUpdateException =>

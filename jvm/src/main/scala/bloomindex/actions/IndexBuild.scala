@@ -3,7 +3,7 @@ package bloomindex.actions
 import bloomindex.indexing.IndexBuilder
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.{IndexData, IndexSpec, LogEntry}
+import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
 import bloomindex.source.{SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
@@ -27,14 +27,32 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  */
 private[actions] object IndexBuild extends Logging {
 
+  /**
+   * `recorded`: the decoding context of the index's last ACTIVE version (a refresh's), whose
+   * columns' physical identities a renamed column is followed by ([[SourceResolver.following]]);
+   * `preferNames` for a full rebuild.
+   */
   def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame],
-      optimize: Boolean = false): Built = {
+      optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false): Built = {
     val spark = ctx.spark
     val snapshot = SourceResolver.snapshot(spark, spec.source, frame)
-    val (relation, current, tableVersion) = (snapshot.relation, snapshot.files, snapshot.version)
+    val (relation, current, tableVersion) =
+      (SourceResolver.following(spark, spec, recorded, preferNames, snapshot.relation), snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)
     IndexEncryption.prepare(spark, spec, current, dataDir.toString)
-    val baseData = base.flatMap(_.data)
+    // The base's global filters, when the index has them: one that is damaged or fails its
+    // checksum cannot be merged into (the new filter would miss the values it held), so the
+    // build is then a full one.
+    val baseGlobal0: Option[Map[String, Array[Byte]]] = base.flatMap(_.data).filter(_ => spec.global).map { d =>
+      try IndexStore.globalFilters(spark, ctx.log.indexDir, d) catch {
+        case scala.util.control.NonFatal(e) => logWarning(s"Bloom index '${ctx.name}': global filters unreadable " +
+          s"(${e.getMessage}); rebuilding in full"); Map.empty[String, Array[Byte]]
+      }
+    }
+    val globalDamaged = baseGlobal0.exists(g => !spec.columns.forall(c => g.contains(c.name)))
+    if (globalDamaged) logWarning(s"Bloom index '${ctx.name}': a global filter of the base version is missing or damaged; " +
+      "rebuilding in full")
+    val baseData = base.flatMap(_.data).filterNot(_ => globalDamaged)
     val kept = baseData.filter(d => IndexLayout.of(d) == IndexLayout.Probes &&
       IndexBuilder.layoutFor(spark, dataDir.toString) == IndexLayout.Probes)
       .flatMap(d => keptProbes(ctx, spec, d, current, optimize))
@@ -42,7 +60,7 @@ private[actions] object IndexBuild extends Logging {
       case (None, _) => (current, None, ReusedProbes.None)
       case (Some(_), Some(k)) =>
         val carried = if (k.carried.isEmpty) None else Some(unchangedRows(ctx, IndexStore.probeRowsOf(spark, k.carried,
-          k.carriedPartitions), k.unchanged.values.toSeq))
+          k.carriedPartitions, k.checksums), k.unchanged.values.toSeq))
         (current.filterNot(f => k.unchanged.contains(f.path)), carried, k.reused)
       case (Some(d), None) =>
         // The incremental file diff: files held as they are now, by every column, are carried;
@@ -53,8 +71,7 @@ private[actions] object IndexBuild extends Logging {
         val keep = unchanged.map(_.path).toSet
         (current.filterNot(f => keep.contains(f.path)), Some(unchangedRows(ctx, rows, unchanged)), ReusedProbes.None)
     }
-    val baseGlobal = if (!spec.global) Map.empty[String, Array[Byte]]
-      else baseData.map(d => IndexStore.globalFilters(spark, ctx.log.indexDir, d)).getOrElse(Map.empty)
+    val baseGlobal = if (globalDamaged) Map.empty[String, Array[Byte]] else baseGlobal0.getOrElse(Map.empty)
     val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else baseData.map(_.globalNdv).getOrElse(Map.empty)
     // Files the build cannot read as the source does (its provider says which) are left out:
     // not indexed, read in full by queries.
@@ -79,7 +96,7 @@ private[actions] object IndexBuild extends Logging {
    * per file).
    */
   private final case class Kept(unchanged: Map[String, SourceFile], reused: ReusedProbes,
-      carried: Seq[(String, Long, String)], carriedPartitions: Int)
+      carried: Seq[(String, Long, String)], carriedPartitions: Int, checksums: Boolean)
 
   /**
    * Reads the footers of the base's probe files (the files' identities only) and decides which
@@ -91,7 +108,7 @@ private[actions] object IndexBuild extends Logging {
     val conf = ctx.hadoopConf
     val indexDir = ctx.log.indexDir
     val baseDir = IndexStore.dataDir(indexDir, d)
-    val summary = try IndexSummary.read(conf, baseDir) catch {
+    val summary = try IndexSummary.read(conf, baseDir, d.checksums) catch {
       case scala.util.control.NonFatal(e) =>
         logWarning(s"Bloom index '${ctx.name}': summary of ${d.dir} unreadable (${e.getMessage}); its rows are carried")
         return None
@@ -106,13 +123,18 @@ private[actions] object IndexBuild extends Logging {
     val probes = spec.columns.map { c =>
       val files = summary.columns.get(c.name).map(_.allProbeFiles(indexDir, IndexEncryption.columnFolder(baseDir, c.name)))
         .getOrElse(Nil)
-      val footers = ProbeFile.readEachFooter(conf, files, threads, c.algorithm)
+      val footers = ProbeFile.readEachFooter(conf, files, threads, c.algorithm, d.checksums)
       c -> files.zip(footers.toSeq.map(_.toOption))
     }
-    // Unchanged: held as it is now by every column (an unreadable probe file holds nothing, so
-    // its files are built again).
+    // Sections whose block rows failed their checksums when this JVM read them: hold nothing.
+    def damagedSections(p: Path): Option[Set[Int]] = Checksums.damageOf(p.toString).map(_._2)
+    // Unchanged: held as it is now by every column (an unreadable probe file, or a damaged
+    // section of one, holds nothing, so its files are built again).
     val held = probes.map { case (_, fs) =>
-      fs.iterator.flatMap(_._2.iterator).flatMap(_.files.iterator).filter(isCurrent).map(_.path).toSet
+      fs.iterator.flatMap { case ((p, _), footer) =>
+        val bad = damagedSections(p).getOrElse(Set.empty)
+        footer.iterator.flatMap(_.files.iterator).filterNot(e => bad.contains(e.section))
+      }.filter(isCurrent).map(_.path).toSet
     }
     val unchanged = held.reduceOption(_ intersect _).getOrElse(Set.empty)
     val reusedFiles = Map.newBuilder[String, Map[String, Long]]
@@ -122,7 +144,10 @@ private[actions] object IndexBuild extends Logging {
     var compacted = optimize
     val root = indexDir.toUri.getPath.stripSuffix("/") + "/"
     probes.foreach { case (c, fs) =>
-      val keepable = fs.collect { case ((p, n), Some(f)) if f.files.forall(e => unchanged.contains(e.path) && isCurrent(e)) =>
+      // Kept as they are: files with checksums (data of an older format is written again, with
+      // them), where this JVM found no damage, holding unchanged files only.
+      val keepable = fs.collect { case ((p, n), Some(f)) if d.checksums && f.checked && damagedSections(p).isEmpty &&
+          f.files.forall(e => unchanged.contains(e.path) && isCurrent(e)) =>
         (p, n, f)
       }
       // Compaction: more probe files than allowed after this refresh (its new ones counted as
@@ -153,6 +178,6 @@ private[actions] object IndexBuild extends Logging {
     // Rewritten rows go into about one file per `target` bytes (at least one per column's worth).
     val parts = if (compacted) math.max(1L, (carriedBytes + target - 1) / target).toInt else 0
     Some(Kept(unchanged.iterator.map(p => p -> byPath(p)).toMap, ReusedProbes(reusedFiles.result(), reusedRows.result()),
-      carriedAll, parts))
+      carriedAll, parts, d.checksums))
   }
 }

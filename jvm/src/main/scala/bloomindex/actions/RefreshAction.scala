@@ -43,6 +43,17 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
 
   protected lazy val base: Option[LogEntry] = ctx.log.lastActive()
 
+  /**
+   * The decoding context the last ACTIVE version recorded: a column renamed since (where the
+   * source's provider follows renames) is found by the physical identity recorded there.
+   */
+  private lazy val recorded: Option[bloomindex.log.Decoding] = base.flatMap(_.data).flatMap(_.decoding)
+
+  /** The source's relation as a query reads it now, renamed columns under the index's names ([[SourceResolver.following]]). */
+  private def current(frame: Option[DataFrame]) =
+    SourceResolver.following(ctx.spark, spec, recorded, preferNames = rebuild,
+      SourceResolver.currentRelation(ctx.spark, spec.source, frame))
+
   private var rebuild = full
   private var frame: Option[DataFrame] = None
   private var spec: IndexSpec = _
@@ -67,7 +78,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
     frame = if (rebuild || !SourceProviders.of(spec.source).refreshReusesFrame) None
       else Some(SourceResolver.dataFrame(ctx.spark, spec.source))
     if (!rebuild) base.flatMap(_.data).foreach { d =>
-      val now = SourceResolver.decoding(ctx.spark, spec, SourceResolver.currentRelation(ctx.spark, spec.source, frame))
+      val now = SourceResolver.decoding(ctx.spark, spec, current(frame))
       d.decoding match {
         case None =>
           logWarning(s"Bloom index '$name' was built before decoding contexts were recorded: rebuilding it in full")
@@ -129,7 +140,8 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
    * refused as CREATE refuses it; a column gone is left to the build to refuse.
    */
   private def retyped(spec: IndexSpec): IndexSpec = {
-    val schema = SourceResolver.currentRelation(ctx.spark, spec.source, None).dataSchema
+    val schema = SourceResolver.following(ctx.spark, spec, recorded, preferNames = true,
+      SourceResolver.currentRelation(ctx.spark, spec.source, None)).dataSchema
     spec.copy(columns = spec.columns.map { c =>
       schema.fields.find(_.name == c.name) match {
         case Some(f) if f.dataType.sql != c.dataType =>
@@ -145,5 +157,5 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
   }
 
   protected def build(begin: LogEntry, dataDir: Path): Built =
-    IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame, optimize)
+    IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame, optimize, recorded, preferNames = rebuild)
 }

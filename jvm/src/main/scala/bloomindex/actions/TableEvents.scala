@@ -4,12 +4,18 @@ import java.util.UUID
 
 import scala.util.control.NonFatal
 
-import bloomindex.log.{IndexRoot, IndexState}
+import bloomindex.log.{IndexRoot, IndexState, SourceSpec}
+import bloomindex.source.{SourceProviders, TableRename}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.{DropTableEvent, ExternalCatalogEvent, ExternalCatalogEventListener, RenameTableEvent}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, RenameTable}
+import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy, UnaryExecNode}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Strategy, V2CommandExec}
 
 /**
  * Ties indexes to the life of their catalog table: `DROP TABLE` of a table of the session
@@ -60,23 +66,77 @@ object TableEvents extends Logging {
   def renameIndexesOf(spark: SparkSession, database: String, table: String, newName: String): Unit = {
     val renamed = try Some(spark.sessionState.catalog.externalCatalog.getTable(database, newName)) catch { case NonFatal(_) => None }
     indexesOf(spark, database, table, "RENAME TABLE").foreach { e =>
-      try {
-        val log = ActionContext.writing(spark, e.spec.name).log
-        log.head().flatMap(h => h.entry.map(h.version -> _)).filter(_._2.state == IndexState.Active).foreach { case (version, entry) =>
-          val old = entry.spec.source
-          val qualified = old.table.exists(_.toLowerCase(java.util.Locale.ROOT).startsWith("spark_catalog."))
-          val source = old.copy(
-            table = Some((if (qualified) "spark_catalog." else "") + s"$database.$newName"),
-            paths = renamed.flatMap(_.storage.locationUri).map(u => Seq(new org.apache.hadoop.fs.Path(u).toString)).getOrElse(old.paths))
-          log.commit(entry.copy(version = version + 1, operation = "RENAME TABLE", operationId = UUID.randomUUID().toString,
-            timestamp = System.currentTimeMillis(), spec = entry.spec.copy(source = source)))
-          logInfo(s"bloomindex: Bloom index '${e.spec.name}' follows $database.$table renamed to $database.$newName")
-        }
-      } catch {
-        case NonFatal(err) =>
-          logWarning(s"bloomindex: RENAME TABLE $database.$table: Bloom index '${e.spec.name}' still names the old table ($err); " +
-            s"DROP BLOOM INDEX ${e.spec.name} and create it again on $database.$newName")
+      follow(spark, e.spec.name, s"$database.$table", s"$database.$newName") { old =>
+        val qualified = old.table.exists(_.toLowerCase(java.util.Locale.ROOT).startsWith("spark_catalog."))
+        old.copy(
+          table = Some((if (qualified) "spark_catalog." else "") + s"$database.$newName"),
+          paths = renamed.flatMap(_.storage.locationUri).map(u => Seq(new org.apache.hadoop.fs.Path(u).toString)).getOrElse(old.paths))
       }
+    }
+  }
+
+  /**
+   * Commits a log entry of index `name` whose source is `source(old source)`, its data as it
+   * was, when its newest entry is ACTIVE (a RENAME TABLE entry: one commit, so the index names
+   * either the old table or the new one). Never throws: a failure leaves a warning.
+   */
+  private def follow(spark: SparkSession, name: String, from: String, to: String)(source: SourceSpec => SourceSpec): Unit =
+    try {
+      val log = ActionContext.writing(spark, name).log
+      log.head().flatMap(h => h.entry.map(h.version -> _)).filter(_._2.state == IndexState.Active).foreach { case (version, entry) =>
+        log.commit(entry.copy(version = version + 1, operation = "RENAME TABLE", operationId = UUID.randomUUID().toString,
+          timestamp = System.currentTimeMillis(), spec = entry.spec.copy(source = source(entry.spec.source))))
+        logInfo(s"bloomindex: Bloom index '$name' follows $from renamed to $to")
+      }
+    } catch {
+      case NonFatal(err) =>
+        logWarning(s"bloomindex: RENAME TABLE $from: Bloom index '$name' still names the old table ($err); " +
+          s"DROP BLOOM INDEX $name and create it again on $to")
+    }
+
+  /**
+   * A rename no session catalog event reports ([[SourceProvider.renamedBy]]: an Iceberg table's),
+   * once it committed: each index over the table by its old name names the table under its new
+   * name and location. An index over the table's folder (`iceberg.`path``) names no table and
+   * answers for the table's folder as before.
+   */
+  def followRename(spark: SparkSession, rename: TableRename): Unit = {
+    val indexes = try new IndexRoot(spark).list() catch {
+      case NonFatal(e) =>
+        logWarning(s"bloomindex: RENAME TABLE ${rename.oldTable}: could not list its Bloom indexes: $e")
+        Nil
+    }
+    val over = indexes.filter(_.spec.source.table.exists(_.equalsIgnoreCase(rename.oldTable)))
+    if (over.isEmpty) return
+    val renamed = try rename.renamed() catch { case NonFatal(_) => None }
+    renamed match {
+      case None =>
+        logWarning(s"bloomindex: RENAME TABLE ${rename.oldTable}: the renamed table was not found; its Bloom indexes " +
+          s"(${over.map(_.spec.name).mkString(", ")}) still name the old table")
+      case Some(now) =>
+        over.foreach { e =>
+          follow(spark, e.spec.name, rename.oldTable, now.table.getOrElse(now.display)) { old =>
+            old.copy(table = now.table, paths = now.paths)
+          }
+        }
+    }
+  }
+
+  /**
+   * Plans Spark's V2 `RenameTable` of a table whose provider reports the rename
+   * ([[SourceProvider.renamedBy]]) as Spark plans it, followed by [[followRename]]: in the
+   * thread that runs the ALTER TABLE, right after the catalog renamed the table.
+   */
+  final class Planning(spark: SparkSession) extends SparkStrategy {
+    override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+      case r: RenameTable =>
+        SourceProviders.all.iterator.flatMap(_.renamedBy(spark, r)).take(1).toSeq.headOption match {
+          case Some(rename) =>
+            new DataSourceV2Strategy(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]).apply(r)
+              .map(exec => RenameThenFollow(exec, rename))
+          case None => Nil
+        }
+      case _ => Nil
     }
   }
 
@@ -94,4 +154,17 @@ object TableEvents extends Logging {
       }
     }
   }
+}
+
+/** Spark's rename of a table (`rename`, as Spark planned it), then its indexes follow it ([[TableEvents.followRename]]). */
+case class RenameThenFollow(child: SparkPlan, rename: TableRename) extends V2CommandExec with UnaryExecNode {
+  override def output: Seq[Attribute] = child.output
+
+  override protected def run(): Seq[InternalRow] = {
+    val rows = child.executeCollect().toSeq
+    TableEvents.followRename(session, rename)
+    rows
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): RenameThenFollow = copy(child = newChild)
 }

@@ -44,6 +44,9 @@ final class GlobalFilter(
 
 object GlobalFilter {
 
+  /** Forgets the loaded global filters (tests: what a new driver would see). */
+  def clearCache(): Unit = cache.synchronized(cache.clear())
+
   private val MaxCached = 32
 
   // LRU of the broadcasts this driver made; an evicted one is cleaned up by Spark once no

@@ -46,8 +46,7 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
    * index column -> the scan's column, where a provider reading by field id found it renamed).
    */
   def column(name: String): Either[String, Int] = {
-    val scanned = scanColumn(name)
-    val i = spec.columns.indexWhere(c => !c.isText && renamed.getOrElse(c.name, c.name) == scanned)
+    val i = indexColumn(name)
     if (i < 0) Left(s"column not indexed: $name")
     else unusable.get(spec.columns(i).name).toLeft(i)
   }
@@ -67,6 +66,15 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
     else if (usable.isEmpty) Left(unusable(spec.columns(all.head).name))
     else Right(usable)
   }
+
+  /** The position of the (non-text) index column a scan attribute called `name` reads (renamed or not), usable or not; -1 when none. */
+  def indexColumn(name: String): Int = {
+    val scanned = scanColumn(name)
+    spec.columns.indexWhere(c => !c.isText && renamed.getOrElse(c.name, c.name) == scanned)
+  }
+
+  /** The scan's name of index column `i`: its source column's, or the one it was renamed to ([[column]]). */
+  def scanName(i: Int): String = renamed.getOrElse(spec.columns(i).name, spec.columns(i).sourceName)
 
   /** Whether column `i` holds `f` as it is now (same path, size and modification time): its position, or -1. */
   def holds(i: Int, f: FileStatus): Int =
@@ -137,19 +145,16 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   }
 
   /**
-   * Index columns the scan reads under another name: where the scan's provider matches columns
-   * by field id, the scan's column with the field id the build recorded is the index column's,
-   * whatever its name now (a rename keeps the id and the values; a column dropped and added
-   * again gets a new id). Index column -> the scan's column, for those whose name differs.
+   * Index columns the scan reads under another name: where the scan's provider follows renames
+   * ([[bloomindex.source.SourceProvider.followsRenames]]), the scan's column with the physical
+   * identity the build recorded (field id, Delta's physical name) is the index column's,
+   * whatever its name now (a rename keeps the identity and the values; a column dropped and
+   * added again gets a new one). Index column -> the scan's column, for those whose name differs.
    */
   private def renamed(entry: LogEntry, scan: ScanSource): Map[String, String] =
-    if (!scan.provider.readsByFieldId) Map.empty
+    if (!scan.provider.followsRenames) Map.empty
     else entry.data.flatMap(_.decoding).map { built =>
-      built.columns.flatMap { b =>
-        b.physical.get(DecodingContext.FieldId).flatMap { id =>
-          scan.dataSchema.fields.find(f => DecodingContext.physicalOf(f).get(DecodingContext.FieldId).contains(id))
-        }.map(_.name).filter(_ != b.name).map(b.name -> _)
-      }.toMap
+      DecodingContext.renames(built, scan.dataSchema.fieldNames.toSeq.flatMap(n => scan.decoding(conf, n).map(n -> _)))
     }.getOrElse(Map.empty)
 
   /** Columns of `entry` that may not answer for `scan`, with the reason (`names`: its renamed columns, [[renamed]]). */
@@ -278,10 +283,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val views = try viewsFor(scan) catch {
       case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
     }
-    val withColumn = views.filter(v => v.spec.global && v.spec.columns.exists(c => !c.isText && c.name == column))
+    // The index column the scan's column is (a renamed one too, where the provider follows renames).
+    val withColumn = views.filter(v => v.spec.global && v.indexColumn(column) >= 0)
     if (withColumn.isEmpty) return Left(s"no index with a global filter on ${scan.display}.$column")
     val usable = withColumn.filter(_.column(column).isRight)
-    if (usable.isEmpty) return Left(withColumn.map(v => s"${v.name}: ${v.unusable(column)}").mkString("; "))
+    if (usable.isEmpty) return Left(withColumn.map(v => s"${v.name}: ${v.column(column).left.getOrElse("")}").mkString("; "))
     val files = try scan.allFiles() catch {
       case NonFatal(e) => return Left(s"cannot list ${scan.display} (${e.getMessage})")
     }
@@ -294,12 +300,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       }
     }
     usable.find { v =>
-      val i = v.spec.columns.indexWhere(c => !c.isText && c.name == column)
+      val i = v.indexColumn(column)
       loads(v, Set(i)) && uncovered(v, i, files) == 0
     } match {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
-        try Right(GlobalFilter.load(spark, view.indexDir.toString, view.entry, column))
+        try Right(GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")
@@ -323,7 +329,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     if (!spec.global) throw BloomIndexErrors.notGlobal(name)
     val scan = SourceResolver.currentScan(spark, spec.source)
     val view = this.view(log, entry, scan)
-    view.column(col.name).left.foreach { why =>
+    // The index column as the source calls it now (a renamed column: where the provider follows renames).
+    view.column(view.scanName(spec.columns.indexWhere(_.name == col.name))).left.foreach { why =>
       throw BloomIndexErrors.decodingContextChanged(name, col.name, spec.source.display, why)
     }
     if (!allowStale) {

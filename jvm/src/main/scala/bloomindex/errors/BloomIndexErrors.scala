@@ -29,8 +29,8 @@ import org.apache.spark.sql.catalyst.trees.Origin
  *    [[partitionColumn]], [[unsupportedColumnType]], [[unknownOption]], [[invalidOptionValue]],
  *    [[invalidBooleanOption]], [[fppUnreachable]], [[encryptedColumns]];
  *  - the source: [[sourceNotFound]], [[pathNotFound]], [[unsupportedFormat]], [[unsupportedFileFormat]],
- *    [[unsupportedSource]], [[multipleRelations]], [[sourceChanged]], [[sourceColumnGone]],
- *    [[physicalColumnName]]; a table format's own (its provider's errors object, under `source/`,
+ *    [[unsupportedSource]], [[multipleRelations]], [[sourceChanged]], [[sourceColumnGone]];
+ *    a table format's own (its provider's errors object, under `source/`,
  *    raises them through [[error]]);
  *  - per-column Bloom filter indexes: [[filterIndexAlreadyExists]], [[filterIndexNotFound]],
  *    [[filterIndexMultiColumn]];
@@ -184,10 +184,6 @@ object BloomIndexErrors {
   def sourceColumnGone(column: String, name: String, source: String, columns: Seq[String]): AnalysisException =
     error("BLOOM_INDEX_SOURCE_COLUMN_GONE",
       Map("column" -> column, "indexName" -> name, "source" -> source, "columns" -> columns.mkString(", ")))
-
-  def physicalColumnName(column: String, source: String, physicalName: String, name: String): AnalysisException =
-    error("BLOOM_INDEX_PHYSICAL_COLUMN_NAME",
-      Map("column" -> column, "source" -> source, "physicalName" -> physicalName, "indexName" -> name))
 
   // ------------------------------------------------------------------ per-column Bloom filter indexes
 

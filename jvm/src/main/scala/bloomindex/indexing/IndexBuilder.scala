@@ -90,7 +90,8 @@ object IndexBuilder {
       val f = built.get(i).map(b => c.algorithm.fromBitset(b, c.fpp))
         .getOrElse(IndexFilters.ofBytes(c, base.map(_.numBytes).getOrElse(sizes(i))))
       base.foreach(f.merge)
-      Row(c.name, globalNdv.getOrElse(i, 0L), f.toBytes)
+      val bytes = f.toBytes
+      Row(c.name, globalNdv.getOrElse(i, 0L), bytes, IndexSchemas.globalChecksum(c.name, bytes))
     }
     encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), IndexSchemas.GlobalSchema).write.mode("error"),
       spark, dir).parquet(IndexSchemas.globalDir(dir))

@@ -21,7 +21,9 @@ import org.apache.hadoop.fs.Path
  * past that they are dropped and fetched again when needed. A row that cannot be read answers
  * "maybe" for its files (they are read, not pruned), with one warning.
  *
- * `sections(s)` lies in `files(sectionFile(s))`, of `fileLengths` bytes.
+ * `sections(s)` lies in `files(sectionFile(s))`, of `fileLengths` bytes, where it is section
+ * `sectionLocal(s)`. A block row that fails its checksum (probe file format 3) answers "maybe"
+ * for its files the same way, and the damage is recorded ([[ProbeFile.sectionDamaged]]).
  */
 final class BlockFilters(
     algorithm: FilterAlgorithm,
@@ -30,6 +32,7 @@ final class BlockFilters(
     files: Array[Path],
     fileLengths: Array[Long],
     sectionFile: Array[Int],
+    sectionLocal: Array[Int],
     sections: Array[ProbeFile.Section],
     threads: Int,
     maxFetchedBytes: Long) {
@@ -98,9 +101,15 @@ final class BlockFilters(
         val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
         try keys.foreach { k =>
           val s = (k >>> 32).toInt
-          val row = ProbeFile.readRow(in, sections(s), k.toInt)
-          read += row.length
-          out.put(k, words(row))
+          try {
+            val row = ProbeFile.readRow(in, sections(s), k.toInt)
+            read += row.length
+            out.put(k, words(row))
+          } catch {
+            case _: bloomindex.log.Checksums.Mismatch =>
+              out.put(k, Unreadable)
+              ProbeFile.sectionDamaged(files(f), sectionLocal(s), k.toInt)
+          }
         } finally in.close()
       } catch {
         case NonFatal(e) =>
@@ -139,15 +148,17 @@ object BlockFilters {
       maxFetchedBytes: Long): Unit = {
     val sections = Array.newBuilder[ProbeFile.Section]
     val sectionFile = Array.newBuilder[Int]
+    val sectionLocal = Array.newBuilder[Int]
     var base = 0
     footers.indices.foreach { k =>
       val f = footers(k)
       f.files.foreach(e => out.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount, base + e.section,
         e.position, e.numHashes))
-      f.sections.foreach { s => sections += s; sectionFile += k }
+      f.sections.indices.foreach { s => sections += f.sections(s); sectionFile += k; sectionLocal += s }
       base += f.sections.length
     }
-    out.fetchingFrom(new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sections.result(),
+    out.fetchingFrom(new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sectionLocal.result(),
+      sections.result(),
       threads, maxFetchedBytes))
   }
 }

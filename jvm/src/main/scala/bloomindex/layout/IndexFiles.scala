@@ -128,13 +128,13 @@ private[bloomindex] object IndexFiles {
   private def open(file: Path, conf: Configuration): ParquetWriter[IndexRow] =
     new Builder(HadoopOutputFile.fromPath(file, conf)).withConf(conf)
       .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
-      // Filters are near-random bits, all different: compression, a dictionary, statistics and
-      // page checksums (Spark's reader does not verify them; the file system has its own)
-      // would only cost time.
+      // Filters are near-random bits, all different: compression, a dictionary and statistics
+      // would only cost time. Page checksums (CRC32 of each page, log format 6 on) are verified
+      // when queries load the rows (IndexStore.readColumn).
       .withCompressionCodec(CompressionCodecName.UNCOMPRESSED)
       .withDictionaryEncoding("filter", false)
       .withStatisticsEnabled("filter", false)
-      .withPageWriteChecksumEnabled(false)
+      .withPageWriteChecksumEnabled(true)
       .build()
 
   /** Writes `rows` into `dir` in one job (see above); returns what was written. */

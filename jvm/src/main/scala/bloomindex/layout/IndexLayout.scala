@@ -3,7 +3,7 @@ package bloomindex.layout
 import scala.util.control.NonFatal
 
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.{ColumnSpec, IndexData, IndexLog, IndexSpec}
+import bloomindex.log.{Checksums, ColumnSpec, IndexData, IndexLog, IndexSpec}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -82,7 +82,7 @@ object IndexLayout {
    */
   final case class Describe(spark: SparkSession, conf: Configuration, indexDir: Path, dir: Path, listed: Map[String, Long],
       probeFiles: Map[String, Long], reused: Map[String, Long], intact: Boolean, known: java.util.Set[(String, Long, Long)],
-      damage: String => Unit)
+      damage: String => Unit, checksums: Boolean = false)
 
   /** Log formats 1 and 2: every column's rows in one Parquet table, read together through Spark. */
   case object Rows extends IndexLayout(IndexData.Rows) {
@@ -148,7 +148,7 @@ object IndexLayout {
 
     /** Rows put back together from the probe files, in a Spark job ([[IndexStore.probeRows]]). */
     override def rows(spark: SparkSession, indexDir: Path, data: IndexData): DataFrame =
-      IndexStore.probeRows(spark, indexDir, IndexStore.dataDir(indexDir, data))
+      IndexStore.probeRows(spark, indexDir, IndexStore.dataDir(indexDir, data), data.checksums)
 
     override def describeColumn(d: Describe, c: ColumnSpec, present: Seq[Path]): Unit =
       if (d.intact) probeIdentities(d, c, "the files they held are read, not pruned") else readIdentities(d, c, present)
@@ -186,7 +186,7 @@ object IndexLayout {
       only
     }
     // The column's own probe files, then those kept from earlier versions (`probes` only).
-    val listed = try IndexSummary.read(read.conf, read.dir).columns.get(c.name).map(_.allProbeFiles(read.indexDir, folder))
+    val listed = try IndexSummary.read(read.conf, read.dir, read.data.checksums).columns.get(c.name).map(_.allProbeFiles(read.indexDir, folder))
       .getOrElse(Nil)
       catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
     if (listed.isEmpty) return only
@@ -195,7 +195,7 @@ object IndexLayout {
     val paths = listed.map(_._1).toArray
     val lengths = listed.map(_._2).toArray
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
-    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm)
+    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm, read.data.checksums)
     IndexStore.countLoaded(folder.getName, paths.length, footers.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
     val good = footers.indices.filter(k => footers(k).isRight)
     if (good.size < footers.length) {
@@ -226,11 +226,16 @@ object IndexLayout {
     val (there, gone) = probes.partition { case (_, n, now) => now.contains(n) }
     if (gone.nonEmpty) d.damage(s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
       s"changed (e.g. ${gone.head._1.getParent.getName}/${gone.head._1.getName}); $consequence")
-    val read = ProbeFile.readEachFooter(d.conf, there.map { case (p, n, _) => (p, n) }, 8, c.algorithm)
+    val read = ProbeFile.readEachFooter(d.conf, there.map { case (p, n, _) => (p, n) }, 8, c.algorithm, d.checksums)
     read.foreach(_.foreach(_.files.foreach(e => d.known.add((e.path, e.size, e.modificationTime)))))
     val bad = read.collect { case Left(e) => e }
     if (bad.nonEmpty) d.damage(s"column ${c.name}: probe file unreadable (${bad.length} of ${probes.size}: " +
       s"${bad.head.getMessage}); $consequence")
+    // Block rows that failed their checksums when this JVM read them (DESCRIBE does not read the filters).
+    val failed = there.flatMap { case (p, _, _) => Checksums.damageOf(p.toString).map(p -> _._1) }
+    if (failed.nonEmpty) d.damage(s"column ${c.name}: ${failed.size} of ${probes.size} probe files with damaged " +
+      s"filters found by reads (e.g. ${failed.head._1.getParent.getName}/${failed.head._1.getName}: ${failed.head._2}); " +
+      "the files they held are read, not pruned, and the next REFRESH builds them again")
     gone.isEmpty && bad.isEmpty
   }
 }

@@ -21,11 +21,24 @@ object IndexSchemas {
     StructField("filter", BinaryType, nullable = false),
     StructField("built_from", StringType, nullable = false)))
 
-  /** One row per column: its global filter over every indexed file. */
+  /**
+   * One row per column: its global filter over every indexed file, and (log format 6 on) the
+   * CRC32C of the column's name and the filter ([[globalChecksum]]; null in older files).
+   */
   val GlobalSchema: StructType = StructType(Seq(
     StructField("column", StringType, nullable = false),
     StructField("ndv", LongType, nullable = false),
-    StructField("filter", BinaryType, nullable = false)))
+    StructField("filter", BinaryType, nullable = false),
+    StructField("checksum", IntegerType, nullable = true)))
+
+  /** The checksum of a global filter's row: CRC32C of the column's name (UTF-8), a 0 byte, and the filter. */
+  def globalChecksum(column: String, filter: Array[Byte]): Int = {
+    val c = new java.util.zip.CRC32C()
+    c.update(column.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+    c.update(0)
+    c.update(filter)
+    c.getValue.toInt
+  }
 
   /** The folder of the global filters in the data folder `dir`. */
   def globalDir(dir: String): String = new Path(dir, "_global").toString

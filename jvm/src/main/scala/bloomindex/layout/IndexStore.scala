@@ -56,18 +56,20 @@ object IndexStore {
    * ([[ProbeFile.readFilters]]); a probe file that is missing or damaged is skipped like a
    * Parquet file.
    */
-  private[layout] def probeRows(spark: SparkSession, indexDir: Path, dir: Path): DataFrame =
-    probeRowsOf(spark, probeFiles(spark.sessionState.newHadoopConf(), indexDir, dir))
+  private[layout] def probeRows(spark: SparkSession, indexDir: Path, dir: Path, checksums: Boolean = false): DataFrame =
+    probeRowsOf(spark, probeFiles(spark.sessionState.newHadoopConf(), indexDir, dir, checksums), checksums = checksums)
 
   /**
    * The probe files of the version whose data folder is `dir`, as (path, length, column): as its
    * summary lists them (its own and those kept from earlier versions); without a readable
    * summary, the probe files its column folders hold.
    */
-  def probeFiles(conf: Configuration, indexDir: Path, dir: Path): Seq[(String, Long, String)] =
-    try IndexSummary.read(conf, dir).columns.toSeq.flatMap { case (column, s) =>
+  def probeFiles(conf: Configuration, indexDir: Path, dir: Path, checksums: Boolean = false): Seq[(String, Long, String)] =
+    try IndexSummary.read(conf, dir, checksums).columns.toSeq.flatMap { case (column, s) =>
       s.allProbeFiles(indexDir, IndexEncryption.columnFolder(dir, column)).map { case (p, n) => (p.toString, n, column) }
     } catch {
+      // Data with checksums: a summary that fails its checksum names no file (they are built again).
+      case NonFatal(_) if checksums => Nil
       case NonFatal(_) =>
         val fs = dir.getFileSystem(conf)
         (if (!fs.exists(dir)) Array.empty[org.apache.hadoop.fs.FileStatus] else fs.listStatus(dir))
@@ -83,7 +85,8 @@ object IndexStore {
    * The index rows (one per source file and column) the probe files `probes` (path, length,
    * column) hold, in a Spark job of one partition per probe file or `partitions` partitions.
    */
-  def probeRowsOf(spark: SparkSession, probes: Seq[(String, Long, String)], partitions: Int = 0): DataFrame = {
+  def probeRowsOf(spark: SparkSession, probes: Seq[(String, Long, String)], partitions: Int = 0,
+      checksums: Boolean = false): DataFrame = {
     val shipped = ConfWritable.broadcast(spark)
     // One probe file per partition, or `partitions` of them (OPTIMIZE: as many files as it writes).
     val slices = if (partitions > 0) math.min(partitions, math.max(1, probes.size)) else math.max(1, probes.size)
@@ -94,7 +97,9 @@ object IndexStore {
         LoggerFactory.getLogger(getClass).warn(s"bloomindex: probe file $path unreadable, its rows skipped: ${e.getMessage}")
         Iterator.empty
       }
-      val filters = try ProbeFile.readFilters(shipped.value.conf, new Path(path), length) catch { case NonFatal(e) => skipped(e) }
+      val filters = try ProbeFile.readFilters(shipped.value.conf, new Path(path), length, checksums) catch {
+        case NonFatal(e) => skipped(e)
+      }
       new Iterator[Row] {
         private var failed = false
         def hasNext: Boolean = !failed && (try filters.hasNext catch { case NonFatal(e) => failed = true; skipped(e); false })
@@ -191,6 +196,7 @@ object IndexStore {
       countLoaded(folder, files.size, bytes)
       val rows = spark.read.schema(ColumnFileSparkSchema)
         .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
+        .option("parquet.page.verify-checksum.enabled", "true")
         .parquet(files.map(_.toString): _*).select(ProbeFields.map(org.apache.spark.sql.functions.col): _*)
         .coalesce(math.max(1L, bytes / (64L << 20) + 1).toInt).toLocalIterator()
       while (rows.hasNext) {
@@ -219,7 +225,8 @@ object IndexStore {
   private def readFile(conf: Configuration, f: Path, out: (String, Long, Long, Long, Long, Array[Byte]) => Unit,
       filters: Boolean): Long = {
     val input = HadoopInputFile.fromPath(f, conf)
-    val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, f).build())
+    // Pages written with a checksum (log format 6 on) are checked; a page that fails makes the file unreadable.
+    val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, f).usePageChecksumVerification(true).build())
     try {
       val schema = reader.getFooter.getFileMetaData.getSchema
       val fields = if (filters) ProbeFields else ProbeFields.init
@@ -261,9 +268,26 @@ object IndexStore {
       }
     }
 
-  /** Column name -> the global filter in Parquet's serialized form. */
-  def globalFilters(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Array[Byte]] =
-    spark.read.schema(IndexSchemas.GlobalSchema)
-      .parquet(IndexSchemas.globalDir(dataDir(indexDir, data).toString)).select("column", "filter").collect()
-      .map(r => r.getString(0) -> r.getAs[Array[Byte]](1)).toMap
+  /**
+   * Column name -> the global filter in Parquet's serialized form. Data with checksums (log
+   * format 6 on): a row whose checksum is missing or does not match its column and filter is left
+   * out (one warning naming the index file; the join is then not filtered on that column).
+   */
+  def globalFilters(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Array[Byte]] = {
+    val dir = IndexSchemas.globalDir(dataDir(indexDir, data).toString)
+    val rows = spark.read.schema(IndexSchemas.GlobalSchema).parquet(dir)
+      .select(org.apache.spark.sql.functions.input_file_name(), org.apache.spark.sql.functions.col("column"),
+        org.apache.spark.sql.functions.col("filter"), org.apache.spark.sql.functions.col("checksum")).collect()
+    rows.flatMap { r =>
+      val (column, filter) = (r.getString(1), r.getAs[Array[Byte]](2))
+      if (!data.checksums || (!r.isNullAt(3) && r.getInt(3) == IndexSchemas.globalChecksum(column, filter))) Some(column -> filter)
+      else {
+        val why = s"global filter of column $column fails its checksum (CRC32C)"
+        bloomindex.log.Checksums.recordDamage(r.getString(0), why)
+        bloomindex.log.IndexLog.warnOnce(s"bloomindex: ${r.getString(0)}: $why; joins are not filtered on it, " +
+          "and the next REFRESH BLOOM INDEX builds it again")
+        None
+      }
+    }.toMap
+  }
 }

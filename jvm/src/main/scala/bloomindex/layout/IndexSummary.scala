@@ -5,7 +5,8 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.ObjectMapper
 
 import bloomindex.crypto.IndexEncryption
-import bloomindex.log.IndexSpec
+import bloomindex.log.{Checksums, IndexSpec}
+import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -16,7 +17,7 @@ import org.apache.hadoop.fs.Path
  * bytes, how many came from Parquet footers, the column's data files and (layout `blocks`)
  * probe files ([[ProbeFile]]) with their sizes. DESCRIBE reads it instead of every filter; a
  * query reads the names of the files of the columns it probes from it instead of listing their
- * folders.
+ * folders. Version 2 (log format 6 on) ends with its checksum ([[Checksums.seal]]).
  */
 final case class ColumnSummary(files: Long, filterBytes: Long, filesFromFooter: Long, dataFiles: Map[String, Long],
     probeFiles: Map[String, Long] = Map.empty, reused: Map[String, Long] = Map.empty) {
@@ -77,7 +78,7 @@ object IndexSummary {
         listed.filter(_._1.endsWith(ProbeFile.Suffix)).toMap, reused.files.getOrElse(c.name, Map.empty))
     }.toMap)
     val o = mapper.createObjectNode()
-    o.put("version", 1)
+    o.put("version", 2)
     val cols = o.putObject("columns")
     summary.columns.toSeq.sortBy(_._1).foreach { case (name, s) =>
       val co = cols.putObject(name)
@@ -96,22 +97,32 @@ object IndexSummary {
       }
     }
     val out = fs.create(path(d), false)
-    try mapper.writeValue(out: java.io.OutputStream, o) finally out.close()
+    try out.write(Checksums.seal(mapper.writeValueAsString(o)).getBytes(UTF_8)) finally out.close()
     summary
   }
 
-  /** Reads the summary in `dir`; an IllegalStateException says what is wrong with it. */
-  def read(conf: Configuration, dir: Path): IndexSummary = {
+  /**
+   * Reads the summary in `dir`; an IllegalStateException says what is wrong with it (a
+   * [[Checksums.Mismatch]] that it fails its checksum). A checksum is required with
+   * `checksums` (data of log format 6 on) and in a summary of version 2 on.
+   */
+  def read(conf: Configuration, dir: Path, checksums: Boolean = false): IndexSummary = {
     val p = path(dir)
     val fs = p.getFileSystem(conf)
     val len = fs.getFileStatus(p).getLen
     if (len > MaxBytes) throw new IllegalStateException(s"$p: $len bytes, more than a summary may hold")
+    val bytes = new Array[Byte](len.toInt)
     val in = fs.open(p)
-    val root = try mapper.readTree(in: java.io.InputStream) catch {
+    try in.readFully(0, bytes) finally in.close()
+    val text = new String(bytes, UTF_8)
+    val root = try mapper.readTree(text) catch {
       case e: Exception => throw new IllegalStateException(s"$p is not valid JSON (${e.getMessage.linesIterator.next()})")
-    } finally in.close()
+    }
     def bad(what: String) = throw new IllegalStateException(s"$p: $what")
-    if (root == null || !root.isObject || !root.path("columns").isObject) bad("no columns")
+    if (root == null || !root.isObject) bad("not a JSON object")
+    val version = root.path("version")
+    Checksums.verify(text, checksums || !version.isIntegralNumber || version.asLong != 1, s"$p")
+    if (!root.path("columns").isObject) bad("no columns")
     IndexSummary(root.get("columns").properties().asScala.map { e =>
       val c = e.getValue
       def num(f: String): Long = { val n = c.get(f); if (n == null || !n.canConvertToLong) bad(s"${e.getKey}.$f is not a number"); n.asLong }

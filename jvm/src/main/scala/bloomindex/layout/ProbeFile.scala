@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import scala.collection.mutable
 
 import bloomindex.filter.{ClassicBloomFilter, FilterAlgorithm, SbbfSerde}
+import bloomindex.log.Checksums
 import bloomindex.sbbf.SbbfSizing
 
 import org.apache.hadoop.conf.Configuration
@@ -35,9 +36,15 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  *           files(int), per file: path(int length + UTF-8), size, modificationTime, rowCount,
  *           nullCount (longs), section(int), position(int), numHashes(byte, classic only)
  *           [format 2: ndv(long), from footer(byte, 1 = the filter came from the file's Parquet footer)]
+ *   [format 3: footer checksum(int): CRC32C of the footer and the next 8 bytes]
  *   format(int) footer length(int) "BIXPROBE"
  * }}}
- * A reader reads the 16-byte trailer, then the footer, then the block rows it needs.
+ * Format 3 (log format 6 on) adds checksums ([[bloomindex.log.Checksums]]): each block row of a
+ * section is followed by the CRC32C of its bytes (row b of a section at `offset + b * (rowBytes
+ * + 4)`), and the trailer holds the CRC32C of the footer. A point lookup reads a block row and its
+ * checksum in one read and checks exactly the bytes it uses; a row that fails answers "maybe" for
+ * its files.
+ * A reader reads the trailer (16 bytes, 20 in format 3), then the footer, then the block rows it needs.
  * Numbers big-endian (java.io.DataOutput); the filter bits as Parquet lays them out
  * (little-endian words). A section holds at most [[SectionBytes]], so a task buffers at most
  * that per column, and a section's block row is at most that long.
@@ -46,23 +53,39 @@ object ProbeFile {
 
   val Suffix = ".probe"
   private val Magic = "BIXPROBE".getBytes(UTF_8)
-  /** Format 2: entries with ndv and origin (layout `probes`); format 1 (layout `blocks`) without. */
-  val Format = 2
-  val Formats: Set[Int] = Set(1, 2)
+  /**
+   * Format 3: checksums (block rows, footer); format 2: entries with ndv and origin (layout
+   * `probes`); format 1 (layout `blocks`) without.
+   */
+  val Format = 3
+  val Formats: Set[Int] = Set(1, 2, 3)
+  /** The first format with checksums. */
+  val ChecksumsSince = 3
+  private val CrcBytes = 4
   private val TrailerBytes = 8 + Magic.length
   /** A section's filter bytes at most: what a task buffers per column before writing. */
   val SectionBytes: Int = 32 << 20
   /** Footers above this are damage, not read. */
   private val MaxFooterBytes = 256 << 20
 
-  /** One matrix: `files` filters of `blocks` blocks of `blockBytes` each, block-major, at `offset`. */
-  final case class Section(offset: Long, blockBytes: Int, blocks: Int, files: Int) {
+  /**
+   * One matrix: `files` filters of `blocks` blocks of `blockBytes` each, block-major, at
+   * `offset`; with `checked` (format 3) each block row followed by its CRC32C.
+   */
+  final case class Section(offset: Long, blockBytes: Int, blocks: Int, files: Int, checked: Boolean = false) {
     def rowBytes: Int = blockBytes * files
-    def rowOffset(block: Int): Long = offset + block.toLong * rowBytes
+    /** A block row's bytes in the file: the row, and its checksum where there is one. */
+    def rowStride: Int = rowBytes + (if (checked) CrcBytes else 0)
+    def rowOffset(block: Int): Long = offset + block.toLong * rowStride
+    /** The section's bytes in the file. */
+    def length: Long = blocks.toLong * rowStride
   }
 
-  /** What a file's footer says: the sections, and per indexed file its row and place. */
-  final case class Footer(algorithm: FilterAlgorithm, sections: Array[Section], files: Array[FileEntry], bytesRead: Long)
+  /** What a file's footer says: the sections, and per indexed file its row and place; `format` the file's. */
+  final case class Footer(algorithm: FilterAlgorithm, sections: Array[Section], files: Array[FileEntry], bytesRead: Long,
+      format: Int = Format) {
+    def checked: Boolean = format >= ChecksumsSince
+  }
 
   /** `ndv` is -1 and `fromFooter` false in format 1, which does not record them. */
   final case class FileEntry(path: String, size: Long, modificationTime: Long, rowCount: Long, nullCount: Long,
@@ -97,6 +120,7 @@ object ProbeFile {
   final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm, sectionBytes: Int = SectionBytes,
       format: Int = Format) {
     require(Formats.contains(format), s"probe file format $format")
+    private val checked = format >= ChecksumsSince
     private val fs = path.getFileSystem(conf)
     private val raw = fs.create(path, true)
     private val out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 16))
@@ -121,7 +145,7 @@ object ProbeFile {
     private def flush(): Unit = {
       pending.foreach { case ((blockBytes, blocks), group) =>
         val m = group.size
-        sections += Section(written, blockBytes, blocks, m)
+        sections += Section(written, blockBytes, blocks, m, checked)
         val s = sections.size - 1
         group.indices.foreach { p =>
           val i = group(p)._1
@@ -139,9 +163,10 @@ object ProbeFile {
             p += 1
           }
           out.write(row)
+          if (checked) out.writeInt(Checksums.crc32c(row))
           b += 1
         }
-        written += blocks.toLong * blockBytes * m
+        written += sections.last.length
       }
       pending.clear()
       pendingBytes = 0
@@ -167,10 +192,11 @@ object ProbeFile {
         }
         f.flush()
         footer.writeTo(out)
+        if (checked) out.writeInt(footerCrc(footer.toByteArray, format))
         out.writeInt(format)
         out.writeInt(footer.size())
         out.write(Magic)
-        written += footer.size() + TrailerBytes
+        written += footer.size() + TrailerBytes + (if (checked) CrcBytes else 0)
       } finally out.close()
       written
     }
@@ -187,27 +213,47 @@ object ProbeFile {
     b.build().get()
   }
 
+  /** The footer's checksum: CRC32C of the footer, then the format and the footer's length (as the trailer has them). */
+  private def footerCrc(footer: Array[Byte], format: Int): Int = {
+    val c = new java.util.zip.CRC32C()
+    c.update(footer, 0, footer.length)
+    c.update(ByteBuffer.allocate(8).putInt(format).putInt(footer.length).array())
+    c.getValue.toInt
+  }
+
   /**
    * The footer of the probe file `path` of `length` bytes (from the summary; its status is
-   * read when None). An IllegalStateException says what is wrong with the file.
+   * read when None). An IllegalStateException says what is wrong with the file, a
+   * [[Checksums.Mismatch]] that its footer fails its checksum. With `checksums` (data of log
+   * format 6 on) a file without checksums (format before 3) is refused.
    */
-  def readFooter(conf: Configuration, path: Path, length: Option[Long]): Footer = {
+  def readFooter(conf: Configuration, path: Path, length: Option[Long], checksums: Boolean = false): Footer = {
     val len = length.getOrElse(path.getFileSystem(conf).getFileStatus(path).getLen)
     def bad(why: String) = throw new IllegalStateException(s"$path: not a probe file ($why)")
+    val tail = TrailerBytes + CrcBytes
     if (len < Magic.length + TrailerBytes) bad(s"$len bytes")
     val in = open(conf, path, Some(len))
     try {
-      val trailer = new Array[Byte](TrailerBytes)
-      in.readFully(len - TrailerBytes, trailer)
-      if (!java.util.Arrays.equals(trailer, 8, TrailerBytes, Magic, 0, Magic.length)) bad("no trailing magic")
+      // The trailer with the 4 bytes before it: format 3's footer checksum.
+      val trailer = new Array[Byte](math.min(tail.toLong, len).toInt)
+      in.readFully(len - trailer.length, trailer)
+      val at = trailer.length - TrailerBytes
+      if (!java.util.Arrays.equals(trailer, at + 8, trailer.length, Magic, 0, Magic.length)) bad("no trailing magic")
       val t = ByteBuffer.wrap(trailer)
-      val format = t.getInt
-      val footerLen = t.getInt
-      if (!Formats.contains(format)) bad(s"format $format, this build reads ${Formats.toSeq.sorted.mkString(" and ")}")
-      if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > len - Magic.length - TrailerBytes) bad(s"footer of $footerLen bytes")
+      val format = t.getInt(at)
+      val footerLen = t.getInt(at + 4)
+      if (!Formats.contains(format)) bad(s"format $format, this build reads ${Formats.toSeq.sorted.mkString(", ")}")
+      val checked = format >= ChecksumsSince
+      if (checksums && !checked) bad(s"format $format has no checksums, and this index's data has them")
+      val end = len - TrailerBytes - (if (checked) CrcBytes else 0) // where the footer ends
+      if (checked && at < CrcBytes) bad(s"$len bytes")
+      if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > end - Magic.length) bad(s"footer of $footerLen bytes")
       val footer = new Array[Byte](footerLen)
-      in.readFully(len - TrailerBytes - footerLen, footer)
-      parseFooter(footer, format, len - TrailerBytes - footerLen, bad).copy(bytesRead = TrailerBytes + footerLen)
+      in.readFully(end - footerLen, footer)
+      if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, format)) {
+        throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C)")
+      }
+      parseFooter(footer, format, end - footerLen, bad).copy(bytesRead = len - end + footerLen, format = format)
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
@@ -218,11 +264,11 @@ object ProbeFile {
    * is wrong with it (a file of another design is not used), read `threads` at a time.
    */
   def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int,
-      algorithm: FilterAlgorithm): Array[Either[Throwable, Footer]] = {
+      algorithm: FilterAlgorithm, checksums: Boolean = false): Array[Either[Throwable, Footer]] = {
     val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
       out(k) = try {
-        val f = readFooter(conf, files(k)._1, Some(files(k)._2))
+        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums)
         if (f.algorithm == algorithm) Right(f)
         else Left(new IllegalStateException(s"${files(k)._1}: a probe file of algorithm ${f.algorithm}, not $algorithm"))
       } catch { case scala.util.control.NonFatal(e) => Left(e) }
@@ -238,9 +284,9 @@ object ProbeFile {
     val ns = in.readInt()
     if (ns < 0 || ns > bytes.length / 20) bad(s"$ns sections")
     val sections = Array.fill(ns) {
-      val s = Section(in.readLong(), in.readInt(), in.readInt(), in.readInt())
+      val s = Section(in.readLong(), in.readInt(), in.readInt(), in.readInt(), format >= ChecksumsSince)
       if (s.blockBytes <= 0 || s.blocks <= 0 || s.files <= 0 || s.offset < Magic.length ||
-        s.offset + s.blocks.toLong * s.rowBytes > dataEnd || s.rowBytes.toLong != s.blockBytes.toLong * s.files) {
+        s.rowBytes.toLong != s.blockBytes.toLong * s.files || s.rowStride < 0 || s.offset + s.length > dataEnd) {
         bad(s"section $s out of bounds")
       }
       if (algorithm != FilterAlgorithm.Classic && s.blockBytes != 32) bad(s"section $s: blocks of ${s.blockBytes} bytes")
@@ -278,10 +324,15 @@ object ProbeFile {
    * `close`). REFRESH carries unchanged files' filters this way, and tools read an index's rows
    * with it.
    */
-  def readFilters(conf: Configuration, path: Path, length: Long): Filters =
-    new Filters(readFooter(conf, path, Some(length)), open(conf, path, Some(length)))
+  def readFilters(conf: Configuration, path: Path, length: Long, checksums: Boolean = false): Filters =
+    new Filters(readFooter(conf, path, Some(length), checksums), open(conf, path, Some(length)), path)
 
-  final class Filters private[ProbeFile] (val footer: Footer, in: FSDataInputStream)
+  /**
+   * See [[readFilters]]. A section one of whose block rows fails its checksum gives no filters:
+   * its files are left out (one warning naming the file, and the damage recorded,
+   * [[Checksums.recordDamage]]), the other sections are read.
+   */
+  final class Filters private[ProbeFile] (val footer: Footer, in: FSDataInputStream, path: Path)
       extends Iterator[(FileEntry, Array[Byte])] with java.io.Closeable {
     private val bySection = footer.files.groupBy(_.section)
     private var section = -1
@@ -306,13 +357,23 @@ object ProbeFile {
 
     private def read(s: Int): Iterator[(FileEntry, Array[Byte])] = {
       val sec = footer.sections(s)
-      val all = new Array[Byte](Math.toIntExact(sec.blocks.toLong * sec.rowBytes))
+      val all = new Array[Byte](Math.toIntExact(sec.length))
       try in.readFully(sec.offset, all) catch { case t: Throwable => close(); throw t }
+      if (sec.checked) {
+        val bad = (0 until sec.blocks).find { b =>
+          val at = b * sec.rowStride
+          ByteBuffer.wrap(all, at + sec.rowBytes, CrcBytes).getInt != Checksums.crc32c(all, at, sec.rowBytes)
+        }
+        if (bad.isDefined) {
+          sectionDamaged(path, s, bad.get)
+          return Iterator.empty
+        }
+      }
       bySection.getOrElse(s, Array.empty[FileEntry]).iterator.map { e =>
         val bits = new Array[Byte](sec.blocks * sec.blockBytes)
         var b = 0
         while (b < sec.blocks) {
-          System.arraycopy(all, b * sec.rowBytes + e.position * sec.blockBytes, bits, b * sec.blockBytes, sec.blockBytes)
+          System.arraycopy(all, b * sec.rowStride + e.position * sec.blockBytes, bits, b * sec.blockBytes, sec.blockBytes)
           b += 1
         }
         e -> serialize(footer.algorithm, bits, e.numHashes)
@@ -328,10 +389,25 @@ object ProbeFile {
       algorithm.wrapShared(ClassicBloomFilter.Shared(words, numHashes)).toBytes
     } else algorithm.fromBitset(bits, 0.01).toBytes
 
-  /** Reads block row `block` of `section` (every file's block, side by side) from `in`. */
+  /** Records and warns (once) that section `s` of the probe file `path` failed the checksum of its block row `block`. */
+  def sectionDamaged(path: Path, s: Int, block: Int): Unit = {
+    val why = s"section $s block row $block fails its checksum (CRC32C)"
+    Checksums.recordDamage(path.toString, why, Set(s))
+    bloomindex.log.IndexLog.warnOnce(s"bloomindex: probe file $path: $why; the files whose filters it holds are read, " +
+      "not pruned, and the next REFRESH BLOOM INDEX builds them again")
+  }
+
+  /**
+   * Reads block row `block` of `section` (every file's block, side by side) from `in`, with its
+   * checksum where the section has one: [[Checksums.Mismatch]] when it does not match.
+   */
   def readRow(in: FSDataInputStream, section: Section, block: Int): Array[Byte] = {
-    val row = new Array[Byte](section.rowBytes)
-    in.readFully(section.rowOffset(block), row)
-    row
+    val buf = new Array[Byte](section.rowStride)
+    in.readFully(section.rowOffset(block), buf)
+    if (!section.checked) return buf
+    if (ByteBuffer.wrap(buf, section.rowBytes, CrcBytes).getInt != Checksums.crc32c(buf, 0, section.rowBytes)) {
+      throw new Checksums.Mismatch(s"block row $block fails its checksum (CRC32C)")
+    }
+    java.util.Arrays.copyOf(buf, section.rowBytes)
   }
 }

@@ -22,7 +22,8 @@ case class IndexData(
     tableVersion: Option[Long] = None,
     decoding: Option[Decoding] = None,
     layout: String = IndexData.Columns,
-    reused: Seq[String] = Nil) {
+    reused: Seq[String] = Nil,
+    checksums: Boolean = false) {
   /** Every data folder this version reads (relative to the index's folder). */
   def folders: Seq[String] = dir +: reused
 }

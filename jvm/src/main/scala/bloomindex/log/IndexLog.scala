@@ -136,6 +136,9 @@ object IndexLog extends Logging {
   /** Logs a warning once per JVM: queries over a damaged index would repeat it on every plan. */
   def warnOnce(msg: String): Unit = if (warned.add(msg)) logWarning(msg)
 
+  /** Forgets the warnings logged (tests: each damage case warns anew). */
+  def resetWarnings(): Unit = warned.clear()
+
   /** The warnings [[warnOnce]] logged so far in this JVM (tests read them). */
   def warnings(): java.util.List[String] = new java.util.ArrayList[String](warned)
 }

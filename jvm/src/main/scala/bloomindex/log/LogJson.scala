@@ -29,8 +29,13 @@ object LogJson {
    * rows. Entries of format 4 (`blocks`) are read as before, and REFRESH writes `probes`. This
    * build writes 5, which older builds refuse (an index it writes may still have the `columns`
    * layout: encrypted).
+   * 6: checksums ([[Checksums]]): each entry ends with its CRC32C, and data written with
+   * checksums says so (`data.checksums`): its summary, probe files and global filters carry
+   * them too, and readers require them. Entries of format 5 and before are read as before.
    */
-  val FormatVersion = 5
+  val FormatVersion = 6
+  /** The first format whose entries are sealed with a checksum ([[Checksums.seal]]). */
+  val ChecksumsSince = 6
   val OldestReadable = 1
   val MaxEntryBytes: Int = 1 << 20
 
@@ -62,7 +67,7 @@ object LogJson {
     o.put("createdAt", e.createdAt)
     o.set[JsonNode]("spec", specJson(e.spec))
     e.data.foreach(d => o.set[JsonNode]("data", dataJson(d)))
-    mapper.writeValueAsString(o)
+    Checksums.seal(mapper.writeValueAsString(o))
   }
 
   private def specJson(s: IndexSpec): ObjectNode = {
@@ -114,6 +119,7 @@ object LogJson {
       val r = o.putArray("reused")
       d.reused.foreach(r.add)
     }
+    if (d.checksums) o.put("checksums", true)
     o
   }
 
@@ -155,6 +161,9 @@ object LogJson {
     }
     if (root == null || !root.isObject) fail("not a JSON object")
     val fv = long(root, "formatVersion")
+    // Format 6 on: the entry's checksum, required (a checksum present is checked whatever the
+    // version says: a damaged version number is caught too).
+    try Checksums.verify(json, fv >= ChecksumsSince, "the entry") catch { case e: Checksums.Mismatch => fail(e.getMessage) }
     if (fv > FormatVersion) throw new NewerFormatException(
       s"format version $fv is not supported (this build reads $FormatVersion): written by a newer bloomindex")
     if (fv < OldestReadable) fail(s"format version $fv is not supported (this build reads $OldestReadable to $FormatVersion)")
@@ -232,7 +241,11 @@ object LogJson {
           if (!d.matches("data/[A-Za-z0-9_-]+")) fail(s"data.reused: '$d' is not a data folder")
           d
         }.toSeq
-      }.getOrElse(Nil))
+      }.getOrElse(Nil),
+      // Format 6 on: the data carries checksums (data committed again from an older version does not).
+      formatVersion >= ChecksumsSince && Option(o.get("checksums")).filterNot(_.isNull).exists { n =>
+        if (n.isBoolean) n.asBoolean else fail("data.checksums is not a boolean")
+      })
   }
 
   private def fail(msg: String): Nothing = throw new InvalidLogEntryException(msg)

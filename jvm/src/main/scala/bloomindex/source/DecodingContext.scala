@@ -220,6 +220,39 @@ object DecodingContext {
       }
     }
 
+  /** [[ColumnDecoding.physical]]'s key for Delta column mapping's physical name of a column. */
+  val PhysicalName = "physicalName"
+
+  /**
+   * Whether `a` and `b` (a column's recorded context and a scan's, any names) are the same
+   * physical column by what their formats identify columns by: the field ids where both record
+   * one, the physical names (a column's own name when none is recorded) where either records
+   * one. False when neither identity is recorded on both sides: names alone say nothing here.
+   */
+  def samePhysical(a: ColumnDecoding, b: ColumnDecoding): Boolean = {
+    val ids = (a.physical.get(FieldId), b.physical.get(FieldId)) match {
+      case (Some(x), Some(y)) => Some(x == y)
+      case _ => None
+    }
+    val names = if (!a.physical.contains(PhysicalName) && !b.physical.contains(PhysicalName)) None
+      else Some(a.physical.getOrElse(PhysicalName, a.name) == b.physical.getOrElse(PhysicalName, b.name))
+    (ids.isDefined || names.isDefined) && ids.forall(identity) && names.forall(identity)
+  }
+
+  /**
+   * Where a provider follows renames ([[SourceProvider.followsRenames]]): for each column of
+   * `built`, the one column of `current` (name -> its context) that is the same physical column
+   * ([[samePhysical]]) under another name. Index column -> the current column's name; a column
+   * with no such column, or several, is left out.
+   */
+  def renames(built: Decoding, current: Seq[(String, ColumnDecoding)]): Map[String, String] =
+    built.columns.flatMap { b =>
+      current.filter { case (_, d) => samePhysical(b, d) } match {
+        case Seq((name, _)) if name != b.name => Some(b.name -> name)
+        case _ => None
+      }
+    }.toMap
+
   /** Why a column read by position (see [[mapping]]) built at `built` may not answer for a scan reading `scan`. */
   private def positionDifference(c: String, built: Option[String], scan: Option[String]): Option[String] =
     if (built.contains(ReadOrder) || scan.contains(ReadOrder)) {

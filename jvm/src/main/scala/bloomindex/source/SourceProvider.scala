@@ -114,8 +114,13 @@ trait SourceProvider {
   /** How `scan` decodes `field` under `conf`: format, settings, reader options, physical identity. */
   def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding
 
-  /** Whether the format matches a file's columns to the table's by field id (a renamed column keeps its values). */
-  def readsByFieldId: Boolean = false
+  /**
+   * Whether the format matches a file's columns to the table's by a physical identity that a
+   * rename keeps (Iceberg's field ids, Delta column mapping's physical names and ids): an index
+   * column then answers for the scan's column of the same identity whatever it is called now,
+   * and a refresh builds that column ([[DecodingContext.renames]]).
+   */
+  def followsRenames: Boolean = false
 
   /**
    * Whether the scan's listing may be older than the files it names (a file index of plain
@@ -171,7 +176,24 @@ trait SourceProvider {
    * catalog table's name); what keeps indexes current calls this one, by default [[writtenBySink]].
    */
   def writtenBySink(spark: SparkSession, description: String): Option[SourceIdentity] = writtenBySink(description)
+
+  // ---------------------------------------------------------------- the table's life
+
+  /**
+   * When `command` (a logical plan being planned: Spark's `RenameTable`) renames a table of this
+   * provider's kind that no session catalog event reports (a table of a catalog of the
+   * provider's own), the rename: the table's name before, and how to find its source after the
+   * rename committed. What keeps indexes attached to their table asks it.
+   */
+  def renamedBy(spark: SparkSession, command: LogicalPlan): Option[TableRename] = None
 }
+
+/**
+ * A table renamed: `oldTable` its name as a [[SourceSpec.table]] records it, `renamed` the
+ * table's source under its new name (name and location), looked up once the rename committed
+ * (None: it cannot be found as the same table).
+ */
+final case class TableRename(oldTable: String, renamed: () => Option[SourceSpec])
 
 /** The relation a build reads a source's snapshot with, its files, and the table version they are of. */
 final case class Snapshot(relation: HadoopFsRelation, files: Seq[SourceFile], version: Option[Long])

@@ -132,9 +132,48 @@ object SourceResolver {
     SourceProviders.of(s).currentRelation(spark, s, frame)
 
   /**
+   * `rel` (a relation over `spec`'s source, as a build or a refresh's checks read it) with each
+   * indexed column that was renamed since `built` (the context the index recorded) under the
+   * index's name again, where the source's provider follows renames: the column with the
+   * physical identity the index recorded (Iceberg's field id, Delta's physical name and id),
+   * whatever it is called now ([[DecodingContext.renames]]). A column that now has an indexed
+   * column's name but another identity (added since) is left out of the relation: it is
+   * another column. With `preferNames` (a full rebuild) a column the source still has under
+   * the index's name is taken as it is, renamed or not, as a full rebuild always did.
+   * The relation's fields keep their metadata, so it is still read by identity.
+   */
+  def following(spark: SparkSession, spec: IndexSpec, built: Option[Decoding], preferNames: Boolean,
+      rel: HadoopFsRelation): HadoopFsRelation = {
+    val provider = SourceProviders.of(spec.source)
+    if (!provider.followsRenames || built.isEmpty) return rel
+    val scan = provider.scanOf(spark, spec.source, rel)
+    val names = rel.dataSchema.fieldNames.toSeq
+    val current = names.flatMap(n => scan.decoding(spark.sessionState.conf, n).map(n -> _))
+    // Index column -> the source column it reads (a text filter's column reads another name).
+    val sourceOf = spec.columns.map(c => c.name -> c.sourceName).toMap
+    // The source column the build reads under its indexed name -> the name it has now.
+    val renames = DecodingContext.renames(built.get, current).toSeq
+      .collect { case (c, now) if sourceOf.contains(c) && !(preferNames && names.contains(sourceOf(c))) => sourceOf(c) -> now }
+      .filter { case (source, now) => source != now }.toMap
+    if (renames.isEmpty) return rel
+    val back = renames.map(_.swap)
+    if (back.size != renames.size) return rel // two indexed names for one column now: left to the context check
+    val fields = rel.dataSchema.fields
+      .filterNot(f => renames.contains(f.name) && !back.contains(f.name))
+      .map(f => back.get(f.name).map(n => f.copy(name = n)).getOrElse(f))
+    renames.foreach { case (c, now) =>
+      log.info(s"Bloom index '${spec.name}': column $c of ${spec.source.display} is called $now now; built as $c")
+    }
+    rel.copy(dataSchema = org.apache.spark.sql.types.StructType(fields))(rel.sparkSession)
+  }
+
+  private lazy val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
+  /**
    * How `rel` (a relation over `spec`'s source, as a build reads it) decodes each indexed
    * column in this session: what the build records. A column the provider cannot read as the
-   * source does, or stored under another physical name than its own, is refused.
+   * source does is refused. (A Delta column stored under another physical name than its own,
+   * column mapping's, is read by that name: the Delta provider's build relation does so.)
    */
   def decoding(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation): Decoding = {
     val provider = SourceProviders.of(spec.source)
@@ -144,9 +183,6 @@ object SourceResolver {
       val d = scan.decoding(spark.sessionState.conf, source).getOrElse(throw BloomIndexErrors.sourceColumnGone(
         source, spec.name, spec.source.display, rel.dataSchema.fieldNames.toSeq))
       rel.dataSchema.fields.find(_.name == source).foreach(provider.checkColumn(_, c, spec))
-      d.physical.get("physicalName").filter(_ != source).foreach { p =>
-        throw BloomIndexErrors.physicalColumnName(source, spec.source.display, p, spec.name)
-      }
       DecodingContext.ofIndexColumn(d, c)
     })
   }

@@ -80,7 +80,7 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
       encryptedColumns("n", "c", "t", "why", "allow_unencrypted_index"), sourceNotFound("t"), pathNotFound("/p"),
       unsupportedFormat("avro", Seq("parquet")), unsupportedFileFormat("x.Y"), unsupportedSource("t"),
       multipleRelations("t"), sourceChanged("t"), orphaned("n", "t"), sourceColumnGone("c", "n", "t", Seq("a")),
-      physicalColumnName("c", "t", "col-1", "n"), DeltaErrors.unavailable("t"), DeltaErrors.notDeltaTable("/p"), DeltaErrors.rootPaths("t", 2),
+      DeltaErrors.unavailable("t"), DeltaErrors.notDeltaTable("/p"), DeltaErrors.rootPaths("t", 2),
       DeltaErrors.logUnreadable("t", new RuntimeException("boom")), DeltaErrors.columnMapping("t", "name"),
       filterIndexAlreadyExists("c", "t", "n"), filterIndexNotFound("t"), filterIndexMultiColumn("n", Seq("a", "b")),
       mightContainWrongNumArgs("f", 1), mightContainInvalidArgument("f", "why"),

@@ -133,4 +133,91 @@ class ProbeFileSuite extends AnyFunSuite {
     val probe = d.probes(Array(123L, 456L))
     files.foreach { case (path, _, _) => assert(probe.forall(_.mightContain(d.indexOf(path)))) }
   }
+
+  test("format 3: every bit of a probe file flipped is refused by a checksum or a check, or changes nothing read") {
+    bloomindex.log.Checksums.resetDamage()
+    for (alg <- FilterAlgorithm.all) {
+      val files = filters(alg, 6, new java.util.Random(11))
+      val p = write(alg, files, perFile = 6, sectionBytes = 512).head
+      val f = new java.io.File(p.toUri)
+      new java.io.File(f.getParentFile, s".${f.getName}.crc").delete()
+      val good = Files.readAllBytes(f.toPath)
+      val footer = ProbeFile.readFooter(conf, p, None, checksums = true)
+      assert(footer.checked && footer.sections.forall(_.checked) && footer.sections.length > 1)
+      def rows(ft: ProbeFile.Footer): Seq[Either[String, Seq[Byte]]] = {
+        val in = ProbeFile.open(conf, p, Some(good.length.toLong))
+        try ft.sections.toSeq.flatMap(s => (0 until s.blocks).map { b =>
+          try Right(ProbeFile.readRow(in, s, b).toSeq) catch { case e: bloomindex.log.Checksums.Mismatch => Left(e.getMessage) }
+        }) finally in.close()
+      }
+      val goodRows = rows(footer)
+      val goodFilters = ProbeFile.readFilters(conf, p, good.length).map { case (e, b) => e.path -> b.toSeq }.toMap
+      var (footerRefused, rowRefused, unread) = (0, 0, 0)
+      for (i <- good.indices; bit <- 0 until 8) {
+        val b = good.clone()
+        b(i) = (b(i) ^ (1 << bit)).toByte
+        Files.write(f.toPath, b)
+        try {
+          val ft = ProbeFile.readFooter(conf, p, None, checksums = true)
+          // The footer passed: it is the same footer, and each block row is the written one or refused.
+          assert(ft.sections.toSeq == footer.sections.toSeq && ft.files.toSeq == footer.files.toSeq, s"byte $i bit $bit")
+          val now = rows(ft)
+          val changed = now.zip(goodRows).count { case (a, g) => a != g }
+          assert(now.zip(goodRows).forall { case (a, g) => a == g || a.isLeft }, s"byte $i bit $bit")
+          if (changed > 0) rowRefused += 1 else unread += 1
+          // Read back whole (REFRESH): the written filters, or fewer (a damaged section's left out).
+          val back = ProbeFile.readFilters(conf, p, b.length).map { case (e, x) => e.path -> x.toSeq }.toMap
+          assert(back.forall { case (k, v) => goodFilters.get(k).contains(v) }, s"byte $i bit $bit")
+          assert(back.size == goodFilters.size || changed > 0)
+        } catch {
+          case _: IllegalStateException | _: bloomindex.log.Checksums.Mismatch => footerRefused += 1
+        }
+      }
+      Files.write(f.toPath, good)
+      // Only the leading magic is read by nobody.
+      assert(unread == 8 * 8, s"${alg.name}: $footerRefused footer, $rowRefused row, $unread unread")
+      assert(footerRefused + rowRefused + unread == good.length * 8)
+    }
+  }
+
+  test("a block row that fails its checksum answers maybe for its section's files only, and is recorded") {
+    val alg = FilterAlgorithm.SplitBlock
+    bloomindex.log.Checksums.resetDamage()
+    val files = filters(alg, 40, new java.util.Random(5))
+    val (d, paths) = load(alg, files, perFile = 40, sectionBytes = 1024)
+    val p = paths.head
+    val f = new java.io.File(p.toUri)
+    new java.io.File(f.getParentFile, s".${f.getName}.crc").delete()
+    val footer = ProbeFile.readFooter(conf, p, None)
+    // Damage every row of section 0 (the one the probe below reads, whatever its block).
+    val s0 = footer.sections(0)
+    val b = Files.readAllBytes(f.toPath)
+    (0 until s0.blocks).foreach(k => b((s0.rowOffset(k) + 3).toInt) = (b((s0.rowOffset(k) + 3).toInt) ^ 0x10).toByte)
+    Files.write(f.toPath, b)
+    val absent = 987654321L
+    val h = alg.hash.hashLong(absent)
+    val probe = d.probes(Array(h))(0)
+    val inSection0 = footer.files.filter(_.section == 0).map(_.path).toSet
+    assert(inSection0.nonEmpty && inSection0.size < files.size)
+    files.foreach { case (path, flt, _) =>
+      val r = d.indexOf(path, 10L, 20L)
+      if (inSection0.contains(path)) assert(probe.mightContain(r), path)
+      else assert(probe.mightContain(r) == flt.mightContain(h), path)
+    }
+    val recorded = bloomindex.log.Checksums.damageOf(p.toString)
+    assert(recorded.exists(_._2 == Set(0)), recorded)
+    assert(bloomindex.log.IndexLog.warnings().toString.contains(s"probe file $p: section 0"))
+    // Read back whole, section 0's files are left out, the others given.
+    val back = ProbeFile.readFilters(conf, p, b.length).map(_._1.path).toSet
+    assert(back == files.map(_._1).toSet -- inSection0)
+  }
+
+  test("data with checksums refuses a probe file without them; format 2 files are read as before") {
+    val alg = FilterAlgorithm.SplitBlock
+    val files = filters(alg, 5, new java.util.Random(9))
+    val p2 = write(alg, files, perFile = 5, sectionBytes = 4096, format = 2).head
+    assert(!ProbeFile.readFooter(conf, p2, None).checked)
+    assert(intercept[IllegalStateException](ProbeFile.readFooter(conf, p2, None, checksums = true)).getMessage
+      .contains("has no checksums"))
+  }
 }

@@ -19,7 +19,6 @@ import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, V2WriteCommand}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, SaveIntoDataSourceCommand}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
 
@@ -99,9 +98,11 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
       case NonFatal(e) => throw DeltaErrors.logUnreadable(what, e)
     }
     val props = detail.getMap[String, String](detail.fieldIndex("properties"))
-    val mapping = Option(props).flatMap(m => Option(m.getOrElse("delta.columnMapping.mode", null)))
+    val mapping = Option(props).flatMap(m => Option(m.getOrElse(ColumnMappingModeKey, null)))
       .map(_.toLowerCase(Locale.ROOT)).getOrElse("none")
-    if (mapping != "none") throw DeltaErrors.columnMapping(what, mapping)
+    // Column mapping: the build reads each column by its physical name (and field id, in id
+    // mode), as Delta does; a mode this code does not know how Delta reads is refused.
+    if (!ColumnMappingModes.contains(mapping)) throw DeltaErrors.columnMapping(what, mapping)
     val partitions = detail.getSeq[String](detail.fieldIndex("partitionColumns"))
     SourceSpec(table, Format, Seq(location), Map.empty, partitions)
   }
@@ -118,14 +119,46 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
 
   /**
    * The files of the table's current snapshot (from its log) and that snapshot's version; the
-   * relation reads them as the Parquet files they are (column mapping is refused at CREATE;
-   * rows a deletion vector hides are read too, which only adds values to a filter).
+   * relation reads them as the Parquet files they are, each column under column mapping by its
+   * physical name, and in id mode by its field id, as Delta reads them ([[DeltaPhysicalParquetFormat]]:
+   * the schema's fields carry the table's column mapping metadata). Rows a deletion vector
+   * hides are read too, which only adds values to a filter.
    */
   override def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): Snapshot = {
     val location = s.paths.head
     val version = spark.sql(s"DESCRIBE HISTORY ${quotedPath(location)} LIMIT 1").select("version").head().getLong(0)
-    val rel = SourceResolver.relation(dataFrame(spark, location, Some(version)), s.display)
-    Snapshot(rel.copy(fileFormat = new ParquetFileFormat())(rel.sparkSession), SourceResolver.filesOf(rel), Some(version))
+    val rel = withMapping(SourceResolver.relation(dataFrame(spark, location, Some(version)), s.display))
+    val mode = mappingMode(FileIndexes.unwrap(rel.location))
+    if (mode.isEmpty && rel.dataSchema.fields.exists(_.metadata.contains(PhysicalNameKey))) {
+      throw DeltaErrors.columnMapping(s.display, "(unreadable)")
+    }
+    val idMode = mode.contains("id")
+    Snapshot(rel.copy(fileFormat = new DeltaPhysicalParquetFormat(idMode))(rel.sparkSession), SourceResolver.filesOf(rel),
+      Some(version))
+  }
+
+  /** The relation as a query reads it now, its fields with the table's column mapping metadata (renames are followed by it). */
+  override def currentRelation(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): HadoopFsRelation =
+    withMapping(SourceResolver.relation(frame.getOrElse(dataFrame(spark, s)), s.display))
+
+  private def withMapping(rel: HadoopFsRelation): HadoopFsRelation =
+    rel.copy(dataSchema = withPhysical(rel.dataSchema, FileIndexes.unwrap(rel.location)))(rel.sparkSession)
+
+  /**
+   * A build reads with Spark's Parquet reader matching columns by field id where the read
+   * schema carries one (id mode's columns, [[DeltaPhysicalParquetFormat]]), as Delta requires of
+   * sessions reading id mode tables; it changes nothing for a schema without field ids. Set on
+   * the session for the build only (Spark's reader takes it from the session) and put back after.
+   */
+  override def buildScope[T](spark: SparkSession, s: SourceSpec)(body: => T): T = {
+    val conf = spark.sessionState.conf
+    val key = DecodingContext.ParquetFieldIds
+    val before = if (conf.contains(key)) Some(conf.getConfString(key)) else None
+    conf.setConfString(key, "true")
+    try body finally before match {
+      case Some(v) => conf.setConfString(key, v)
+      case None => conf.unsetConf(key)
+    }
   }
 
   /** The table's folder still holds its log (a catalog name only names the folder). */
@@ -164,6 +197,9 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
 
   /** A Delta snapshot's files come from its log: immutable, never stale. */
   override def listingMayBeStale: Boolean = false
+
+  /** Under column mapping a rename keeps a column's physical name and id: the index follows it. */
+  override def followsRenames: Boolean = true
 
   /** A Delta table is its folder, whether named through a catalog or as delta.`path`. */
   override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = SourceProviders.sameFolders(this, index, target)
@@ -254,8 +290,11 @@ object DeltaProvider {
   val Format = "delta"
 
   /** Delta column mapping's metadata keys. */
-  private val PhysicalNameKey = "delta.columnMapping.physicalName"
-  private val FieldIdKey = "delta.columnMapping.id"
+  private[delta] val PhysicalNameKey = "delta.columnMapping.physicalName"
+  private[delta] val FieldIdKey = "delta.columnMapping.id"
+  private val ColumnMappingModeKey = "delta.columnMapping.mode"
+  /** The column mapping modes whose reads the build knows: by name (none), by physical name, by field id. */
+  private val ColumnMappingModes = Set("none", "name", "id")
 
   private val DeltaPackage = "org.apache.spark.sql.delta."
   private val DeltaSink = """DeltaSink\[(.+)\]""".r
@@ -287,19 +326,32 @@ object DeltaProvider {
   private def physicalOf(field: StructField): Map[String, String] = {
     val m = field.metadata
     val out = Map.newBuilder[String, String]
-    if (m.contains(PhysicalNameKey)) out += "physicalName" -> m.getString(PhysicalNameKey)
+    if (m.contains(PhysicalNameKey)) out += DecodingContext.PhysicalName -> m.getString(PhysicalNameKey)
     if (m.contains(FieldIdKey)) out += "fieldId" -> m.getLong(FieldIdKey).toString
     else out ++= DecodingContext.physicalOf(field)
     out.result()
   }
 
-  /** `schema` with each field's column mapping metadata as the table's metadata records it. */
+  /**
+   * `schema` with each field's column mapping metadata as the table's metadata records it, found
+   * by name; a field that carries it already keeps it (a build's relation whose renamed columns
+   * were given the index's names again, [[SourceResolver.following]]).
+   */
   private def withPhysical(schema: StructType, index: FileIndex): StructType = {
     val table = tableSchema(index)
     StructType(schema.fields.map { f =>
-      table.flatMap(_.fields.find(_.name == f.name)).map(t => f.copy(metadata = t.metadata)).getOrElse(f)
+      if (f.metadata.contains(PhysicalNameKey) || f.metadata.contains(FieldIdKey)) f
+      else table.flatMap(_.fields.find(_.name == f.name)).map(t => f.copy(metadata = t.metadata)).getOrElse(f)
     })
   }
+
+  /** The table's `delta.columnMapping.mode` (lower case) as its file index's metadata records it, if it can be read. */
+  private def mappingMode(index: FileIndex): Option[String] =
+    try {
+      val metadata = index.getClass.getMethod("metadata").invoke(index)
+      val conf = metadata.getClass.getMethod("configuration").invoke(metadata).asInstanceOf[scala.collection.Map[String, String]]
+      Some(conf.getOrElse(ColumnMappingModeKey, "none").toLowerCase(Locale.ROOT))
+    } catch { case NonFatal(_) => None }
 
   private def tableSchema(index: FileIndex): Option[StructType] =
     try {

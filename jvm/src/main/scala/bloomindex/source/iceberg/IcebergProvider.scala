@@ -7,7 +7,8 @@ import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, SourceSpec}
 import bloomindex.pruning.{ExplainContext, ScanExplain, ScanHistory, ScanPruner}
-import bloomindex.source.{DecodingContext, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider, SourceProviders}
+import bloomindex.source.{DecodingContext, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider, SourceProviders,
+  TableRename}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
@@ -16,8 +17,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.analysis.{ResolvedIdentifier, ResolvedProcedure, ResolvedTable}
-import org.apache.spark.sql.catalyst.plans.logical.{Call, LogicalPlan, ReplaceTable, ReplaceTableAsSelect, RowLevelWrite,
-  SubqueryAlias, TruncateTable, V2WriteCommand, View}
+import org.apache.spark.sql.catalyst.plans.logical.{Call, LogicalPlan, RenameTable, ReplaceTable, ReplaceTableAsSelect,
+  RowLevelWrite, SubqueryAlias, TruncateTable, V2WriteCommand, View}
 import org.apache.spark.sql.connector.catalog.{CatalogPlugin, Table}
 import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure
 import org.apache.spark.sql.connector.read.Scan
@@ -128,7 +129,7 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
   }
 
   /** Iceberg reads every column by field id: a renamed column is the same column. */
-  override def readsByFieldId: Boolean = true
+  override def followsRenames: Boolean = true
 
   /** A snapshot's files come from its manifests: immutable, never stale. */
   override def listingMayBeStale: Boolean = false
@@ -244,6 +245,19 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
   /** Whether Iceberg's Spark runtime is on this class's class path (a sink's description is only a string). */
   private lazy val icebergLoaded: Boolean =
     try { Class.forName(SparkTableClass, false, getClass.getClassLoader); true } catch { case _: Throwable => false }
+
+  // ---------------------------------------------------------------- the table's life
+
+  /**
+   * `ALTER TABLE ... RENAME TO` of an Iceberg table (Spark's V2 `RenameTable`, run by Iceberg's
+   * catalog: no session catalog event reports it). The table keeps its UUID and, in the
+   * catalogs that rename (Hive, JDBC, REST, in-memory; a Hadoop catalog refuses), its location.
+   */
+  override def renamedBy(spark: SparkSession, command: LogicalPlan): Option[TableRename] = command match {
+    case RenameTable(rt: ResolvedTable, newName, false) if isIcebergTable(rt.table) =>
+      IcebergTables.rename(rt.catalog, rt.identifier, rt.table, newName)
+    case _ => None
+  }
 
   // ---------------------------------------------------------------- pruning
 

@@ -7,7 +7,8 @@ import scala.util.control.NonFatal
 
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexSpec, SourceSpec}
-import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceIdentity, SourceProvider, SourceProviders, SourceResolver}
+import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceIdentity, SourceProvider, SourceProviders, SourceResolver,
+  TableRename}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, TableProperties,
@@ -164,6 +165,31 @@ object IcebergTables extends Logging {
    */
   def catalogTable(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier): Option[SourceIdentity] =
     load(catalog, ident).map(t => identityOf(nameOf(catalog, ident, t), t))
+
+  /**
+   * The rename of `table` (`ident` in `catalog`) to `newName` (as `ALTER TABLE ... RENAME TO`
+   * spelled it), for a catalog table (a path table has no name to follow). Iceberg's
+   * `SparkCatalog` drops a leading catalog name from the new name; both spellings are tried,
+   * and only a table with the renamed table's UUID is taken for it.
+   */
+  def rename(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier,
+      table: org.apache.spark.sql.connector.catalog.Table, newName: Seq[String]): Option[TableRename] = {
+    val t = table.asInstanceOf[SparkTable].table()
+    val uuid = uuidOf(t)
+    nameOf(catalog, ident, t).filter(_ => uuid.isDefined && newName.nonEmpty).map { old =>
+      val partitions = spec(t.spec(), t.schema())
+      val candidates = (if (newName.size > 2 && newName.head.equalsIgnoreCase(catalog.name())) Seq(newName.tail) else Nil) :+ newName
+      TableRename(old, () => candidates.iterator.flatMap { parts =>
+        val id = org.apache.spark.sql.connector.catalog.Identifier.of(parts.init.toArray, parts.last)
+        load(catalog, id).filter(n => uuidOf(n) == uuid).map { n =>
+          SourceSpec(Some((catalog.name() +: parts).mkString(".")), Format, Seq(normalizedLocation(n)), Map.empty, partitions)
+        }
+      }.nextOption())
+    }
+  }
+
+  private def spec(ps: org.apache.iceberg.PartitionSpec, schema: Schema): Seq[String] =
+    ps.fields().asScala.toSeq.filter(_.transform().isIdentity).map(f => schema.findColumnName(f.sourceId()))
 
   /** catalog.namespace.table, as [[tableName]] gives it; None for a path table (its identifier is its location). */
   private def nameOf(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier,
