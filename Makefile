@@ -12,6 +12,7 @@
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
 #   make bench-fresh   what checking skipped files against storage costs (local disk, S3)
+#   make bench-history   what recording the workload history costs a point lookup's planning (on vs off)
 #   make dist    the wheel (jars inside) and the Maven artifacts (dist/maven), see README
 #   make test-iceberg   Apache Iceberg tables (tests/iceberg), on PySpark 4.1 in .venvs/iceberg
 #   make bench-iceberg  point lookups on a 2,000-file Iceberg table (bench/bench_iceberg.py)
@@ -61,7 +62,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh clean
+.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history clean
 
 all: jar
 
@@ -276,6 +277,11 @@ bench-delta: $(JAR)
 bench-write: $(JAR)
 	$(PY) bench/bench_write.py
 	$(PY) bench/bench_appends.py
+
+# What recording the workload history costs a point lookup's planning (issue 31): history on and
+# off in the same run (BENCH_HISTORY_FILES / _ROUNDS / _PER_ROUND scale it).
+bench-history: $(JAR) $(TEST_JAR)
+	$(PY) bench/bench_history.py
 
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"

@@ -59,6 +59,10 @@ class Backend(abc.ABC):
         """The indexes, as ``SHOW BLOOM INDEXES`` shows them."""
 
     @abc.abstractmethod
+    def history(self) -> "DataFrame":
+        """The workload history, ``SELECT * FROM bloom_index_history()``."""
+
+    @abc.abstractmethod
     def describe(self, name: str, extended: bool) -> Iterable[Sequence[Any]]:
         """``DESCRIBE BLOOM INDEX``'s (key, value) pairs, in order."""
 
@@ -70,6 +74,11 @@ class Backend(abc.ABC):
     def join_filter_metrics(self, df: "DataFrame") -> builtins.list[Iterable[tuple[Any, Any]]]:
         """Per Bloom filter operator of ``df``'s executed plan, in plan order (pre-order), its
         metrics as (name, value) pairs."""
+
+
+# The workload history's table function (bloomindex.history.HistoryFunction on the JVM): both
+# backends read it through SQL, a classic session as a Connect one.
+HISTORY_QUERY = "SELECT * FROM bloom_index_history()"
 
 
 class ArgumentTypeError(TypeError):

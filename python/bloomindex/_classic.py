@@ -9,8 +9,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from ._backend import Backend
-from .errors import capture
+from ._backend import HISTORY_QUERY, Backend
+from .errors import capture, convert
 from .session import jvm_object
 
 if TYPE_CHECKING:
@@ -64,6 +64,9 @@ class ClassicBackend(Backend):
         from pyspark.sql import DataFrame
 
         return DataFrame(capture(self._api.list)(self._spark._jsparkSession), self._spark)
+
+    def history(self) -> "DataFrame":
+        return convert(self._spark.sql)(HISTORY_QUERY)
 
     def describe(self, name: str, extended: bool) -> Iterable[Sequence[Any]]:
         return capture(self._api.describe)(self._spark._jsparkSession, name, extended)

@@ -10,7 +10,7 @@ import uuid
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from ._backend import Backend
+from ._backend import HISTORY_QUERY, Backend
 from .errors import convert
 
 if TYPE_CHECKING:
@@ -68,6 +68,9 @@ class ConnectBackend(Backend):
 
     def list(self) -> "DataFrame":
         return convert(self._spark.sql)("SHOW BLOOM INDEXES")
+
+    def history(self) -> "DataFrame":
+        return convert(self._spark.sql)(HISTORY_QUERY)
 
     def describe(self, name: str, extended: bool) -> Iterable[Sequence[Any]]:
         return self._sql(f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{_ident(name)}")

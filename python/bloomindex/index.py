@@ -186,6 +186,14 @@ class BloomIndex:
         """The indexes, as ``SHOW BLOOM INDEXES`` shows them."""
         return self._backend.list()
 
+    def history(self) -> "DataFrame":
+        """The workload history: one row per scan of an indexable source the session's queries
+        planned with a filter (``spark.bloomindex.history.enabled``), oldest first, as
+        ``SELECT * FROM bloom_index_history()`` shows it: the source, the columns under ``=``,
+        ``IN``, ``<=>`` and ``IS NULL`` with their number of values (never the values), files
+        listed and read, bytes read, the index that answered and the query's wall time."""
+        return self._backend.history()
+
     def describe(self, name: str, extended: bool = False) -> dict[str, str]:
         """``DESCRIBE BLOOM INDEX`` as an ordered dict: the index as its log, summary and files
         say. ``extended=True`` (``DESCRIBE BLOOM INDEX EXTENDED``) also lists the source and adds

@@ -4,6 +4,7 @@ import bloomindex.actions.{TableEvents, WriteEvents}
 import bloomindex.compat.SparkVersions
 import bloomindex.config.UnknownKeys
 import bloomindex.execution.BloomIndexColumnarRule
+import bloomindex.history.{HistoryFunction, WorkloadHistory}
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.pruning.{BloomIndexPlanning, BloomIndexPruning}
 import bloomindex.sql.BloomIndexSqlParser
@@ -43,7 +44,8 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectPreCBORule(spark => new BloomIndexPruning(spark))
 
     // When a session's state is built: DROP TABLE drops the table's indexes (actions.TableEvents,
-    // a listener of the session catalog), the write listener of actions.WriteEvents, and each unknown spark.bloomindex.* key of the session's
+    // a listener of the session catalog), the write listener of actions.WriteEvents, the workload
+    // history's listener of SQL executions (history.WorkloadHistory, once per SparkContext), and each unknown spark.bloomindex.* key of the session's
     // configuration gets a warning naming the closest known key (config.UnknownKeys).
     // On each analyzed plan: a CALL whose procedure Spark ran during analysis queues the
     // refresh of the indexes over the table it wrote (WriteEvents.afterAnalysis; a match on the
@@ -51,6 +53,7 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectCheckRule { spark =>
       TableEvents.register(spark)
       WriteEvents.register(spark)
+      WorkloadHistory.register(spark)
       UnknownKeys.warn(spark)
       plan => WriteEvents.afterAnalysis(spark, plan)
     }
@@ -71,6 +74,10 @@ class BloomIndexExtensions extends (SparkSessionExtensions => Unit) {
 
     // SQL function: bloom_might_contain('<index>', '<column>', expr).
     extensions.injectFunction(BloomMightContain.function)
+
+    // Table function: bloom_index_history(), the workload history the pruning rules record
+    // (history.WorkloadHistory, its listener registered with the check rule above).
+    extensions.injectTableFunction(HistoryFunction.function)
 
     // planner: the same pruning for scans whose node appears after pre-CBO (V2 file scans,
     // formats that plan their own files). Extra strategies are tried before Spark's, and the

@@ -84,6 +84,13 @@ final class BloomIndex private (val spark: SparkSession) {
   }
 
   /**
+   * The workload history, as `SELECT * FROM bloom_index_history()` shows it: one row per scan of
+   * an indexable source this root's queries planned with a filter, oldest first.
+   */
+  def history(): DataFrame =
+    spark.createDataFrame(bloomindex.history.HistoryFunction.rows(spark).asJava, bloomindex.history.HistoryFunction.schema)
+
+  /**
    * `DESCRIBE BLOOM INDEX [EXTENDED] name`: its (key, value) rows in display order; `extended`
    * also lists the source for the freshness rows (files_new_or_changed, files_deleted).
    */

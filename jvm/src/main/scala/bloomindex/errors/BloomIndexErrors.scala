@@ -213,6 +213,10 @@ object BloomIndexErrors {
   // ------------------------------------------------------------------ configuration
 
   /** `key`'s value cannot be used: `problem` says why ("is empty: set it to a folder"). */
+  /** A workload history table function called with arguments (it takes none). */
+  def historyArguments(functionName: String, count: Int): AnalysisException =
+    error("BLOOM_INDEX_HISTORY_ARGUMENTS", Map("functionName" -> functionName, "count" -> count.toString))
+
   def invalidConf(key: String, problem: String): AnalysisException =
     error("BLOOM_INDEX_INVALID_CONF", Map("key" -> key, "problem" -> problem))
 

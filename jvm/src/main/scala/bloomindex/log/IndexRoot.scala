@@ -71,5 +71,8 @@ class IndexRoot(spark: SparkSession) extends Logging {
 }
 
 object IndexRoot {
-  def isName(name: String): Boolean = name.matches("[A-Za-z0-9_][A-Za-z0-9_-]{0,127}")
+  /** The folder under the root that holds the workload history (bloomindex.history), never an index. */
+  val HistoryFolder = "_history"
+
+  def isName(name: String): Boolean = name.matches("[A-Za-z0-9_][A-Za-z0-9_-]{0,127}") && name != HistoryFolder
 }

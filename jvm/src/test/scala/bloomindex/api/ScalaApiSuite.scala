@@ -34,6 +34,19 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
 
   private def condition(f: => Any): String = intercept[AnalysisException](f).getCondition
 
+  test("history(): the scans the session's queries planned, as bloom_index_history() shows them") {
+    val path = writeSource()
+    val bi = BloomIndex(spark)
+    assert(bi.create("hist_api").onPath("parquet", path).column("id").execute())
+    assert(spark.read.parquet(path).where(col("id") === 4242L).collect().length == 1)
+    val rows = bi.history().collect().toSeq
+    assert(rows.size == 1, rows)
+    val r = rows.head
+    assert(r.getAs[String]("index_name") == "hist_api" && r.getAs[Long]("files_listed") == 8L && r.getAs[Long]("files_read") == 1L)
+    assert(r.getSeq[org.apache.spark.sql.Row](r.fieldIndex("predicates")).map(p => (p.getString(0), p.getString(1), p.getInt(2))) == Seq(("id", "=", 1)))
+    assert(spark.sql("SELECT files_read FROM bloom_index_history()").collect().map(_.getLong(0)).toSeq == Seq(1L))
+  }
+
   test("create on a table with the builder; a point query reads fewer files and answers as without the index") {
     val table = "api_orders"
     spark.range(0, 8000, 1, 8).selectExpr("id AS user_id", "id % 7 AS amount").write.saveAsTable(table)

@@ -8,7 +8,7 @@ import bloomindex.catalog.IndexCatalog
 import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnDecoding, SourceSpec}
-import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanPruner}
+import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanHistory, ScanPruner}
 import bloomindex.source.{DecodingContext, FileIndexes, ScanSource, Snapshot, SourceIdentity, SourceProvider,
   SourceProviders, SourceResolver}
 
@@ -239,12 +239,16 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
 
   override def prunePlanned(spark: SparkSession, scan: SparkPlan): Option[SparkPlan] = scan match {
     case s: FileSourceScanExec if isDeltaIndex(s.relation.location) =>
-      prunedIndex(spark, s).map(idx => SparkShim.withRelation(s, s.relation.copy(location = idx)(s.relation.sparkSession)))
+      prunedIndex(spark, s, record = true).map(idx => SparkShim.withRelation(s, s.relation.copy(location = idx)(s.relation.sparkSession)))
     case _ => None
   }
 
-  /** The pruned file index for a planned Delta scan, or None when no index applies. */
-  private def prunedIndex(spark: SparkSession, s: FileSourceScanExec): Option[BloomPrunedFileIndex] = {
+  /**
+   * The pruned file index for a planned Delta scan, or None when no index applies; with `record`
+   * (planning, not explaining) the scan is recorded in the workload history, once per logical
+   * relation and execution (adaptive execution applies the physical rules again).
+   */
+  private def prunedIndex(spark: SparkSession, s: FileSourceScanExec, record: Boolean = false): Option[BloomPrunedFileIndex] = {
     val dataFilters = s.dataFilters.filter(ScanPruner.usable)
     if (dataFilters.isEmpty || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) return None
     try {
@@ -252,7 +256,10 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
       // Dynamic partition pruning filters hold subqueries not run yet: list without them.
       val files = location.listFiles(s.partitionFilters.filter(ScanPruner.usable), dataFilters)
         .flatMap(_.files).map(_.fileStatus)
-      new IndexCatalog(spark).decide(ScanPruner.conjunction(dataFilters), of(s.relation, s.tableIdentifier.map(_.unquotedString)), files)
+      val source = of(s.relation, s.tableIdentifier.map(_.unquotedString))
+      val condition = ScanPruner.conjunction(dataFilters)
+      (if (record) ScanHistory.decide(spark, s.logicalLink.getOrElse(s), condition, source, files)
+       else new IndexCatalog(spark).decide(condition, source, files))
         .map(d => new BloomPrunedFileIndex(location, d.skipped, d.info))
     } catch {
       case NonFatal(e) =>

@@ -8,7 +8,7 @@ import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnDecoding, SourceSpec}
-import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanPruner}
+import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanHistory, ScanPruner}
 import bloomindex.source.{DecodingContext, FileIndexes, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider,
   SourceProviders, SourceResolver}
 
@@ -187,7 +187,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
     case l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _) if !rel.location.isInstanceOf[BloomPrunedFileIndex] =>
       val base = partitionPruned(f.condition, rel)
       val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
-      new IndexCatalog(spark).decide(f.condition, of(rel, l.catalogTable), files).map { d =>
+      ScanHistory.decide(spark, f, f.condition, of(rel, l.catalogTable), files).map { d =>
         val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
         f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))
       }
@@ -214,7 +214,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
     // A type pattern: DataSourceV2ScanRelation's arity differs between Spark versions (SparkShim).
     case PhysicalOperation(_, filters, s: DataSourceV2ScanRelation) if s.scan.isInstanceOf[FileScan] =>
       val scan = s.scan.asInstanceOf[FileScan]
-      v2Decision(spark, filters, s.relation, scan)
+      v2Decision(spark, filters, s.relation, scan, recordAs = Some(s))
         .filter(_.skipped.nonEmpty)
         .flatMap(d => BloomPrunedV2FileIndex.prune(spark, scan, d))
         .map { newScan =>
@@ -228,15 +228,20 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 
   /**
    * What the indexes decide for a V2 file scan under `filters` (None: no filter, pruning off, an
-   * already pruned scan, or no index over the source).
+   * already pruned scan, or no index over the source); the scan is recorded in the workload
+   * history as `recordAs` (its node) when planning it, not when explaining it.
    */
   private def v2Decision(spark: SparkSession, filters: Seq[Expression], r: DataSourceV2Relation,
-      scan: FileScan): Option[Decision] =
+      scan: FileScan, recordAs: Option[AnyRef] = None): Option[Decision] =
     if (filters.isEmpty || !filters.forall(_.deterministic) || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED) ||
         scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex]) None
     else {
       val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
-      new IndexCatalog(spark).decide(ScanPruner.conjunction(filters), ofV2(r, scan.dataSchema, FileIndexes.unwrap(scan.fileIndex)), files)
+      val source = ofV2(r, scan.dataSchema, FileIndexes.unwrap(scan.fileIndex))
+      recordAs match {
+        case Some(key) => ScanHistory.decide(spark, key, ScanPruner.conjunction(filters), source, files)
+        case None => new IndexCatalog(spark).decide(ScanPruner.conjunction(filters), source, files)
+      }
     }
 
   override def explain(ctx: ExplainContext, node: LogicalPlan): Option[ScanExplain] = node match {

@@ -6,7 +6,7 @@ import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, SourceSpec}
-import bloomindex.pruning.{ExplainContext, ScanExplain, ScanPruner}
+import bloomindex.pruning.{ExplainContext, ScanExplain, ScanHistory, ScanPruner}
 import bloomindex.source.{DecodingContext, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider, SourceProviders,
   TableRename}
 
@@ -264,7 +264,7 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
   override def planPruned(spark: SparkSession, plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalOperation(_, filters, s: DataSourceV2ScanRelation)
         if isBatchQueryScan(s.scan) && isIcebergTable(s.relation.table) =>
-      decision(spark, filters, s)
+      decision(spark, filters, s, record = true)
         .filter(_.skipped.nonEmpty)
         .map { d =>
           val wrapped = PrunedIcebergScan(s.scan, d.skipped, d.info)
@@ -279,28 +279,45 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
    * What the indexes decide for an Iceberg read under `filters` (None: no usable filter, pruning
    * off, or no index over the table). The files are those of the tasks Iceberg planned for the
    * scan (its cached plan: planning again costs nothing). A task group that is not only data
-   * file tasks makes no decision.
+   * file tasks makes no decision. With `record` (planning, not explaining) the scan is recorded
+   * in the workload history; a table with no index is recorded without asking Iceberg's batch,
+   * with the files and bytes Iceberg's scan reports when it planned its files already.
    */
-  private def decision(spark: SparkSession, filters: Seq[Expression], s: DataSourceV2ScanRelation): Option[Decision] = {
+  private def decision(spark: SparkSession, filters: Seq[Expression], s: DataSourceV2ScanRelation,
+      record: Boolean = false): Option[Decision] = {
     val conds = filters.filter(ScanPruner.usable)
     if (conds.isEmpty || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)) return None
     try {
       val source = IcebergTables.scanSource(this, s.relation)
       val catalog = new IndexCatalog(spark)
       // No index over the table: Iceberg's batch is not asked for (its partitions broadcast the table).
-      if (catalog.viewsFor(source).isEmpty) return None
+      if (catalog.viewsFor(source).isEmpty) {
+        if (record) ScanHistory.record(spark, s, ScanPruner.conjunction(conds), source, reportedFiles(s.scan), None)
+        return None
+      }
       val partitions = s.scan.toBatch.planInputPartitions().toSeq
       val perPartition = partitions.map(IcebergTables.partitionFiles)
       if (perPartition.exists(_.isEmpty)) return None
       val files = perPartition.flatMap(_.get)
         .groupBy(f => f.getPath.toString).values.map(_.head).toSeq
-      catalog.decide(ScanPruner.conjunction(conds), source, files)
+      if (record) ScanHistory.decide(spark, s, ScanPruner.conjunction(conds), source, files)
+      else catalog.decide(ScanPruner.conjunction(conds), source, files)
     } catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: Iceberg scan not pruned (${e.getMessage})")
         None
     }
   }
+
+  /**
+   * The data files and bytes Iceberg's scan reports having planned (its driver metrics
+   * `resultDataFiles` and `totalDataFileSize`), when it planned them already (None: not yet).
+   */
+  private def reportedFiles(scan: org.apache.spark.sql.connector.read.Scan): Option[(Long, Long)] =
+    try {
+      val m = scan.reportDriverMetrics().map(t => t.name() -> t.value()).toMap
+      for (n <- m.get("resultDataFiles"); b <- m.get("totalDataFileSize")) yield (n, b)
+    } catch { case NonFatal(_) => None }
 
   /** Iceberg reads are pruned at planning, after Iceberg's own planning: the same decision. */
   override def explain(ctx: ExplainContext, node: LogicalPlan): Option[ScanExplain] = node match {

@@ -188,6 +188,33 @@ object BloomIndexSQLConf {
     .booleanConf
     .createWithDefault(true)
 
+  val HISTORY_ENABLED: ConfigEntry[Boolean] = buildConf("spark.bloomindex.history.enabled")
+    .doc("When true, the workload history records each scan of an indexable source that a " +
+      "query plans with a filter: the source, the columns under =, IN, <=> and IS NULL (names " +
+      "and the number of values, never the values), files listed and read, bytes read, the " +
+      "index that answered and the query's wall time. Kept under the index root in `_history/` " +
+      "(JSON lines, written by a driver thread, off the query's path); read with " +
+      "`SELECT * FROM bloom_index_history()`.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
+  val HISTORY_MAX_ENTRIES: ConfigEntry[Int] = buildConf("spark.bloomindex.history.maxEntries")
+    .doc("The most scans the workload history keeps under an index root: each write deletes " +
+      "the oldest files past it, and bloom_index_history() shows at most this many, newest first.")
+    .version(Since)
+    .intConf
+    .checkValue(_ > 0, "Must be a whole number > 0.")
+    .createWithDefault(10000)
+
+  val HISTORY_MAX_AGE: ConfigEntry[Long] = buildConf("spark.bloomindex.history.maxAge")
+    .doc("How long the workload history keeps a scan: each write deletes older files, and " +
+      "bloom_index_history() shows none older.")
+    .version(Since)
+    .timeConf(java.util.concurrent.TimeUnit.MILLISECONDS)
+    .checkValue(_ > 0, "Must be > 0.")
+    .createWithDefaultString("30d")
+
   /** The pattern of the per-scheme keys; [[logStoreImplKey]] gives a scheme's key. */
   private val SchemePlaceholder = "<scheme>"
 
@@ -260,7 +287,7 @@ object BloomIndexSQLConf {
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
     PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, OPTIMIZE_TARGET_FILE_BYTES,
-    VACUUM_RETENTION, DROP_WITH_TABLE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
+    VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
 
   /**
