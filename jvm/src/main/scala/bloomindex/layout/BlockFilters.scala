@@ -22,6 +22,12 @@ import org.apache.hadoop.fs.Path
  * "maybe" for its files (they are read, not pruned), with one warning.
  *
  * `sections(s)` lies in `files(sectionFile(s))`, of `fileLengths` bytes.
+ *
+ * Reads: the rows one call needs are sorted by file and offset, and rows of one file at most
+ * `gapBytes` apart are read as one range (of at most [[BlockFilters.MaxRangeBytes]]); the ranges,
+ * of all files, are read `threads` at a time. On an object store each range is one request, so
+ * a point lookup's rows cost about one request per probe file, all in flight together.
+ * `gapBytes` < 0: each file's rows read one after the other, a request each (as before issue 26).
  */
 final class BlockFilters(
     algorithm: FilterAlgorithm,
@@ -32,7 +38,8 @@ final class BlockFilters(
     sectionFile: Array[Int],
     sections: Array[ProbeFile.Section],
     threads: Int,
-    maxFetchedBytes: Long) {
+    maxFetchedBytes: Long,
+    gapBytes: Long = BlockFilters.DefaultGapBytes) {
 
   private val rowsHeld = new ConcurrentHashMap[java.lang.Long, AnyRef]()
   private val fetched = new AtomicLong()
@@ -92,25 +99,44 @@ final class BlockFilters(
   }
 
   private def fetch(byFile: Map[Int, Array[java.lang.Long]], out: ConcurrentHashMap[java.lang.Long, AnyRef]): Unit = {
-    def one(f: Int, keys: Array[java.lang.Long]): Unit = {
-      var read = 0L
-      try {
-        val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
-        try keys.foreach { k =>
-          val s = (k >>> 32).toInt
-          val row = ProbeFile.readRow(in, sections(s), k.toInt)
-          read += row.length
-          out.put(k, words(row))
-        } finally in.close()
-      } catch {
-        case NonFatal(e) =>
-          keys.foreach(k => out.putIfAbsent(k, Unreadable))
-          IndexLog.warnOnce(s"bloomindex: probe file ${files(f)} unreadable (${e.getMessage}); the files whose " +
-            "filters it holds are read, not pruned")
-      }
-      IndexStore.countLoaded(folder, 0, read)
+    def unreadable(f: Int, keys: Iterable[java.lang.Long], e: Throwable): Unit = {
+      keys.foreach(k => out.putIfAbsent(k, Unreadable))
+      IndexLog.warnOnce(s"bloomindex: probe file ${files(f)} unreadable (${e.getMessage}); the files whose " +
+        "filters it holds are read, not pruned")
     }
-    IndexStore.inParallel(threads, byFile.toSeq.map { case (f, ks) => () => one(f, ks) })
+    if (gapBytes < 0) {
+      // Each file's rows one after the other, one read each.
+      def one(f: Int, keys: Array[java.lang.Long]): Unit = {
+        var read = 0L
+        try {
+          val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
+          try keys.foreach { k =>
+            val s = (k >>> 32).toInt
+            val row = ProbeFile.readRow(in, sections(s), k.toInt)
+            read += row.length
+            out.put(k, words(row))
+          } finally in.close()
+        } catch { case NonFatal(e) => unreadable(f, keys, e) }
+        IndexStore.countLoaded(folder, 0, read)
+      }
+      IndexStore.inParallel(threads, byFile.toSeq.map { case (f, ks) => () => one(f, ks) })
+    } else {
+      val ranges = byFile.toSeq.flatMap { case (f, ks) =>
+        BlockFilters.coalesce(ks.map { k => (sections((k >>> 32).toInt).rowOffset(k.toInt), sections((k >>> 32).toInt).rowBytes, k) },
+          gapBytes, BlockFilters.MaxRangeBytes).map(f -> _)
+      }
+      def one(f: Int, range: BlockFilters.Range): Unit =
+        try {
+          val bytes = new Array[Byte](Math.toIntExact(range.length))
+          val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
+          try in.readFully(range.offset, bytes) finally in.close()
+          range.rows.foreach { case (offset, length, k) =>
+            out.put(k, words(java.util.Arrays.copyOfRange(bytes, (offset - range.offset).toInt, (offset - range.offset).toInt + length)))
+          }
+          IndexStore.countLoaded(folder, 0, bytes.length)
+        } catch { case NonFatal(e) => unreadable(f, range.rows.map(_._3), e) }
+      IndexStore.inParallel(threads, ranges.map { case (f, r) => () => one(f, r) })
+    }
   }
 
   private def words(row: Array[Byte]): AnyRef = algorithm match {
@@ -129,6 +155,40 @@ final class BlockFilters(
 
 object BlockFilters {
 
+  /** Rows of a file at most this far apart are read as one range, unless told otherwise (`spark.bloomindex.load.coalesceGapBytes`). */
+  val DefaultGapBytes: Long = 1L << 20
+  /** A coalesced range's length at most (a row longer than this is read alone). */
+  val MaxRangeBytes: Long = 16L << 20
+
+  /** One read: `length` bytes at `offset`, holding `rows` (offset, length, key), sorted. */
+  final case class Range(offset: Long, length: Long, rows: Seq[(Long, Int, java.lang.Long)])
+
+  /**
+   * `rows` (offset, length, key) of one file as ranges to read: sorted by offset, a row joins the
+   * range before it when the bytes between them are at most `gap` and the range stays within
+   * `maxBytes`.
+   */
+  def coalesce(rows: Seq[(Long, Int, java.lang.Long)], gap: Long, maxBytes: Long): Seq[Range] = {
+    val out = Seq.newBuilder[Range]
+    var start = -1L
+    var end = -1L
+    val members = scala.collection.mutable.ArrayBuffer[(Long, Int, java.lang.Long)]()
+    def close(): Unit = if (start >= 0) out += Range(start, end - start, members.toList)
+    rows.sortBy(_._1).foreach { case r @ (offset, length, _) =>
+      if (start >= 0 && offset - end <= gap && offset + length - start <= maxBytes) {
+        end = math.max(end, offset + length)
+      } else {
+        close()
+        members.clear()
+        start = offset
+        end = offset + length
+      }
+      members += r
+    }
+    close()
+    out.result()
+  }
+
   /**
    * Adds the files of the probe files `paths` (of `lengths` bytes, whose `footers` were read)
    * to `out`, their sections numbered file after file, and the [[BlockFilters]] that fetches
@@ -136,7 +196,7 @@ object BlockFilters {
    */
   def addTo(out: ColumnData.Builder, algorithm: FilterAlgorithm, conf: Configuration, folder: String,
       paths: Array[Path], lengths: Array[Long], footers: Array[ProbeFile.Footer], threads: Int,
-      maxFetchedBytes: Long): Unit = {
+      maxFetchedBytes: Long, gapBytes: Long = DefaultGapBytes): Unit = {
     val sections = Array.newBuilder[ProbeFile.Section]
     val sectionFile = Array.newBuilder[Int]
     var base = 0
@@ -148,6 +208,6 @@ object BlockFilters {
       base += f.sections.length
     }
     out.fetchingFrom(new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sections.result(),
-      threads, maxFetchedBytes))
+      threads, maxFetchedBytes, gapBytes))
   }
 }

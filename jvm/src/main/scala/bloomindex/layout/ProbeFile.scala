@@ -190,24 +190,37 @@ object ProbeFile {
   /**
    * The footer of the probe file `path` of `length` bytes (from the summary; its status is
    * read when None). An IllegalStateException says what is wrong with the file.
+   *
+   * With `tailBytes` > 0 and the length known, the file's last `tailBytes` bytes (at least the
+   * trailer; the whole file when it is shorter) are read in one request, and the footer parsed
+   * from them when it lies inside, as it does when `tailBytes` covers it: one request per footer
+   * instead of two (trailer, then footer), which is what a footer costs on an object store. A
+   * footer longer than the tail takes one more read, of the part the tail missed.
    */
-  def readFooter(conf: Configuration, path: Path, length: Option[Long]): Footer = {
+  def readFooter(conf: Configuration, path: Path, length: Option[Long], tailBytes: Long = 0L): Footer = {
     val len = length.getOrElse(path.getFileSystem(conf).getFileStatus(path).getLen)
     def bad(why: String) = throw new IllegalStateException(s"$path: not a probe file ($why)")
     if (len < Magic.length + TrailerBytes) bad(s"$len bytes")
     val in = open(conf, path, Some(len))
     try {
-      val trailer = new Array[Byte](TrailerBytes)
-      in.readFully(len - TrailerBytes, trailer)
-      if (!java.util.Arrays.equals(trailer, 8, TrailerBytes, Magic, 0, Magic.length)) bad("no trailing magic")
-      val t = ByteBuffer.wrap(trailer)
+      // The tail: the trailer at its end, and as much of the footer before it as it holds.
+      val tailLen = math.min(len, math.max(TrailerBytes.toLong, if (length.isEmpty) 0L else math.min(tailBytes, MaxFooterBytes.toLong)))
+      val tail = new Array[Byte](tailLen.toInt)
+      in.readFully(len - tailLen, tail)
+      val trailerAt = tail.length - TrailerBytes
+      if (!java.util.Arrays.equals(tail, trailerAt + 8, tail.length, Magic, 0, Magic.length)) bad("no trailing magic")
+      val t = ByteBuffer.wrap(tail, trailerAt, 8)
       val format = t.getInt
       val footerLen = t.getInt
       if (!Formats.contains(format)) bad(s"format $format, this build reads ${Formats.toSeq.sorted.mkString(" and ")}")
       if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > len - Magic.length - TrailerBytes) bad(s"footer of $footerLen bytes")
       val footer = new Array[Byte](footerLen)
-      in.readFully(len - TrailerBytes - footerLen, footer)
-      parseFooter(footer, format, len - TrailerBytes - footerLen, bad).copy(bytesRead = TrailerBytes + footerLen)
+      // The part of the footer in the tail, then what lies before the tail (if any) in one more read.
+      val inTail = math.min(footerLen, trailerAt)
+      System.arraycopy(tail, trailerAt - inTail, footer, footerLen - inTail, inTail)
+      if (inTail < footerLen) in.readFully(len - TrailerBytes - footerLen, footer, 0, footerLen - inTail)
+      val read = tailLen + (footerLen - inTail)
+      parseFooter(footer, format, len - TrailerBytes - footerLen, bad).copy(bytesRead = read)
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
@@ -215,19 +228,36 @@ object ProbeFile {
 
   /**
    * The footer of each of `files` (path and length) of a column of design `algorithm`, or what
-   * is wrong with it (a file of another design is not used), read `threads` at a time.
+   * is wrong with it (a file of another design is not used), read `threads` at a time, each with
+   * a first read of its last `tailBytes(k)` bytes ([[readFooter]]).
    */
   def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int,
-      algorithm: FilterAlgorithm): Array[Either[Throwable, Footer]] = {
+      algorithm: FilterAlgorithm, tailBytes: Int => Long = _ => DefaultTailBytes): Array[Either[Throwable, Footer]] = {
     val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
       out(k) = try {
-        val f = readFooter(conf, files(k)._1, Some(files(k)._2))
+        val f = readFooter(conf, files(k)._1, Some(files(k)._2), tailBytes(k))
         if (f.algorithm == algorithm) Right(f)
         else Left(new IllegalStateException(s"${files(k)._1}: a probe file of algorithm ${f.algorithm}, not $algorithm"))
       } catch { case scala.util.control.NonFatal(e) => Left(e) }
     })
     out
+  }
+
+  /** The tail [[readEachFooter]] reads first when not told: footers of up to about 500 files (paths of 80 bytes). */
+  val DefaultTailBytes: Long = 64L << 10
+
+  /**
+   * The tail to read first of each of the probe files of `lengths` bytes that hold `filterBytes`
+   * bytes of filters in all (the summary's figures): each file's share of the bytes that are not
+   * filters (its footer, mostly), with a margin, and at least `minBytes`; 0 (two reads: trailer,
+   * then footer) when `minBytes` is 0.
+   */
+  def tailEstimates(lengths: Array[Long], filterBytes: Long, minBytes: Long): Array[Long] = {
+    if (minBytes <= 0) return lengths.map(_ => 0L)
+    val total = lengths.sum.toDouble
+    val share = if (total <= 0) 1.0 else math.max(0.0, math.min(1.0, (total - filterBytes) / total))
+    lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.125).toLong + (4L << 10))))
   }
 
   private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing): Footer = {

@@ -70,6 +70,47 @@ class ProbeFileSuite extends AnyFunSuite {
     assert(d.heapBytes > 0)
   }
 
+  // Issue 26: the reads of an object store (each footer in one read of the file's end, block
+  // rows coalesced into ranges read in parallel) answer exactly as the reads before.
+  for (alg <- FilterAlgorithm.all) test(s"${alg.name}: footers read with any tail, rows with any gap, answer the same") {
+    val rnd = new java.util.Random(7L + alg.name.hashCode)
+    val files = filters(alg, 150, rnd)
+    val paths = write(alg, files, perFile = 60, sectionBytes = 2048)
+    val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
+    val reference = paths.map(p => ProbeFile.readFooter(conf, p, None))
+    for (tail <- Seq(0L, 1L, 100L, 1000L, 64L << 10, 1L << 30)) {
+      val footers = paths.indices.map(k => ProbeFile.readFooter(conf, paths(k), Some(lengths(k)), tail))
+      footers.indices.foreach { k =>
+        val (a, b) = (footers(k), reference(k))
+        assert(a.algorithm == b.algorithm && a.sections.toSeq == b.sections.toSeq && a.files.toSeq == b.files.toSeq, s"tail $tail")
+        if (tail >= lengths(k)) assert(a.bytesRead == lengths(k))
+      }
+    }
+    val est = ProbeFile.tailEstimates(lengths, files.map(_._2.toBytes.length.toLong).sum, 1024)
+    est.indices.foreach(k => assert(est(k) >= 1024 && est(k) <= lengths(k)))
+    assert(ProbeFile.tailEstimates(lengths, 0L, 0).forall(_ == 0L))
+    val probed = (files.map(_._3.head).map(alg.hash.hashLong) ++ Seq.fill(200)(rnd.nextLong())).toArray
+    for (gap <- Seq(-1L, 0L, 64L, 4096L, 1L << 20)) {
+      val b = new ColumnData.Builder("c", alg)
+      BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, reference.toArray, 3, Long.MaxValue, gap)
+      val d = b.result()
+      val probes = d.probes(probed)
+      files.foreach { case (p, f, _) =>
+        val r = d.indexOf(p, 10L, 20L)
+        probed.indices.foreach(k => assert(probes(k).mightContain(r) == f.mightContain(probed(k)), s"gap $gap $p"))
+      }
+    }
+  }
+
+  test("coalesce: neighbouring rows within the gap are one range, capped in length") {
+    def rows(spans: (Long, Int)*) = spans.zipWithIndex.map { case ((o, n), k) => (o, n, java.lang.Long.valueOf(k.toLong)) }
+    val r = BlockFilters.coalesce(rows((1000L, 100), (0L, 100), (150L, 50), (5000L, 10)), gap = 100, maxBytes = 1 << 20)
+    assert(r.map(x => (x.offset, x.length, x.rows.size)) == Seq((0L, 200L, 2), (1000L, 100L, 1), (5000L, 10L, 1)))
+    assert(BlockFilters.coalesce(rows((0L, 100), (100L, 100)), gap = 0, maxBytes = 1 << 20).size == 1)
+    assert(BlockFilters.coalesce(rows((0L, 100), (101L, 100)), gap = 0, maxBytes = 1 << 20).size == 2)
+    assert(BlockFilters.coalesce(rows((0L, 100), (100L, 100)), gap = 10, maxBytes = 150).size == 2)
+  }
+
   for (alg <- FilterAlgorithm.all; format <- Seq(1, 2)) {
     test(s"${alg.name}, probe file format $format: each filter read back whole is the bytes it was written from") {
       val rnd = new java.util.Random(31L * format + alg.name.hashCode)
