@@ -122,7 +122,7 @@ final class BlockFilters(
       IndexStore.inParallel(threads, byFile.toSeq.map { case (f, ks) => () => one(f, ks) })
     } else {
       val ranges = byFile.toSeq.flatMap { case (f, ks) =>
-        BlockFilters.coalesce(ks.map { k => (sections((k >>> 32).toInt).rowOffset(k.toInt), sections((k >>> 32).toInt).rowBytes, k) },
+        BlockFilters.coalesce(ks.toSeq.map { k => (sections((k >>> 32).toInt).rowOffset(k.toInt), sections((k >>> 32).toInt).rowBytes, k) },
           gapBytes, BlockFilters.MaxRangeBytes).map(f -> _)
       }
       def one(f: Int, range: BlockFilters.Range): Unit =

@@ -257,7 +257,7 @@ object ProbeFile {
     if (minBytes <= 0) return lengths.map(_ => 0L)
     val total = lengths.sum.toDouble
     val share = if (total <= 0) 1.0 else math.max(0.0, math.min(1.0, (total - filterBytes) / total))
-    lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.125).toLong + (4L << 10))))
+    lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.25).toLong + (16L << 10))))
   }
 
   private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing): Footer = {

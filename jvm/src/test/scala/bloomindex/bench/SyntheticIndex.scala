@@ -72,7 +72,7 @@ object SyntheticIndex {
     }
     val added = listed.sortBy(_.getPath.getName).toArray
     val hasher = FilterAlgorithm.SplitBlock.hash
-    val numBytes = FilterAlgorithm.SplitBlock.numBytes(rowsPerFile, 0.01, SbbfSizing.Exact)
+    val numBytes = FilterAlgorithm.SplitBlock.numBytes(rowsPerFile, 0.01, SbbfSizing.Sizing.Exact)
     val per = math.max(1, (added.length + probeFiles - 1) / probeFiles)
     var written = 0L
     var files = 0

@@ -42,13 +42,13 @@ class ProbeFileSuite extends AnyFunSuite {
   }
 
   private def load(alg: FilterAlgorithm, files: Seq[(String, BloomFilter, Seq[Long])], perFile: Int,
-      sectionBytes: Int, format: Int = ProbeFile.Format): (ColumnData, Seq[Path]) = {
+      sectionBytes: Int, format: Int = ProbeFile.Format, gap: Long = BlockFilters.DefaultGapBytes): (ColumnData, Seq[Path]) = {
     val paths = write(alg, files, perFile, sectionBytes, format)
     val b = new ColumnData.Builder("c", alg)
     val footers = paths.map(p => ProbeFile.readFooter(conf, p, None)).toArray
     assert(footers.forall(_.algorithm == alg))
     BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, paths.map(p => new java.io.File(p.toUri).length()).toArray,
-      footers, 4, Long.MaxValue)
+      footers, 4, Long.MaxValue, gap)
     (b.result(), paths)
   }
 
@@ -138,7 +138,8 @@ class ProbeFileSuite extends AnyFunSuite {
   test("what a lookup reads: the footers, then one block row per section") {
     val alg = FilterAlgorithm.SplitBlock
     val files = filters(alg, 50, new java.util.Random(7))
-    val (d, _) = load(alg, files, perFile = 50, sectionBytes = Int.MaxValue)
+    // Rows read one by one (no coalescing): exactly the rows.
+    val (d, paths) = load(alg, files, perFile = 50, sectionBytes = Int.MaxValue, gap = -1)
     IndexStore.resetLoaded()
     val before = d.heapBytes
     d.probes(Array(alg.hash.hashLong(42L)))
@@ -147,6 +148,13 @@ class ProbeFileSuite extends AnyFunSuite {
     assert(rows == 50L * 32 && d.heapBytes - before == rows)
     d.probes(Array(alg.hash.hashLong(42L)))
     assert(IndexStore.loadedBytes().get("column=c").longValue() == rows, "held rows are not read again")
+    // Coalesced (the default): the same rows held; the bytes between them read too, within the file.
+    val (c, _) = load(alg, files, perFile = 50, sectionBytes = Int.MaxValue)
+    IndexStore.resetLoaded()
+    val held = c.heapBytes
+    c.probes(Array(alg.hash.hashLong(42L)))
+    val read = IndexStore.loadedBytes().get("column=c").longValue()
+    assert(c.heapBytes - held == 50L * 32 && read >= 50L * 32 && read <= new java.io.File(paths.head.toUri).length())
   }
 
   test("a damaged probe file is refused naming it; a row that cannot be read answers maybe") {
