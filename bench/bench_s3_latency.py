@@ -24,13 +24,14 @@ size N of BENCH_LAT_SIZES (default 10000,100000):
     catalog tables only: one listing of the table's folder per pruned query); case `table`
     (BENCH_LAT_CASES) measures a catalog table over the same folder, checked.
 
-BENCH_LAT_REPEATS (default 2) runs of each case; BENCH_LAT_THREADS sets
+BENCH_LAT_STREAM: S3A's input stream type in the measured drivers (unset: S3A's default, which
+for hadoop-aws 3.5.0 is `analytics`; `classic`). BENCH_LAT_REPEATS (default 2) runs of each case; BENCH_LAT_THREADS sets
 spark.bloomindex.load.threads in the children (default: unset, 8).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import base64
 import io
 import json
 import os
@@ -40,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -53,6 +55,9 @@ PROBE_FILES = int(os.environ.get("BENCH_LAT_PROBE_FILES", "64"))
 REPEATS = int(os.environ.get("BENCH_LAT_REPEATS", "2"))
 CASES = [c for c in os.environ.get("BENCH_LAT_CASES", "on,before,off").split(",") if c]
 THREADS = os.environ.get("BENCH_LAT_THREADS", "")
+# S3A's input stream: unset, S3A's default (hadoop-aws 3.5.0: `analytics`, the Analytics
+# Accelerator Library: a HEAD per open, small objects read whole); `classic`: the ranges asked for.
+STREAM = os.environ.get("BENCH_LAT_STREAM", "")
 ROWS = 20
 SAMPLE = 4
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
@@ -104,15 +109,14 @@ def setup(moto, jars: list[str], n: int) -> dict:
     t0 = time.perf_counter()
     spark.range(1, SAMPLE * 1000 + 1, 1, SAMPLE).selectExpr("-id AS k").write.mode("overwrite").parquet(source)
     spark.sql(f"CREATE BLOOM INDEX lat_{n} ON parquet.`{source}` FOR COLUMNS (k)")
-    body = empty_parquet()
-    client = moto.client()
-    prefix = f"lat_{n}/table"
-
-    def put(i):
-        client.put_object(Bucket=s3_helpers.BUCKET, Key=f"{prefix}/part-{i:07d}.parquet", Body=body)
-
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        list(pool.map(put, range(n - SAMPLE)))
+    # The empty files, stored straight into moto's backend (tests/s3/moto_server.py, Seeding):
+    # 100,000 PUTs through boto3 take tens of minutes here.
+    body = base64.b64encode(empty_parquet()).decode()
+    names = [f"part-{i:07d}.parquet" for i in range(n - SAMPLE)]
+    for lo in range(0, len(names), 20000):
+        req = json.dumps({"bucket": s3_helpers.BUCKET, "prefix": f"lat_{n}/table", "names": names[lo:lo + 20000],
+                          "body": body}).encode()
+        urllib.request.urlopen(urllib.request.Request(moto.endpoint + "/__seed__", data=req, method="POST")).read()
     t_files = time.perf_counter() - t0
     r = json.loads(spark._jvm.bloomindex.bench.SyntheticIndex.extend(
         spark._jsparkSession, f"lat_{n}", source, "k", PROBE_FILES, ROWS))
@@ -131,7 +135,10 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     conf = dict(CASE_CONF[case])
     if THREADS:
         conf["spark.bloomindex.load.threads"] = THREADS
-    spark = session(jars, s3_helpers.s3a_conf(proxy.endpoint), conf, f"{base}/indexes")
+    hadoop = s3_helpers.s3a_conf(proxy.endpoint)
+    if STREAM:
+        hadoop["fs.s3a.input.stream.type"] = STREAM
+    spark = session(jars, hadoop, conf, f"{base}/indexes")
     key = (n // 2) * ROWS + 3
     t0 = time.perf_counter()
     if case == "table":
@@ -141,18 +148,23 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
         df = spark.read.parquet(f"{base}/table")
     list_s = time.perf_counter() - t0
     q = df.where(f"k = {key}")
+    proxy.keep_log = bool(os.environ.get("BENCH_LAT_DEBUG"))
     proxy.reset()
+    w0 = time.time()
     t0 = time.perf_counter()
     plan = q._jdf.queryExecution().executedPlan()
     plan_s = time.perf_counter() - t0
     counts = proxy.counts()
+    if proxy.keep_log:
+        for t, m, k, target in proxy.log():
+            print(f"REQ {t - w0:8.3f} {m} {k} {target[:140]}", file=sys.stderr)
     nbytes = proxy.requested_bytes()
     files = len(q.inputFiles())
     read = {k: int(v) for k, v in dict(spark._jvm.bloomindex.layout.IndexStore.loadedBytes()).items()}
     spark.stop()
     proxy.stop()
     index_kinds = ("probe", "summary", "log", "index", "global")
-    return {"files": n, "case": case, "plan_s": round(plan_s, 3), "list_s": round(list_s, 1),
+    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "list_s": round(list_s, 1),
             "files_read": files, "requests": sum(counts.values()),
             "index_requests": sum(v for k, v in counts.items() if k.split(" ")[1] in index_kinds),
             "probe_gets": counts.get("GET probe", 0), "counts": counts, "ranged_bytes": nbytes,
@@ -168,6 +180,7 @@ def main() -> None:
     if not jars:
         sys.exit("no S3 client jars in .tools/s3: `make bench-s3-latency` copies them")
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench-s3-latency-"))
+    os.environ["BLOOMINDEX_MOTO_SEED"] = "1"  # the setup's bulk route (moto_server.py)
     moto = s3_helpers.MotoServer(tmp)
     results = []
     try:
@@ -182,6 +195,8 @@ def main() -> None:
                             % ([str(ROOT / "bench")], moto.port, jars, n, case))
                     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
                     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
+                    if os.environ.get("BENCH_LAT_DEBUG"):
+                        print("\n".join(ln for ln in p.stderr.splitlines() if ln.startswith("REQ ")), file=sys.stderr)
                     if line is None:
                         print(p.stderr[-3000:], file=sys.stderr)
                         raise SystemExit(f"case {case} at {n} failed")
@@ -193,7 +208,7 @@ def main() -> None:
         moto.stop()
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_s3_latency.json").write_text(json.dumps(results, indent=1))
-    print(f"\ndelay {DELAY_MS:g} ms per request, {PROBE_FILES} probe files per column, load average "
+    print(f"\ndelay {DELAY_MS:g} ms per request, stream {STREAM or 'default'}, {PROBE_FILES} probe files per column, load average "
           f"{os.getloadavg()[0]:.1f}")
     print("| files | case | first planning s (runs) | requests (index) | probe GETs | files read |\n|---|---|---|---|---|---|")
     for n in SIZES:
