@@ -36,7 +36,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 N = int(os.environ.get("BENCH_SCALE_SYNTH_FILES", "1000000"))
 CASES = [c for c in os.environ.get("BENCH_SCALE_SYNTH_CASES", "on,off,refresh").split(",") if c]
-TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
+TEST_JAR = pathlib.Path(os.environ.get("BENCH_TEST_JAR", str(ROOT / "target" / "bloomindex-tests.jar")))
 ROWS = 20
 SAMPLE = 4
 PROBE_FILES = 64
@@ -73,18 +73,20 @@ def prepare(n: int) -> dict | None:
     base, table, root = paths(n)
     if (base / "_DONE").exists():
         return None
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(parents=True)
     spark = session(n)
     t0 = time.perf_counter()
-    spark.range(1, SAMPLE * 1000 + 1, 1, SAMPLE).selectExpr("-id AS k").write.parquet(str(table))
-    spark.sql(f"CREATE BLOOM INDEX synth_{n} ON parquet.`{table}` FOR COLUMNS (k)")
-    buf = io.BytesIO()
-    pq.write_table(pa.table({"k": pa.array([], pa.int64())}), buf)
-    body = buf.getvalue()
-    for i in range(n - SAMPLE):
-        with open(table / f"part-{i:07d}.parquet", "wb") as f:
-            f.write(body)
+    if not (base / "_FILES").exists():  # the sample, its index and the empty files (once)
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir(parents=True)
+        spark.range(1, SAMPLE * 1000 + 1, 1, SAMPLE).selectExpr("-id AS k").write.parquet(str(table))
+        spark.sql(f"CREATE BLOOM INDEX synth_{n} ON parquet.`{table}` FOR COLUMNS (k)")
+        buf = io.BytesIO()
+        pq.write_table(pa.table({"k": pa.array([], pa.int64())}), buf)
+        body = buf.getvalue()
+        for i in range(n - SAMPLE):
+            with open(table / f"part-{i:07d}.parquet", "wb") as f:
+                f.write(body)
+        (base / "_FILES").write_text("")
     files_s = time.perf_counter() - t0
     r = json.loads(spark._jvm.bloomindex.bench.SyntheticIndex.extend(
         spark._jsparkSession, f"synth_{n}", str(table), "k", PROBE_FILES, ROWS))
@@ -161,7 +163,8 @@ def child(n: int, case: str) -> dict:
     out["files_read"] = len(q2.inputFiles())
     if case == "refresh":
         base, _, _ = paths(n)
-        (base / "_DONE").unlink()  # the index changed: the next run prepares it again
+        (base / "_DONE").unlink()  # the index and table changed: the next run writes them again
+        (base / "_FILES").unlink()
     spark.stop()
     return out
 

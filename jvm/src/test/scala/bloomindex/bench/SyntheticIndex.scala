@@ -61,14 +61,14 @@ object SyntheticIndex {
         rows += IndexFiles.RowWritten(e.path, e.size, column, filter.length, e.fromFooter)
       } finally f.close()
     }
-    // The source's files, listed as a scan lists them (flat: one folder).
+    // The source's files, listed as a scan lists them (flat: one folder; listStatus, as Spark's
+    // file index lists: listFiles' located statuses of local files read each one's permissions
+    // with a process of its own).
     val src = new Path(source)
     val listed = mutable.ArrayBuffer[FileStatus]()
-    val it = src.getFileSystem(conf).listFiles(src, false)
-    while (it.hasNext) {
-      val s = it.next()
+    src.getFileSystem(conf).listStatus(src).foreach { s =>
       val n = s.getPath.getName
-      if (n.startsWith("part-") && n.endsWith(".parquet") && !held.contains(SourceResolver.normalize(s.getPath))) listed += s
+      if (s.isFile && n.startsWith("part-") && n.endsWith(".parquet") && !held.contains(SourceResolver.normalize(s.getPath))) listed += s
     }
     val added = listed.sortBy(_.getPath.getName).toArray
     val hasher = FilterAlgorithm.SplitBlock.hash
