@@ -13,6 +13,7 @@
 #   make bench-algorithms   the three filter designs: false positive rates and speed
 #   make bench-fresh   what checking skipped files against storage costs (local disk, S3)
 #   make bench-history   what recording the workload history costs a point lookup's planning (on vs off)
+#   make bench-s3-latency   the first query against an index on S3 with 20 ms per request
 #   make dist    the wheel (jars inside) and the Maven artifacts (dist/maven), see README
 #   make test-iceberg   Apache Iceberg tables (tests/iceberg), on PySpark 4.1 in .venvs/iceberg
 #   make bench-iceberg  point lookups on a 2,000-file Iceberg table (bench/bench_iceberg.py)
@@ -62,7 +63,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history clean
+.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency clean
 
 all: jar
 
@@ -256,7 +257,7 @@ bench-join: $(JAR)
 	$(PY) bench/bench_join.py
 
 # BENCH_SCALE_FILES / BENCH_SCALE_ROWS / BENCH_SCALE_BIG scale it down (defaults 100000 / 20 / 100000000).
-bench-scale: $(JAR)
+bench-scale: $(JAR) $(TEST_JAR)
 	$(PY) bench/bench_scale.py
 
 # The first query on a fresh driver and after a REFRESH: 1,000 files (BENCH_COLD_FILES, BENCH_COLD_ROWS)
@@ -268,6 +269,11 @@ bench-cold: $(JAR)
 # local disk and on S3 against a moto server (BENCH_FRESH_S3=0 skips S3).
 bench-fresh: $(JAR) $(TEST_JAR) $(S3_JARS)
 	$(PY) bench/bench_fresh.py
+
+# The first query on a fresh driver against an index on S3 (moto) with 20 ms added to each
+# request by tests/s3/latency_proxy.py, at 10,000 and 100,000 files (issue 26; bench/README.md).
+bench-s3-latency: $(JAR) $(TEST_JAR) $(S3_JARS)
+	$(PY) bench/bench_s3_latency.py
 
 # Delta Lake: Spark resolves Delta's jars from Maven Central at session start (configure(delta=True)).
 bench-delta: $(JAR)

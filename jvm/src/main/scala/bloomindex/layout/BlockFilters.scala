@@ -24,6 +24,13 @@ import org.apache.hadoop.fs.Path
  * `sections(s)` lies in `files(sectionFile(s))`, of `fileLengths` bytes, where it is section
  * `sectionLocal(s)`. A block row that fails its checksum (probe file format 3) answers "maybe"
  * for its files the same way, and the damage is recorded ([[ProbeFile.sectionDamaged]]).
+ *
+ * Reads: the rows one call needs are sorted by file and offset, and rows of one file at most
+ * `gapBytes` apart are read as one range (of at most [[BlockFilters.MaxRangeBytes]]); the ranges,
+ * of all files, are read `threads` at a time. On an object store each range is one request, so
+ * a point lookup's rows cost about one request per probe file, all in flight together. Each row
+ * of a range is checked against its own checksum.
+ * `gapBytes` < 0: each file's rows read one after the other, a request each (as before issue 26).
  */
 final class BlockFilters(
     algorithm: FilterAlgorithm,
@@ -35,7 +42,8 @@ final class BlockFilters(
     sectionLocal: Array[Int],
     sections: Array[ProbeFile.Section],
     threads: Int,
-    maxFetchedBytes: Long) {
+    maxFetchedBytes: Long,
+    gapBytes: Long = BlockFilters.DefaultGapBytes) {
 
   private val rowsHeld = new ConcurrentHashMap[java.lang.Long, AnyRef]()
   private val fetched = new AtomicLong()
@@ -95,31 +103,58 @@ final class BlockFilters(
   }
 
   private def fetch(byFile: Map[Int, Array[java.lang.Long]], out: ConcurrentHashMap[java.lang.Long, AnyRef]): Unit = {
-    def one(f: Int, keys: Array[java.lang.Long]): Unit = {
-      var read = 0L
-      try {
-        val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
-        try keys.foreach { k =>
-          val s = (k >>> 32).toInt
-          try {
-            val row = ProbeFile.readRow(in, sections(s), k.toInt)
-            read += row.length
-            out.put(k, words(row))
-          } catch {
-            case _: bloomindex.log.Checksums.Mismatch =>
-              out.put(k, Unreadable)
-              ProbeFile.sectionDamaged(files(f), sectionLocal(s), k.toInt)
-          }
-        } finally in.close()
-      } catch {
-        case NonFatal(e) =>
-          keys.foreach(k => out.putIfAbsent(k, Unreadable))
-          IndexLog.warnOnce(s"bloomindex: probe file ${files(f)} unreadable (${e.getMessage}); the files whose " +
-            "filters it holds are read, not pruned")
-      }
-      IndexStore.countLoaded(folder, 0, read)
+    def unreadable(f: Int, keys: Iterable[java.lang.Long], e: Throwable): Unit = {
+      keys.foreach(k => out.putIfAbsent(k, Unreadable))
+      IndexLog.warnOnce(s"bloomindex: probe file ${files(f)} unreadable (${e.getMessage}); the files whose " +
+        "filters it holds are read, not pruned")
     }
-    IndexStore.inParallel(threads, byFile.toSeq.map { case (f, ks) => () => one(f, ks) })
+    // A row failing its checksum answers "maybe" for its files, and the damage is recorded.
+    def row(f: Int, k: java.lang.Long, read: => Array[Byte]): Int = {
+      val s = (k >>> 32).toInt
+      try {
+        val r = read
+        out.put(k, words(r))
+        r.length
+      } catch {
+        case _: bloomindex.log.Checksums.Mismatch =>
+          out.put(k, Unreadable)
+          ProbeFile.sectionDamaged(files(f), sectionLocal(s), k.toInt)
+          0
+      }
+    }
+    if (gapBytes < 0) {
+      // Each file's rows one after the other, one read each.
+      def one(f: Int, keys: Array[java.lang.Long]): Unit = {
+        var read = 0L
+        try {
+          val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
+          try keys.foreach { k =>
+            read += row(f, k, ProbeFile.readRow(in, sections((k >>> 32).toInt), k.toInt))
+          } finally in.close()
+        } catch { case NonFatal(e) => unreadable(f, keys, e) }
+        IndexStore.countLoaded(folder, 0, read)
+      }
+      IndexStore.inParallel(threads, byFile.toSeq.map { case (f, ks) => () => one(f, ks) })
+    } else {
+      // Each row with its checksum (rowStride bytes from its offset).
+      val ranges = byFile.toSeq.flatMap { case (f, ks) =>
+        BlockFilters.coalesce(ks.toSeq.map { k =>
+          val sec = sections((k >>> 32).toInt)
+          (sec.rowOffset(k.toInt), sec.rowStride, k)
+        }, gapBytes, BlockFilters.MaxRangeBytes).map(f -> _)
+      }
+      def one(f: Int, range: BlockFilters.Range): Unit =
+        try {
+          val bytes = new Array[Byte](Math.toIntExact(range.length))
+          val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
+          try in.readFully(range.offset, bytes) finally in.close()
+          range.rows.foreach { case (offset, _, k) =>
+            row(f, k, ProbeFile.rowOf(bytes, (offset - range.offset).toInt, sections((k >>> 32).toInt), k.toInt))
+          }
+          IndexStore.countLoaded(folder, 0, bytes.length)
+        } catch { case NonFatal(e) => unreadable(f, range.rows.map(_._3), e) }
+      IndexStore.inParallel(threads, ranges.map { case (f, r) => () => one(f, r) })
+    }
   }
 
   private def words(row: Array[Byte]): AnyRef = algorithm match {
@@ -138,6 +173,40 @@ final class BlockFilters(
 
 object BlockFilters {
 
+  /** Rows of a file at most this far apart are read as one range, unless told otherwise (`spark.bloomindex.load.coalesceGapBytes`). */
+  val DefaultGapBytes: Long = 1L << 20
+  /** A coalesced range's length at most (a row longer than this is read alone). */
+  val MaxRangeBytes: Long = 16L << 20
+
+  /** One read: `length` bytes at `offset`, holding `rows` (offset, length, key), sorted. */
+  final case class Range(offset: Long, length: Long, rows: Seq[(Long, Int, java.lang.Long)])
+
+  /**
+   * `rows` (offset, length, key) of one file as ranges to read: sorted by offset, a row joins the
+   * range before it when the bytes between them are at most `gap` and the range stays within
+   * `maxBytes`.
+   */
+  def coalesce(rows: Seq[(Long, Int, java.lang.Long)], gap: Long, maxBytes: Long): Seq[Range] = {
+    val out = Seq.newBuilder[Range]
+    var start = -1L
+    var end = -1L
+    val members = scala.collection.mutable.ArrayBuffer[(Long, Int, java.lang.Long)]()
+    def close(): Unit = if (start >= 0) out += Range(start, end - start, members.toList)
+    rows.sortBy(_._1).foreach { case r @ (offset, length, _) =>
+      if (start >= 0 && offset - end <= gap && offset + length - start <= maxBytes) {
+        end = math.max(end, offset + length)
+      } else {
+        close()
+        members.clear()
+        start = offset
+        end = offset + length
+      }
+      members += r
+    }
+    close()
+    out.result()
+  }
+
   /**
    * Adds the files of the probe files `paths` (of `lengths` bytes, whose `footers` were read)
    * to `out`, their sections numbered file after file, and the [[BlockFilters]] that fetches
@@ -145,7 +214,7 @@ object BlockFilters {
    */
   def addTo(out: ColumnData.Builder, algorithm: FilterAlgorithm, conf: Configuration, folder: String,
       paths: Array[Path], lengths: Array[Long], footers: Array[ProbeFile.Footer], threads: Int,
-      maxFetchedBytes: Long): Unit = {
+      maxFetchedBytes: Long, gapBytes: Long = DefaultGapBytes): Unit = {
     val sections = Array.newBuilder[ProbeFile.Section]
     val sectionFile = Array.newBuilder[Int]
     val sectionLocal = Array.newBuilder[Int]
@@ -158,7 +227,6 @@ object BlockFilters {
       base += f.sections.length
     }
     out.fetchingFrom(new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sectionLocal.result(),
-      sections.result(),
-      threads, maxFetchedBytes))
+      sections.result(), threads, maxFetchedBytes, gapBytes))
   }
 }

@@ -186,16 +186,20 @@ object IndexLayout {
       only
     }
     // The column's own probe files, then those kept from earlier versions (`probes` only).
-    val listed = try IndexSummary.read(read.conf, read.dir, read.data.checksums).columns.get(c.name).map(_.allProbeFiles(read.indexDir, folder))
-      .getOrElse(Nil)
+    val summary = try IndexSummary.read(read.conf, read.dir, read.data.checksums).columns.get(c.name)
       catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
+    val listed = summary.map(_.allProbeFiles(read.indexDir, folder)).getOrElse(Nil)
     if (listed.isEmpty) return only
     // `blocks`, more files than the driver reads itself: a Spark job reads the Parquet files instead.
     if (!only && listed.size > spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES)) return false
     val paths = listed.map(_._1).toArray
     val lengths = listed.map(_._2).toArray
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
-    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm, read.data.checksums)
+    // Each footer in one read of the file's end, sized from the summary (the bytes that are not filters).
+    val tails = ProbeFile.tailEstimates(lengths, summary.map(_.filterBytes).getOrElse(0L),
+      spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES))
+    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm, read.data.checksums,
+      k => tails(k))
     IndexStore.countLoaded(folder.getName, paths.length, footers.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
     val good = footers.indices.filter(k => footers(k).isRight)
     if (good.size < footers.length) {
@@ -205,7 +209,8 @@ object IndexLayout {
         s"the files they held are $unpruned")
     }
     BlockFilters.addTo(out, c.algorithm, read.conf, folder.getName, good.map(paths).toArray, good.map(lengths).toArray,
-      good.map(k => footers(k).toOption.get).toArray, threads, spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES))
+      good.map(k => footers(k).toOption.get).toArray, threads, spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES),
+      spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_COALESCE_GAP_BYTES))
     true
   }
 

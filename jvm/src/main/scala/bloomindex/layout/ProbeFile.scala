@@ -226,16 +226,26 @@ object ProbeFile {
    * read when None). An IllegalStateException says what is wrong with the file, a
    * [[Checksums.Mismatch]] that its footer fails its checksum. With `checksums` (data of log
    * format 6 on) a file without checksums (format before 3) is refused.
+   *
+   * With `tailBytes` > 0 and the length known, the file's last `tailBytes` bytes (at least the
+   * trailer and the footer's checksum; the whole file when it is shorter) are read in one request,
+   * and the footer parsed from them when it lies inside, as it does when `tailBytes` covers it: one
+   * request per footer instead of two (trailer, then footer), which is what a footer costs on an
+   * object store. A footer longer than the tail takes one more read, of the part the tail missed.
    */
-  def readFooter(conf: Configuration, path: Path, length: Option[Long], checksums: Boolean = false): Footer = {
+  def readFooter(conf: Configuration, path: Path, length: Option[Long], checksums: Boolean = false,
+      tailBytes: Long = 0L): Footer = {
     val len = length.getOrElse(path.getFileSystem(conf).getFileStatus(path).getLen)
     def bad(why: String) = throw new IllegalStateException(s"$path: not a probe file ($why)")
     val tail = TrailerBytes + CrcBytes
     if (len < Magic.length + TrailerBytes) bad(s"$len bytes")
     val in = open(conf, path, Some(len))
     try {
-      // The trailer with the 4 bytes before it: format 3's footer checksum.
-      val trailer = new Array[Byte](math.min(tail.toLong, len).toInt)
+      // The tail: the trailer at its end, format 3's footer checksum before it, and as much of the
+      // footer before that as the tail holds.
+      val tailLen = math.min(len, math.max(tail.toLong,
+        if (length.isEmpty) 0L else math.min(tailBytes, MaxFooterBytes.toLong + tail)))
+      val trailer = new Array[Byte](tailLen.toInt)
       in.readFully(len - trailer.length, trailer)
       val at = trailer.length - TrailerBytes
       if (!java.util.Arrays.equals(trailer, at + 8, trailer.length, Magic, 0, Magic.length)) bad("no trailing magic")
@@ -245,15 +255,20 @@ object ProbeFile {
       if (!Formats.contains(format)) bad(s"format $format, this build reads ${Formats.toSeq.sorted.mkString(", ")}")
       val checked = format >= ChecksumsSince
       if (checksums && !checked) bad(s"format $format has no checksums, and this index's data has them")
-      val end = len - TrailerBytes - (if (checked) CrcBytes else 0) // where the footer ends
+      val crcLen = if (checked) CrcBytes else 0
+      val end = len - TrailerBytes - crcLen // where the footer ends
       if (checked && at < CrcBytes) bad(s"$len bytes")
       if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > end - Magic.length) bad(s"footer of $footerLen bytes")
       val footer = new Array[Byte](footerLen)
-      in.readFully(end - footerLen, footer)
+      // The part of the footer in the tail, then what lies before the tail (if any) in one more read.
+      val endInTail = at - crcLen
+      val inTail = math.min(footerLen, endInTail)
+      System.arraycopy(trailer, endInTail - inTail, footer, footerLen - inTail, inTail)
+      if (inTail < footerLen) in.readFully(end - footerLen, footer, 0, footerLen - inTail)
       if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, format)) {
         throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C)")
       }
-      parseFooter(footer, format, end - footerLen, bad).copy(bytesRead = len - end + footerLen, format = format)
+      parseFooter(footer, format, end - footerLen, bad).copy(bytesRead = tailLen + (footerLen - inTail), format = format)
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
@@ -261,19 +276,37 @@ object ProbeFile {
 
   /**
    * The footer of each of `files` (path and length) of a column of design `algorithm`, or what
-   * is wrong with it (a file of another design is not used), read `threads` at a time.
+   * is wrong with it (a file of another design is not used), read `threads` at a time, each with
+   * a first read of its last `tailBytes(k)` bytes ([[readFooter]]).
    */
   def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int,
-      algorithm: FilterAlgorithm, checksums: Boolean = false): Array[Either[Throwable, Footer]] = {
+      algorithm: FilterAlgorithm, checksums: Boolean = false,
+      tailBytes: Int => Long = _ => DefaultTailBytes): Array[Either[Throwable, Footer]] = {
     val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
       out(k) = try {
-        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums)
+        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums, tailBytes(k))
         if (f.algorithm == algorithm) Right(f)
         else Left(new IllegalStateException(s"${files(k)._1}: a probe file of algorithm ${f.algorithm}, not $algorithm"))
       } catch { case scala.util.control.NonFatal(e) => Left(e) }
     })
     out
+  }
+
+  /** The tail [[readEachFooter]] reads first when not told: footers of up to about 500 files (paths of 80 bytes). */
+  val DefaultTailBytes: Long = 64L << 10
+
+  /**
+   * The tail to read first of each of the probe files of `lengths` bytes that hold `filterBytes`
+   * bytes of filters in all (the summary's figures): each file's share of the bytes that are not
+   * filters (its footer, mostly), with a margin, and at least `minBytes`; 0 (two reads: trailer,
+   * then footer) when `minBytes` is 0.
+   */
+  def tailEstimates(lengths: Array[Long], filterBytes: Long, minBytes: Long): Array[Long] = {
+    if (minBytes <= 0) return lengths.map(_ => 0L)
+    val total = lengths.sum.toDouble
+    val share = if (total <= 0) 1.0 else math.max(0.0, math.min(1.0, (total - filterBytes) / total))
+    lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.25).toLong + (16L << 10))))
   }
 
   private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing): Footer = {
@@ -404,10 +437,19 @@ object ProbeFile {
   def readRow(in: FSDataInputStream, section: Section, block: Int): Array[Byte] = {
     val buf = new Array[Byte](section.rowStride)
     in.readFully(section.rowOffset(block), buf)
-    if (!section.checked) return buf
-    if (ByteBuffer.wrap(buf, section.rowBytes, CrcBytes).getInt != Checksums.crc32c(buf, 0, section.rowBytes)) {
+    rowOf(buf, 0, section, block)
+  }
+
+  /**
+   * Block row `block` of `section` from `buf(off until off + section.rowStride)`, the bytes read at
+   * its [[Section.rowOffset]] (a coalesced read holds several): checked against its checksum
+   * (format 3, [[Checksums.Mismatch]] when it fails) and copied out.
+   */
+  def rowOf(buf: Array[Byte], off: Int, section: Section, block: Int): Array[Byte] = {
+    if (section.checked &&
+        ByteBuffer.wrap(buf, off + section.rowBytes, CrcBytes).getInt != Checksums.crc32c(buf, off, section.rowBytes)) {
       throw new Checksums.Mismatch(s"block row $block fails its checksum (CRC32C)")
     }
-    java.util.Arrays.copyOf(buf, section.rowBytes)
+    java.util.Arrays.copyOfRange(buf, off, off + section.rowBytes)
   }
 }

@@ -42,13 +42,13 @@ class ProbeFileSuite extends AnyFunSuite {
   }
 
   private def load(alg: FilterAlgorithm, files: Seq[(String, BloomFilter, Seq[Long])], perFile: Int,
-      sectionBytes: Int, format: Int = ProbeFile.Format): (ColumnData, Seq[Path]) = {
+      sectionBytes: Int, format: Int = ProbeFile.Format, gap: Long = BlockFilters.DefaultGapBytes): (ColumnData, Seq[Path]) = {
     val paths = write(alg, files, perFile, sectionBytes, format)
     val b = new ColumnData.Builder("c", alg)
     val footers = paths.map(p => ProbeFile.readFooter(conf, p, None)).toArray
     assert(footers.forall(_.algorithm == alg))
     BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, paths.map(p => new java.io.File(p.toUri).length()).toArray,
-      footers, 4, Long.MaxValue)
+      footers, 4, Long.MaxValue, gap)
     (b.result(), paths)
   }
 
@@ -68,6 +68,47 @@ class ProbeFileSuite extends AnyFunSuite {
     }
     // Fetched rows are held (and counted), up to the cap.
     assert(d.heapBytes > 0)
+  }
+
+  // Issue 26: the reads of an object store (each footer in one read of the file's end, block
+  // rows coalesced into ranges read in parallel) answer exactly as the reads before.
+  for (alg <- FilterAlgorithm.all) test(s"${alg.name}: footers read with any tail, rows with any gap, answer the same") {
+    val rnd = new java.util.Random(7L + alg.name.hashCode)
+    val files = filters(alg, 150, rnd)
+    val paths = write(alg, files, perFile = 60, sectionBytes = 2048)
+    val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
+    val reference = paths.map(p => ProbeFile.readFooter(conf, p, None))
+    for (tail <- Seq(0L, 1L, 100L, 1000L, 64L << 10, 1L << 30)) {
+      val footers = paths.indices.map(k => ProbeFile.readFooter(conf, paths(k), Some(lengths(k)), tailBytes = tail))
+      footers.indices.foreach { k =>
+        val (a, b) = (footers(k), reference(k))
+        assert(a.algorithm == b.algorithm && a.sections.toSeq == b.sections.toSeq && a.files.toSeq == b.files.toSeq, s"tail $tail")
+        if (tail >= lengths(k)) assert(a.bytesRead == lengths(k))
+      }
+    }
+    val est = ProbeFile.tailEstimates(lengths, files.map(_._2.toBytes.length.toLong).sum, 1024)
+    est.indices.foreach(k => assert(est(k) >= 1024 && est(k) <= lengths(k)))
+    assert(ProbeFile.tailEstimates(lengths, 0L, 0).forall(_ == 0L))
+    val probed = (files.map(_._3.head).map(alg.hash.hashLong) ++ Seq.fill(200)(rnd.nextLong())).toArray
+    for (gap <- Seq(-1L, 0L, 64L, 4096L, 1L << 20)) {
+      val b = new ColumnData.Builder("c", alg)
+      BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, reference.toArray, 3, Long.MaxValue, gap)
+      val d = b.result()
+      val probes = d.probes(probed)
+      files.foreach { case (p, f, _) =>
+        val r = d.indexOf(p, 10L, 20L)
+        probed.indices.foreach(k => assert(probes(k).mightContain(r) == f.mightContain(probed(k)), s"gap $gap $p"))
+      }
+    }
+  }
+
+  test("coalesce: neighbouring rows within the gap are one range, capped in length") {
+    def rows(spans: (Long, Int)*) = spans.zipWithIndex.map { case ((o, n), k) => (o, n, java.lang.Long.valueOf(k.toLong)) }
+    val r = BlockFilters.coalesce(rows((1000L, 100), (0L, 100), (150L, 50), (5000L, 10)), gap = 100, maxBytes = 1 << 20)
+    assert(r.map(x => (x.offset, x.length, x.rows.size)) == Seq((0L, 200L, 2), (1000L, 100L, 1), (5000L, 10L, 1)))
+    assert(BlockFilters.coalesce(rows((0L, 100), (100L, 100)), gap = 0, maxBytes = 1 << 20).size == 1)
+    assert(BlockFilters.coalesce(rows((0L, 100), (101L, 100)), gap = 0, maxBytes = 1 << 20).size == 2)
+    assert(BlockFilters.coalesce(rows((0L, 100), (100L, 100)), gap = 10, maxBytes = 150).size == 2)
   }
 
   for (alg <- FilterAlgorithm.all; format <- Seq(1, 2)) {
@@ -97,7 +138,8 @@ class ProbeFileSuite extends AnyFunSuite {
   test("what a lookup reads: the footers, then one block row per section") {
     val alg = FilterAlgorithm.SplitBlock
     val files = filters(alg, 50, new java.util.Random(7))
-    val (d, _) = load(alg, files, perFile = 50, sectionBytes = Int.MaxValue)
+    // Rows read one by one (no coalescing): exactly the rows.
+    val (d, paths) = load(alg, files, perFile = 50, sectionBytes = Int.MaxValue, gap = -1)
     IndexStore.resetLoaded()
     val before = d.heapBytes
     d.probes(Array(alg.hash.hashLong(42L)))
@@ -106,6 +148,13 @@ class ProbeFileSuite extends AnyFunSuite {
     assert(rows == 50L * 32 && d.heapBytes - before == rows)
     d.probes(Array(alg.hash.hashLong(42L)))
     assert(IndexStore.loadedBytes().get("column=c").longValue() == rows, "held rows are not read again")
+    // Coalesced (the default): the same rows held; the bytes between them read too, within the file.
+    val (c, _) = load(alg, files, perFile = 50, sectionBytes = Int.MaxValue)
+    IndexStore.resetLoaded()
+    val held = c.heapBytes
+    c.probes(Array(alg.hash.hashLong(42L)))
+    val read = IndexStore.loadedBytes().get("column=c").longValue()
+    assert(c.heapBytes - held == 50L * 32 && read >= 50L * 32 && read <= new java.io.File(paths.head.toUri).length())
   }
 
   test("a damaged probe file is refused naming it; a row that cannot be read answers maybe") {

@@ -111,6 +111,26 @@ object BloomIndexSQLConf {
     .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
     .createWithDefault(8)
 
+  val LOAD_COALESCE_GAP_BYTES: ConfigEntry[Long] = buildConf("spark.bloomindex.load.coalesceGapBytes")
+    .doc("Block rows of one probe file that a query needs and that lie at most this many bytes " +
+      "apart are read as one range (one request on an object store; up to 16 MiB a range), and " +
+      "the ranges of all the column's probe files are read in parallel (spark.bloomindex.load.threads). " +
+      "-1: each probe file's rows are read one after the other, a request each.")
+    .version(Since)
+    .bytesConf(org.apache.spark.network.util.ByteUnit.BYTE)
+    .checkValue(_ >= -1, "Must be >= -1.")
+    .createWithDefaultString("1m")
+
+  val LOAD_FOOTER_READ_BYTES: ConfigEntry[Long] = buildConf("spark.bloomindex.load.footerReadBytes")
+    .doc("A query reads each probe file's footer with one read of the file's end: at least this " +
+      "many bytes, more where the summary's sizes say the footer is longer (one request per " +
+      "footer on an object store; a footer longer than the read takes a second). 0: two reads, " +
+      "the trailer and then the footer.")
+    .version(Since)
+    .bytesConf(org.apache.spark.network.util.ByteUnit.BYTE)
+    .checkValue(n => n >= 0 && n <= (256L << 20), "Must be in [0, 256m].")
+    .createWithDefaultString("64k")
+
   val REFRESH_DEFAULT: ConfigEntry[String] = buildConf("spark.bloomindex.refresh.default")
     .doc("How a new index follows its source's writes when its CREATE names no `refresh` option: " +
       "'on_write' (a write through the session refreshes it right after the write commits), " +
@@ -286,6 +306,7 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
+    LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
     PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, OPTIMIZE_TARGET_FILE_BYTES,
     VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)

@@ -1,0 +1,200 @@
+"""`make bench-scale`, the million-file part (issue 26): first-query planning, driver memory held
+by the loaded index and REFRESH of 1% new files, at BENCH_SCALE_SYNTH_FILES (default 1,000,000).
+
+The harness does not write a million data files with rows nor build their index from the data:
+  - bench/out/scale_synth_<N>/table holds 4 real Parquet files (the sample, keys < 0), indexed by
+    CREATE BLOOM INDEX synth_<N> ON parquet.`...` FOR COLUMNS (k) (a real log entry);
+  - then N - 4 files part-<n>.parquet, each a copy of one empty Parquet file (no row), and
+    their index entries written by bloomindex.bench.SyntheticIndex (test jar): 64 probe files
+    (what a local[2] build writes per column), a split block filter per file claiming the keys
+    n*20 .. n*20+19 (a lookup keeps ~1% of the files: the filters' false positives), and the
+    summary, through the index's own writers. Paths, sizes and times are the listing's.
+Measured, each case in a new Python process and JVM (a fresh driver, local[2], -Xmx8g):
+  - `on` / `off`: the table listed (not timed), then the first point lookup's planning
+    (`executedPlan`, the index loaded in it), with pruning on and off; warm planning (best of 3).
+    Memory: used heap after a full GC (System.gc() twice) just before and just after the first
+    planning ("retained", which includes what Spark keeps of a first query: the off case shows
+    that part), and `IndexCache.heldBytes` (what the loaded index data holds, by its own count).
+  - `refresh`: 1% new files (N / 100 real Parquet files of 20 rows, new keys) written, then an
+    incremental REFRESH timed (and its heap: retained, and the heap pools' peak above the level
+    before, which counts garbage and the tasks' memory: an upper bound), then the first planning
+    after it in that session. It changes the index: the next run builds the table again.
+BENCH_SCALE_SYNTH_CASES: a subset of on,off,refresh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+N = int(os.environ.get("BENCH_SCALE_SYNTH_FILES", "1000000"))
+CASES = [c for c in os.environ.get("BENCH_SCALE_SYNTH_CASES", "on,off,refresh").split(",") if c]
+TEST_JAR = pathlib.Path(os.environ.get("BENCH_TEST_JAR", str(ROOT / "target" / "bloomindex-tests.jar")))
+ROWS = 20
+SAMPLE = 4
+PROBE_FILES = 64
+MB = 1 << 20
+
+
+def paths(n: int):
+    base = OUT / f"scale_synth_{n}"
+    return base, base / "table", base / "indexes"
+
+
+def session(n: int):
+    import bloomindex
+    from pyspark.sql import SparkSession
+
+    _, _, root = paths(n)
+    spark = (bloomindex.configure(SparkSession.builder.master("local[2]").appName("bench-scale-million"))
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "8g").config("spark.sql.shuffle.partitions", "8")
+             .config("spark.bloomindex.refresh.default", "manual")
+             .config("spark.bloomindex.root", str(root))
+             .config("spark.driver.extraClassPath", os.pathsep.join([str(TEST_JAR)] + [str(j) for j in bloomindex.jar_paths()]))
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def prepare(n: int) -> dict | None:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base, table, root = paths(n)
+    if (base / "_DONE").exists():
+        return None
+    spark = session(n)
+    t0 = time.perf_counter()
+    if not (base / "_FILES").exists():  # the sample, its index and the empty files (once)
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir(parents=True)
+        spark.range(1, SAMPLE * 1000 + 1, 1, SAMPLE).selectExpr("-id AS k").write.parquet(str(table))
+        spark.sql(f"CREATE BLOOM INDEX synth_{n} ON parquet.`{table}` FOR COLUMNS (k)")
+        buf = io.BytesIO()
+        pq.write_table(pa.table({"k": pa.array([], pa.int64())}), buf)
+        body = buf.getvalue()
+        for i in range(n - SAMPLE):
+            with open(table / f"part-{i:07d}.parquet", "wb") as f:
+                f.write(body)
+        (base / "_FILES").write_text("")
+    files_s = time.perf_counter() - t0
+    r = json.loads(spark._jvm.bloomindex.bench.SyntheticIndex.extend(
+        spark._jsparkSession, f"synth_{n}", str(table), "k", PROBE_FILES, ROWS))
+    r.update(files=n, files_s=round(files_s, 1), setup_s=round(time.perf_counter() - t0, 1))
+    spark.stop()
+    (base / "_DONE").write_text(json.dumps(r))
+    return r
+
+
+class Heap:
+    def __init__(self, spark):
+        mf = spark._jvm.java.lang.management.ManagementFactory
+        self.mem = mf.getMemoryMXBean()
+        self.pools = [p for p in mf.getMemoryPoolMXBeans() if str(p.getType()) == "Heap memory"]
+        self.jvm = spark._jvm
+
+    def used(self) -> int:
+        for _ in range(2):
+            self.jvm.java.lang.System.gc()
+            time.sleep(0.3)
+        return self.mem.getHeapMemoryUsage().getUsed()
+
+
+def child(n: int, case: str) -> dict:
+    _, table, _ = paths(n)
+    spark = session(n)
+    heap = Heap(spark)
+    out = {"files": n, "case": case}
+    if case == "off":
+        spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    t0 = time.perf_counter()
+    df = spark.read.parquet(str(table))
+    out["list_s"] = round(time.perf_counter() - t0, 1)
+    key = (n // 2) * ROWS + 3
+    if case == "refresh":
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        new = n // 100
+        t0 = time.perf_counter()
+        for i in range(new):
+            k = np.arange((n + i) * ROWS, (n + i + 1) * ROWS, dtype=np.int64)
+            pq.write_table(pa.table({"k": k}), table / f"part-new-{i:06d}.parquet")
+        out["new_files"], out["write_new_s"] = new, round(time.perf_counter() - t0, 1)
+        before = heap.used()
+        for p in heap.pools:
+            p.resetPeakUsage()
+        t0 = time.perf_counter()
+        spark.sql(f"REFRESH BLOOM INDEX synth_{n}")
+        out["refresh_s"] = round(time.perf_counter() - t0, 1)
+        peak = sum(p.getPeakUsage().getUsed() for p in heap.pools)
+        out["refresh_peak_mb"] = round((peak - before) / MB)
+        out["refresh_retained_mb"] = round((heap.used() - before) / MB, 1)
+        d = dict(tuple(r) for r in spark.sql(f"DESCRIBE BLOOM INDEX synth_{n}").collect())
+        out["files_indexed_after"] = d.get("files_indexed")
+        df = spark.read.parquet(str(table))
+        key = (n + 7) * ROWS + 3  # a key of a new file
+    before = heap.used()
+    q = df.where(f"k = {key}")
+    t0 = time.perf_counter()
+    q._jdf.queryExecution().executedPlan()
+    out["first_plan_s"] = round(time.perf_counter() - t0, 2)
+    out["retained_mb"] = round((heap.used() - before) / MB, 1)
+    out["held_mb"] = round(int(spark._jvm.bloomindex.catalog.IndexCache.heldBytes()) / MB, 1)
+    out["index_read_mb"] = round(sum(int(v) for v in dict(spark._jvm.bloomindex.layout.IndexStore.loadedBytes()).values()) / MB, 1)
+    warm = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        df.where(f"k = {key}")._jdf.queryExecution().executedPlan()
+        warm.append(time.perf_counter() - t0)
+    out["warm_plan_s"] = round(min(warm), 3)
+    q2 = df.where(f"k = {key}")
+    out["files_read"] = len(q2.inputFiles())
+    if case == "refresh":
+        base, _, _ = paths(n)
+        (base / "_DONE").unlink()  # the index and table changed: the next run writes them again
+        (base / "_FILES").unlink()
+    spark.stop()
+    return out
+
+
+def run() -> list[dict]:
+    if not TEST_JAR.is_file():
+        sys.exit(f"{TEST_JAR} is missing: `make bench-scale` stages it")
+    if N <= 0:
+        return []
+    code = "import json, sys; sys.path[:0] = %r; import scale_million as m; print('RESULT ' + json.dumps(m.%s))"
+    env = {**os.environ}
+    results = []
+    p = subprocess.run([sys.executable, "-c", code % ([str(ROOT / "bench")], f"prepare({N})")], capture_output=True,
+                       text=True, env=env)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    if line is None:
+        sys.exit(f"prepare failed:\n{p.stderr[-4000:]}")
+    print("prepare", line[7:], flush=True)
+    for case in CASES:
+        p = subprocess.run([sys.executable, "-c", code % ([str(ROOT / "bench")], f"child({N}, {case!r})")],
+                           capture_output=True, text=True, env=env)
+        line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
+        if line is None:
+            sys.exit(f"case {case} failed:\n{p.stderr[-4000:]}")
+        results.append(json.loads(line[7:]))
+        print(json.dumps(results[-1]), flush=True)
+    (OUT / f"scale_million_{N}.json").write_text(json.dumps(results, indent=1))
+    return results
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT / "bench"))
+    run()
