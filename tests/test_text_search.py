@@ -29,7 +29,8 @@ from bloomindex import BloomIndex
 
 N_QUERIES = int(os.environ.get("BLOOMINDEX_TEXT_QUERIES", "2000"))
 N_EXECUTED = int(os.environ.get("BLOOMINDEX_TEXT_EXECUTED", "150"))
-PLANS_PER_QUERY = int(os.environ.get("BLOOMINDEX_TEXT_PLANS", "2"))  # column variants each predicate is planned on
+# Column variants each predicate is planned on (CI 1, nightly 2: `make test-nightly-text`).
+PLANS_PER_QUERY = int(os.environ.get("BLOOMINDEX_TEXT_PLANS", "1"))
 BATCH = 100
 N_FILES = 30
 ROWS_PER_FILE = 80
@@ -216,6 +217,9 @@ def test_text_differential_random_patterns(spark, text_table):
                f"per kind (perfect, pruned): {dict(sorted((k, tuple(v)) for k, v in by_op.items()))}; "
                f"Python/Spark oracle disagreements: {len(oracle_disagreements)} (+{folding_disagreements} with case folding)")
     print("\n" + summary)
+    if os.environ.get("BLOOMINDEX_TEXT_SUMMARY"):
+        with open(os.environ["BLOOMINDEX_TEXT_SUMMARY"], "a") as out:
+            out.write(summary + "\n")
     details = [_describe_miss(spark, table, p, v, m) for p, v, m in misses[:20]]
     spark.conf.unset("spark.bloomindex.pruning.enabled")
     assert not misses, summary + "\n" + "\n".join(details)
@@ -413,7 +417,7 @@ def test_python_api_text_columns_and_refresh(spark, text_table, tmp_path):
         q = f"SELECT id FROM parquet.`{path}` WHERE s_tok LIKE '%fresh-token%'"
         assert [r.id for r in spark.sql(q).collect()] == [1_000_000]
         spark.sql("REFRESH BLOOM INDEX py_text_idx")
-        q2 = f"SELECT id FROM parquet.`{path}` WHERE s_tok LIKE '% fresh-%'"
+        q2 = f"SELECT id FROM parquet.`{path}` WHERE s_tok LIKE 'zzqx fresh-token %'"  # three tokens
         assert {_base(f) for f in spark.sql(q2).inputFiles()} == set(new_names)
         assert [r.id for r in spark.sql(q2).collect()] == [1_000_000]
     finally:
@@ -439,7 +443,7 @@ def test_v2_scans_answer_alike(spark, text_table):
     spark.conf.set("spark.sql.sources.useV1SourceList", "")
     try:
         spark.read.parquet(text_table.path).createOrReplaceTempView("text_t")
-        for _ in range(30):
+        for _ in range(20):
             p = gen.predicate()
             where = p.sql.replace("{c}", rng.choice(sorted(VARIANTS)))
             assert _answer_ids(spark, where, True) == _answer_ids(spark, where, False), where
