@@ -15,8 +15,8 @@ without it (``spark.bloomindex.pruning.enabled=false``) in the same session, alt
 best of ``BLOOMINDEX_TEXT_RUNS`` (default 3) after one warm-up of each:
 
 - ``trace``: the trace id of one line (held by one file), as each filter can answer it: a
-  bounded token for the token filter (``LIKE '%trace_id=<id> %'``), a 16-digit piece for the
-  n-gram filter (``LIKE '%<piece>%'``);
+  bounded token for the token filter (``contains(message, 'trace_id=<id> ')``), a 16-digit
+  piece for the n-gram filter (``LIKE '%<piece>%'``);
 - ``error code``: ``LIKE '%code=E4217 %'`` (tokens) / ``LIKE '%code=E4217%'`` (3-grams);
 - ``common word``: a word on every file's lines (``LIKE '% completed %'`` / ``'%completed%'``).
 
@@ -162,7 +162,9 @@ def main() -> int:
 
     kinds = {
         "tokens": ("message USING TOKENS", {
-            "trace": f"message LIKE '%trace_id={trace} %'",
+            # contains(), not LIKE '%trace_id=...%': the `_` of trace_id would be a wildcard and make
+            # Spark match a regular expression, 4x slower than the substring search without the index.
+            "trace": f"contains(message, 'trace_id={trace} ')",
             "error code": f"message LIKE '%code={code} %'",
             "common word": "message LIKE '% completed %'"}),
         "ngrams3": ("message USING NGRAMS (3)", {
