@@ -199,6 +199,11 @@ def main() -> int:
                 if run:
                     off_times.append(t_off)
                     on_times.append(t_on)
+            plan_ms = {}
+            for on in (False, True):  # planning a fresh query: listing (cached), our probe, physical planning
+                spark.conf.set("spark.bloomindex.pruning.enabled", str(on).lower())
+                plan_ms[on] = 1000 * min(timed(lambda: spark._jsparkSession.sql(sql).queryExecution().executedPlan())
+                                         for _ in range(5))
             spark.conf.set("spark.bloomindex.pruning.enabled", "true")
             kept = len(spark.sql(f"SELECT * FROM logs WHERE {where}").inputFiles())
             n_on = spark.sql(sql).collect()[0][0]
@@ -210,10 +215,11 @@ def main() -> int:
             off, on = min(off_times), min(on_times)
             entry["queries"][qname] = {"where": where, "off_s": round(off, 3), "on_s": round(on, 3),
                                        "off_runs": [round(x, 3) for x in off_times], "on_runs": [round(x, 3) for x in on_times],
-                                       "speedup": round(off / on, 2), "files_kept": kept, "files_holding": holders,
+                                       "speedup": round(off / on, 2), "plan_off_ms": round(plan_ms[False], 1),
+                                       "plan_on_ms": round(plan_ms[True], 1), "files_kept": kept, "files_holding": holders,
                                        "files": nfiles, "count": n_on}
             print(f"  {qname:<12} {off:>7.2f} {on:>7.2f} {off / on:>8.1f}x {kept:>5}/{nfiles:<5} {n_on:>8}  "
-                  f"(held by {holders} files)")
+                  f"(held by {holders} files; planning {plan_ms[False]:.0f} / {plan_ms[True]:.0f} ms off / on)")
         # The filters' false positive rate as the planner sees it: files kept for a unit no line
         # holds (planning only), averaged over random units.
         rng = random.Random(25)
