@@ -8,6 +8,8 @@
 #   make test-nightly   the randomized suites at full size, S3, GCS, Iceberg, every cluster test, the race
 #   make test-race   two writer processes appending to one folder whose index refreshes on write (nightly)
 #   make test-flips  every bit of every index file flipped, 0 wrong answers (the whole run; CI runs a sample)
+#   make test-nightly-text   the text search suite with 20,000 random predicates (nightly)
+#   make bench-text  text search on 20 M generated log lines, index on vs off (bench/bench_text.py)
 #   make demo    the main job on a local Spark session
 #   make bench-sbbf   JVM filter benchmark against parquet-java
 #   make bench-algorithms   the three filter designs: false positive rates and speed
@@ -63,7 +65,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency clean
+.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text clean
 
 all: jar
 
@@ -135,6 +137,7 @@ $(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
 test-nightly:
 	$(MAKE) test-nightly-queries
 	$(MAKE) test-flips BLOOMINDEX_FLIPS=4000
+	$(MAKE) test-nightly-text
 	$(MAKE) test-s3
 	$(MAKE) test-gcs
 	$(MAKE) test-iceberg
@@ -158,6 +161,14 @@ test-nightly-queries: export BLOOMINDEX_ALG_QUERIES = 600
 test-nightly-queries: export BLOOMINDEX_CONTEXT_CASES = 3000
 test-nightly-queries: export BLOOMINDEX_MAPPING_QUERIES = 5000
 test-nightly-queries: test-python
+
+# The text search suite (issue 25) at full size: 20,000 random predicates, each planned on two indexed
+# column variants, and 1,500 of them executed (CI: 2,000 planned on one variant each and 150, in `make test`).
+test-nightly-text: export BLOOMINDEX_TEXT_QUERIES = 20000
+test-nightly-text: export BLOOMINDEX_TEXT_EXECUTED = 1500
+test-nightly-text: export BLOOMINDEX_TEXT_PLANS = 2
+test-nightly-text: $(JAR) $(TEST_JAR)
+	$(PY) -m pytest tests/test_text_search.py $(PYTEST_ARGS)
 
 # The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
 # tests/cluster/test_packages.py submits a job with --packages from dist/maven.
@@ -288,6 +299,11 @@ bench-write: $(JAR)
 # off in the same run (BENCH_HISTORY_FILES / _ROUNDS / _PER_ROUND scale it).
 bench-history: $(JAR) $(TEST_JAR)
 	$(PY) bench/bench_history.py
+# Text search (issue 25): 20 M generated log lines in 1,000 files (cached in bench/out), token and 3-gram
+# indexes on the message, queries with the index and without; BLOOMINDEX_TEXT_ROWS / BLOOMINDEX_TEXT_FILES
+# scale it down (e.g. BLOOMINDEX_TEXT_ROWS=2000000 for a quick try). Results: bench/out/bench_text*.json.
+bench-text: $(JAR)
+	$(PY) bench/bench_text.py
 
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"
