@@ -35,7 +35,11 @@ object FilePredicate {
   /** Why a predicate did not translate, for `BloomIndex.explain`. */
   final case class NotApplicable(reason: String)
 
-  private final case class AnyOf(column: Int, hashes: Array[Long]) extends FilePredicate {
+  /**
+   * A test of `hashes` against the file's filter of `column`: `any` (one of them may be in it:
+   * equality, IN) or all of them (a text filter's required units).
+   */
+  private final case class Hashes(column: Int, hashes: Array[Long], any: Boolean) extends FilePredicate {
     def columns: Set[Int] = Set(column)
     // The column's tests for the hashes, made once per column data (for probe files, the block
     // rows they need are fetched then, for every file at once).
@@ -48,29 +52,10 @@ object FilePredicate {
       val probes = p._2
       var i = 0
       while (i < probes.length) {
-        if (probes(i).mightContain(r)) return true
+        if (probes(i).mightContain(r) == any) return any
         i += 1
       }
-      false
-    }
-  }
-
-  /** Every one of `hashes` may be in the file's filter of `column` (a text filter's required units). */
-  private final case class AllHashes(column: Int, hashes: Array[Long]) extends FilePredicate {
-    def columns: Set[Int] = Set(column)
-    @volatile private var prepared: (ColumnData, Array[ColumnData.Probe]) = _
-    def mayMatch(f: FileRows): Boolean = {
-      val d = f.data(column)
-      val r = f.rows(column)
-      var p = prepared
-      if (p == null || (p._1 ne d)) { p = (d, d.probes(hashes)); prepared = p }
-      val probes = p._2
-      var i = 0
-      while (i < probes.length) {
-        if (!probes(i).mightContain(r)) return false
-        i += 1
-      }
-      true
+      !any
     }
   }
 
@@ -254,7 +239,7 @@ object FilePredicate {
     val hash = index.spec.columns(i).algorithm.hash
     def hashes(units: Seq[String]) = units.take(MaxUnits).map(u => hash.hashBytes(u.getBytes(StandardCharsets.UTF_8))).toArray
     r match {
-      case Requirement.AllOf(units) => AllHashes(i, hashes(units))
+      case Requirement.AllOf(units) => Hashes(i, hashes(units), any = false)
       case Requirement.And(ps) => AllOf(ps.filter(_.prunable).map(fromRequirement(i, _, index)))
       case Requirement.Or(ps) => OneOf(ps.map(fromRequirement(i, _, index)))
       // Never inside And / Or (Requirement drops or propagates it); a file it covers may match.
@@ -286,7 +271,7 @@ object FilePredicate {
       val nonNull = values.filter(_ != null) // `col = NULL` and `col IN (NULL)` match nothing
       probes(nonNull, dt, index.spec.columns(i).algorithm.hash) match {
         case None => Left(NotApplicable(s"NaN literal on ${a.name}: NaN may be stored in many bit patterns"))
-        case Some(hashes) => Right(AnyOf(i, hashes))
+        case Some(hashes) => Right(Hashes(i, hashes, any = true))
       }
     }
 
