@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import re
@@ -12,8 +13,8 @@ from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import functions as F
 
 import bloomindex
-from index_helpers import (assert_filters_hold_values, assert_same_with_pruning_off, index_rows, log_entries, row_path,
-                           table_files)
+from index_helpers import (assert_filters_hold_values, assert_same_with_pruning_off, entry_text, index_rows, log_entries,
+                           row_path, table_files)
 
 
 
@@ -416,9 +417,11 @@ def test_a_log_entry_from_a_future_version_is_refused(spark, root, tmp_path):
     spark.sql(f"CREATE BLOOM INDEX fv ON parquet.`{path}` FOR COLUMNS (user_id)")
     log_dir = os.path.join(root, "fv", "_log")
     last = sorted(os.listdir(log_dir))[-1]
-    text = re.sub(r'"formatVersion":\d+', '"formatVersion":7', open(os.path.join(log_dir, last)).read())
-    open(os.path.join(log_dir, "%020d.json" % (int(last[:20]) + 1)), "w").write(text.replace(
-        f'"version":{int(last[:20])}', f'"version":{int(last[:20]) + 1}'))
+    # The next version as a newer build would write it: sealed with its checksum (format 6 on),
+    # so that it reads as a newer format and not as damage.
+    entry = json.loads(open(os.path.join(log_dir, last)).read())
+    entry.update(formatVersion=7, version=int(last[:20]) + 1)
+    open(os.path.join(log_dir, "%020d.json" % (int(last[:20]) + 1)), "w").write(entry_text(entry))
     with pytest.raises(Exception, match="format version 7"):
         spark.sql("REFRESH BLOOM INDEX fv")
 
