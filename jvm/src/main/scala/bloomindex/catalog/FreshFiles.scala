@@ -1,8 +1,5 @@
 package bloomindex.catalog
 
-import java.util.concurrent.ConcurrentHashMap
-
-import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import bloomindex.layout.IndexStore
@@ -46,61 +43,75 @@ object FreshFiles {
   private val HierarchicalSchemes = Set("file", "hdfs", "viewfs", "webhdfs", "swebhdfs")
 
   /**
-   * The normalized paths of `files` (statuses from a listing) whose size and modification time
-   * on storage are still the listed ones. A file gone, changed, or whose status cannot be read
-   * now is left out: it is not skipped.
+   * Which of `files` (statuses from a listing) have on storage still the listed size and
+   * modification time: the set bits are their positions in `files`. A file gone, changed, or
+   * whose status cannot be read now is left out: it is not skipped.
    */
-  def unchanged(conf: Configuration, files: Seq[FileStatus], threads: Int): Set[String] = {
-    if (files.isEmpty) return Set.empty
-    val out = ConcurrentHashMap.newKeySet[String]()
-    def keep(listed: FileStatus, now: Option[FileStatus]): Unit =
-      if (now.exists(same(listed, _))) out.add(SourceResolver.normalize(listed.getPath))
-    val byDir = files.groupBy(_.getPath.getParent)
+  def unchanged(conf: Configuration, files: IndexedSeq[FileStatus], threads: Int): java.util.BitSet = {
+    val out = new java.util.BitSet(files.size)
+    if (files.isEmpty) return out
+    // Bits set by many threads: each task fills a set of its own, merged at the end.
+    val parts = new java.util.concurrent.ConcurrentLinkedQueue[java.util.BitSet]()
+    def keep(bits: java.util.BitSet, k: Int, now: Option[FileStatus]): Unit =
+      if (now.exists(same(files(k), _))) bits.set(k)
     val fs = files.head.getPath.getFileSystem(conf)
-    val ancestor = commonFolder(byDir.keys.toSeq)
     if (fs.getScheme == "file") {
       // Local disk: each file's size and time straight from the OS, as Hadoop's local file
-      // system reports them (java.io.File), without building a status and a qualified path each.
-      IndexStore.inParallel(threads, files.grouped(LocalBatch).toSeq.map { batch => () =>
-        batch.foreach { f =>
-          guarded(f.getPath.getParent) {
+      // system reports them (java.io.File), without building a status, a qualified path or a
+      // parent path each.
+      IndexStore.inParallel(threads, (0 until files.size by LocalBatch).map { from => () =>
+        val bits = new java.util.BitSet(files.size)
+        var k = from
+        val until = math.min(files.size, from + LocalBatch)
+        while (k < until) {
+          val f = files(k)
+          try {
             val local = new java.io.File(f.getPath.toUri.getPath)
             val (len, time) = (local.length(), local.lastModified())
-            if (local.isFile && len == f.getLen && time == f.getModificationTime) out.add(SourceResolver.normalize(f.getPath))
-          }
+            if (local.isFile && len == f.getLen && time == f.getModificationTime) bits.set(k)
+          } catch { case NonFatal(e) => warn(f.getPath.getParent, e) }
+          k += 1
         }
+        parts.add(bits)
       })
-    } else if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
-      guarded(ancestor.get) {
-        val now = new java.util.HashMap[String, FileStatus]()
-        val it = fs.listFiles(ancestor.get, true)
-        while (it.hasNext) { val s = it.next(); now.put(SourceResolver.normalize(s.getPath), s) }
-        files.foreach(f => keep(f, Option(now.get(SourceResolver.normalize(f.getPath)))))
-      }
     } else {
-      IndexStore.inParallel(threads, byDir.toSeq.map { case (dir, listed) => () =>
-        guarded(dir) {
-          val dfs = dir.getFileSystem(conf)
-          if (listed.size <= StatLimit) listed.foreach { f =>
-            keep(f, try Some(dfs.getFileStatus(f.getPath)) catch { case _: java.io.FileNotFoundException => None })
-          } else {
-            val now = try dfs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
-              catch { case _: java.io.FileNotFoundException => Map.empty[String, FileStatus] }
-            listed.foreach(f => keep(f, now.get(f.getPath.getName)))
-          }
+      val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
+      val ancestor = commonFolder(byDir.keys.toSeq)
+      if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
+        guarded(ancestor.get) {
+          val now = new java.util.HashMap[String, FileStatus]()
+          val it = fs.listFiles(ancestor.get, true)
+          while (it.hasNext) { val s = it.next(); now.put(SourceResolver.normalize(s.getPath), s) }
+          files.indices.foreach(k => keep(out, k, Option(now.get(SourceResolver.normalize(files(k).getPath)))))
         }
-      })
+      } else {
+        IndexStore.inParallel(threads, byDir.toSeq.map { case (dir, listed) => () =>
+          val bits = new java.util.BitSet(files.size)
+          guarded(dir) {
+            val dfs = dir.getFileSystem(conf)
+            if (listed.size <= StatLimit) listed.foreach { k =>
+              keep(bits, k, try Some(dfs.getFileStatus(files(k).getPath)) catch { case _: java.io.FileNotFoundException => None })
+            } else {
+              val now = try dfs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
+                catch { case _: java.io.FileNotFoundException => Map.empty[String, FileStatus] }
+              listed.foreach(k => keep(bits, k, now.get(files(k).getPath.getName)))
+            }
+          }
+          parts.add(bits)
+        })
+      }
     }
-    out.asScala.toSet
+    parts.forEach(b => out.or(b))
+    out
   }
 
   /** Runs `body`; a failure leaves the files under `dir` unchecked (so read), with one warning. */
   private def guarded(dir: Path)(body: => Unit): Unit =
-    try body catch {
-      case NonFatal(e) =>
-        IndexCatalog.warnOnce(s"bloomindex: could not check the files of $dir against storage (${e.getMessage}); " +
-          "they are read, not skipped")
-    }
+    try body catch { case NonFatal(e) => warn(dir, e) }
+
+  private def warn(dir: Path, e: Throwable): Unit =
+    IndexCatalog.warnOnce(s"bloomindex: could not check the files of $dir against storage (${e.getMessage}); " +
+      "they are read, not skipped")
 
   /** The deepest folder holding all of `dirs` (same file system), if any. */
   private def commonFolder(dirs: Seq[Path]): Option[Path] = {

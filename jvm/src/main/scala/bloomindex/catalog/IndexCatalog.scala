@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexRoot, LogEntry, SourceSpec}
 import bloomindex.source.{DecodingContext, ScanSource, SourceProviders, SourceResolver}
-import bloomindex.layout.ColumnData
+import bloomindex.layout.{ColumnData, IndexStore}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
@@ -18,7 +18,7 @@ final case class PruningInfo(index: String, version: Long, filesKept: Int, files
     bytesSkipped: Long, notApplied: Seq[String], notes: Seq[String] = Nil)
 
 /** Which files of a scan to skip, and what to say about it. */
-final case class Decision(skipped: Set[String], info: PruningInfo)
+final case class Decision(skipped: SkippedFiles, info: PruningInfo)
 
 /**
  * An ACTIVE index version whose source is a scan's, as that scan may use it: `unusable` maps
@@ -77,8 +77,7 @@ final class IndexView(val indexDir: Path, val entry: LogEntry, val unusable: Map
   def scanName(i: Int): String = renamed.getOrElse(spec.columns(i).name, spec.columns(i).sourceName)
 
   /** Whether column `i` holds `f` as it is now (same path, size and modification time): its position, or -1. */
-  def holds(i: Int, f: FileStatus): Int =
-    columnData(i).indexOf(SourceResolver.normalize(f.getPath), f.getLen, f.getModificationTime)
+  def holds(i: Int, f: FileStatus): Int = columnData(i).indexOf(f.getPath, f.getLen, f.getModificationTime)
 }
 
 /**
@@ -182,7 +181,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   // ---------------------------------------------------------------- file pruning
 
-  /** Which of `files` (the scan's, as it will read them) the indexes prove cannot match `condition`. */
+  /**
+   * Which of `files` (the scan's, as it will read them) the indexes prove cannot match `condition`.
+   * The work is per listed file and allocates nothing per file but its path's string: positions
+   * in `files` throughout, and the files skipped held by path only when they are few
+   * ([[SkippedFiles]]).
+   */
   def decide(condition: Expression, scan: ScanSource, files: Seq[FileStatus]): Option[Decision] = {
     val views = try viewsFor(scan) catch {
       case NonFatal(e) =>
@@ -190,71 +194,80 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         return None
     }
     if (views.isEmpty) return None
+    val listed: IndexedSeq[FileStatus] = files match {
+      case s: IndexedSeq[FileStatus] => s
+      case other => other.toIndexedSeq
+    }
+    val n = listed.size
     val translated = views.map(v => v -> FilePredicate.translate(condition, v))
     // Where an index may prune, the scan's files are checked against storage (FreshFiles) on
     // other threads while the index data loads, so the check adds little to planning.
-    val fresh = if (!checksFiles(scan) || files.isEmpty || !translated.exists(_._2.isRight)) None else {
+    val fresh = if (!checksFiles(scan) || listed.isEmpty || !translated.exists(_._2.isRight)) None else {
       val conf = spark.sessionState.newHadoopConf()
       val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
-      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, files, threads)))
+      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, listed, threads)))
     }
+    val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     val notApplied = Seq.newBuilder[String]
-    var best: Option[(IndexView, Seq[FileStatus], Seq[String])] = None
+    // The best so far: its view, the first column its predicate reads, the positions (in
+    // `listed`) of the files it skips and their positions in that column, how many, its notes.
+    var best: Option[(IndexView, Int, java.util.BitSet, Array[Int], Int, Seq[String])] = None
     translated.foreach { case (view, predicate) =>
       predicate match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
         case Right(pred) if !loads(view, pred.columns) => notApplied += s"${view.name}: index data unreadable (see the warning)"
         case Right(pred) =>
-          val skipped = Seq.newBuilder[FileStatus]
-          var covered = 0
           val cols = pred.columns.toArray
-          val row = new FileRows(Array.tabulate(view.spec.columns.size)(i => if (cols.contains(i)) view.columnData(i) else null),
-            new Array[Int](view.spec.columns.size))
-          files.foreach { f =>
-            val path = SourceResolver.normalize(f.getPath)
-            var held = true
-            var k = 0
-            while (held && k < cols.length) {
-              val c = cols(k)
-              val r = row.data(c).indexOf(path, f.getLen, f.getModificationTime)
-              row.rows(c) = r
-              held = r >= 0
-              k += 1
-            }
-            if (held) {
-              covered += 1
-              if (!pred.mayMatch(row)) skipped += f
-            }
-          }
-          val s = skipped.result()
-          if (covered == 0 && files.nonEmpty) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
-          IndexCatalog.behind(spark, view.spec, files.size - covered, files.size)
-          if (best.forall(_._2.size < s.size)) best = Some((view, s, pred.notes))
+          val data = Array.tabulate(view.spec.columns.size)(i => if (cols.contains(i)) view.columnData(i) else null)
+          val (skipped, at, count, covered) = IndexCatalog.probe(listed, data, cols, pred, threads)
+          if (covered == 0 && n > 0) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
+          IndexCatalog.behind(spark, view.spec, n - covered, n)
+          if (best.forall(_._5 < count)) best = Some((view, cols(0), skipped, at, count, pred.notes))
       }
     }
-    val chosen = best.map { case (view, skipped, notes) =>
+    val chosen = best.map { case (view, first, skipped, at, count, notes) =>
       // A file is skipped only if storage still has it as the scan's listing says (see FreshFiles).
       val skip = fresh match {
         case None => skipped
         case Some(check) =>
           // A check that failed as a whole leaves every file read.
-          val unchanged = try check.join() catch { case NonFatal(_) => Set.empty[String] }
-          val kept = skipped.filter(f => unchanged.contains(SourceResolver.normalize(f.getPath)))
-          if (kept.size < skipped.size) {
-            val why = s"${view.name}: ${skipped.size - kept.size} file(s) changed on storage since ${scan.display} was " +
+          val unchanged = try check.join() catch { case NonFatal(_) => new java.util.BitSet() }
+          val kept = skipped.clone().asInstanceOf[java.util.BitSet]
+          kept.and(unchanged)
+          val changed = count - kept.cardinality()
+          if (changed > 0) {
+            val why = s"${view.name}: $changed file(s) changed on storage since ${scan.display} was " +
               "listed are read whole (REFRESH TABLE takes a new listing)"
             IndexCatalog.warnOnce(s"bloomindex: $why")
             notApplied += why
           }
           kept
       }
-      val info = PruningInfo(view.name, view.entry.version, files.size - skip.size, files.size, skip.map(_.getLen).sum, Nil, notes)
-      Decision(skip.map(f => SourceResolver.normalize(f.getPath)).toSet, info)
+      val skipCount = skip.cardinality()
+      var bytes = 0L
+      var j = skip.nextSetBit(0)
+      while (j >= 0) { bytes += listed(j).getLen; j = skip.nextSetBit(j + 1) }
+      val info = PruningInfo(view.name, view.entry.version, n - skipCount, n, bytes, Nil, notes)
+      val maxPaths = spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_SKIPPED_PATHS_MAX)
+      val files: SkippedFiles = if (skipCount <= maxPaths) {
+        val paths = Set.newBuilder[String]
+        j = skip.nextSetBit(0)
+        while (j >= 0) { paths += SourceResolver.normalize(listed(j).getPath); j = skip.nextSetBit(j + 1) }
+        SkippedFiles.Paths(paths.result())
+      } else {
+        // Positions in the first column the predicate reads: every skipped file is held by it.
+        val column = view.columnData(first)
+        val bits = new java.util.BitSet(column.numFiles)
+        j = skip.nextSetBit(0)
+        while (j >= 0) { bits.set(at(j)); j = skip.nextSetBit(j + 1) }
+        new SkippedFiles.Positions(column, bits)
+      }
+      Decision(files, info)
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
-      .orElse(if (reasons.nonEmpty) Some(Decision(Set.empty,
-        PruningInfo("none", -1, files.size, files.size, 0L, reasons))) else None)
+      .orElse(if (reasons.nonEmpty) Some(Decision(SkippedFiles.empty,
+        PruningInfo("none", -1, n, n, 0L, reasons))) else None)
   }
 
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
@@ -293,8 +306,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     // The filter answers for the values the scan reads: from the files as they are on storage.
     if (checksFiles(scan)) {
-      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files, spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS))
-      val changed = files.count(f => !unchanged.contains(SourceResolver.normalize(f.getPath)))
+      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files.toIndexedSeq, spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS))
+      val changed = files.size - unchanged.cardinality()
       if (changed > 0) {
         return Left(s"$changed file(s) of ${scan.display} changed on storage since it was listed (REFRESH TABLE takes a new listing)")
       }
@@ -351,6 +364,63 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 }
 
 object IndexCatalog {
+
+  /** Listed files probed on one thread at least (`filesPerThread`); more are split over threads. */
+  private[catalog] val FilesPerThread = 32768
+
+  /**
+   * `pred` on each of `files` that every column it reads (`cols`, their data in `data`) holds
+   * as it is now: the positions (in `files`) of those it excludes, their positions in
+   * `data(cols(0))`, how many, and how many files were held. Per file a lookup in the columns'
+   * path tables and the test; over [[FilesPerThread]] files, in ranges on `threads` threads (the
+   * columns' data is safe to probe from many threads, each range has its own [[FileRows]]).
+   */
+  private[catalog] def probe(files: IndexedSeq[FileStatus], data: Array[ColumnData], cols: Array[Int],
+      pred: FilePredicate, threads: Int, filesPerThread: Int = FilesPerThread): (java.util.BitSet, Array[Int], Int, Int) = {
+    val n = files.size
+    val at = new Array[Int](n)
+    val excluded = new Array[Boolean](n)
+    val datas = cols.map(data(_))
+    // Files from..until: how many held.
+    def range(from: Int, until: Int): Int = {
+      val row = new FileRows(data, new Array[Int](data.length))
+      var covered = 0
+      var j = from
+      while (j < until) {
+        val f = files(j)
+        var held = true
+        var k = 0
+        while (held && k < cols.length) {
+          val r = datas(k).indexOf(f.getPath, f.getLen, f.getModificationTime)
+          row.rows(cols(k)) = r
+          held = r >= 0
+          k += 1
+        }
+        if (held) {
+          covered += 1
+          if (!pred.mayMatch(row)) { excluded(j) = true; at(j) = row.rows(cols(0)) }
+        }
+        j += 1
+      }
+      covered
+    }
+    val covered = new java.util.concurrent.atomic.AtomicInteger()
+    // The first files on this thread, so that the predicate's tests are made (and their block
+    // rows fetched) once, before the other threads use them.
+    val head = math.min(n, filesPerThread)
+    covered.addAndGet(range(0, head))
+    if (head < n) {
+      val step = math.max(filesPerThread, (n - head + threads - 1) / math.max(1, threads))
+      IndexStore.inParallel(threads, (head until n by step).map { from => () =>
+        covered.addAndGet(range(from, math.min(n, from + step)))
+      })
+    }
+    val skipped = new java.util.BitSet(n)
+    var count = 0
+    var j = 0
+    while (j < n) { if (excluded(j)) { skipped.set(j); count += 1 }; j += 1 }
+    (skipped, at, count, covered.get())
+  }
 
   def warnOnce(msg: String): Unit = IndexLog.warnOnce(msg)
 

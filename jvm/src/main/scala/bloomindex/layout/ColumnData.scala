@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import bloomindex.filter.{ClassicBloomFilter, FilterAlgorithm}
 import bloomindex.sbbf.SbbfKernel
 
+import org.apache.hadoop.fs.Path
+
 /**
  * One indexed column of one index version, as pruning probes it, in a compact form: a few
  * arrays for all its files, no object per file. Paths are UTF-8 bytes after the prefix all
@@ -24,8 +26,8 @@ final class ColumnData private (
     names: Array[Byte],
     nameEnds: Array[Int],
     slots: Array[Int],
-    sizes: Array[Long],
-    mtimes: Array[Long],
+    /** Each file's size and modification time side by side (one cache line for both). */
+    sizeTimes: Array[Long],
     rowCounts: Array[Long],
     nullCounts: Array[Long],
     intWords: Array[Int],
@@ -39,10 +41,10 @@ final class ColumnData private (
     val unreadable: Int,
     val unreadableExample: String) {
 
-  def numFiles: Int = sizes.length
+  def numFiles: Int = nameEnds.length
 
   private val fixedBytes: Long = 16L * 15 + 2L * prefix.length + names.length + 4L * nameEnds.length +
-    4L * slots.length + 8L * (sizes.length + mtimes.length + rowCounts.length + nullCounts.length) +
+    4L * slots.length + 8L * (sizeTimes.length + rowCounts.length + nullCounts.length) +
     4L * intWords.length + 8L * longWords.length + 4L * wordEnds.length + numHashes.length +
     4L * (sectionOf.length + positionOf.length) + (if (blocks == null) 0L else blocks.fixedBytes)
 
@@ -79,13 +81,77 @@ final class ColumnData private (
   /** The file's position, when this column holds `path` with this size and modification time; else -1. */
   def indexOf(path: String, size: Long, modificationTime: Long): Int = {
     val i = indexOf(path)
-    if (i >= 0 && sizes(i) == size && mtimes(i) == modificationTime) i else -1
+    if (i >= 0 && sizeTimes(2 * i) == size && sizeTimes(2 * i + 1) == modificationTime) i else -1
   }
 
-  /** The file's position by path alone, or -1. */
-  def indexOf(path: String): Int = {
-    if (sizes.isEmpty || !path.startsWith(prefix)) return -1
-    val key = path.substring(prefix.length).getBytes(UTF_8)
+  /**
+   * The file's position by path alone, or -1. A path of ASCII characters after the prefix (the
+   * common case) is hashed and compared as it is, without a substring or its UTF-8 copy: once per
+   * listed file of every pruned scan.
+   */
+  def indexOf(path: String): Int =
+    if (nameEnds.isEmpty || !path.startsWith(prefix)) -1 else lookup(path, prefix.length)
+
+  /** [[indexOf]] of `path` as its string ([[bloomindex.source.SourceResolver.normalize]]) would find it, without building the string. */
+  def indexOf(path: Path, size: Long, modificationTime: Long): Int = {
+    val i = indexOf(path)
+    if (i >= 0 && sizeTimes(2 * i) == size && sizeTimes(2 * i + 1) == modificationTime) i else -1
+  }
+
+  /**
+   * [[indexOf]] of `path.toString` (Hadoop's `Path.toString`: `scheme:`, `//authority` when
+   * there is one, then the URI's path), matched part by part against the prefix and the names:
+   * no string per file. Anything else (no scheme, a fragment, a prefix shorter than the scheme
+   * and authority) takes the string.
+   */
+  def indexOf(path: Path): Int = {
+    if (nameEnds.isEmpty) return -1
+    val uri = path.toUri
+    val scheme = uri.getScheme
+    val authority = uri.getAuthority
+    val p = uri.getPath
+    if (scheme == null || p == null || uri.getFragment != null) return indexOf(path.toString)
+    val head = scheme.length + 1 + (if (authority == null) 0 else 2 + authority.length)
+    if (prefix.length < head) return indexOf(path.toString)
+    if (!prefix.regionMatches(0, scheme, 0, scheme.length) || prefix.charAt(scheme.length) != ':') return -1
+    if (authority != null && !(prefix.regionMatches(scheme.length + 1, "//", 0, 2) &&
+        prefix.regionMatches(scheme.length + 3, authority, 0, authority.length))) return -1
+    val rest = prefix.length - head // the prefix's part in the URI's path
+    if (!p.regionMatches(0, prefix, head, rest)) return -1
+    lookup(p, rest)
+  }
+
+  /** The position of the name `s.substring(start)`; ASCII hashed and compared as it is, else through its UTF-8 bytes. */
+  private def lookup(s: String, start: Int): Int = {
+    val end = s.length
+    var h = ColumnData.HashSeed
+    var c = start
+    while (c < end) {
+      val ch = s.charAt(c)
+      if (ch >= 0x80) return indexOfBytes(s.substring(start).getBytes(UTF_8))
+      h = (h ^ ch.toByte) * ColumnData.HashPrime
+      c += 1
+    }
+    val len = end - start
+    val mask = slots.length - 1
+    var slot = ColumnData.finish(h) & mask
+    while (true) {
+      val v = slots(slot)
+      if (v == 0) return -1
+      val i = v - 1
+      val from = if (i == 0) 0 else nameEnds(i - 1)
+      if (nameEnds(i) - from == len) {
+        var k = 0
+        while (k < len && names(from + k) == s.charAt(start + k).toByte) k += 1
+        if (k == len) return i
+      }
+      slot = (slot + 1) & mask
+    }
+    -1
+  }
+
+  /** [[indexOf]] of a path whose part after the prefix is `key` (UTF-8). */
+  private def indexOfBytes(key: Array[Byte]): Int = {
     val mask = slots.length - 1
     var s = ColumnData.hash(key, 0, key.length) & mask
     while (true) {
@@ -104,8 +170,8 @@ final class ColumnData private (
     prefix + new String(names, from, nameEnds(i) - from, UTF_8)
   }
 
-  def size(i: Int): Long = sizes(i)
-  def modificationTime(i: Int): Long = mtimes(i)
+  def size(i: Int): Long = sizeTimes(2 * i)
+  def modificationTime(i: Int): Long = sizeTimes(2 * i + 1)
   def rowCount(i: Int): Long = rowCounts(i)
   def nullCount(i: Int): Long = nullCounts(i)
 
@@ -138,10 +204,19 @@ object ColumnData {
   private[layout] def remap(hash: Long, blocks: Int): Long =
     (Integer.rotateRight((hash >>> 32).toInt, Integer.numberOfTrailingZeros(blocks)).toLong << 32) | (hash & 0xFFFFFFFFL)
 
+  private val HashSeed = 0x9747b28c
+  private val HashPrime = 0x01000193
+
+  /** The path table's hash of a name's UTF-8 bytes ([[ColumnData.indexOf]] computes the same from ASCII characters). */
   private def hash(b: Array[Byte], from: Int, until: Int): Int = {
-    var h = 0x9747b28c
+    var h = HashSeed
     var i = from
-    while (i < until) { h = (h ^ b(i)) * 0x01000193; i += 1 }
+    while (i < until) { h = (h ^ b(i)) * HashPrime; i += 1 }
+    finish(h)
+  }
+
+  private def finish(h0: Int): Int = {
+    var h = h0
     h ^= h >>> 16
     h *= 0x85ebca6b
     h ^ (h >>> 13)
@@ -179,14 +254,16 @@ object ColumnData {
    * counted: its file is then not held by the column, and is read.
    */
   final class Builder(val column: String, algorithm: FilterAlgorithm) {
-    // (path, size, mtime, rows, nulls, words or null, numHashes, section, position)
-    private val rows = new java.util.ArrayList[(String, Long, Long, Long, Long, AnyRef, Int, Int, Int)]()
+    // One object of primitive fields per row (no boxing): a million rows load into the arrays below.
+    private final class Row(val path: String, val size: Long, val mtime: Long, val rowCount: Long, val nullCount: Long,
+        val words: AnyRef, val numHashes: Int, val section: Int, val position: Int)
+    private val rows = new java.util.ArrayList[Row]()
     private var blocks: BlockFilters = _
 
     /** Adds the row of a file whose filter is in a probe file: at `position` of `blocks`' section `section`. */
     def addProbed(path: String, size: Long, mtime: Long, rowCount: Long, nullCount: Long, section: Int, position: Int,
         numHashes: Int): Unit = synchronized {
-      rows.add((path, size, mtime, rowCount, nullCount, null, numHashes, section, position))
+      rows.add(new Row(path, size, mtime, rowCount, nullCount, null, numHashes, section, position))
     }
 
     /** Where the filters of the rows added by [[addProbed]] are (rows are added with one or the other). */
@@ -205,7 +282,7 @@ object ColumnData {
       } catch { case e: IllegalArgumentException => Left(e.getMessage) }
       synchronized {
         parsed match {
-          case Right((words, k)) => rows.add((path, size, mtime, rowCount, nullCount, words, k, -1, -1))
+          case Right((words, k)) => rows.add(new Row(path, size, mtime, rowCount, nullCount, words, k, -1, -1))
           case Left(why) =>
             unreadable += 1
             if (example.isEmpty) example = s"$path column $column: $why"
@@ -214,41 +291,55 @@ object ColumnData {
     }
 
     def result(): ColumnData = synchronized {
-      // One row per path: the first (a well-formed index has no duplicates).
-      val seen = new java.util.HashSet[String]()
-      val kept = new java.util.ArrayList[(String, Long, Long, Long, Long, AnyRef, Int, Int, Int)]()
-      rows.forEach(r => if (seen.add(r._1)) kept.add(r))
-      val n = kept.size
-      val paths = Array.tabulate(n)(kept.get(_)._1)
-      val prefix = commonDirectory(paths)
-      val encoded = paths.map(_.substring(prefix.length).getBytes(UTF_8))
-      val nameEnds = new Array[Int](n)
-      var total = 0L
-      var i = 0
-      while (i < n) { total += encoded(i).length; nameEnds(i) = total.toInt; i += 1 }
-      if (total > Int.MaxValue) throw new IllegalStateException(s"column $column: paths of ${total} bytes")
-      val names = new Array[Byte](total.toInt)
-      i = 0
-      while (i < n) {
-        System.arraycopy(encoded(i), 0, names, if (i == 0) 0 else nameEnds(i - 1), encoded(i).length)
-        i += 1
-      }
+      val m = rows.size
+      val prefix = commonDirectory(Array.tabulate(m)(rows.get(_).path))
+      // The names after the prefix, end to end, entered in the path table as they are written:
+      // one row per path, the first (a well-formed index has no duplicates).
+      var names = new Array[Byte](math.max(16L, (0 until m).iterator.map(k => rows.get(k).path.length - prefix.length).sum).toInt)
       var cap = 16
-      while (cap < 2 * n) cap <<= 1
+      while (cap < 2 * m) cap <<= 1
       val slots = new Array[Int](cap)
-      i = 0
-      while (i < n) {
-        var s = hash(encoded(i), 0, encoded(i).length) & (cap - 1)
-        while (slots(s) != 0) s = (s + 1) & (cap - 1)
-        slots(s) = i + 1
-        i += 1
+      val ends = new Array[Int](m)
+      val kept = new Array[Int](m)
+      var n = 0
+      var total = 0
+      var r = 0
+      while (r < m) {
+        val p = rows.get(r).path
+        val len0 = p.length - prefix.length
+        var ascii = true
+        var c = prefix.length
+        while (ascii && c < p.length) { if (p.charAt(c) >= 0x80) ascii = false; c += 1 }
+        val encoded = if (ascii) null else p.substring(prefix.length).getBytes(UTF_8)
+        val len = if (ascii) len0 else encoded.length
+        if (total.toLong + len > Int.MaxValue - 16) throw new IllegalStateException(s"column $column: paths of more than 2 GB")
+        if (total + len > names.length) names = java.util.Arrays.copyOf(names, math.max(total + len, names.length * 2))
+        if (ascii) { c = 0; while (c < len) { names(total + c) = p.charAt(prefix.length + c).toByte; c += 1 } }
+        else System.arraycopy(encoded, 0, names, total, len)
+        var s = hash(names, total, total + len) & (cap - 1)
+        var duplicate = false
+        while (!duplicate && slots(s) != 0) {
+          val i = slots(s) - 1
+          val from = if (i == 0) 0 else ends(i - 1)
+          duplicate = java.util.Arrays.equals(names, from, ends(i), names, total, total + len)
+          if (!duplicate) s = (s + 1) & (cap - 1)
+        }
+        if (!duplicate) {
+          slots(s) = n + 1
+          total += len
+          ends(n) = total
+          kept(n) = r
+          n += 1
+        }
+        r += 1
       }
+      val row = (i: Int) => rows.get(kept(i))
       val classic = algorithm == FilterAlgorithm.Classic
       val wordEnds = new Array[Int](n)
       var words = 0L
-      i = 0
+      var i = 0
       while (i < n) {
-        words += (kept.get(i)._6 match { case a: Array[Int] => a.length; case a: Array[Long] => a.length; case null => 0 })
+        words += (row(i).words match { case a: Array[Int] => a.length; case a: Array[Long] => a.length; case null => 0 })
         if (words > Int.MaxValue - 16) throw new IllegalStateException(s"column $column: filters too large to hold at once")
         wordEnds(i) = words.toInt
         i += 1
@@ -258,20 +349,20 @@ object ColumnData {
       i = 0
       while (i < n) {
         val from = if (i == 0) 0 else wordEnds(i - 1)
-        kept.get(i)._6 match {
+        row(i).words match {
           case a: Array[Int] => System.arraycopy(a, 0, intWords, from, a.length)
           case a: Array[Long] => System.arraycopy(a, 0, longWords, from, a.length)
           case null =>
         }
         i += 1
       }
-      new ColumnData(column, algorithm, prefix, names, nameEnds, slots,
-        Array.tabulate(n)(kept.get(_)._2), Array.tabulate(n)(kept.get(_)._3),
-        Array.tabulate(n)(kept.get(_)._4), Array.tabulate(n)(kept.get(_)._5),
+      new ColumnData(column, algorithm, prefix, java.util.Arrays.copyOf(names, total), java.util.Arrays.copyOf(ends, n), slots,
+        Array.tabulate(2 * n)(k => if (k % 2 == 0) row(k / 2).size else row(k / 2).mtime),
+        Array.tabulate(n)(row(_).rowCount), Array.tabulate(n)(row(_).nullCount),
         intWords, longWords, if (blocks == null) wordEnds else Array.emptyIntArray,
-        if (classic) Array.tabulate(n)(kept.get(_)._7.toByte) else Array.emptyByteArray,
-        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(kept.get(_)._8),
-        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(kept.get(_)._9),
+        if (classic) Array.tabulate(n)(row(_).numHashes.toByte) else Array.emptyByteArray,
+        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(row(_).section),
+        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(row(_).position),
         blocks, unreadable, example)
     }
   }

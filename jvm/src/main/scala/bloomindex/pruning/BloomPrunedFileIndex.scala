@@ -1,7 +1,7 @@
 package bloomindex.pruning
 
-import bloomindex.catalog.PruningInfo
-import bloomindex.source.{SourceResolver, WrappingFileIndex}
+import bloomindex.catalog.{PruningInfo, SkippedFiles}
+import bloomindex.source.WrappingFileIndex
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.expressions.Expression
@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.StructType
  * EXPLAIN's `Location:` line names the index and what it kept; no reader lists root paths of
  * an already-listed index.
  */
-class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: Set[String], val info: PruningInfo)
+class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, val info: PruningInfo)
   extends WrappingFileIndex with PrunedScan {
 
   override def rootPaths: Seq[Path] =
@@ -25,11 +25,11 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: Set[String], va
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     if (skipped.isEmpty) delegate.listFiles(partitionFilters, dataFilters)
     else delegate.listFiles(partitionFilters, dataFilters).map { pd =>
-      pd.copy(files = pd.files.filterNot(f => skipped.contains(SourceResolver.normalize(f.getPath))))
+      pd.copy(files = pd.files.filterNot(f => skipped.contains(f.getPath)))
     }.filter(_.files.nonEmpty)
 
   override def inputFiles: Array[String] =
-    delegate.inputFiles.filterNot(p => skipped.contains(SourceResolver.normalize(new Path(p))))
+    delegate.inputFiles.filterNot(p => skipped.contains(new Path(p)))
 
   override def refresh(): Unit = delegate.refresh()
 

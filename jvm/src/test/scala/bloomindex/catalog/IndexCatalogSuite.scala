@@ -111,6 +111,57 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(d.info.notApplied.exists(_.contains("changed on storage")), d.info.notApplied)
   }
 
+  test("the files skipped held as positions in the index column answer as their paths do") {
+    val key = org.apache.spark.sql.bloomindex.BloomIndexSQLConf.TEST_SKIPPED_PATHS_MAX.key
+    val scan = scanOf(frame)
+    val files = scan.allFiles()
+    def both(sql: String): (Decision, Decision) = {
+      val byPaths = decide(sql).get
+      spark.conf.set(key, "0")
+      try (byPaths, decide(sql).get) finally spark.conf.unset(key)
+    }
+    for (sql <- Seq("id = 150L", "id IN (5L, 305L)", "id = 100000L", "id = 150L OR s = 's5'", "id IS NULL")) {
+      val (p, q) = both(sql)
+      assert(p.skipped.isInstanceOf[SkippedFiles.Paths], sql)
+      assert(q.skipped.isInstanceOf[SkippedFiles.Positions] || q.skipped.isEmpty, sql)
+      assert(p.info == q.info && p.skipped.size == q.skipped.size && p.skipped.paths.toSet == q.skipped.paths.toSet, sql)
+      files.foreach { f =>
+        assert(p.skipped.contains(f.getPath) == q.skipped.contains(f.getPath), s"$sql: ${f.getPath}")
+        assert(q.skipped.contains(f.getPath) == q.skipped.contains(f.getPath.toString), s"$sql: ${f.getPath}")
+      }
+      // A file the decision did not list is never skipped.
+      assert(!q.skipped.contains(new org.apache.hadoop.fs.Path(files.head.getPath.getParent, "part-new.parquet")))
+      // The same decision made again is equal (a plan over it matches a cached one).
+      spark.conf.set(key, "0")
+      try assert(decide(sql).get == q, sql) finally spark.conf.unset(key)
+    }
+    // Positions: three of the four files skipped, the scan reads the one that holds the row.
+    spark.conf.set(key, "0")
+    try {
+      val q = frame.where("id = 150L")
+      assert(q.inputFiles.length == 1 && q.collect().map(_.getLong(0)).toSeq == Seq(150L))
+    } finally spark.conf.unset(key)
+  }
+
+  test("the probe split over threads decides as on one") {
+    val scan = scanOf(frame)
+    val view = new IndexCatalog(spark).viewsFor(scan).head
+    // The listing many times over (the same files again answer the same), in ranges of 1 to 5 files.
+    val files = Seq.fill(7)(scan.allFiles()).flatten.toIndexedSeq
+    for (sql <- Seq("id = 150L", "id IN (5L, 305L)", "s = 's250' AND id = 250L", "id = 150L OR s = 's5'")) {
+      val pred = FilePredicate.translate(condition(sql), view).toOption.get
+      val cols = pred.columns.toArray
+      val data = Array.tabulate(view.spec.columns.size)(i => if (cols.contains(i)) view.columnData(i) else null)
+      val one = IndexCatalog.probe(files, data, cols, pred, threads = 1, filesPerThread = files.size)
+      assert(one._3 == 7 * (4 - decide(sql).get.info.filesKept) && one._4 == files.size, sql)
+      for (threads <- Seq(2, 3, 8); per <- Seq(1, 2, 5)) {
+        val many = IndexCatalog.probe(files, data, cols, pred, threads, per)
+        assert(many._1 == one._1 && many._3 == one._3 && many._4 == one._4, s"$sql: $threads threads, $per per range")
+        assert((0 until files.size).filter(one._1.get).forall(j => many._2(j) == one._2(j)), sql)
+      }
+    }
+  }
+
   test("a column not indexed, or gone from the scan, does not answer") {
     val d = decide("amount = 1L").get
     assert(d.skipped.isEmpty && d.info.notApplied.exists(_.contains("column not indexed: amount")), d.info.notApplied)

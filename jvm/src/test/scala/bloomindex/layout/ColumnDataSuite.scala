@@ -59,4 +59,37 @@ class ColumnDataSuite extends AnyFunSuite {
     val d = b.result()
     assert(Seq("file:/a/x.parquet", "s3a://b/y.parquet", "hdfs://nn/z.parquet").map(d.indexOf).sorted == Seq(0, 1, 2))
   }
+
+  test("a Hadoop path is found as its string is, without building it; a duplicate path keeps its first row") {
+    val alg = FilterAlgorithm.SplitBlock
+    def build(paths: Seq[String]): ColumnData = {
+      val b = new ColumnData.Builder("k", alg)
+      paths.zipWithIndex.foreach { case (p, i) => b.add(p, 10L + i, 20L + i, 1, 0, alg.forNdv(1, 0.01).toBytes) }
+      b.result()
+    }
+    val local = Seq("file:/t/x/part-0.parquet", "file:/t/x/part-é1.parquet", "file:/t/x/p=a b/part-2.parquet",
+      "file:/t/x/part-3.parquet")
+    val remote = Seq("hdfs://nn:8020/w/t/part-0.parquet", "hdfs://nn:8020/w/t/part-1.parquet")
+    val mixed = Seq("file:/a/x.parquet", "s3a://b/y.parquet", "hdfs://nn/z.parquet")
+    // Paths held, others under the prefix, in other folders, schemes and authorities, and paths
+    // shorter than the prefix.
+    val asked = local ++ remote ++ mixed ++ Seq("file:/t/x/part-9.parquet", "file:/t/y/part-0.parquet", "file:/t/x",
+      "file:/t/x/", "hdfs://other:8020/w/t/part-0.parquet", "hdfs://nn:8020/w/t/part-1.parquetx", "s3a://b/x/y.parquet",
+      "file:/t/x/part-\u00e91.parquet", "file:/t/x/part-0.parquet#frag", "/t/x/part-0.parquet")
+    for (held <- Seq(local, remote, mixed, local ++ remote)) {
+      val d = build(held)
+      asked.foreach { s =>
+        val path = new org.apache.hadoop.fs.Path(s)
+        assert(d.indexOf(path) == d.indexOf(path.toString), s)
+        assert(d.indexOf(path) < 0 || d.path(d.indexOf(path)) == path.toString, s)
+      }
+      held.zipWithIndex.foreach { case (s, i) =>
+        assert(d.indexOf(new org.apache.hadoop.fs.Path(s), 10L + i, 20L + i) == d.indexOf(s), s)
+        assert(d.indexOf(new org.apache.hadoop.fs.Path(s), 11L + i, 20L + i) == -1, s)
+      }
+    }
+    val dup = build(Seq("file:/t/a.parquet", "file:/t/b.parquet", "file:/t/a.parquet"))
+    assert(dup.numFiles == 2 && dup.indexOf("file:/t/a.parquet", 10L, 20L) == 0 && dup.indexOf("file:/t/a.parquet", 12L, 22L) == -1)
+    assert(dup.indexOf("file:/t/b.parquet", 11L, 21L) == 1)
+  }
 }

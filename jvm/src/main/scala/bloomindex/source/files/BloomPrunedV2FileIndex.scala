@@ -2,7 +2,6 @@ package bloomindex.source.files
 
 import bloomindex.catalog.{Decision, PruningInfo}
 import bloomindex.pruning.PrunedScan
-import bloomindex.source.SourceResolver
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
@@ -39,7 +38,7 @@ object BloomPrunedV2FileIndex {
   /** The scan over the kept files, or None for a scan type we do not know how to rebuild. */
   def prune(spark: SparkSession, scan: FileScan, d: Decision): Option[FileScan] = {
     val old = scan.fileIndex
-    val kept = old.allFiles().map(_.getPath).filterNot(p => d.skipped.contains(SourceResolver.normalize(p)))
+    val kept = old.allFiles().map(_.getPath).filterNot(p => d.skipped.contains(p))
     val spec = Some(old.partitionSpec()).filter(_.partitionColumns.nonEmpty)
     lazy val idx = new BloomPrunedV2FileIndex(spark, kept, Some(old.partitionSchema), spec, d.info)
     scan match {

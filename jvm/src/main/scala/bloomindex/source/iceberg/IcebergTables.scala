@@ -484,7 +484,7 @@ object IcebergTables extends Logging {
    * (Iceberg's `SparkInputPartition` has no public constructor) with a task group of the kept
    * tasks; the grouping key stays.
    */
-  def prunePartition(p: InputPartition, skipped: Set[String]): Option[InputPartition] = {
+  def prunePartition(p: InputPartition, skipped: bloomindex.catalog.SkippedFiles): Option[InputPartition] = {
     val group = taskGroup(p).getOrElse(return Some(p))
     val tasks = group.tasks().asScala.toSeq
     val kept = tasks.filterNot(t => t.isFileScanTask &&

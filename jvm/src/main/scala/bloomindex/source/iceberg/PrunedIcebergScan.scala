@@ -2,7 +2,7 @@ package bloomindex.source.iceberg
 
 import scala.util.control.NonFatal
 
-import bloomindex.catalog.{IndexCatalog, PruningInfo}
+import bloomindex.catalog.{IndexCatalog, PruningInfo, SkippedFiles}
 import bloomindex.compat.SparkShim
 import bloomindex.pruning.PrunedScan
 
@@ -18,7 +18,7 @@ import org.apache.spark.sql.types.StructType
  * Runtime filtering (dynamic partition pruning) goes to Iceberg's scan, whose next batch is
  * pruned the same way.
  */
-final case class PrunedIcebergScan(delegate: Scan, skipped: Set[String], info: PruningInfo)
+final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: PruningInfo)
     extends Scan with SupportsRuntimeV2Filtering with PrunedScan {
 
   override def readSchema(): StructType = delegate.readSchema()
@@ -47,7 +47,7 @@ final case class PrunedIcebergScan(delegate: Scan, skipped: Set[String], info: P
 }
 
 /** Iceberg's batch, its input partitions without the skipped files' tasks. */
-final case class PrunedIcebergBatch(delegate: Batch, skipped: Set[String]) extends Batch {
+final case class PrunedIcebergBatch(delegate: Batch, skipped: SkippedFiles) extends Batch {
   override def planInputPartitions(): Array[InputPartition] =
     delegate.planInputPartitions().flatMap { p =>
       // A partition that cannot be narrowed (another Iceberg's partition class) is read whole.

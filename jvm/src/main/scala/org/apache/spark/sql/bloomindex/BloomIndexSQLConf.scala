@@ -275,6 +275,17 @@ object BloomIndexSQLConf {
     .stringConf
     .createOptional
 
+  /** Test hook, not for users: the most files a pruning decision holds by path ([[bloomindex.catalog.SkippedFiles]]). */
+  val TEST_SKIPPED_PATHS_MAX: ConfigEntry[Int] = buildConf("spark.internal.bloomindex.test.skippedPathsMax")
+    .internal()
+    .doc("Test only: a pruning decision that skips at most this many files holds their paths; " +
+      "more, and it holds their positions in the index column (a bit each), found again through " +
+      "the column's path table. Tests set 0 or a large value to run either form.")
+    .version(Since)
+    .intConf
+    .checkValue(_ >= 0, "Must be >= 0.")
+    .createWithDefault(4096)
+
   /** Test hook, not for users: builds write the log format 4 layout. */
   val TEST_BUILD_BLOCKS_LAYOUT: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.blocksLayout")
     .internal()
@@ -309,7 +320,7 @@ object BloomIndexSQLConf {
     LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
     PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, OPTIMIZE_TARGET_FILE_BYTES,
     VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
-    TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT)
+    TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT, TEST_SKIPPED_PATHS_MAX)
 
   /**
    * Registers the entries with SQLConf (once per JVM: a Scala object is initialised once, and
