@@ -10,8 +10,11 @@ The harness does not write a million data files with rows nor build their index 
     n*20 .. n*20+19 (a lookup keeps ~1% of the files: the filters' false positives), and the
     summary, through the index's own writers. Paths, sizes and times are the listing's.
 Measured, each case in a new Python process and JVM (a fresh driver, local[2], -Xmx8g):
-  - `on` / `off`: the table listed (not timed), then the first point lookup's planning
-    (`executedPlan`, the index loaded in it), with pruning on and off; warm planning (best of 3).
+  - `on` / `unchecked` / `off`: the table listed (not timed), then the first point lookup's planning
+    (`executedPlan`, the index loaded in it), with pruning on (`unchecked`: on, without checking the
+    files to skip against storage, spark.bloomindex.pruning.checkFiles=false) and off; warm planning
+    (best of 3). Wall time, and CPU time (of the planning thread, and of the driver process: every
+    thread, GC included): on a loaded machine the wall time is mostly waiting for a core.
     Memory: used heap after a full GC (System.gc() twice) just before and just after the first
     planning ("retained", which includes what Spark keeps of a first query: the off case shows
     that part), and `IndexCache.heldBytes` (what the loaded index data holds, by its own count).
@@ -19,7 +22,7 @@ Measured, each case in a new Python process and JVM (a fresh driver, local[2], -
     incremental REFRESH timed (and its heap: retained, and the heap pools' peak above the level
     before, which counts garbage and the tasks' memory: an upper bound), then the first planning
     after it in that session. It changes the index: the next run builds the table again.
-BENCH_SCALE_SYNTH_CASES: a subset of on,off,refresh.
+BENCH_SCALE_SYNTH_CASES: a subset of on,unchecked,off,refresh.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 N = int(os.environ.get("BENCH_SCALE_SYNTH_FILES", "1000000"))
-CASES = [c for c in os.environ.get("BENCH_SCALE_SYNTH_CASES", "on,off,refresh").split(",") if c]
+CASES = [c for c in os.environ.get("BENCH_SCALE_SYNTH_CASES", "on,unchecked,off,refresh").split(",") if c]
 TEST_JAR = pathlib.Path(os.environ.get("BENCH_TEST_JAR", str(ROOT / "target" / "bloomindex-tests.jar")))
 ROWS = 20
 SAMPLE = 4
@@ -110,6 +113,28 @@ class Heap:
         return self.mem.getHeapMemoryUsage().getUsed()
 
 
+class Cpu:
+    """CPU seconds: of the thread that plans (py4j runs this Python thread's calls on one JVM thread)
+    and of the whole driver process (every thread: the probe's and the checks' threads, GC; from
+    /proc, in clock ticks)."""
+
+    def __init__(self, spark):
+        self.thread = spark._jvm.java.lang.management.ManagementFactory.getThreadMXBean()
+        self.stat = pathlib.Path(f"/proc/{spark._jvm.java.lang.ProcessHandle.current().pid()}/stat")
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def process(self) -> float:
+        fields = self.stat.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / self.tick  # utime, stime
+
+    def now(self):
+        return (self.thread.getCurrentThreadCpuTime(), self.process())
+
+    def since(self, c0) -> dict:
+        t, p = self.now()
+        return {"thread": round((t - c0[0]) / 1e9, 3), "process": round(p - c0[1], 2)}
+
+
 def child(n: int, case: str) -> dict:
     _, table, _ = paths(n)
     spark = session(n)
@@ -117,6 +142,9 @@ def child(n: int, case: str) -> dict:
     out = {"files": n, "case": case}
     if case == "off":
         spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    if case == "unchecked":
+        spark.conf.set("spark.bloomindex.pruning.checkFiles", "false")
+    cpu = Cpu(spark)
     t0 = time.perf_counter()
     df = spark.read.parquet(str(table))
     out["list_s"] = round(time.perf_counter() - t0, 1)
@@ -147,18 +175,24 @@ def child(n: int, case: str) -> dict:
         key = (n + 7) * ROWS + 3  # a key of a new file
     before = heap.used()
     q = df.where(f"k = {key}")
+    out["load_avg_1m"] = round(os.getloadavg()[0], 1)
+    c0 = cpu.now()
     t0 = time.perf_counter()
     q._jdf.queryExecution().executedPlan()
     out["first_plan_s"] = round(time.perf_counter() - t0, 2)
+    out["first_plan_cpu_s"] = cpu.since(c0)
     out["retained_mb"] = round((heap.used() - before) / MB, 1)
     out["held_mb"] = round(int(spark._jvm.bloomindex.catalog.IndexCache.heldBytes()) / MB, 1)
     out["index_read_mb"] = round(sum(int(v) for v in dict(spark._jvm.bloomindex.layout.IndexStore.loadedBytes()).values()) / MB, 1)
     warm = []
     for _ in range(3):
+        c0 = cpu.now()
         t0 = time.perf_counter()
         df.where(f"k = {key}")._jdf.queryExecution().executedPlan()
-        warm.append(time.perf_counter() - t0)
-    out["warm_plan_s"] = round(min(warm), 3)
+        warm.append((time.perf_counter() - t0, cpu.since(c0)))
+    best = min(warm, key=lambda w: w[0])
+    out["warm_plan_s"] = round(best[0], 3)
+    out["warm_plan_cpu_s"] = best[1]  # of the fastest
     q2 = df.where(f"k = {key}")
     out["files_read"] = len(q2.inputFiles())
     if case == "refresh":

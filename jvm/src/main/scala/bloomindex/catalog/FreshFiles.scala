@@ -56,8 +56,8 @@ object FreshFiles {
       if (now.exists(same(files(k), _))) bits.set(k)
     val fs = files.head.getPath.getFileSystem(conf)
     if (fs.getScheme == "file") {
-      // Local disk: each file's size and time straight from the OS, as Hadoop's local file
-      // system reports them (java.io.File), without building a status, a qualified path or a
+      // Local disk: each file's size and time straight from the OS (the time in milliseconds, as
+      // Hadoop's local file system reports it), without building a status, a qualified path or a
       // parent path each.
       IndexStore.inParallel(threads, (0 until files.size by LocalBatch).map { from => () =>
         val bits = new java.util.BitSet(files.size)
@@ -66,10 +66,14 @@ object FreshFiles {
         while (k < until) {
           val f = files(k)
           try {
-            val local = new java.io.File(f.getPath.toUri.getPath)
-            val (len, time) = (local.length(), local.lastModified())
-            if (local.isFile && len == f.getLen && time == f.getModificationTime) bits.set(k)
-          } catch { case NonFatal(e) => warn(f.getPath.getParent, e) }
+            // One stat per file (java.io.File's length, lastModified and isFile are one each).
+            val a = java.nio.file.Files.readAttributes(java.nio.file.Paths.get(f.getPath.toUri.getPath),
+              classOf[java.nio.file.attribute.BasicFileAttributes])
+            if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) bits.set(k)
+          } catch {
+            case _: java.nio.file.NoSuchFileException => // gone: read, not skipped
+            case NonFatal(e) => warn(f.getPath.getParent, e)
+          }
           k += 1
         }
         parts.add(bits)

@@ -34,8 +34,8 @@ final class ColumnData private (
     longWords: Array[Long],
     wordEnds: Array[Int],
     numHashes: Array[Byte],
-    sectionOf: Array[Int],
-    positionOf: Array[Int],
+    /** Probe files: each file's section and position side by side. */
+    places: Array[Int],
     blocks: BlockFilters,
     /** Files whose row was dropped as unreadable, and one example of why. */
     val unreadable: Int,
@@ -46,7 +46,7 @@ final class ColumnData private (
   private val fixedBytes: Long = 16L * 15 + 2L * prefix.length + names.length + 4L * nameEnds.length +
     4L * slots.length + 8L * (sizeTimes.length + rowCounts.length + nullCounts.length) +
     4L * intWords.length + 8L * longWords.length + 4L * wordEnds.length + numHashes.length +
-    4L * (sectionOf.length + positionOf.length) + (if (blocks == null) 0L else blocks.fixedBytes)
+    4L * places.length + (if (blocks == null) 0L else blocks.fixedBytes)
 
   /** Bytes of the driver's heap this holds (arrays and their headers, and the block rows fetched so far). */
   def heapBytes: Long = fixedBytes + (if (blocks == null) 0L else blocks.fetchedBytes)
@@ -68,11 +68,11 @@ final class ColumnData private (
   private def blockProbe(rows: Array[AnyRef], hash: Long): ColumnData.Probe = {
     val x = hash.toInt
     new ColumnData.Probe {
-      def mightContain(i: Int): Boolean = rows(sectionOf(i)) match {
-        case w: Array[Int] => ColumnData.sbbfCheck(w, positionOf(i) << 3, x)
+      def mightContain(i: Int): Boolean = rows(places(2 * i)) match {
+        case w: Array[Int] => ColumnData.sbbfCheck(w, places(2 * i + 1) << 3, x)
         case l: Array[Long] =>
-          val len = blocks.wordsPerFilter(sectionOf(i))
-          ColumnData.classicCheck(l, positionOf(i) * len, len, numHashes(i), hash)
+          val len = blocks.wordsPerFilter(places(2 * i))
+          ColumnData.classicCheck(l, places(2 * i + 1) * len, len, numHashes(i), hash)
         case _ => true // the block could not be read: maybe
       }
     }
@@ -361,8 +361,7 @@ object ColumnData {
         Array.tabulate(n)(row(_).rowCount), Array.tabulate(n)(row(_).nullCount),
         intWords, longWords, if (blocks == null) wordEnds else Array.emptyIntArray,
         if (classic) Array.tabulate(n)(row(_).numHashes.toByte) else Array.emptyByteArray,
-        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(row(_).section),
-        if (blocks == null) Array.emptyIntArray else Array.tabulate(n)(row(_).position),
+        if (blocks == null) Array.emptyIntArray else Array.tabulate(2 * n)(k => if (k % 2 == 0) row(k / 2).section else row(k / 2).position),
         blocks, unreadable, example)
     }
   }

@@ -337,8 +337,16 @@ object ProbeFile {
       if (pl < 0 || pl > b.remaining() - fixed) bad(s"a path of $pl bytes")
       val path = new String(bytes, b.position(), pl, UTF_8)
       b.position(b.position() + pl)
-      val e0 = FileEntry(path, b.getLong, b.getLong, b.getLong, b.getLong, b.getInt, b.getInt, b.get & 0xff)
-      val e = if (format >= 2) e0.copy(ndv = b.getLong, fromFooter = b.get == 1) else e0
+      val size = b.getLong
+      val mtime = b.getLong
+      val rowCount = b.getLong
+      val nullCount = b.getLong
+      val section = b.getInt
+      val position = b.getInt
+      val numHashes = b.get & 0xff
+      // One entry each (a million in a large column's footers): ndv and origin read in place.
+      val e = if (format >= 2) FileEntry(path, size, mtime, rowCount, nullCount, section, position, numHashes, b.getLong, b.get == 1)
+        else FileEntry(path, size, mtime, rowCount, nullCount, section, position, numHashes)
       if (e.section < 0 || e.section >= ns || e.position < 0 || e.position >= sections(e.section).files) {
         bad(s"${e.path}: section ${e.section} position ${e.position}")
       }

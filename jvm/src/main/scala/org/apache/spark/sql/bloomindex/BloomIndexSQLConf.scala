@@ -105,7 +105,8 @@ object BloomIndexSQLConf {
     .createWithDefault(10000)
 
   val LOAD_THREADS: ConfigEntry[Int] = buildConf("spark.bloomindex.load.threads")
-    .doc("Threads the driver reads an indexed column's index data files with.")
+    .doc("Threads the driver reads an indexed column's index data files with, checks the " +
+      "files to skip against storage with, and probes a scan of more than 32,768 files over.")
     .version(Since)
     .intConf
     .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
