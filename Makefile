@@ -176,7 +176,7 @@ test: $(VENV)/.installed $(SBT_JAR)
 	rm -rf dist/maven
 	$(SBT) stageJars stageTestJar test publish
 	$(BUILD_WHEEL)
-	$(PY) -m pytest tests $(PYTEST_ARGS)
+	$(PY) -m pytest tests --durations=25 $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
 	$(PYTEST_CONNECT)
 
