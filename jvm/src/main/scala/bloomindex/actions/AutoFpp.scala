@@ -5,9 +5,11 @@ import scala.util.control.NonFatal
 import bloomindex.advisor.{ColumnWorkload, FppChoice, FppModel}
 import bloomindex.history.{ScanRecord, WorkloadHistory}
 import bloomindex.indexing.NdvSample
-import bloomindex.log.{ColumnSpec, IndexSpec}
+import bloomindex.layout.{IndexStore, IndexSummary}
+import bloomindex.log.{ColumnSpec, IndexData, IndexSpec, LogEntry}
 import bloomindex.source.{SourceFile, SourceIdentity, SourceProviders}
 
+import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
@@ -18,7 +20,8 @@ import org.apache.spark.sql.execution.datasources.HadoopFsRelation
  * by [[FppModel]] for the version about to be built, before anything is sized.
  *
  *  - files and their mean size: every file the version holds (the source's, as of the build);
- *  - distinct values per file: the column's `ndv` option when it has one, else a sample of the
+ *  - distinct values per file: the column's `ndv` option when it has one; on an incremental
+ *    refresh, what the base version's filters were sized for ([[baseNdv]]); else a sample of the
  *    files the build reads ([[NdvSample]]: distinct values per byte, times the mean file size);
  *  - the workload: the workload history's scans of the source (matched by the source's
  *    identity, as pruning matches), when it holds any: values per lookup and lookups recorded
@@ -41,7 +44,7 @@ private[actions] object AutoFpp extends Logging {
    * those the build reads (with `relation`), from which the distinct values are sampled.
    */
   def resolve(spark: SparkSession, indexName: String, spec: IndexSpec, all: Seq[SourceFile],
-      relation: HadoopFsRelation, read: Seq[SourceFile]): IndexSpec = {
+      relation: HadoopFsRelation, read: Seq[SourceFile], known: Map[String, Double] = Map.empty): IndexSpec = {
     val auto = spec.columns.filter(_.fppAuto)
     if (auto.isEmpty || all.isEmpty || read.isEmpty) return spec
     val files = all.size.toLong
@@ -49,12 +52,12 @@ private[actions] object AutoFpp extends Logging {
     val avg = bytes.toDouble / files
     val budget = Some(math.min(Long.MaxValue.toDouble,
       spark.sessionState.conf.getConf(BloomIndexSQLConf.FPP_AUTO_BUDGET) * bytes).toLong)
-    val sampled = auto.filter(_.ndv.isEmpty)
+    val sampled = auto.filter(c => c.ndv.isEmpty && !known.contains(c.name))
     val perByte: Map[String, Double] = if (sampled.isEmpty) Map.empty else
       sampled.map(_.name).zip(NdvSample.perByte(spark, relation, read, sampled)).collect { case (n, Some(d)) => n -> d }.toMap
     val records = history(spark, spec)
     spec.copy(columns = spec.columns.map { c =>
-      val ndv = c.ndv.map(_.toDouble).orElse(perByte.get(c.name).map(_ * avg))
+      val ndv = c.ndv.map(_.toDouble).orElse(known.get(c.name)).orElse(perByte.get(c.name).map(_ * avg))
       if (!c.fppAuto || ndv.isEmpty) c
       else {
         val w = if (c.isText) None else ColumnWorkload.of(records, c.sourceName)
@@ -66,6 +69,26 @@ private[actions] object AutoFpp extends Logging {
         c.copy(fpp = choice.fpp)
       }
     })
+  }
+
+  /**
+   * Distinct values per file of `base`'s columns, from its summary: each column's filter bytes per
+   * file, at the rate and sizing the base sized them for (bytes a value at that rate), for the
+   * columns whose filters mostly came from the data (a Parquet footer's filter has its writer's
+   * size). An incremental refresh takes these instead of sampling its new files: a refresh after
+   * a small write would otherwise read its files twice. Empty when the summary is unreadable.
+   */
+  def baseNdv(spark: SparkSession, indexDir: Path, base: LogEntry, data: IndexData): Map[String, Double] = try {
+    val summary = IndexSummary.read(spark.sessionState.newHadoopConf(), IndexStore.dataDir(indexDir, data), data.checksums)
+    base.spec.columns.flatMap { c =>
+      summary.columns.get(c.name).filter(s => s.files > 0 && s.filesFromFooter * 2 < s.files).map { s =>
+        val perValue = c.algorithm.numBytes(1000000L, c.fpp, c.sizing) / 1e6
+        c.name -> (s.filterBytes.toDouble / s.files / perValue)
+      }
+    }.toMap
+  } catch { case NonFatal(e) =>
+    logInfo(s"Bloom index '${base.spec.name}': fpp auto samples the files (the base's summary: $e)")
+    Map.empty
   }
 
   /** [[FppModel.choose]] for one column. */

@@ -78,7 +78,9 @@ private[actions] object IndexBuild extends Logging {
     val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)
     val (result, built) = SourceResolver.buildScope(spark, spec.source) {
       // `fpp = 'auto'`: each such column's rate for this version, before anything is sized.
-      val resolved = AutoFpp.resolve(spark, ctx.name, spec, current, readRelation, readFiles)
+      val sized = if (!spec.columns.exists(_.fppAuto)) Map.empty[String, Double]
+        else (for (b <- base; d <- baseData) yield AutoFpp.baseNdv(spark, ctx.log.indexDir, b, d)).getOrElse(Map.empty)
+      val resolved = AutoFpp.resolve(spark, ctx.name, spec, current, readRelation, readFiles, sized)
       (IndexBuilder.build(spark, resolved, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused), resolved)
     }
     Built(result, tableVersion, decoding, reused.folders, Some(built))
