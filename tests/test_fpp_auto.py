@@ -190,3 +190,19 @@ def test_bad_fpp_values_are_refused_in_python_and_in_the_conf(spark, root, tmp_p
             session.conf.set("spark.bloomindex.fpp.default", v)
     with pytest.raises(IllegalArgumentException, match=re.escape("spark.bloomindex.fpp.autoBudget")):
         session.conf.set("spark.bloomindex.fpp.autoBudget", "0")
+
+
+@pytest.mark.delta
+def test_auto_on_a_delta_table(spark, root, tmp_path):
+    """The sample reads a Delta table's files through the build's relation (Delta's own reader
+    settings); REFRESH after an append chooses again."""
+    path = str(tmp_path / "d")
+    spark.range(0, 2000, numPartitions=4).select(F.col("id").alias("k")).write.format("delta").save(path)
+    spark.sql(f"CREATE BLOOM INDEX dl ON delta.`{path}` FOR COLUMNS (k) OPTIONS (fpp = 'auto')")
+    assert CHOSEN.match(_describe(spark, "dl")["column.k.fpp"])
+    spark.range(2000, 3000, numPartitions=2).select(F.col("id").alias("k")).write.format("delta").mode("append").save(path)
+    spark.sql("REFRESH BLOOM INDEX dl")
+    assert CHOSEN.match(_describe(spark, "dl")["column.k.fpp"])
+    assert _active_columns(root, "dl")["k"]["fppAuto"] is True
+    rows = assert_same_with_pruning_off(spark, lambda: spark.read.format("delta").load(path).where("k IN (5, 2500, 9999)"))
+    assert sorted(r.k for r in rows) == [5, 2500]
