@@ -65,7 +65,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text clean
+.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text bench-fpp-auto clean
 
 all: jar
 
@@ -176,7 +176,7 @@ test: $(VENV)/.installed $(SBT_JAR)
 	rm -rf dist/maven
 	$(SBT) stageJars stageTestJar test publish
 	$(BUILD_WHEEL)
-	$(PY) -m pytest tests $(PYTEST_ARGS)
+	$(PY) -m pytest tests --durations=25 $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
 	$(PYTEST_CONNECT)
 
@@ -308,3 +308,9 @@ bench-text: $(JAR)
 bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"
 	$(PY) bench/bench_query.py
+
+# fpp = 'auto' (issue 31): point lookups on a 1,000-file, 20 M-row table (cached in bench/out) with a
+# fixed fpp of 0.01, with 'auto', and reading only the file holding the key; BENCH_ROWS / BENCH_FILES /
+# BENCH_KEYS scale it. Results: bench/out/bench_fpp_auto_<rows>_<files>.json.
+bench-fpp-auto: $(JAR)
+	$(PY) bench/bench_fpp_auto.py
