@@ -14,6 +14,8 @@ from pyspark.sql import Row, types as T
 from bloomindex import BloomIndex
 
 N_QUERIES = int(os.environ.get("BLOOMINDEX_DIFF_QUERIES", "1000"))
+# The test hook choosing how a pruning decision holds the files it skips (catalog/SkippedFiles).
+SKIPPED_PATHS_MAX = "spark.internal.bloomindex.test.skippedPathsMax"
 
 COLUMNS = [  # name, Spark type, generator of a value from an int "key"
     ("c_int", T.IntegerType(), lambda k: k * 7 - 300),
@@ -130,6 +132,9 @@ def test_differential_random_predicates(spark, diff_table):
     try:
         for q in range(N_QUERIES):
             where = _random_predicate(rng)
+            # Every other query with the decision held as positions (a bit per indexed file,
+            # what a scan skipping more than 4,096 files gets) instead of paths.
+            spark.conf.set(SKIPPED_PATHS_MAX, "0" if q % 2 else "4096")
             on, off = _answer(spark, where, True), _answer(spark, where, False)
             assert on == off, f"query {q}: WHERE {where}: pruning on {on}, off {off}"
             if q % 10 == 0:
@@ -138,6 +143,7 @@ def test_differential_random_predicates(spark, diff_table):
                     pruned_queries += 1
     finally:
         spark.conf.unset("spark.bloomindex.pruning.enabled")
+        spark.conf.unset(SKIPPED_PATHS_MAX)
     # The test must exercise pruning, not just agree without it.
     assert pruned_queries >= N_QUERIES // 10 // 4, pruned_queries
 
@@ -293,10 +299,19 @@ def test_other_formats_prune(spark, tmp_path, fmt):
     assert q.count() == 1 and len(q.inputFiles()) == 1
 
 
-def test_deleted_and_changed_files_without_refresh(spark, tmp_path):
+@pytest.mark.parametrize("paths_max", ["4096", "0"], ids=["paths", "positions"])
+def test_deleted_and_changed_files_without_refresh(spark, tmp_path, paths_max):
+    spark.conf.set(SKIPPED_PATHS_MAX, paths_max)
+    try:
+        _deleted_and_changed_files(spark, tmp_path, f"churn_{paths_max}_idx")
+    finally:
+        spark.conf.unset(SKIPPED_PATHS_MAX)
+
+
+def _deleted_and_changed_files(spark, tmp_path, name):
     path = str(tmp_path / "churn")
     spark.range(400).selectExpr("id").repartition(4, "id").write.parquet(path)
-    spark.sql(f"CREATE BLOOM INDEX churn_idx ON parquet.`{path}` FOR COLUMNS (id)")
+    spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (id)")
     files = sorted(f for f in os.listdir(path) if f.endswith(".parquet"))
     holder = [f for f in files if spark.read.parquet(os.path.join(path, f)).where("id = 42").count()][0]
     os.remove(os.path.join(path, holder))
