@@ -13,9 +13,11 @@ import org.apache.spark.internal.Logging
 
 /**
  * What a build step produced: the rows' summary, the table version read, how it decoded the
- * columns, and the earlier data folders whose probe files the version keeps.
+ * columns, the earlier data folders whose probe files the version keeps, and how many files'
+ * rows their write built ([[bloomindex.indexing.WriteTaskFilters]]).
  */
-final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding, reused: Seq[String] = Nil)
+final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding, reused: Seq[String] = Nil,
+    fromWrite: Int = 0)
 
 /**
  * An operation that builds index data (CREATE, REFRESH), as four steps in the open, each a

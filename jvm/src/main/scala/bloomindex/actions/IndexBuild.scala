@@ -1,6 +1,6 @@
 package bloomindex.actions
 
-import bloomindex.indexing.IndexBuilder
+import bloomindex.indexing.{IndexBuilder, WrittenFilters}
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
@@ -33,7 +33,8 @@ private[actions] object IndexBuild extends Logging {
    * `preferNames` for a full rebuild.
    */
   def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame],
-      optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false): Built = {
+      optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false,
+      written: Option[WrittenFilters] = None): Built = {
     val spark = ctx.spark
     val snapshot = SourceResolver.snapshot(spark, spec.source, frame)
     val (relation, current, tableVersion) =
@@ -76,10 +77,16 @@ private[actions] object IndexBuild extends Logging {
     // Files the build cannot read as the source does (its provider says which) are left out:
     // not indexed, read in full by queries.
     val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)
+    // The files whose filters their write's tasks built, for every column: not read.
+    val prebuilt = if (spec.global) Nil else written.map(_.forFiles(readFiles, spec.columns)).getOrElse(Nil)
+    val fromWrite = prebuilt.iterator.map(_.path).toSet.size
+    if (written.isDefined) logInfo(s"Bloom index '${ctx.name}': $fromWrite of ${readFiles.size} new files' filters " +
+      "built by the write that wrote them")
     val result = SourceResolver.buildScope(spark, spec.source) {
-      IndexBuilder.build(spark, spec, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused)
+      IndexBuilder.build(spark, spec, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused,
+        prebuilt)
     }
-    Built(result, tableVersion, decoding, reused.folders)
+    Built(result, tableVersion, decoding, reused.folders, fromWrite)
   }
 
   /** The rows of `rows` whose file is one of `unchanged`, as it is now. */

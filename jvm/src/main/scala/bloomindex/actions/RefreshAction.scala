@@ -28,7 +28,11 @@ import org.apache.spark.sql.DataFrame
  * small probe files together into few ([[IndexBuild]]); nothing is committed when the index is
  * current and already compact.
  */
-final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean = false) extends IndexAction(ctx) {
+final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean = false,
+    written: Option[bloomindex.indexing.WrittenFilters] = None) extends IndexAction(ctx) {
+
+  /** Files whose rows the last build took from the write that wrote them (`written`), not read. */
+  private[actions] var filesFromWrite: Int = 0
 
   private val name = ctx.name
   private lazy val head = ctx.log.head().getOrElse(throw BloomIndexErrors.notFound(name))
@@ -156,6 +160,10 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
     })
   }
 
-  protected def build(begin: LogEntry, dataDir: Path): Built =
-    IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame, optimize, recorded, preferNames = rebuild)
+  protected def build(begin: LogEntry, dataDir: Path): Built = {
+    val built = IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame, optimize, recorded,
+      preferNames = rebuild, written = if (rebuild) None else written)
+    filesFromWrite = built.fromWrite
+    built
+  }
 }
