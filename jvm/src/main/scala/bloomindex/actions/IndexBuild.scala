@@ -4,7 +4,7 @@ import bloomindex.indexing.{IndexBuilder, WrittenFilters}
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
-import bloomindex.source.{SourceFile, SourceResolver}
+import bloomindex.source.{Snapshot, SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
@@ -30,13 +30,14 @@ private[actions] object IndexBuild extends Logging {
   /**
    * `recorded`: the decoding context of the index's last ACTIVE version (a refresh's), whose
    * columns' physical identities a renamed column is followed by ([[SourceResolver.following]]);
-   * `preferNames` for a full rebuild.
+   * `preferNames` for a full rebuild; `listed`: the source's files as the caller listed them
+   * already (through `frame`), else listed here.
    */
   def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame],
       optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false,
-      written: Option[WrittenFilters] = None): Built = {
+      written: Option[WrittenFilters] = None, listed: Option[Snapshot] = None): Built = {
     val spark = ctx.spark
-    val snapshot = SourceResolver.snapshot(spark, spec.source, frame)
+    val snapshot = listed.getOrElse(SourceResolver.snapshot(spark, spec.source, frame))
     val (relation, current, tableVersion) =
       (SourceResolver.following(spark, spec, recorded, preferNames, snapshot.relation), snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)

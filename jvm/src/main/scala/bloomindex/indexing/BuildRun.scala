@@ -41,6 +41,8 @@ private final class BuildRun(
   import DistinctPass._
 
   private val sc = spark.sparkContext
+  /** Prebuilt filters up to this many bytes are written on the driver. */
+  private val DriverWriteBytes = 64L << 20
   /**
    * The files to read: those without `prebuilt` rows (built by the write that wrote them,
    * [[WriteTaskFilters]]; never with global filters, which need every value).
@@ -59,7 +61,9 @@ private final class BuildRun(
   private var globals: Map[String, Long] = Map.empty
   private lazy val hadoopConf = ConfWritable.broadcast(spark)
   /** How the rows are encrypted ([[IndexEncryption]]), recorded in `dir` before the build. */
-  private lazy val encryption = IndexEncryption.plan(hadoopConf.value.conf, dir)
+  private lazy val encryption = IndexEncryption.plan(driverConf, dir)
+  /** The session's Hadoop configuration, on the driver (what [[hadoopConf]] ships to tasks). */
+  private lazy val driverConf = spark.sessionState.newHadoopConf()
   /**
    * The columns whose filters are written block-major ([[ProbeFile]]): all, in the layouts
    * that have probe files.
@@ -101,11 +105,22 @@ private final class BuildRun(
   def write(carried: Option[DataFrame]): Unit = try {
     var unwritten = carried
     if (prebuilt.nonEmpty) {
-      // Rows the write's tasks built: written (with the carried ones) without reading data.
+      // Rows the write's tasks built: written (with the carried ones) without reading data; few
+      // of them, alone, on the driver (no Spark job).
       val bytes = prebuilt.iterator.map(_.filter.length.toLong).sum
-      val slices = math.max(1, math.min(sc.defaultParallelism * 4L, bytes / (64L << 20) + 1).toInt)
-      timed(s"writing the rows of ${prebuilt.map(_.path).distinct.size} files their write built")(
-        writeRows(Seq(sc.parallelize(prebuilt, slices)), unwritten))
+      timed(s"writing the rows of ${prebuilt.map(_.path).distinct.size} files their write built") {
+        if (unwritten.isEmpty && bytes <= DriverWriteBytes) {
+          val byPath = allFiles.map(f => f.path -> f).toMap
+          val names = cols.map(_.name)
+          written ++= IndexFiles.writeOnDriver(prebuilt.iterator.map { f =>
+            val file = byPath(f.path)
+            IndexRow(f.path, file.size, file.modificationTime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, "data")
+          }, dir, driverConf, encryption, probes, layout == IndexLayout.Blocks).flatMap(_.rows)
+        } else {
+          val slices = math.max(1, math.min(sc.defaultParallelism * 4L, bytes / DriverWriteBytes + 1).toInt)
+          writeRows(Seq(sc.parallelize(prebuilt, slices)), unwritten)
+        }
+      }
       unwritten = None
     }
     if (files.isEmpty) {
