@@ -115,7 +115,7 @@ private[actions] final class BuildingWriteFilesExec(base: WriteFilesExec, wanted
     val out = new Path(d.path)
     val output = if (out.getName.startsWith(".spark-staging-") && out.getParent != null) out.getParent else out
     val j = WriteTaskFilters.Job(cols.map(_._1), cols.map(_._2), d.partitionColumns.size,
-      output.toUri.getPath.stripSuffix("/"), maxDistinct)
+      WriteTaskFilters.folderKey(output), maxDistinct)
     val trackers = new WriteTaskFilters.Tracker(d.statsTrackers.head, j, acc) +: d.statsTrackers.tail
     val described = new WriteJobDescription(d.uuid, d.serializableHadoopConf, d.outputWriterFactory, d.allColumns,
       d.dataColumns, d.partitionColumns, d.bucketSpec, d.path, d.customPartitionLocations, d.maxRecordsPerFile,

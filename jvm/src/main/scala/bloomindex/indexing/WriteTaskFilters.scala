@@ -46,7 +46,7 @@ object WriteTaskFilters {
    */
   def keyOf(path: String, depth: Int): String = split(path, depth).map(_._2).getOrElse("")
 
-  /** `path` as (the folder above its key, as a URI path, no trailing slash; its key). */
+  /** `path` as (the folder above its key ([[folderKey]]); its key). */
   def split(path: String, depth: Int): Option[(String, String)] = {
     var p = new Path(path)
     val parts = mutable.ListBuffer[String]()
@@ -56,12 +56,18 @@ object WriteTaskFilters {
       p = p.getParent
       i += 1
     }
-    if (i <= depth || p == null) None else Some((p.toUri.getPath.stripSuffix("/"), parts.mkString("/")))
+    if (i <= depth || p == null) None else Some((folderKey(p), parts.mkString("/")))
+  }
+
+  /** A folder as [[split]] and [[Job.output]] compare them: its authority (bucket, host) and path, without the scheme. */
+  def folderKey(folder: Path): String = {
+    val u = folder.toUri
+    Option(u.getAuthority).filter(_.nonEmpty).map("//" + _).getOrElse("") + u.getPath.stripSuffix("/")
   }
 
   /**
    * One job's settings: the columns hashed and their ordinals among the written data columns,
-   * the partition depth, the output folder (a URI path; files written elsewhere, such as a
+   * the partition depth, the output folder ([[folderKey]]; files written elsewhere, such as a
    * partition's own location, are not matched) and the distinct count past which a file is left out.
    */
   final case class Job(columns: Array[ColumnSpec], ordinals: Array[Int], depth: Int, output: String, maxDistinct: Int)
