@@ -9,8 +9,12 @@ it should be 1: the new files are pruned without a REFRESH). Delta writes are re
 background refresher after they commit (docs/freshness.md): their time is the write's, and the
 lookup waits for the refresher first.
 
+For the Parquet folder a third copy, `on_write_read`, has its on-write refresh read the new files
+again (`spark.bloomindex.refresh.writeTaskFilters` = 0 around its writes): the path before the
+write's tasks built the filters, measured in the same run.
+
 Writes bench/out/write.json and prints a summary. BENCH_WRITE_ROUNDS (10), BENCH_WRITE_FILES (100),
-BENCH_WRITE_ROWS (2000) scale it.
+BENCH_WRITE_ROWS (2000) scale it; BENCH_WRITE_FORMATS (parquet,delta) picks the formats.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ OUT = os.path.join(ROOT, "bench", "out", "write")
 ROUNDS = int(os.environ.get("BENCH_WRITE_ROUNDS", "10"))
 FILES = int(os.environ.get("BENCH_WRITE_FILES", "100"))
 ROWS = int(os.environ.get("BENCH_WRITE_ROWS", "2000"))
+FORMATS = [f for f in os.environ.get("BENCH_WRITE_FORMATS", "parquet,delta").split(",") if f]
+READ_CONF = "spark.bloomindex.refresh.writeTaskFilters"
 
 
 def main() -> None:
@@ -53,28 +59,33 @@ def main() -> None:
         spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(600_000)
         jvm.bloomindex.actions.WriteEvents.awaitIdle(600_000)
 
-    for fmt in ("parquet", "delta"):
-        paths = {mode: os.path.join(OUT, f"{fmt}_{mode}") for mode in ("manual", "on_write")}
+    for fmt in FORMATS:
+        modes = ("manual", "on_write", "on_write_read") if fmt == "parquet" else ("manual", "on_write")
+        paths = {mode: os.path.join(OUT, f"{fmt}_{mode}") for mode in modes}
         for mode, path in paths.items():
             batch(0).write.format(fmt).save(path)
             spark.sql(f"CREATE BLOOM INDEX w_{fmt}_{mode} ON {fmt}.`{path}` FOR COLUMNS (k, s) "
-                      f"OPTIONS (refresh = '{mode}')")
-        times = {"manual": [], "on_write": []}
+                      f"OPTIONS (refresh = '{'manual' if mode == 'manual' else 'on_write'}')")
+        times = {mode: [] for mode in modes}
         read_after = []
         for r in range(1, ROUNDS + 1):
-            order = ("manual", "on_write") if r % 2 else ("on_write", "manual")
+            # Each round starts with another copy.
+            order = modes[r % len(modes):] + modes[:r % len(modes)]
             for mode in order:
                 df = batch(r)
+                if mode == "on_write_read":
+                    spark.conf.set(READ_CONF, "0")
                 t0 = time.perf_counter()
                 df.write.format(fmt).mode("append").save(paths[mode])
                 times[mode].append(time.perf_counter() - t0)
+                spark.conf.unset(READ_CONF)
             await_refresher()
             key = r * FILES * ROWS + ROWS // 2
             q = spark.read.format(fmt).load(paths["on_write"]).where(f"k = {key}")
             assert q.count() == 1
             read_after.append(len(q.inputFiles()))
-            print(f"{fmt} round {r}: manual {times['manual'][-1]:.2f} s, on_write {times['on_write'][-1]:.2f} s, "
-                  f"first lookup reads {read_after[-1]} of {(r + 1) * FILES} files", flush=True)
+            print(f"{fmt} round {r}: " + ", ".join(f"{m} {times[m][-1]:.2f} s" for m in modes) +
+                  f", first lookup reads {read_after[-1]} of {(r + 1) * FILES} files", flush=True)
         ratios = [o / m for o, m in zip(times["on_write"], times["manual"])]
         results["formats"][fmt] = {
             "write_s_manual": times["manual"], "write_s_on_write": times["on_write"],
@@ -83,12 +94,21 @@ def main() -> None:
             "median_ratio": statistics.median(ratios),
             "files_read_by_first_lookup": read_after,
         }
+        if "on_write_read" in times:
+            results["formats"][fmt].update({
+                "write_s_on_write_read": times["on_write_read"],
+                "median_on_write_read_s": statistics.median(times["on_write_read"]),
+                "median_ratio_read": statistics.median(o / m for o, m in zip(times["on_write_read"], times["manual"])),
+            })
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "write.json"), "w") as f:
         json.dump(results, f, indent=2)
     for fmt, r in results["formats"].items():
         print(f"{fmt}: median write {r['median_manual_s']:.2f} s manual, {r['median_on_write_s']:.2f} s on_write "
               f"(median ratio {r['median_ratio']:.2f}x); first lookups read {r['files_read_by_first_lookup']} files")
+        if "median_ratio_read" in r:
+            print(f"{fmt}: on_write reading the new files again: median {r['median_on_write_read_s']:.2f} s "
+                  f"(median ratio {r['median_ratio_read']:.2f}x)")
     spark.stop()
 
 

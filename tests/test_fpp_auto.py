@@ -93,6 +93,24 @@ def test_auto_is_chosen_shown_and_kept_through_refresh(spark, root, tmp_path):
         assert len(rows) == {"k = 1234": 1, "k = -5": 0, "s = 's700'": 1}.get(where, 3)
 
 
+def test_a_small_write_keeps_the_rate_and_its_tasks_filters(spark, root, tmp_path):
+    """An incremental refresh keeps the recorded rate while the new choice is within 2x of it
+    (AutoFpp.KeepWithin): a refresh on write then uses the filters the write's own tasks built
+    at that rate (matched by the whole column spec) instead of reading the new file."""
+    path = str(tmp_path / "t")
+    _write(spark, path, 0, 4000, 8)
+    spark.sql(f"CREATE BLOOM INDEX small_w ON parquet.`{path}` FOR COLUMNS (k OPTIONS (fpp = 'auto')) "
+              "OPTIONS (refresh = 'on_write')")
+    first = _active_columns(root, "small_w")["k"]["fpp"]
+    _write(spark, path, 4000, 500, 1, mode="append")  # 9 files: the choice moves by 9/8 at most
+    assert _describe(spark, "small_w")["files_indexed"] == "9"
+    assert _active_columns(root, "small_w")["k"]["fpp"] == first
+    assert spark._jvm.bloomindex.actions.WriteEvents.filesFromWriteTasks(spark._jsparkSession, "small_w") == 1
+    _assert_sized_for(spark, root, "small_w", "k", first)
+    for where in ("k = 4321", "k IN (1, 4499, 99999)"):
+        assert_same_with_pruning_off(spark, lambda: spark.read.parquet(path).where(where))
+
+
 def test_auto_is_the_default_of_new_indexes_and_index_wide(spark, root, tmp_path):
     path = str(tmp_path / "t")
     _write(spark, path, 0, 2000, 4)

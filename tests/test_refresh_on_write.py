@@ -13,6 +13,7 @@ the driver's refresher thread; a refresh made to fail leaves the write done, the
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 
 import pytest
 
@@ -281,3 +282,88 @@ def test_a_streaming_sink_refreshes_after_its_batches(spark, root, tmp_path, fmt
     _covers(root, "sink_ix", files, spark)
     assert same(spark, lambda: read().where("k = 's1'")) == [("s1", 0)]
     assert kept(report(spark, lambda: read().where("k = 's1'")), "sink_ix")[0] == 1
+
+
+def _from_write(spark, name: str) -> int:
+    """Files whose filters the last automatic refresh of `name` took from the write's own tasks."""
+    return spark._jvm.bloomindex.actions.WriteEvents.filesFromWriteTasks(spark._jsparkSession, name)
+
+
+def _filters(spark, root: str, name: str) -> dict:
+    """(file, column) -> (rows, nulls, distinct values, filter bytes) of the index's ACTIVE data."""
+    from index_helpers import index_rows
+    return {(os.path.realpath(r["file_path"].replace("file://", "").replace("file:", "")), r["column"]):
+            (r["row_count"], r["null_count"], r["ndv"], bytes(r["filter"]), r["built_from"]) for r in index_rows(spark, root, name)}
+
+
+_WT_COLUMNS = "k, s, d, b, s USING TOKENS"
+
+
+def test_write_tasks_build_the_filters_a_refresh_reads_bit_for_bit(spark, root, tmp_path):
+    """A Parquet write builds the new files' filters in its own tasks (the on-write refresh reads
+    no data): the same bytes, row, null and distinct counts, file by file and column by column, as
+    an index that read the same files; a column of a type the write's tasks do not hash (double)
+    makes its index read the new files, and the setting at 0 turns it off."""
+    p = str(tmp_path / "wt")
+    schema = "k BIGINT, s STRING, d DECIMAL(12, 2), b BINARY, x DOUBLE"
+
+    def rows(start: int, n: int) -> list:
+        return [(i if i % 7 else None, None if i % 5 == 0 else f"word{i % 11} key {i}",
+                 None if i % 3 == 0 else Decimal(i) / 4, None if i % 4 == 0 else bytes([i % 256, 7]), i / 3)
+                for i in range(start, start + n)]
+
+    spark.createDataFrame(rows(0, 30), schema).coalesce(1).write.parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX wt ON parquet.`{p}` FOR COLUMNS ({_WT_COLUMNS}) OPTIONS (refresh = 'on_write')")
+    spark.sql(f"CREATE BLOOM INDEX wt_x ON parquet.`{p}` FOR COLUMNS (k, x) OPTIONS (refresh = 'on_write')")
+    read = lambda: spark.read.parquet(p)  # noqa: E731
+    # Three files (one holds a single row of nulls only but for x), then one without rows in a column.
+    spark.createDataFrame(rows(30, 60) + [(None, None, None, None, 1.5)], schema).repartition(3).write.mode("append").parquet(p)
+    assert _from_write(spark, "wt") == 3, _from_write(spark, "wt")
+    assert _from_write(spark, "wt_x") == 0  # x (double) is read: every new file of wt_x
+    _covers(root, "wt", _files(spark, read()))
+    _covers(root, "wt_x", _files(spark, read()))
+    _lookup(spark, lambda: read().where("k = 44"), "wt", [(44, "word0 key 44", Decimal(11), None, 44 / 3)],
+            len(_files(spark, read())))
+    spark.createDataFrame(rows(100, 10), schema).coalesce(1).write.mode("append").parquet(p)
+    assert _from_write(spark, "wt") == 1
+    with confs(spark, {"spark.bloomindex.refresh.writeTaskFilters": "0"}):
+        spark.createDataFrame(rows(200, 10), schema).coalesce(1).write.mode("append").parquet(p)
+    assert _from_write(spark, "wt") == 0
+    _covers(root, "wt", _files(spark, read()))
+    # The reference: an index that read every file.
+    spark.sql(f"CREATE BLOOM INDEX wt_ref ON parquet.`{p}` FOR COLUMNS ({_WT_COLUMNS})")
+    built, ref = _filters(spark, root, "wt"), _filters(spark, root, "wt_ref")
+    assert len(built) == 6 * 5 and built.keys() == ref.keys()
+    assert {k: v for k, v in built.items() if v != ref[k]} == {}
+    for q in ("k = 44", "s = 'word3 key 58'", "d = 11.5", "b = X'4807'", "s LIKE '%word3%'", "k IN (1, 205, 105)"):
+        same(spark, lambda q=q: read().where(q))
+
+
+def test_write_tasks_build_the_filters_of_partitioned_writes(spark, root, tmp_path):
+    """INSERT INTO, DataFrame insertInto and INSERT OVERWRITE of dynamic partitions of a
+    partitioned table: the files their tasks wrote (under partition folders, moved into place by
+    the commit) get the filters a read builds, and answers stay those of the index off."""
+    spark.sql("DROP TABLE IF EXISTS wt_p")
+    spark.sql(f"CREATE TABLE wt_p (k BIGINT, s STRING, p INT) USING parquet PARTITIONED BY (p) "
+              f"LOCATION '{tmp_path / 'wt_p'}'")
+    try:
+        spark.sql("INSERT INTO wt_p VALUES (1, 'a', 1), (2, 'b', 2)")
+        spark.sql("CREATE BLOOM INDEX wt_p_ix ON wt_p FOR COLUMNS (k, s) OPTIONS (refresh = 'on_write')")
+        table = lambda: spark.table("wt_p")  # noqa: E731
+        spark.sql("INSERT INTO wt_p VALUES (3, 'c', 1), (4, 'd', 3), (5, NULL, 3)")
+        assert _from_write(spark, "wt_p_ix") == 2  # p=1 and p=3, one file each
+        spark.createDataFrame([(6, "e", 4), (7, "f", 1)], "k BIGINT, s STRING, p INT").coalesce(1).write.insertInto("wt_p")
+        assert _from_write(spark, "wt_p_ix") == 2
+        with confs(spark, {"spark.sql.sources.partitionOverwriteMode": "dynamic"}):
+            spark.sql("INSERT OVERWRITE wt_p SELECT 8, 'g', 3")  # p=3 replaced
+        assert _from_write(spark, "wt_p_ix") == 1
+        files = table_files(spark, "wt_p")
+        _covers(root, "wt_p_ix", files)
+        _lookup(spark, lambda: table().where("k = 8"), "wt_p_ix", [(8, "g", 3)], len(files))
+        assert same(spark, lambda: table().where("k IN (4, 5, 7)")) == [(7, "f", 1)]
+        spark.sql("CREATE BLOOM INDEX wt_p_ref ON wt_p FOR COLUMNS (k, s)")
+        built, ref = _filters(spark, root, "wt_p_ix"), _filters(spark, root, "wt_p_ref")
+        assert len(built) == len(files) * 2 and built.keys() == ref.keys()
+        assert {k: v for k, v in built.items() if v != ref[k]} == {}
+    finally:
+        spark.sql("DROP TABLE IF EXISTS wt_p")

@@ -42,9 +42,16 @@ private[actions] object AutoFpp extends Logging {
   /**
    * `spec` with each `auto` column's rate chosen: `all` the files the version holds, `read`
    * those the build reads (with `relation`), from which the distinct values are sampled.
+   *
+   * On an `incremental` build (a REFRESH extending a version) a column keeps the rate its
+   * version recorded while the new choice is within [[KeepWithin]] of it: the rate then moves
+   * when the table has grown (or shrunk) by about that factor, not on every small write, so the
+   * filters a write's own tasks built at the recorded rate are used as they are (they are
+   * matched by the whole column spec, rate included) and the files of one version share a size.
    */
   def resolve(spark: SparkSession, indexName: String, spec: IndexSpec, all: Seq[SourceFile],
-      relation: HadoopFsRelation, read: Seq[SourceFile], known: Map[String, Double] = Map.empty): IndexSpec = {
+      relation: HadoopFsRelation, read: Seq[SourceFile], known: Map[String, Double] = Map.empty,
+      incremental: Boolean = false): IndexSpec = {
     val auto = spec.columns.filter(_.fppAuto)
     if (auto.isEmpty || all.isEmpty || read.isEmpty) return spec
     val files = all.size.toLong
@@ -66,7 +73,7 @@ private[actions] object AutoFpp extends Logging {
           f"$files files of ${avg / 1e6}%.2f MB, ${ndv.get}%.0f distinct values each, " +
           w.fold("no recorded workload")(x => f"${x.lookups} lookups of ${x.valuesPerLookup}%.1f values recorded") +
           f", ${choice.expectedFalsePositiveFiles}%.3g false positive files a lookup, ${choice.totalBytes(files)} filter bytes)")
-        c.copy(fpp = choice.fpp)
+        if (incremental && kept(c.fpp, choice.fpp)) c else c.copy(fpp = choice.fpp)
       }
     })
   }
@@ -90,6 +97,13 @@ private[actions] object AutoFpp extends Logging {
     logInfo(s"Bloom index '${base.spec.name}': fpp auto samples the files (the base's summary: $e)")
     Map.empty
   }
+
+  /** How far a new choice may be from the recorded rate before an incremental build takes it. */
+  val KeepWithin = 2.0
+
+  /** Whether an incremental build keeps the `recorded` rate rather than the one `chosen` now. */
+  def kept(recorded: Double, chosen: Double): Boolean =
+    recorded > 0 && chosen > 0 && chosen <= recorded * KeepWithin && chosen >= recorded / KeepWithin
 
   /** [[FppModel.choose]] for one column. */
   def choose(c: ColumnSpec, files: Long, ndvPerFile: Double, avgFileBytes: Double, budget: Option[Long],

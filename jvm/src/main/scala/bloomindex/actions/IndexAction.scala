@@ -13,11 +13,12 @@ import org.apache.spark.internal.Logging
 
 /**
  * What a build step produced: the rows' summary, the table version read, how it decoded the
- * columns, the earlier data folders whose probe files the version keeps, and the spec it built
- * (`fpp = 'auto'` columns at the rate chosen: the spec the version's entry records).
+ * columns, the earlier data folders whose probe files the version keeps, the spec it built
+ * (`fpp = 'auto'` columns at the rate chosen: the spec the version's entry records) and how many
+ * files' rows their write built ([[bloomindex.indexing.WriteTaskFilters]]).
  */
 final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding, reused: Seq[String] = Nil,
-    spec: Option[IndexSpec] = None)
+    spec: Option[IndexSpec] = None, fromWrite: Int = 0)
 
 /**
  * An operation that builds index data (CREATE, REFRESH), as four steps in the open, each a

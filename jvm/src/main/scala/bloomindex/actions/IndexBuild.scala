@@ -1,10 +1,10 @@
 package bloomindex.actions
 
-import bloomindex.indexing.IndexBuilder
+import bloomindex.indexing.{IndexBuilder, WrittenFilters}
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
-import bloomindex.source.{SourceFile, SourceResolver}
+import bloomindex.source.{Snapshot, SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
@@ -30,12 +30,14 @@ private[actions] object IndexBuild extends Logging {
   /**
    * `recorded`: the decoding context of the index's last ACTIVE version (a refresh's), whose
    * columns' physical identities a renamed column is followed by ([[SourceResolver.following]]);
-   * `preferNames` for a full rebuild.
+   * `preferNames` for a full rebuild; `listed`: the source's files as the caller listed them
+   * already (through `frame`), else listed here.
    */
   def run(ctx: ActionContext, spec: IndexSpec, dataDir: Path, base: Option[LogEntry], frame: Option[DataFrame],
-      optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false): Built = {
+      optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false,
+      written: Option[WrittenFilters] = None, listed: Option[Snapshot] = None): Built = {
     val spark = ctx.spark
-    val snapshot = SourceResolver.snapshot(spark, spec.source, frame)
+    val snapshot = listed.getOrElse(SourceResolver.snapshot(spark, spec.source, frame))
     val (relation, current, tableVersion) =
       (SourceResolver.following(spark, spec, recorded, preferNames, snapshot.relation), snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)
@@ -80,10 +82,18 @@ private[actions] object IndexBuild extends Logging {
       // `fpp = 'auto'`: each such column's rate for this version, before anything is sized.
       val sized = if (!spec.columns.exists(_.fppAuto)) Map.empty[String, Double]
         else (for (b <- base; d <- baseData) yield AutoFpp.baseNdv(spark, ctx.log.indexDir, b, d)).getOrElse(Map.empty)
-      val resolved = AutoFpp.resolve(spark, ctx.name, spec, current, readRelation, readFiles, sized)
-      (IndexBuilder.build(spark, resolved, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused), resolved)
+      val resolved = AutoFpp.resolve(spark, ctx.name, spec, current, readRelation, readFiles, sized,
+        incremental = baseData.isDefined)
+      // The files whose filters their write's tasks built, for every column (at the rate this
+      // version records): not read.
+      val prebuilt = if (resolved.global) Nil else written.map(_.forFiles(readFiles, resolved.columns)).getOrElse(Nil)
+      val fromWrite = prebuilt.iterator.map(_.path).toSet.size
+      if (written.isDefined) logInfo(s"Bloom index '${ctx.name}': $fromWrite of ${readFiles.size} new files' filters " +
+        "built by the write that wrote them")
+      (IndexBuilder.build(spark, resolved, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused,
+        prebuilt), (resolved, fromWrite))
     }
-    Built(result, tableVersion, decoding, reused.folders, Some(built))
+    Built(result, tableVersion, decoding, reused.folders, Some(built._1), built._2)
   }
 
   /** The rows of `rows` whose file is one of `unchanged`, as it is now. */

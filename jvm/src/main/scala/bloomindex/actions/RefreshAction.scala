@@ -28,7 +28,11 @@ import org.apache.spark.sql.DataFrame
  * small probe files together into few ([[IndexBuild]]); nothing is committed when the index is
  * current and already compact.
  */
-final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean = false) extends IndexAction(ctx) {
+final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean = false,
+    written: Option[bloomindex.indexing.WrittenFilters] = None) extends IndexAction(ctx) {
+
+  /** Files whose rows the last build took from the write that wrote them (`written`), not read. */
+  private[actions] var filesFromWrite: Int = 0
 
   private val name = ctx.name
   private lazy val head = ctx.log.head().getOrElse(throw BloomIndexErrors.notFound(name))
@@ -53,6 +57,13 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
   private def current(frame: Option[DataFrame]) =
     SourceResolver.following(ctx.spark, spec, recorded, preferNames = rebuild,
       SourceResolver.currentRelation(ctx.spark, spec.source, frame))
+
+  /**
+   * The source's files as of now, listed once through `frame` (which an incremental refresh of a
+   * provider that reuses it made a moment ago): the up-to-date check and the build share it.
+   */
+  private lazy val listed: Option[bloomindex.source.Snapshot] =
+    frame.map(f => SourceResolver.snapshot(ctx.spark, spec.source, Some(f)))
 
   private var rebuild = full
   private var frame: Option[DataFrame] = None
@@ -112,7 +123,10 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
 
   /** Whether `b` holds exactly the source's current files, each as it is now (a damaged or unreadable version does not). */
   private def upToDate(b: LogEntry): Boolean = try {
-    val (current, version) = SourceResolver.currentFiles(ctx.spark, spec.source)
+    val (current, version) = listed match {
+      case Some(l) => (l.files, l.version)
+      case None => SourceResolver.currentFiles(ctx.spark, spec.source)
+    }
     // The file count first: after a write it differs, and the columns (their probe files'
     // footers, which the build reads again) need not be loaded to say so.
     b.data.exists(d => d.tableVersion == version && d.indexedFiles == current.size) && spec.columns.indices.forall { i =>
@@ -156,6 +170,10 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
     })
   }
 
-  protected def build(begin: LogEntry, dataDir: Path): Built =
-    IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame, optimize, recorded, preferNames = rebuild)
+  protected def build(begin: LogEntry, dataDir: Path): Built = {
+    val built = IndexBuild.run(ctx, begin.spec, dataDir, if (rebuild) None else base, frame, optimize, recorded,
+      preferNames = rebuild, written = if (rebuild) None else written, listed = if (rebuild) None else listed)
+    filesFromWrite = built.fromWrite
+    built
+  }
 }

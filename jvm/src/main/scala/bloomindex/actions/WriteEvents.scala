@@ -5,6 +5,7 @@ import java.util.concurrent.{ConcurrentHashMap, LinkedBlockingQueue, ThreadPoolE
 import scala.util.control.NonFatal
 
 import bloomindex.catalog.IndexCatalog
+import bloomindex.indexing.WrittenFilters
 import bloomindex.errors.ConcurrentBloomIndexUpdateException
 import bloomindex.log.{IndexRoot, IndexState, LogEntry, RefreshMode}
 import bloomindex.source.{SourceIdentity, SourceProviders}
@@ -30,7 +31,9 @@ import org.apache.spark.sql.util.QueryExecutionListener
  *    in every mode, CTAS and RTAS: all plan an `InsertIntoHadoopFsRelationCommand`) are planned
  *    by [[WriteEvents.Planning]] as [[RefreshAfterWrite]], which runs the write, then, in the
  *    writing thread and before the write returns, an incremental REFRESH of each `on_write`
- *    index over the folder or table written (and queues the `background` ones).
+ *    index over the folder or table written (and queues the `background` ones). Where it can,
+ *    the write's own tasks build the new files' filters as they write them ([[WriteTasks]]),
+ *    and the refresh writes those instead of reading the files again.
  *  - '''Every other write''' a provider recognises ([[bloomindex.source.SourceProvider.writtenBy]]:
  *    Delta's commands and DataFrame writes, V2 writes such as Iceberg's appends, overwrites and
  *    row-level operations, Iceberg's replaces and TRUNCATE TABLE) is seen by a
@@ -70,24 +73,41 @@ object WriteEvents extends Logging {
   private def following(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] =
     new IndexRoot(spark).list().filter(e => e.spec.refresh != RefreshMode.Manual && SourceProviders.sameSource(e.spec.source, written))
 
-  /**
-   * After a write of `written` committed: refreshes the `on_write` indexes now when `inThread`
-   * (else queues them), and queues the `background` ones.
-   */
-  def afterWrite(spark: SparkSession, written: SourceIdentity, inThread: Boolean): Unit = {
+  /** The indexes that follow writes of `written` (none for a write of an index's own data, or when they cannot be listed). */
+  private[actions] def indexesOf(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] = {
     // An index's own data (written under the root by its builds) is no index's source.
     val root = SourceProviders.normalizeRoot(new IndexRoot(spark).root.toString)
-    if (written.roots.nonEmpty && written.roots.forall(r => r == root || r.startsWith(root + "/"))) return
-    val indexes = try following(spark, written) catch {
+    if (written.roots.nonEmpty && written.roots.forall(r => r == root || r.startsWith(root + "/"))) return Nil
+    try following(spark, written) catch {
       case NonFatal(e) =>
         logWarning(s"bloomindex: could not list the Bloom indexes to refresh after a write of ${show(written)}: $e")
         Nil
     }
+  }
+
+  /**
+   * After a write of `written` committed: refreshes the `on_write` indexes now when `inThread`
+   * (else queues them), and queues the `background` ones. `listed`: the indexes, when the caller
+   * listed them already; `built`: the new files' filters the write's tasks built
+   * ([[WriteTasks]]), which the in-thread refreshes take instead of reading those files.
+   */
+  def afterWrite(spark: SparkSession, written: SourceIdentity, inThread: Boolean,
+      listed: Option[Seq[LogEntry]] = None, built: Option[WrittenFilters] = None): Unit = {
+    val indexes = listed.getOrElse(indexesOf(spark, written))
     indexes.foreach { e =>
-      if (inThread && e.spec.refresh == RefreshMode.OnWrite) refreshNow(spark, e.spec.name)
+      if (inThread && e.spec.refresh == RefreshMode.OnWrite) refreshNow(spark, e.spec.name, built)
       else enqueue(spark, e.spec.name)
     }
   }
+
+  private val fromWrite = new ConcurrentHashMap[String, Integer]()
+
+  /**
+   * How many files' filters the last automatic refresh of `name` in this JVM took from the write
+   * that wrote them instead of reading them (for tests and logs).
+   */
+  def filesFromWriteTasks(spark: SparkSession, name: String): Int =
+    Option(fromWrite.get(key(new IndexRoot(spark).root.toString, name))).map(_.intValue).getOrElse(0)
 
   private def show(w: SourceIdentity): String = w.table.getOrElse(w.roots.mkString(", "))
 
@@ -120,7 +140,7 @@ object WriteEvents extends Logging {
    * is retried (up to four times, after a growing, jittered pause), the later attempt finding
    * what is left.
    */
-  def refreshNow(spark: SparkSession, name: String): Unit = {
+  def refreshNow(spark: SparkSession, name: String, built: Option[WrittenFilters] = None): Unit = {
     val root = new IndexRoot(spark).root.toString
     val k = key(root, name)
     try locks.computeIfAbsent(k, _ => new Object).synchronized {
@@ -129,7 +149,9 @@ object WriteEvents extends Logging {
       while (!done) {
         try {
           awaitOthers(spark, name)
-          new RefreshAction(ActionContext.writing(spark, name), full = false).run()
+          val action = new RefreshAction(ActionContext.writing(spark, name), full = false, written = built)
+          action.run()
+          fromWrite.put(k, action.filesFromWrite)
           done = true
         } catch {
           case e: ConcurrentBloomIndexUpdateException if attempt < Attempts =>
@@ -298,8 +320,11 @@ case class RefreshAfterWrite(write: InsertIntoHadoopFsRelationCommand, written: 
   override lazy val metrics = write.metrics
 
   override def run(sparkSession: org.apache.spark.sql.classic.SparkSession, child: SparkPlan): Seq[Row] = {
-    val rows = write.run(sparkSession, child)
-    WriteEvents.afterWrite(sparkSession, written, inThread = true)
+    val indexes = WriteEvents.indexesOf(sparkSession, written)
+    // The write's tasks build the new files' filters where they can (WriteTasks): the refresh then reads no data.
+    val inTasks = if (indexes.isEmpty) None else WriteTasks.prepare(sparkSession, write, child, indexes)
+    val rows = write.run(sparkSession, inTasks.map(_.plan).getOrElse(child))
+    WriteEvents.afterWrite(sparkSession, written, inThread = true, listed = Some(indexes), built = inTasks.flatMap(_.result()))
     rows
   }
 

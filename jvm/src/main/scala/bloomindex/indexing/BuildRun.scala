@@ -32,14 +32,26 @@ private final class BuildRun(
     spark: SparkSession,
     spec: IndexSpec,
     relation: HadoopFsRelation,
-    files: Seq[SourceFile],
+    allFiles: Seq[SourceFile],
     dir: String,
     baseGlobal: Map[String, Array[Byte]],
-    reusedRows: Seq[IndexFiles.RowWritten] = Nil) extends Logging {
+    reusedRows: Seq[IndexFiles.RowWritten] = Nil,
+    prebuilt: Seq[FileFilter] = Nil) extends Logging {
 
   import DistinctPass._
 
   private val sc = spark.sparkContext
+  /** Prebuilt filters up to this many bytes are written on the driver. */
+  private val DriverWriteBytes = 64L << 20
+  /**
+   * The files to read: those without `prebuilt` rows (built by the write that wrote them,
+   * [[WriteTaskFilters]]; never with global filters, which need every value).
+   */
+  private val files: Seq[SourceFile] = {
+    require(prebuilt.isEmpty || !spec.global, "prebuilt filters with a global filter")
+    val done = prebuilt.iterator.map(_.path).toSet
+    allFiles.filterNot(f => done.contains(f.path))
+  }
   private val cols = spec.columns.toArray
   private val n = cols.length
   private val maxDistinct = spark.sessionState.conf.getConf(BloomIndexSQLConf.BUILD_MAX_DISTINCT_PER_FILE)
@@ -49,7 +61,9 @@ private final class BuildRun(
   private var globals: Map[String, Long] = Map.empty
   private lazy val hadoopConf = ConfWritable.broadcast(spark)
   /** How the rows are encrypted ([[IndexEncryption]]), recorded in `dir` before the build. */
-  private lazy val encryption = IndexEncryption.plan(hadoopConf.value.conf, dir)
+  private lazy val encryption = IndexEncryption.plan(driverConf, dir)
+  /** The session's Hadoop configuration, on the driver (what [[hadoopConf]] ships to tasks). */
+  private lazy val driverConf = spark.sessionState.newHadoopConf()
   /**
    * The columns whose filters are written block-major ([[ProbeFile]]): all, in the layouts
    * that have probe files.
@@ -89,16 +103,35 @@ private final class BuildRun(
 
   /** Index rows as Parquet into `dir`: `carried` ones and those of the new files. */
   def write(carried: Option[DataFrame]): Unit = try {
+    var unwritten = carried
+    if (prebuilt.nonEmpty) {
+      // Rows the write's tasks built: written (with the carried ones) without reading data; few
+      // of them, alone, on the driver (no Spark job).
+      val bytes = prebuilt.iterator.map(_.filter.length.toLong).sum
+      timed(s"writing the rows of ${prebuilt.map(_.path).distinct.size} files their write built") {
+        if (unwritten.isEmpty && bytes <= DriverWriteBytes) {
+          val byPath = allFiles.map(f => f.path -> f).toMap
+          val names = cols.map(_.name)
+          written ++= IndexFiles.writeOnDriver(prebuilt.iterator.map { f =>
+            val file = byPath(f.path)
+            IndexRow(f.path, file.size, file.modificationTime, names(f.column), f.rows, f.nulls, f.ndv, f.filter, "data")
+          }, dir, driverConf, encryption, probes, layout == IndexLayout.Blocks).flatMap(_.rows)
+        } else {
+          val slices = math.max(1, math.min(sc.defaultParallelism * 4L, bytes / DriverWriteBytes + 1).toInt)
+          writeRows(Seq(sc.parallelize(prebuilt, slices)), unwritten)
+        }
+      }
+      unwritten = None
+    }
     if (files.isEmpty) {
       if (spec.global) IndexBuilder.writeGlobals(spark, spec, dir, Map.empty, Map.empty, baseGlobal,
         cols.map(c => IndexFilters.globalBytes(c, 1)))
-      writeRows(Nil, carried)
+      if (prebuilt.isEmpty) writeRows(Nil, unwritten)
       return
     }
     val needs = sc.collectionAccumulator[NeedsInsert]("bloomindex files to read again")
     // Parquet: first the filters its files carry, with the carried rows; the pairs whose
     // footers do not qualify come back in `rejected`. Otherwise every file is read.
-    var unwritten = carried
     val wanted: Map[String, Array[Boolean]] =
       if (!footersApply) files.map(f => f.path -> Array.fill(n)(true)).toMap
       else {
@@ -121,7 +154,7 @@ private final class BuildRun(
 
   /** Writes the index rows of `filters` and `carried` into `dir` in one job ([[IndexFiles]]). */
   private def writeRows(filters: Seq[RDD[FileFilter]], carried: Option[DataFrame]): Unit = {
-    val byPath = sc.broadcast(files.map(f => f.path -> (f.size, f.modificationTime)).toMap)
+    val byPath = sc.broadcast(allFiles.map(f => f.path -> (f.size, f.modificationTime)).toMap)
     val names = cols.map(_.name)
     val fresh = filters.map(_.map { f =>
       val (size, mtime) = byPath.value(f.path)

@@ -135,10 +135,7 @@ object DistinctPass {
             if (globals.nonEmpty) globals(i).insertAll(d.keys, 0, count)
             if (unions != null) { var k = 0; while (k < count) { unions(i).update(d.keys(k)); k += 1 } }
             if (split.contains(path)) queue += Partial(path, i, rows, nulls, d.toArray, null)
-            else {
-              val f = if (rows == 0) IndexFilters.empty(cols(i)) else IndexFilters.ofDistinct(cols(i), d.keys, count)
-              queue += Done(FileFilter(path, i, rows, nulls, count, f.toBytes, fromFooter = false))
-            }
+            else queue += Done(fileFilter(path, i, rows, nulls, d, cols(i)))
           }
           sets(i).clear()
           overflow(i) = null
@@ -172,6 +169,16 @@ object DistinctPass {
           i += 1
         }
       }
+  }
+
+  /**
+   * The filter of a file read whole by one task (or written by one, [[WriteTaskFilters]]): its
+   * `d`istinct hashes of column `c`, counted exactly, sized for that count (empty without rows).
+   */
+  def fileFilter(path: String, column: Int, rows: Long, nulls: Long, d: DistinctHashes, c: ColumnSpec): FileFilter = {
+    val count = d.distinct()
+    val f = if (rows == 0) IndexFilters.empty(c) else IndexFilters.ofDistinct(c, d.keys, count)
+    FileFilter(path, column, rows, nulls, count, f.toBytes, fromFooter = false)
   }
 
   /** Merges the [[Partial]]s of each (file, column): a finished filter, or a file for [[InsertPass]]. */

@@ -35,7 +35,8 @@ object IndexBuilder {
    * `dir/_global` when the spec asks for them). `baseGlobal` (column -> serialized filter) is
    * OR-ed into the new global filters, for incremental refreshes; `carried` are index rows of
    * unchanged files to write alongside, `reused` the probe files of earlier versions the new
-   * version keeps as they are (their rows count in the result and the summary).
+   * version keeps as they are (their rows count in the result and the summary); `prebuilt` the
+   * rows of some of `files` their write built ([[WriteTaskFilters]]): those files are not read.
    */
   def build(
       spark: SparkSession,
@@ -46,8 +47,9 @@ object IndexBuilder {
       carried: Option[DataFrame],
       baseGlobal: Map[String, Array[Byte]],
       baseGlobalNdv: Map[String, Long] = Map.empty,
-      reused: ReusedProbes = ReusedProbes.None): BuildResult = {
-    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal, reused.rows)
+      reused: ReusedProbes = ReusedProbes.None,
+      prebuilt: Seq[FileFilter] = Nil): BuildResult = {
+    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal, reused.rows, prebuilt)
     run.write(carried)
     IndexSummary.write(spark.sessionState.newHadoopConf(), dir, spec, run.rowsWritten, reused)
     // After an incremental refresh the global count is an upper bound: old + new files' counts.

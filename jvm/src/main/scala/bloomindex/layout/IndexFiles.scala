@@ -144,8 +144,23 @@ private[bloomindex] object IndexFiles {
     val written = rows.mapPartitionsWithIndex((i, it) =>
       Iterator(writeTask(i, it, dir, conf.value.conf, plan, probes, parquetToo)))
       .collect()
+    moveIntoPlace(written.toSeq, dir, conf.value.conf, plan)
+  }
+
+  /**
+   * [[write]] of a few rows on the driver, without a Spark job: the rows of files whose filters
+   * the write that wrote them built (a few bytes per value; the caller bounds their size).
+   */
+  def writeOnDriver(rows: Iterator[IndexRow], dir: String, conf: Configuration,
+      plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty,
+      parquetToo: Boolean = false): Seq[Written] =
+    moveIntoPlace(Seq(writeTask(0, rows, dir, conf, plan, probes, parquetToo)), dir, conf, plan)
+
+  /** Moves the files tasks wrote under `dir/_pending` into `dir`. */
+  private def moveIntoPlace(written: Seq[Written], dir: String, conf: Configuration,
+      plan: Option[IndexEncryption.Plan]): Seq[Written] = {
     val pending = new Path(dir, "_pending")
-    val fs = pending.getFileSystem(conf.value.conf)
+    val fs = pending.getFileSystem(conf)
     // The column folders first (a rename does not create the target's parent).
     written.iterator.flatMap(_.files).flatMap(f => Option(new Path(f).getParent)).toSet
       .foreach((folder: Path) => fs.mkdirs(new Path(dir, folder.toString)))
@@ -164,7 +179,7 @@ private[bloomindex] object IndexFiles {
     }
     fs.delete(pending, true)
     fs.mkdirs(new Path(dir)) // an index of no rows is an empty folder
-    written.toSeq
+    written
   }
 
   private final class Builder(file: HadoopOutputFile)

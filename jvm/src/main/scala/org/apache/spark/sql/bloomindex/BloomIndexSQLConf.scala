@@ -183,6 +183,18 @@ object BloomIndexSQLConf {
     .checkValue(n => n >= 1, "Must be a whole number >= 1.")
     .createWithDefault(8)
 
+  val REFRESH_WRITE_TASK_FILTERS: ConfigEntry[Int] = buildConf("spark.bloomindex.refresh.writeTaskFilters")
+    .doc("A file source write (Parquet) to the source of an index with refresh = on_write builds " +
+      "the new files' filters inside its own tasks, as it writes them, so that the refresh after " +
+      "the write reads no data: up to this many distinct values per file and indexed column " +
+      "(8 bytes each buffered per open file and column). A file with more, and every file of a " +
+      "write or column this does not apply to (docs/freshness.md), is read again by the refresh. " +
+      "0 turns it off.")
+    .version(Since)
+    .intConf
+    .checkValue(n => n >= 0, "Must be a whole number >= 0.")
+    .createWithDefault(1000000)
+
   val OPTIMIZE_TARGET_FILE_BYTES: ConfigEntry[Long] = buildConf("spark.bloomindex.optimize.targetFileBytes")
     .doc("The size of the probe files OPTIMIZE BLOOM INDEX (and a refresh past " +
       "spark.bloomindex.refresh.maxProbeFiles) writes; probe files at least this large are kept as they are.")
@@ -331,7 +343,7 @@ object BloomIndexSQLConf {
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, FPP_AUTO_BUDGET, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
     LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
-    PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, OPTIMIZE_TARGET_FILE_BYTES,
+    PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, REFRESH_WRITE_TASK_FILTERS, OPTIMIZE_TARGET_FILE_BYTES,
     VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT, TEST_SKIPPED_PATHS_MAX)
 
