@@ -16,7 +16,8 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 /**
  * One row of RECOMMEND BLOOM INDEXES. `kind`: `create` (a new index), `drop` (an index that
  * never pruned, or that no query looks up), `change_fpp` (an index whose fpp is far from the
- * one the advisor would give it). Files and bytes skipped are expected values per query (over
+ * one the advisor would give it), `candidate` (a column looked at and not recommended, with
+ * its figures alone and why not). Files and bytes skipped are expected values per query (over
  * the queries that look up one of the columns) and summed over the workload.
  */
 final case class Recommendation(kind: String, source: String, index: Option[String], columns: Seq[String],
@@ -69,15 +70,24 @@ object Advisor {
       g.profiles.values.toSeq.sortBy(_.column).filterNot(p => indexed.contains(p.column.toLowerCase(Locale.ROOT))).map { p =>
         val pick = FppPick.choose(p.files, p.ndvPerFile, p.avgFileBytes, meanValues(g, p.column), budget)
         Candidate(gi, p.column, pick.fpp, p.bytesAt(pick.fpp), p)
-      }.filter(c => worthIt(g, Map.empty, c, minShare))
+      }
     }
-    val chosen = select(groups, candidates, budget, minShare)
+    val eligible = candidates.filter(c => worthIt(groups(c.group), Map.empty, c, minShare))
+    val chosen = select(groups, eligible, budget, minShare)
     val creates = chosen.groupBy(_.group).toSeq.sortBy(_._1).map { case (gi, cs) => createRow(groups(gi), cs, existing) }
+    val rejected = candidates.filterNot(chosen.contains).map { c =>
+      val why =
+        if (!eligible.contains(c)) "alone it skips less than 1 file or " + fmt(minShare * 100) + "% of the files listed per query looking it up"
+        else if (budget.exists(c.bytes > _)) "its filters alone exceed the budget"
+        else if (budget.isDefined) "the budget went to columns that skip more for their bytes"
+        else "it adds too little to the recommended columns"
+      candidateRow(groups(c.group), c, why)
+    }
     val others = mode match {
       case FromHistory => groupsForExisting(spark, scans, existing, onSpec, groups).flatMap { case (e, g) => existingRows(e, g, budget) }
       case ForQuery(_) => groups.flatMap(g => g.existing.flatMap(e => fppRow(e, g, budget)))
     }
-    creates ++ others
+    creates ++ others ++ rejected
   }
 
   private def identity(s: ScannedSource): SourceIdentity =
@@ -210,6 +220,15 @@ object Advisor {
       perQuery * g.sample.avgFileBytes, total, total * g.sample.avgFileBytes, cs.map(_.bytes).sum, build.map(_._1).sum,
       build.map(_._2).distinct.mkString(", "), createStatement(name, g.sample.display, indexed),
       cs.map(c => spread(c.profile)).mkString("; "))
+  }
+
+  /** A column looked at and not recommended: its figures alone, and why not. */
+  private def candidateRow(g: Group, c: Candidate, why: String): Recommendation = {
+    val (queries, perQuery, total) = figures(g, Map(c.column -> c.fpp))
+    val (build, reads) = c.profile.buildBytes
+    Recommendation("candidate", g.sample.display, None, Seq(c.column), Seq(c.column -> c.fpp), queries, perQuery,
+      perQuery * g.sample.avgFileBytes, total, total * g.sample.avgFileBytes, c.bytes, build, reads,
+      createStatement(indexName(g, Nil), g.sample.display, Seq(c.column -> c.fpp)), s"not recommended: $why; ${spread(c.profile)}")
   }
 
   /** Each existing index in scope, with the measured group of its source when the workload scans it. */

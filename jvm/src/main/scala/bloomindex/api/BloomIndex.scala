@@ -98,7 +98,7 @@ final class BloomIndex private (val spark: SparkSession) {
    */
   def recommend(source: Option[String] = None, query: Option[String] = None, budget: Option[String] = None): DataFrame = {
     val ref = source.map(s => bloomindex.source.SourceRef(spark.sessionState.sqlParser.parseMultipartIdentifier(s)))
-    val cmd = RecommendBloomIndexesCommand(ref, query, budget.map(RecommendBloomIndexesCommand.parseBudget))
+    val cmd = RecommendBloomIndexesCommand(ref, query, budget)
     spark.createDataFrame(cmd.run(spark).asJava, RecommendBloomIndexesCommand.schema)
   }
 
@@ -107,7 +107,7 @@ final class BloomIndex private (val spark: SparkSession) {
    * index on `columns` would keep, estimated without building it, with the estimate's range.
    */
   def whatIf(columns: Seq[String], query: String, fpp: Option[Double] = None): DataFrame = {
-    val cmd = ExplainBloomIndexWhatIfCommand(columns, fpp, query)
+    val cmd = ExplainBloomIndexWhatIfCommand(columns, fpp.map(f => "fpp" -> f.toString).toMap, query)
     spark.createDataFrame(cmd.run(spark).asJava, ExplainBloomIndexWhatIfCommand.schema)
   }
 

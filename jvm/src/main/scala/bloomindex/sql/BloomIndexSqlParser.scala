@@ -233,18 +233,9 @@ object BloomIndexSqlParser {
       val cols = ArrayBuffer[String]()
       do cols += multipart("a column name").mkString(".") while (acceptSymbol(","))
       expectSymbol(")")
-      val fpp = if (!acceptWord("OPTIONS")) None else {
-        val opts = optionList()
-        opts.keys.find(_.toLowerCase(Locale.ROOT) != "fpp").foreach(k =>
-          throw BloomIndexErrors.unknownOption(k, "WHATIF", Seq("fpp")))
-        opts.values.headOption.map { v =>
-          val d = scala.util.Try(v.toDouble).getOrElse(Double.NaN)
-          if (!(d > 0 && d < 1)) throw BloomIndexErrors.invalidOptionValue("fpp", v, "must be a number in (0, 1)")
-          d
-        }
-      }
+      val options = if (acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
       expectWord("FOR")
-      ExplainBloomIndexWhatIfCommand(cols.toSeq, fpp, rest())
+      ExplainBloomIndexWhatIfCommand(cols.toSeq, options, rest())
     }
 
     /** RECOMMEND BLOOM INDEXES [ON source] [BUDGET size] [FOR query | FROM HISTORY [BUDGET size]]. */
@@ -264,7 +255,7 @@ object BloomIndexSqlParser {
     }
 
     /** A size: `'512m'`, `512m`, `1048576`. */
-    private def budgetValue(): Long = {
+    private def budgetValue(): String = {
       val t = peek
       val text = t.kind match {
         case Lexer.Str | Lexer.Word => next().text
@@ -274,7 +265,7 @@ object BloomIndexSqlParser {
           if (peek.kind == Lexer.Word && peek.start == t.start + t.text.length) t.text + next().text else t.text
         case _ => error("expected a storage budget, a size such as '512m'")
       }
-      RecommendBloomIndexesCommand.parseBudget(text)
+      text
     }
 
     /** DESCRIBE BLOOM INDEX [EXTENDED] name (an index named `extended` is DESCRIBE BLOOM INDEX extended). */

@@ -13,16 +13,18 @@ import org.apache.spark.sql.types._
 /**
  * `RECOMMEND BLOOM INDEXES [ON source] [BUDGET size] [FOR query | FROM HISTORY]`: one row per
  * recommendation ([[Advisor.recommend]]); without FOR, the workload history. The query is kept
- * as text and planned when the command runs.
+ * as text and planned when the command runs; the budget is checked then too (a parser may
+ * throw only ParseExceptions).
  */
-case class RecommendBloomIndexesCommand(source: Option[SourceRef], query: Option[String], budget: Option[Long])
+case class RecommendBloomIndexesCommand(source: Option[SourceRef], query: Option[String], budget: Option[String])
     extends LeafRunnableCommand {
 
   override val output: Seq[Attribute] = RecommendBloomIndexesCommand.schema.map(f =>
     AttributeReference(f.name, f.dataType, f.nullable)())
 
   override def run(spark: SparkSession): Seq[Row] =
-    Advisor.recommend(spark, source, query.map(Advisor.ForQuery).getOrElse(Advisor.FromHistory), budget)
+    Advisor.recommend(spark, source, query.map(Advisor.ForQuery).getOrElse(Advisor.FromHistory),
+      budget.map(RecommendBloomIndexesCommand.parseBudget))
       .map(RecommendBloomIndexesCommand.row)
 }
 
@@ -63,17 +65,31 @@ object RecommendBloomIndexesCommand {
  * with a filter on a source having one of the columns, the files an index on them would keep
  * ([[WhatIf.estimate]]), without building it.
  */
-case class ExplainBloomIndexWhatIfCommand(columns: Seq[String], fpp: Option[Double], query: String) extends LeafRunnableCommand {
+case class ExplainBloomIndexWhatIfCommand(columns: Seq[String], options: Map[String, String], query: String)
+    extends LeafRunnableCommand {
 
   override val output: Seq[Attribute] = ExplainBloomIndexWhatIfCommand.schema.map(f =>
     AttributeReference(f.name, f.dataType, f.nullable)())
 
-  override def run(spark: SparkSession): Seq[Row] = WhatIf.estimate(spark, columns, fpp, query).map { r =>
+  override def run(spark: SparkSession): Seq[Row] =
+    WhatIf.estimate(spark, columns, ExplainBloomIndexWhatIfCommand.fppOf(options), query).map { r =>
     Row(r.source, r.columns, r.fpp, r.listed, r.kept, r.keptLow, r.keptHigh, r.holding, r.sampledFiles, r.method)
   }
 }
 
 object ExplainBloomIndexWhatIfCommand {
+
+  /** The `fpp` of WHATIF's OPTIONS (the only option), checked as CREATE checks it. */
+  def fppOf(options: Map[String, String]): Option[Double] = {
+    options.keys.find(_.toLowerCase(java.util.Locale.ROOT) != "fpp").foreach(k =>
+      throw BloomIndexErrors.unknownOption(k, "WHATIF", Seq("fpp")))
+    options.values.headOption.map { v =>
+      val d = scala.util.Try(v.trim.toDouble).getOrElse(Double.NaN)
+      if (!(d > 0 && d < 1)) throw BloomIndexErrors.invalidOptionValue("fpp", v, "must be a number in (0, 1)")
+      d
+    }
+  }
+
   val schema: StructType = StructType(Seq(
     StructField("source", StringType, nullable = false),
     StructField("columns", ArrayType(StringType, containsNull = false), nullable = false),
