@@ -4,10 +4,9 @@ import java.util.Locale
 
 import scala.util.Try
 
-import bloomindex.actions.IndexManager
 import bloomindex.hash.ParquetHash
 import bloomindex.history.WorkloadHistory
-import bloomindex.log.{LogEntry, SourceSpec}
+import bloomindex.log.{IndexRoot, LogEntry, SourceSpec}
 import bloomindex.source.{SourceIdentity, SourceProviders, SourceRef, SourceResolver}
 
 import org.apache.spark.sql.SparkSession
@@ -60,7 +59,7 @@ object Advisor {
       case FromHistory => Workload.fromHistory(WorkloadHistory.read(spark))
       case ForQuery(q) => Workload.fromQuery(spark, q)
     }).filter(s => onSpec.forall(spec => SourceProviders.sameSource(spec, identity(s.source))))
-    val existing = new IndexManager(spark).list().filter(_.state == "ACTIVE")
+    val existing = new IndexRoot(spark).list().filter(_.state == "ACTIVE")
     val groups = scans.groupBy(_.source.key).values.toSeq.sortBy(_.head.source.display).flatMap { ss =>
       group(spark, ss, existing, mode, strict = on.isDefined)
     }
@@ -68,7 +67,8 @@ object Advisor {
     val candidates = groups.zipWithIndex.flatMap { case (g, gi) =>
       val indexed = g.existing.flatMap(_.spec.columns.filterNot(_.isText).map(_.name.toLowerCase(Locale.ROOT))).toSet
       g.profiles.values.toSeq.sortBy(_.column).filterNot(p => indexed.contains(p.column.toLowerCase(Locale.ROOT))).map { p =>
-        val pick = FppPick.choose(p.files, p.ndvPerFile, p.avgFileBytes, meanValues(g, p.column), budget)
+        val pick = FppPick.choose(p.files, p.ndvPerFile, p.avgFileBytes, meanValues(g, p.column), budget,
+          usingWeight(g, Set(p.column))._1)
         Candidate(gi, p.column, pick.fpp, p.bytesAt(pick.fpp), p)
       }
     }
@@ -264,7 +264,8 @@ object Advisor {
     if (e.spec.columns.exists(_.isText)) return None
     val best = e.spec.columns.map { c =>
       g.profiles.find(_._1.equalsIgnoreCase(c.name)).map(_._2) match {
-        case Some(p) => c.name -> FppPick.choose(p.files, p.ndvPerFile, p.avgFileBytes, meanValues(g, p.column), budget).fpp
+        case Some(p) => c.name -> FppPick.choose(p.files, p.ndvPerFile, p.avgFileBytes, meanValues(g, p.column), budget,
+          usingWeight(g, Set(p.column))._1).fpp
         case None => c.name -> c.fpp
       }
     }
