@@ -214,6 +214,7 @@ class BloomIndex:
         check_str("recommend", "source", source, optional=True)
         check_str("recommend", "query", query, optional=True)
         check_str("recommend", "source_format", source_format, optional=True)
+        size = _budget("recommend", budget)
         if source_format is not None and source is None:
             raise ValueError("recommend: source_format needs a source (the path)")
         target = None
@@ -224,7 +225,8 @@ class BloomIndex:
                 target = source
             else:
                 raise ValueError(f"recommend: source: not a table name: {source!r} (for a path, give source_format)")
-        return self._backend.sql_frame(recommend_statement(target, query, _budget("recommend", budget)))
+        statement = recommend_statement(target, query, size)
+        return self._backend.sql_frame(statement)
 
     def what_if(self, columns: "str | Sequence[str]", query: str, *, fpp: float | None = None) -> "DataFrame":
         """``EXPLAIN BLOOM INDEX WHATIF``: per scan of ``query`` with a filter, the files an
@@ -244,7 +246,8 @@ class BloomIndex:
             check_number("what_if", "fpp", fpp)
             if not 0 < fpp < 1:
                 raise ValueError(f"what_if: fpp must be in (0, 1), got {fpp!r}")
-        return self._backend.sql_frame(what_if_statement(builtins.list(cols), fpp, query))
+        statement = what_if_statement(builtins.list(cols), fpp, query)
+        return self._backend.sql_frame(statement)
 
     @staticmethod
     def plot_recommendations(recommendations: "DataFrame", ax: Any = None) -> Any:

@@ -17,6 +17,12 @@ def plot_recommendations(recommendations: Any, ax: Any = None) -> Any:
     ``ax`` (a new figure's axes when None): x the index's bytes, y the bytes it is expected to
     skip over the workload, recommended indexes (``create``) and the other candidates
     (``candidate``) in two colours, each point labelled with its columns. Returns the axes."""
+    if isinstance(recommendations, (str, bytes)) or not (hasattr(recommendations, "collect")
+                                                         or hasattr(recommendations, "__iter__")):
+        raise TypeError("plot_recommendations: recommendations must be a DataFrame of BloomIndex.recommend() "
+                        f"or its rows, got {type(recommendations).__name__}")
+    if ax is not None and not hasattr(ax, "scatter"):
+        raise TypeError(f"plot_recommendations: ax must be matplotlib Axes or None, got {type(ax).__name__}")
     try:
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - the extra is installed in the test environment
