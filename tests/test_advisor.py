@@ -35,6 +35,7 @@ def _condition(e) -> str | None:
 
 def test_recommend_for_a_query_picks_the_clustered_column(spark, root, tmp_path):
     t = _table(spark, tmp_path)
+    history = BloomIndex(spark).history().count()
     rows = _rows(spark.sql(f"RECOMMEND BLOOM INDEXES ON parquet.`{t}` "
                            f"FOR SELECT * FROM parquet.`{t}` WHERE id IN (5, 450) AND low = 1"))
     creates = [r for r in rows if r["kind"] == "create"]
@@ -50,6 +51,9 @@ def test_recommend_for_a_query_picks_the_clustered_column(spark, root, tmp_path)
     low = [r for r in rows if r["columns"] == ["low"]]
     assert [r["kind"] for r in low] == ["candidate"]
     assert low[0]["files_skipped_per_query"] == 0.0 and "100.0% of 8 files" in low[0]["reason"]
+    # The advisor's own planning of the query and its jobs over the table are not the workload.
+    _rows(BloomIndex(spark).what_if("id", f"SELECT * FROM parquet.`{t}` WHERE id = 5"))
+    assert BloomIndex(spark).history().count() == history
 
 
 def test_recommend_from_history_and_the_statement_runs(spark, root, tmp_path):

@@ -33,7 +33,8 @@ final case class Recommendation(kind: String, source: String, index: Option[Stri
  * filters' at that fpp for the files' distinct counts. The set is chosen greedily: the candidate
  * with the most files skipped over the workload for its bytes (for its gain, without a budget)
  * next, while it fits; a set with the best single candidate alone is kept instead when that
- * skips more (the knapsack's greedy bound). A candidate that does not skip, alone, at least one
+ * skips more (the knapsack's greedy bound); then, under a budget, exchanges of one column for
+ * another (or additions) while one skips more and fits. A candidate that does not skip, alone, at least one
  * file and `spark.bloomindex.advisor.minSkippedShare` of the files listed per query looking it up
  * is never recommended (a column whose values are in every file skips nothing, however often
  * it is queried); nor is a column whose last addition gains less than that.
@@ -53,7 +54,10 @@ object Advisor {
 
   def sampleFiles(spark: SparkSession): Int = spark.sessionState.conf.getConf(BloomIndexSQLConf.ADVISOR_SAMPLE_FILES)
 
-  def recommend(spark: SparkSession, on: Option[SourceRef], mode: Mode, budget: Option[Long]): Seq[Recommendation] = {
+  def recommend(spark: SparkSession, on: Option[SourceRef], mode: Mode, budget: Option[Long]): Seq[Recommendation] =
+    WorkloadHistory.unrecorded(run(spark, on, mode, budget)) // its own planning and jobs are not the workload
+
+  private def run(spark: SparkSession, on: Option[SourceRef], mode: Mode, budget: Option[Long]): Seq[Recommendation] = {
     val onSpec = on.map(ref => SourceResolver.resolve(spark, ref))
     val scans = (mode match {
       case FromHistory => Workload.fromHistory(WorkloadHistory.read(spark))
@@ -179,10 +183,43 @@ object Advisor {
       else sel = sel.filterNot(_ == weak.minBy(c => gainOf(sel.filterNot(_ == c), c)))
     }
     val single = cands.filter(c => budget.forall(c.bytes <= _)).sortBy(c => -total(Seq(c))).headOption
-    single match {
-      case Some(s) if total(Seq(s)) > total(sel) => Seq(s)
+    val start = single match {
+      case Some(s) if total(Seq(s)) > total(sel) => Vector(s)
       case _ => sel
     }
+    if (budget.isEmpty) start else improve(start, cands.toVector, budget.get, total, groups, minShare)
+  }
+
+  /**
+   * Under a budget, the greedy set by gain per byte can leave bytes unused that a column with
+   * more gain, but less per byte, would have used: exchanges of one chosen column for one
+   * other (or adding one), whichever skips the most files and fits, while one skips more
+   * (at most 50 rounds; each column of the result still pays for itself).
+   */
+  private def improve(start: Vector[Candidate], cands: Vector[Candidate], budget: Long, total: Seq[Candidate] => Double,
+      groups: Seq[Group], minShare: Double): Vector[Candidate] = {
+    var sel = start
+    var best = total(sel)
+    var rounds = 0
+    var better = true
+    while (better && rounds < 50) {
+      rounds += 1
+      val outs: Seq[Option[Candidate]] = None +: sel.map(Some(_))
+      val moves = for {
+        out <- outs
+        in <- cands if !sel.contains(in)
+        next = out.fold(sel)(o => sel.filterNot(_ == o)) :+ in
+        if next.map(_.bytes).sum <= budget
+        if next.forall(c => worthIt(groups(c.group), next.filter(x => x.group == c.group && x != c)
+          .map(x => x.column -> x.fpp).toMap, c, minShare))
+      } yield next -> total(next)
+      val top = if (moves.isEmpty) None else Some(moves.maxBy(_._2))
+      top match {
+        case Some((next, t)) if t > best * (1 + 1e-9) + 1e-9 => sel = next; best = t
+        case _ => better = false
+      }
+    }
+    sel
   }
 
   private def indexName(g: Group, existing: Seq[LogEntry]): String = {

@@ -21,7 +21,10 @@ object WhatIf {
    * A column no scanned source has is BLOOM_INDEX_WHATIF_COLUMN_NOT_FOUND; one of a type a
    * filter cannot hold, BLOOM_INDEX_UNSUPPORTED_COLUMN_TYPE.
    */
-  def estimate(spark: SparkSession, columns: Seq[String], fpp: Option[Double], query: String): Seq[WhatIfRow] = {
+  def estimate(spark: SparkSession, columns: Seq[String], fpp: Option[Double], query: String): Seq[WhatIfRow] =
+    bloomindex.history.WorkloadHistory.unrecorded(run(spark, columns, fpp, query))
+
+  private def run(spark: SparkSession, columns: Seq[String], fpp: Option[Double], query: String): Seq[WhatIfRow] = {
     fpp.filterNot(d => d > 0 && d < 1).foreach(d => throw BloomIndexErrors.invalidOptionValue("fpp", d.toString, "must be a number in (0, 1)"))
     val f = fpp.getOrElse(spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.FPP_DEFAULT))
     val scans = Workload.fromQuery(spark, query)
