@@ -193,7 +193,7 @@ object Advisor {
   /**
    * Under a budget, the greedy set by gain per byte can leave bytes unused that a column with
    * more gain, but less per byte, would have used: exchanges of one chosen column for one
-   * other (or adding one), whichever skips the most files and fits, while one skips more
+   * other, or of two for one, or adding one: whichever skips the most files and fits, while one skips more
    * (at most 50 rounds; each column of the result still pays for itself).
    */
   private def improve(start: Vector[Candidate], cands: Vector[Candidate], budget: Long, total: Seq[Candidate] => Double,
@@ -204,11 +204,12 @@ object Advisor {
     var better = true
     while (better && rounds < 50) {
       rounds += 1
-      val outs: Seq[Option[Candidate]] = None +: sel.map(Some(_))
+      // Out: nothing, one chosen column or two; in: one other column.
+      val outs: Seq[Set[Candidate]] = Set.empty[Candidate] +: (sel.map(Set(_)) ++ sel.combinations(2).map(_.toSet).toSeq)
       val moves = for {
         out <- outs
         in <- cands if !sel.contains(in)
-        next = out.fold(sel)(o => sel.filterNot(_ == o)) :+ in
+        next = sel.filterNot(out.contains) :+ in
         if next.map(_.bytes).sum <= budget
         if next.forall(c => worthIt(groups(c.group), next.filter(x => x.group == c.group && x != c)
           .map(x => x.column -> x.fpp).toMap, c, minShare))
