@@ -66,7 +66,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text bench-advisor clean
+.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text bench-advisor bench-fpp-auto clean
 
 all: jar
 
@@ -315,3 +315,8 @@ bench-query: $(JAR)
 # (bench/bench_advisor.py; figures in bench/README.md). About 10 minutes on 2 cores.
 bench-advisor: $(JAR)
 	$(PY) bench/bench_advisor.py
+# fpp = 'auto' (issue 31): point lookups on a 1,000-file, 20 M-row table (cached in bench/out) with a
+# fixed fpp of 0.01, with 'auto', and reading only the file holding the key; BENCH_ROWS / BENCH_FILES /
+# BENCH_KEYS scale it. Results: bench/out/bench_fpp_auto_<rows>_<files>.json.
+bench-fpp-auto: $(JAR)
+	$(PY) bench/bench_fpp_auto.py

@@ -122,6 +122,9 @@ def spark(tmp_path_factory):
                # Indexes follow writes only where a test asks (OPTIONS (refresh = ...)): the other
                # tests append and then check what REFRESH does.
                .config("spark.bloomindex.refresh.default", "manual")
+               # The rate the tests were written for (the default is `auto`, chosen per build:
+               # tests/test_fpp_auto.py names it).
+               .config("spark.bloomindex.fpp.default", "0.01")
                # Spark's Avro source (not in PySpark's jars), for the Avro cases of test_schema_mapping;
                # configure() appends Delta's package to this.
                .config("spark.jars.packages", f"org.apache.spark:spark-avro_2.13:{pyspark.__version__}"))

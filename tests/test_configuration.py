@@ -42,7 +42,8 @@ def test_every_public_key_is_listed_by_set_v_with_its_doc_and_documented_in_the_
     listed = _set_v(spark.newSession())  # a fresh session: the values shown are the defaults...
     # ...but for the keys the test session's builder sets (tests/conftest.py): their entries' own.
     entries = spark._jvm.org.apache.spark.sql.bloomindex.BloomIndexSQLConf
-    for key, entry in (("spark.bloomindex.refresh.default", entries.REFRESH_DEFAULT()),):
+    for key, entry in (("spark.bloomindex.refresh.default", entries.REFRESH_DEFAULT()),
+                       ("spark.bloomindex.fpp.default", entries.FPP_DEFAULT())):
         assert entry.key() == key
         value, doc, since = listed[key]
         listed[key] = (entry.defaultValueString(), doc, since)

@@ -71,7 +71,7 @@ class BloomIndex:
         name: str,
         source: "str | DataFrame",
         columns: "Sequence[str | TextColumn] | Mapping[str | TextColumn, Mapping[str, Any]]",
-        fpp: float | None = None,
+        fpp: "float | str | None" = None,
         ndv: int | None = None,
         *,
         algorithm: str | None = None,
@@ -86,7 +86,9 @@ class BloomIndex:
         ``source`` is a table name, a path (with ``source_format=``, e.g. ``"parquet"``: the
         files' data source) or a DataFrame that reads files directly. ``columns`` is a list of
         names or a dict of name -> per-column options (``fpp``, ``ndv``, ``sizing``,
-        ``algorithm``). ``fpp``, ``ndv`` and ``algorithm`` are defaults for every column. A
+        ``algorithm``). ``fpp``, ``ndv`` and ``algorithm`` are defaults for every column. ``fpp``
+        is a rate in (0, 1) or ``"auto"`` (the default, ``spark.bloomindex.fpp.default``): each
+        build chooses the column's rate from its files and workload (docs/sql.md). A
         column given as :func:`tokens` or :func:`ngrams` gets a text filter (``LIKE '%x%'``,
         ``contains``, ``startswith``, ``endswith``, ``ILIKE``, ``RLIKE``, ``=``, ``IN``); one
         column may carry an equality filter and text filters at once.
@@ -114,7 +116,11 @@ class BloomIndex:
         if _is_frame(source) and source_format is not None:
             raise ValueError("create: source_format: not used with a DataFrame source")
         entries = _columns(columns)
-        if fpp is not None:
+        if isinstance(fpp, str):
+            if fpp.strip().lower() != "auto":
+                raise ArgumentTypeError(f"{wrong_type(w, 'fpp', 'a number (float or int)', fpp)} "
+                                        "(the one str taken is 'auto')")
+        elif fpp is not None:
             check_number(w, "fpp", fpp)
         if ndv is not None:
             check_number(w, "ndv", ndv, integer=True)

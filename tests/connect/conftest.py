@@ -40,7 +40,9 @@ def spark(tmp_path_factory):
                .appName("bloomindex-connect-tests")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.bloomindex.refresh.default", "manual"))
+               .config("spark.bloomindex.refresh.default", "manual")
+               # The rate the tests were written for; tests/test_fpp_auto.py names `auto`.
+               .config("spark.bloomindex.fpp.default", "0.01"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         session = bloomindex.configure(builder).getOrCreate()

@@ -31,7 +31,9 @@ def spark(warehouse, tmp_path_factory):
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
                .config("spark.driver.memory", "2g")
-               .config("spark.bloomindex.refresh.default", "manual"))
+               .config("spark.bloomindex.refresh.default", "manual")
+               # The rate the tests were written for; tests/test_fpp_auto.py names `auto`.
+               .config("spark.bloomindex.fpp.default", "0.01"))
     session = bloomindex.configure(builder, iceberg=True, iceberg_catalogs={
         "local": {"type": "hadoop", "warehouse": str(warehouse)},
         # Iceberg's in-memory catalog: the one here with views (test_refuses_view).

@@ -193,7 +193,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
       out: scala.collection.mutable.Builder[(String, String), Seq[(String, String)]],
       damage: scala.collection.mutable.Builder[String, Seq[String]]): Unit = {
     out += s"column.${c.name}.type" -> c.dataType
-    out += s"column.${c.name}.fpp" -> c.fpp.toString
+    out += s"column.${c.name}.fpp" -> AutoFpp.display(c)
     out += s"column.${c.name}.ndv" -> c.ndv.map(_.toString).getOrElse("per-file estimate")
     out += s"column.${c.name}.sizing" -> c.sizing.name
     out += s"column.${c.name}.algorithm" -> c.algorithm.name

@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 import bloomindex.indexing.BuildResult
 import bloomindex.config.BloomIndexConf
 import bloomindex.errors.ConcurrentBloomIndexUpdateException
-import bloomindex.log.{Decoding, IndexData, IndexState, LogEntry}
+import bloomindex.log.{Decoding, IndexData, IndexSpec, IndexState, LogEntry}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
@@ -13,9 +13,11 @@ import org.apache.spark.internal.Logging
 
 /**
  * What a build step produced: the rows' summary, the table version read, how it decoded the
- * columns, and the earlier data folders whose probe files the version keeps.
+ * columns, the earlier data folders whose probe files the version keeps, and the spec it built
+ * (`fpp = 'auto'` columns at the rate chosen: the spec the version's entry records).
  */
-final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding, reused: Seq[String] = Nil)
+final case class Built(result: BuildResult, tableVersion: Option[Long], decoding: Decoding, reused: Seq[String] = Nil,
+    spec: Option[IndexSpec] = None)
 
 /**
  * An operation that builds index data (CREATE, REFRESH), as four steps in the open, each a
@@ -70,7 +72,8 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
     val r = built.result
     val data = IndexData(rel, r.files, r.bytes, r.filterBytes, r.filesFromFooters, r.globalNdv, built.tableVersion,
       Some(built.decoding), r.layout, built.reused, checksums = true)
-    val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = ctx.now(), data = Some(data))
+    val end = begin.copy(version = begin.version + 1, state = IndexState.Active, timestamp = ctx.now(), data = Some(data),
+      spec = built.spec.getOrElse(begin.spec))
     try ctx.log.commit(end) catch {
       case e: ConcurrentBloomIndexUpdateException =>
         ctx.deleteQuietly(dataDir)

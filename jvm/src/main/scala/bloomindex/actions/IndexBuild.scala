@@ -76,10 +76,14 @@ private[actions] object IndexBuild extends Logging {
     // Files the build cannot read as the source does (its provider says which) are left out:
     // not indexed, read in full by queries.
     val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)
-    val result = SourceResolver.buildScope(spark, spec.source) {
-      IndexBuilder.build(spark, spec, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused)
+    val (result, built) = SourceResolver.buildScope(spark, spec.source) {
+      // `fpp = 'auto'`: each such column's rate for this version, before anything is sized.
+      val sized = if (!spec.columns.exists(_.fppAuto)) Map.empty[String, Double]
+        else (for (b <- base; d <- baseData) yield AutoFpp.baseNdv(spark, ctx.log.indexDir, b, d)).getOrElse(Map.empty)
+      val resolved = AutoFpp.resolve(spark, ctx.name, spec, current, readRelation, readFiles, sized)
+      (IndexBuilder.build(spark, resolved, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused), resolved)
     }
-    Built(result, tableVersion, decoding, reused.folders)
+    Built(result, tableVersion, decoding, reused.folders, Some(built))
   }
 
   /** The rows of `rows` whose file is one of `unchanged`, as it is now. */

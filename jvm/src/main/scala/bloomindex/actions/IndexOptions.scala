@@ -2,6 +2,7 @@ package bloomindex.actions
 
 import java.util.Locale
 
+import bloomindex.advisor.FppModel
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.filter.FilterAlgorithm
@@ -18,7 +19,7 @@ import org.apache.spark.sql.types.{StringType, StructField}
 
 /**
  * What a CREATE names, checked and turned into an [[IndexSpec]]: the index and column
- * `OPTIONS` (fpp, ndv / numItems, sizing, algorithm, global, refresh, allow_unencrypted_index), the
+ * `OPTIONS` (fpp: a rate or `auto`, ndv / numItems, sizing, algorithm, global, refresh, allow_unencrypted_index), the
  * columns (they exist, once each, not partition columns, of an indexable type).
  */
 object IndexOptions {
@@ -59,7 +60,9 @@ object IndexOptions {
       val colOpts = opts.filter { case (k, _) => !TableOnly.contains(k) } ++
         lowerKeys(c.options, if (text.isDefined) ColumnOptions ++ TextOptions else ColumnOptions, s"column '${c.name}'")
           .filter { case (k, _) => !TextOptions.contains(k) }
-      val fpp = colOpts.get("fpp").map(v => parseFpp(v)).getOrElse(spark.sessionState.conf.getConf(BloomIndexSQLConf.FPP_DEFAULT))
+      // None: `auto`, chosen by each build (AutoFpp); until the first one, a placeholder.
+      val chosen = parseFpp(colOpts.getOrElse("fpp", spark.sessionState.conf.getConf(BloomIndexSQLConf.FPP_DEFAULT)))
+      val fpp = chosen.getOrElse(AutoFpp.Placeholder)
       val ndv = colOpts.get("ndv").orElse(colOpts.get("numitems")).map(v => parseNdv(v))
       val sizing = colOpts.get("sizing").map { v =>
         try Sizing.fromName(v) catch { case _: IllegalArgumentException =>
@@ -71,9 +74,11 @@ object IndexOptions {
             s"expected one of ${FilterAlgorithm.names.map(n => s"'$n'").mkString(", ")}") }
       }.getOrElse(FilterAlgorithm.Default)
       // A design may not reach every target (classic: at most 64 hash functions): say so now.
-      try algorithm.numBytes(1, fpp, sizing) catch { case e: IllegalArgumentException =>
-        throw BloomIndexErrors.fppUnreachable(fpp, algorithm.name, e.getMessage.stripPrefix("fpp: ")) }
-      ColumnSpec(key, field.dataType.sql, fpp, ndv, sizing, algorithm, text)
+      // `auto` may choose down to FppModel.MinFpp.
+      val hardest = chosen.getOrElse(FppModel.MinFpp)
+      try algorithm.numBytes(1, hardest, sizing) catch { case e: IllegalArgumentException =>
+        throw BloomIndexErrors.fppUnreachable(hardest, algorithm.name, e.getMessage.stripPrefix("fpp: ")) }
+      ColumnSpec(key, field.dataType.sql, fpp, ndv, sizing, algorithm, text, fppAuto = chosen.isEmpty)
     }
     IndexSpec(name, source, specs, global, allowUnencrypted, refresh)
   }
@@ -132,10 +137,12 @@ object IndexOptions {
       key -> v
     }
 
-  private def parseFpp(v: String): Double = {
+  /** An `fpp` option's value: a rate, or None for `auto` (any case, blanks around it ignored). */
+  private[actions] def parseFpp(v: String): Option[Double] = {
+    if (v.trim.equalsIgnoreCase(AutoFpp.Name)) return None
     val d = try v.trim.toDouble catch { case _: NumberFormatException => Double.NaN }
-    if (!(d > 0 && d < 1)) throw BloomIndexErrors.invalidOptionValue("fpp", v, "must be a number in (0, 1)")
-    d
+    if (!(d > 0 && d < 1)) throw BloomIndexErrors.invalidOptionValue("fpp", v, "must be 'auto' or a number in (0, 1)")
+    Some(d)
   }
 
   private def parseNdv(v: String): Long = {

@@ -26,7 +26,9 @@ object WhatIf {
 
   private def run(spark: SparkSession, columns: Seq[String], fpp: Option[Double], query: String): Seq[WhatIfRow] = {
     fpp.filterNot(d => d > 0 && d < 1).foreach(d => throw BloomIndexErrors.invalidOptionValue("fpp", d.toString, "must be a number in (0, 1)"))
-    val f = fpp.getOrElse(spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.FPP_DEFAULT))
+    // No fpp given: the session's default; under 'auto', the advisor's rate per column (FppModel's).
+    val fixed: Option[Double] = fpp.orElse(scala.util.Try(spark.sessionState.conf.getConf(
+      org.apache.spark.sql.bloomindex.BloomIndexSQLConf.FPP_DEFAULT).trim.toDouble).toOption)
     val scans = Workload.fromQuery(spark, query)
     val bySource = scans.groupBy(_.source.key).values.toSeq.sortBy(_.head.source.display)
     val samples = bySource.map { ss =>
@@ -49,7 +51,18 @@ object WhatIf {
       else {
         val leaves = ss.flatMap(_.cond.lookups).filter(l => mine.exists(resolver(_, l.column)) && l.values.isDefined).distinct
         val holds = ColumnProfile.holding(sample, leaves)
-        val indexed = mine.map(_ -> f).toMap
+        val indexed: Map[String, Double] = fixed match {
+          case Some(f) => mine.map(_ -> f).toMap
+          case None =>
+            val profiles = ColumnProfile.of(sample, mine)
+            mine.map { c =>
+              val p = profiles(c)
+              val looks = ss.flatMap(_.cond.lookups).filter(l => resolver(l.column, c))
+              val values = if (looks.isEmpty) 1.0 else looks.map(_.count).sum.toDouble / looks.size
+              c -> FppPick.choose(p.files, p.ndvPerFile, p.avgFileBytes, values, None, 1L).fpp
+            }.toMap
+        }
+        val f = indexed.values.max
         ss.map { s =>
           val listing = s.listing.getOrElse(sample.files.map(_.path))
           val files = listing.flatMap(holds.get)

@@ -108,6 +108,15 @@ final class CreateBloomIndexBuilder private[api] (spark: SparkSession, name: Str
   /** The false positive rate of every column without its own, in (0, 1). */
   def fpp(fpp: Double): this.type = option("fpp", fpp)
 
+  /** `fpp = 'auto'` (or a rate, as text) for every column without its own: see [[fppAuto]]. */
+  def fpp(fpp: String): this.type = option("fpp", fpp)
+
+  /**
+   * `OPTIONS (fpp = 'auto')`, the default of `spark.bloomindex.fpp.default`: each build chooses
+   * each column's rate from its files, their distinct values and the workload history.
+   */
+  def fppAuto(): this.type = option("fpp", "auto")
+
   /** The distinct count each file's filter is sized for (default: the file's own). */
   def ndv(ndv: Long): this.type = option("ndv", ndv)
 

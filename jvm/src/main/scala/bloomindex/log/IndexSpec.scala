@@ -10,6 +10,11 @@ import bloomindex.text.{TextFilterSpec, TextKind}
  * One indexed column: its name, its Spark type (DDL), sizing and the Bloom filter design of
  * its filters (`sbbf` unless the index's options chose another).
  *
+ * `fppAuto`: the column's rate is `fpp = 'auto'`, chosen by each build (CREATE, REFRESH) from
+ * the files and the workload ([[bloomindex.advisor.FppModel]]); `fpp` is then the rate the
+ * version's build chose (a placeholder in the transient entry before its first build), the one
+ * its filters were sized for. Entries written before `auto` have no such field: a fixed rate.
+ *
  * An equality filter's `name` is the source column's, as the source spells it. A text filter
  * (`text`: the tokens or n-grams of the source column's values, [[TextFilterSpec]]) is named
  * by its key, `<source column>#tokens` or `<source column>#ngrams<n>`, so one column may carry
@@ -24,7 +29,8 @@ case class ColumnSpec(
     ndv: Option[Long],
     sizing: Sizing,
     algorithm: FilterAlgorithm = FilterAlgorithm.Default,
-    text: Option[TextColumn] = None) {
+    text: Option[TextColumn] = None,
+    fppAuto: Boolean = false) {
 
   /** The source column the filter's values come from. */
   def sourceName: String = text.fold(name)(_.source)

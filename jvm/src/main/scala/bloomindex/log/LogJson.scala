@@ -91,6 +91,7 @@ object LogJson {
       co.put("name", c.name)
       co.put("type", c.dataType)
       co.put("fpp", c.fpp)
+      if (c.fppAuto) co.put("fppAuto", true)
       c.ndv.foreach(co.put("ndv", _))
       co.put("sizing", c.sizing.name)
       co.put("algorithm", c.algorithm.name)
@@ -199,6 +200,10 @@ object LogJson {
         Option(c.get("text")).filterNot(_.isNull).map { t =>
           val spec = try TextFilterSpec.parse(str(t, "settings")) catch { case e: IllegalArgumentException => fail(e.getMessage) }
           TextColumn(str(t, "source"), spec)
+        },
+        // Entries written before `fpp = 'auto'` existed, and fixed rates, have no field.
+        Option(c.get("fppAuto")).filterNot(_.isNull).exists { n =>
+          if (n.isBoolean) n.asBoolean else fail("fppAuto is not a boolean")
         })
     }
     if (columns.isEmpty) fail("an index without columns")

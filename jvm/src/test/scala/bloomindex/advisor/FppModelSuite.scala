@@ -1,6 +1,7 @@
 package bloomindex.advisor
 
 import bloomindex.filter.FilterAlgorithm
+import bloomindex.history.{ColumnPredicate, ScanRecord}
 import bloomindex.sbbf.SbbfSizing
 import bloomindex.sbbf.SbbfSizing.Sizing
 
@@ -113,5 +114,24 @@ class FppModelSuite extends AnyFunSuite {
     intercept[IllegalArgumentException](FppModel.choose(10, 1, Double.NaN, 1, None, exact))
     intercept[IllegalArgumentException](FppModel.choose(10, 1, 1, 1, Some(-1L), exact))
     intercept[IllegalArgumentException](FppModel.choose(10, 1, 1, 1, None, exact, lookupsPerBuild = 0))
+  }
+
+  private def scan(preds: ColumnPredicate*) = ScanRecord(0L, None, "t", "files", "parquet", None, Seq("file:/t"),
+    preds, None, None, None, None, None, None, None)
+
+  test("a column's workload: lookups by =, IN and <=> (case aside), their values, the share of scans") {
+    val records = Seq(
+      scan(ColumnPredicate("K", "=", 1)),
+      scan(ColumnPredicate("k", "IN", 10), ColumnPredicate("k", "=", 1)), // one lookup of 11 values
+      scan(ColumnPredicate("k", "IS NULL", 0)),                            // not a lookup
+      scan(ColumnPredicate("other", "=", 1)),
+      scan(ColumnPredicate("k", "<=>", 1)))
+    val w = ColumnWorkload.of(records, "k").get
+    assert(w.scans == 5 && w.lookups == 3)
+    assert(w.valuesPerLookup == (1 + 11 + 1) / 3.0)
+    assert(w.share == 0.6 && w.lookupsPerBuild == 3.0)
+    val none = ColumnWorkload.of(records, "absent").get
+    assert(none.lookups == 0 && none.valuesPerLookup == 1.0 && none.lookupsPerBuild == 1.0)
+    assert(ColumnWorkload.of(Nil, "k").isEmpty)
   }
 }

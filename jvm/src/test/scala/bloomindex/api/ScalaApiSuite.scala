@@ -47,6 +47,29 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(spark.sql("SELECT files_read FROM bloom_index_history()").collect().map(_.getLong(0)).toSeq == Seq(1L))
   }
 
+  test("fpp auto: the default of new indexes here (the suites leave the default), the builder's fppAuto(); chosen, kept by REFRESH") {
+    val path = writeSource()
+    val bi = BloomIndex(spark)
+    assert(bi.create("auto_default").onPath("parquet", path).column("id").execute())
+    assert(bi.create("auto_builder").onPath("parquet", path).column("id").column("s", Map("fpp" -> "0.05")).fppAuto().execute())
+    assert(bi.create("auto_text").onPath("parquet", path).column("id").fpp("AUTO").execute())
+    val Chosen = """auto \(chosen ([0-9.E-]+)\)""".r
+    def chosen(name: String): Double = bi.describe(name)("column.id.fpp") match {
+      case Chosen(p) => p.toDouble
+      case other => fail(s"$name: $other")
+    }
+    Seq("auto_default", "auto_builder", "auto_text").foreach(n => assert(chosen(n) >= 1e-6 && chosen(n) <= 0.1, n))
+    assert(bi.describe("auto_builder")("column.s.fpp") == "0.05")
+    spark.range(8000, 9000, 1, 1).selectExpr("id", "concat('s', id) AS s").write.mode("append").parquet(path)
+    bi.refresh("auto_builder")
+    assert(chosen("auto_builder") >= 1e-6)
+    assert(new bloomindex.log.IndexRoot(spark).log("auto_builder").lastActive().get.spec.columns.map(_.fppAuto) == Seq(true, false))
+    val query = () => spark.read.parquet(path).where(col("id").isin(42L, 8500L, 123456L))
+    val off = withPruning(enabled = false)(query().collect().toSeq.map(_.getLong(0)).sorted)
+    assert(query().collect().toSeq.map(_.getLong(0)).sorted == off && off == Seq(42L, 8500L))
+    assert(condition(bi.create("bad").onPath("parquet", path).column("id").fpp("autox").execute()) == "BLOOM_INDEX_INVALID_OPTION_VALUE")
+  }
+
   test("create on a table with the builder; a point query reads fewer files and answers as without the index") {
     val table = "api_orders"
     spark.range(0, 8000, 1, 8).selectExpr("id AS user_id", "id % 7 AS amount").write.saveAsTable(table)

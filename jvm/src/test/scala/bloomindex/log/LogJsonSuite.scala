@@ -140,6 +140,17 @@ class LogJsonSuite extends AnyFunSuite {
       "\"allowUnencryptedIndex\":\"yes\""))).getMessage.contains("allowUnencryptedIndex"))
   }
 
+  test("fpp = 'auto' is kept with the rate chosen; entries without the field (older writers, fixed rates) read as fixed") {
+    assert(!LogJson.write(entry).contains("fppAuto"))
+    assert(LogJson.read(LogJson.write(entry)).spec.columns.forall(!_.fppAuto))
+    val auto = entry.copy(spec = entry.spec.copy(columns = entry.spec.columns.map(_.copy(fpp = 0.000123, fppAuto = true))))
+    val json = LogJson.write(auto)
+    assert(json.contains("\"fppAuto\":true") && json.contains("\"fpp\":1.23E-4"))
+    assert(LogJson.read(json) == auto)
+    assert(intercept[LogJson.InvalidLogEntryException](LogJson.read(json.replace("\"fppAuto\":true", "\"fppAuto\":\"yes\"")))
+      .getMessage.contains("fppAuto"))
+  }
+
   test("index writer crypto options: column keys survive any column name") {
     val keys = Map("a" -> "k1", "we=ird&name" -> "k 2", "é" -> "k3")
     assert(IndexCryptoFactory.decodeKeys(IndexCryptoFactory.encodeKeys(keys)) == keys)

@@ -39,12 +39,24 @@ object BloomIndexSQLConf {
     .stringConf
     .createOptional
 
-  val FPP_DEFAULT: ConfigEntry[Double] = buildConf("spark.bloomindex.fpp.default")
-    .doc("Default false positive rate of a column's filters, when CREATE BLOOM INDEX names none.")
+  val FPP_DEFAULT: ConfigEntry[String] = buildConf("spark.bloomindex.fpp.default")
+    .doc("Default false positive rate of a column's filters, when CREATE BLOOM INDEX names none: " +
+      "'auto' (each build chooses it per column from the files, their distinct values and the " +
+      "workload history: see spark.bloomindex.fpp.autoBudget) or a number in (0, 1). Indexes " +
+      "created before keep theirs.")
+    .version(Since)
+    .stringConf
+    .checkValue(v => v.trim.equalsIgnoreCase("auto") ||
+      scala.util.Try(v.trim.toDouble).toOption.exists(p => p > 0 && p < 1), "Must be 'auto' or a number in (0, 1).")
+    .createWithDefault("auto")
+
+  val FPP_AUTO_BUDGET: ConfigEntry[Double] = buildConf("spark.bloomindex.fpp.autoBudget")
+    .doc("The size budget of a column whose fpp is 'auto': its filters take at most this " +
+      "fraction of the bytes of the files it indexes (the chosen rate rises to fit; never above 0.1).")
     .version(Since)
     .doubleConf
-    .checkValue(p => p > 0 && p < 1, "Must be a number in (0, 1).")
-    .createWithDefault(0.01)
+    .checkValue(f => f > 0, "Must be a number > 0.")
+    .createWithDefault(0.1)
 
   val PRUNING_ENABLED: ConfigEntry[Boolean] = buildConf("spark.bloomindex.pruning.enabled")
     .doc("When true, scans skip the files that the Bloom indexes of their source show hold " +
@@ -322,7 +334,7 @@ object BloomIndexSQLConf {
     .createWithDefault(false)
 
   /** Every entry, public and internal. */
-  val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
+  val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, FPP_AUTO_BUDGET, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
     LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
     PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, OPTIMIZE_TARGET_FILE_BYTES,
