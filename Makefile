@@ -15,6 +15,7 @@
 #   make bench-algorithms   the three filter designs: false positive rates and speed
 #   make bench-fresh   what checking skipped files against storage costs (local disk, S3)
 #   make bench-history   what recording the workload history costs a point lookup's planning (on vs off)
+#   make bench-advisor   RECOMMEND BLOOM INDEXES vs an exhaustive search, WHATIF vs the built index
 #   make bench-s3-latency   the first query against an index on S3 with 20 ms per request
 #   make dist    the wheel (jars inside) and the Maven artifacts (dist/maven), see README
 #   make test-iceberg   Apache Iceberg tables (tests/iceberg), on PySpark 4.1 in .venvs/iceberg
@@ -65,7 +66,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text bench-fpp-auto clean
+.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text bench-advisor bench-fpp-auto clean
 
 all: jar
 
@@ -309,6 +310,11 @@ bench-query: $(JAR)
 	$(SBT) "Test/runMain bloomindex.bench.ProbeBench"
 	$(PY) bench/bench_query.py
 
+# The advisor (issue 31): RECOMMEND BLOOM INDEXES against an exhaustive search within a budget,
+# and EXPLAIN BLOOM INDEX WHATIF against the built index, on 5 generated tables and 200 queries
+# (bench/bench_advisor.py; figures in bench/README.md). About 10 minutes on 2 cores.
+bench-advisor: $(JAR)
+	$(PY) bench/bench_advisor.py
 # fpp = 'auto' (issue 31): point lookups on a 1,000-file, 20 M-row table (cached in bench/out) with a
 # fixed fpp of 0.01, with 'auto', and reading only the file holding the key; BENCH_ROWS / BENCH_FILES /
 # BENCH_KEYS scale it. Results: bench/out/bench_fpp_auto_<rows>_<files>.json.

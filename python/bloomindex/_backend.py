@@ -76,9 +76,43 @@ class Backend(abc.ABC):
         metrics as (name, value) pairs."""
 
 
+    @abc.abstractmethod
+    def sql_frame(self, statement: str) -> "DataFrame":
+        """The rows of one of bloomindex's statements (RECOMMEND, EXPLAIN ... WHATIF) as a
+        DataFrame: both backends run the statement through SQL."""
+
+
 # The workload history's table function (bloomindex.history.HistoryFunction on the JVM): both
 # backends read it through SQL, a classic session as a Connect one.
 HISTORY_QUERY = "SELECT * FROM bloom_index_history()"
+
+
+def ident(name: str) -> str:
+    """``name`` as one quoted SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def literal(value: str) -> str:
+    """``value`` as a SQL string literal (bloomindex's lexer: backslash escapes the next character)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def recommend_statement(source: str | None, query: str | None, budget: str | None) -> str:
+    """``RECOMMEND BLOOM INDEXES [ON source] [BUDGET 'size'] [FOR query | FROM HISTORY]``;
+    ``source`` is SQL already (a table name or format.`path`)."""
+    out = "RECOMMEND BLOOM INDEXES"
+    if source is not None:
+        out += f" ON {source}"
+    if budget is not None:
+        out += f" BUDGET {literal(budget)}"
+    return out + (f" FOR {query}" if query is not None else " FROM HISTORY")
+
+
+def what_if_statement(columns: Sequence[str], fpp: float | None, query: str) -> str:
+    """``EXPLAIN BLOOM INDEX WHATIF (columns) [OPTIONS (fpp = x)] FOR query``."""
+    cols = ", ".join(ident(c) for c in columns)
+    opts = f" OPTIONS (fpp = {float(fpp)!r})" if fpp is not None else ""
+    return f"EXPLAIN BLOOM INDEX WHATIF ({cols}){opts} FOR {query}"
 
 
 class ArgumentTypeError(TypeError):

@@ -68,6 +68,9 @@ class ClassicBackend(Backend):
     def history(self) -> "DataFrame":
         return convert(self._spark.sql)(HISTORY_QUERY)
 
+    def sql_frame(self, statement: str) -> "DataFrame":
+        return convert(self._spark.sql)(statement)
+
     def describe(self, name: str, extended: bool) -> Iterable[Sequence[Any]]:
         return capture(self._api.describe)(self._spark._jsparkSession, name, extended)
 

@@ -72,6 +72,9 @@ class ConnectBackend(Backend):
     def history(self) -> "DataFrame":
         return convert(self._spark.sql)(HISTORY_QUERY)
 
+    def sql_frame(self, statement: str) -> "DataFrame":
+        return convert(self._spark.sql)(statement)
+
     def describe(self, name: str, extended: bool) -> Iterable[Sequence[Any]]:
         return self._sql(f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{_ident(name)}")
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import math
+import re
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from ._backend import ArgumentTypeError, Backend, check_bool, check_number, check_str, type_name, wrong_type
+from ._backend import (ArgumentTypeError, Backend, check_bool, check_number, check_str, ident, recommend_statement,
+                       type_name, what_if_statement, wrong_type)
 from ._classic import ClassicBackend
 from ._connect import ConnectBackend
+from .plot import plot_recommendations
 from .session import is_connect
 
 if TYPE_CHECKING:
@@ -199,6 +202,65 @@ class BloomIndex:
         ``IN``, ``<=>`` and ``IS NULL`` with their number of values (never the values), files
         listed and read, bytes read, the index that answered and the query's wall time."""
         return self._backend.history()
+
+    def recommend(self, source: str | None = None, *, query: str | None = None,
+                  budget: "int | str | None" = None, source_format: str | None = None) -> "DataFrame":
+        """``RECOMMEND BLOOM INDEXES``: which indexes to create (and drop), from the workload
+        history (``query=None``) or from one SQL ``query``, and from the data. ``source``: a
+        table name, or a path with ``source_format`` (None: every source of the workload);
+        ``budget``: the most bytes the recommended indexes may take (an int, or a size such as
+        ``"512m"``). One row per recommendation: ``kind`` (``create``, ``drop``, ``change_fpp``,
+        ``candidate``: a column looked at and not recommended), ``source``, ``index_name``,
+        ``columns``, ``fpp`` per column, ``queries``, files and bytes skipped per query and in
+        total, ``index_bytes``, ``build_bytes_read``, ``build_reads``, ``statement`` (the SQL
+        to run) and ``reason``. See docs/advisor.md.
+
+        >>> bi.recommend("orders", budget="64m").select("kind", "columns", "statement").show()  # doctest: +SKIP
+        """
+        check_str("recommend", "source", source, optional=True)
+        check_str("recommend", "query", query, optional=True)
+        check_str("recommend", "source_format", source_format, optional=True)
+        size = _budget("recommend", budget)
+        if source_format is not None and source is None:
+            raise ValueError("recommend: source_format needs a source (the path)")
+        target = None
+        if source is not None:
+            if source_format is not None:
+                target = f"{ident(source_format)}.{ident(source)}"
+            elif _SQL_TABLE_NAME.fullmatch(source):
+                target = source
+            else:
+                raise ValueError(f"recommend: source: not a table name: {source!r} (for a path, give source_format)")
+        statement = recommend_statement(target, query, size)
+        return self._backend.sql_frame(statement)
+
+    def what_if(self, columns: "str | Sequence[str]", query: str, *, fpp: float | None = None) -> "DataFrame":
+        """``EXPLAIN BLOOM INDEX WHATIF``: per scan of ``query`` with a filter, the files an
+        index on ``columns`` (at ``fpp``, default ``spark.bloomindex.fpp.default``) would keep,
+        estimated from the data without building it: ``files_listed``, ``files_kept`` and its
+        range (``files_kept_low``, ``files_kept_high``), ``files_holding`` (files holding the
+        values looked up), ``files_sampled`` and ``method``."""
+        cols = [columns] if isinstance(columns, str) else columns
+        if isinstance(cols, (bytes, Mapping)) or not isinstance(cols, Sequence):
+            raise wrong_type("what_if", "columns", "a str or a sequence of str", columns)
+        if not cols:
+            raise ValueError("what_if: columns must name at least one column")
+        for c in cols:
+            check_str("what_if", "columns", c, "a str or a sequence of str")
+        check_str("what_if", "query", query)
+        if fpp is not None:
+            check_number("what_if", "fpp", fpp)
+            if not 0 < fpp < 1:
+                raise ValueError(f"what_if: fpp must be in (0, 1), got {fpp!r}")
+        statement = what_if_statement(builtins.list(cols), fpp, query)
+        return self._backend.sql_frame(statement)
+
+    @staticmethod
+    def plot_recommendations(recommendations: "DataFrame", ax: Any = None) -> Any:
+        """A scatter plot of the expected bytes skipped over the workload against the index
+        size, one point per ``create`` and ``candidate`` row of :meth:`recommend` (the columns
+        as labels); needs matplotlib (``pip install bloomindex[plot]``). Returns the axes."""
+        return plot_recommendations(recommendations, ax)
 
     def describe(self, name: str, extended: bool = False) -> dict[str, str]:
         """``DESCRIBE BLOOM INDEX`` as an ordered dict: the index as its log, summary and files
@@ -436,3 +498,23 @@ def _metrics_with_units(metrics: Iterable[tuple[Any, Any]]) -> dict[str, float]:
         else:
             out[str(key)] = int(value)
     return out
+
+
+# A table name as SQL spells it: dot-separated parts, each a word or a `quoted` identifier.
+_SQL_TABLE_NAME = re.compile(r"\s*(?:\w+|`(?:[^`]|``)*`)(?:\s*\.\s*(?:\w+|`(?:[^`]|``)*`))*\s*")
+_SIZE = re.compile(r"\s*\d+\s*(?:b|k|kb|m|mb|g|gb|t|tb|p|pb)?\s*", re.IGNORECASE)
+
+
+def _budget(where: str, budget: Any) -> str | None:
+    """A storage budget as RECOMMEND's BUDGET takes it: bytes (an int > 0) or a size ("512m")."""
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, (int, str)):
+        raise wrong_type(where, "budget", "an int (bytes), a size such as '512m', or None", budget)
+    if isinstance(budget, int):
+        if budget <= 0:
+            raise ValueError(f"{where}: budget must be > 0 bytes, got {budget}")
+        return str(budget)
+    if not _SIZE.fullmatch(budget) or int(re.sub(r"\D", "", budget)) <= 0:
+        raise ValueError(f"{where}: budget must be a size such as '512m', '2g' or a number of bytes, got {budget!r}")
+    return budget.strip()

@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 
 import bloomindex.actions.IndexManager
 import bloomindex.execution.BloomFilterExec
-import bloomindex.sql.{ExplainBloomIndexCommand, ShowBloomIndexesCommand}
+import bloomindex.sql.{ExplainBloomIndexCommand, ExplainBloomIndexWhatIfCommand, RecommendBloomIndexesCommand, ShowBloomIndexesCommand}
 
 import org.apache.spark.sql.{Column, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
@@ -89,6 +89,27 @@ final class BloomIndex private (val spark: SparkSession) {
    */
   def history(): DataFrame =
     spark.createDataFrame(bloomindex.history.HistoryFunction.rows(spark).asJava, bloomindex.history.HistoryFunction.schema)
+
+  /**
+   * `RECOMMEND BLOOM INDEXES [ON source] [BUDGET size] [FOR query | FROM HISTORY]`: `source` a
+   * table name or `format.`path`` (None: every source of the workload), `query` a SQL query
+   * (None: the workload history), `budget` a size such as "512m" (None: no limit). One row
+   * per recommendation (docs/advisor.md).
+   */
+  def recommend(source: Option[String] = None, query: Option[String] = None, budget: Option[String] = None): DataFrame = {
+    val ref = source.map(s => bloomindex.source.SourceRef(spark.sessionState.sqlParser.parseMultipartIdentifier(s)))
+    val cmd = RecommendBloomIndexesCommand(ref, query, budget)
+    spark.createDataFrame(cmd.run(spark).asJava, RecommendBloomIndexesCommand.schema)
+  }
+
+  /**
+   * `EXPLAIN BLOOM INDEX WHATIF (columns) [OPTIONS (fpp = x)] FOR query`: per scan, the files an
+   * index on `columns` would keep, estimated without building it, with the estimate's range.
+   */
+  def whatIf(columns: Seq[String], query: String, fpp: Option[Double] = None): DataFrame = {
+    val cmd = ExplainBloomIndexWhatIfCommand(columns, fpp.map(f => "fpp" -> f.toString).toMap, query)
+    spark.createDataFrame(cmd.run(spark).asJava, ExplainBloomIndexWhatIfCommand.schema)
+  }
 
   /**
    * `DESCRIBE BLOOM INDEX [EXTENDED] name`: its (key, value) rows in display order; `extended`

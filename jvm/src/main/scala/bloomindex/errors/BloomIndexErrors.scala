@@ -36,6 +36,7 @@ import org.apache.spark.sql.catalyst.trees.Origin
  *    [[filterIndexMultiColumn]];
  *  - `bloom_might_contain`: [[mightContainWrongNumArgs]], [[mightContainInvalidArgument]],
  *    [[mightContainKeyTypeMismatch]];
+ *  - the advisor (RECOMMEND BLOOM INDEXES, EXPLAIN BLOOM INDEX WHATIF): [[invalidBudget]], [[whatIfColumnNotFound]];
  *  - configuration: [[invalidConf]];
  *  - the running Spark: [[unsupportedSparkVersion]];
  *  - [[error]]: any condition of the file by name, with its parameters.
@@ -216,6 +217,14 @@ object BloomIndexErrors {
   /** A workload history table function called with arguments (it takes none). */
   def historyArguments(functionName: String, count: Int): AnalysisException =
     error("BLOOM_INDEX_HISTORY_ARGUMENTS", Map("functionName" -> functionName, "count" -> count.toString))
+
+  // ------------------------------------------------------------------ the advisor
+
+  def invalidBudget(value: String): AnalysisException =
+    error("BLOOM_INDEX_INVALID_BUDGET", Map("value" -> value))
+
+  def whatIfColumnNotFound(column: String, sources: String): AnalysisException =
+    error("BLOOM_INDEX_WHATIF_COLUMN_NOT_FOUND", Map("column" -> column, "sources" -> sources))
 
   def invalidConf(key: String, problem: String): AnalysisException =
     error("BLOOM_INDEX_INVALID_CONF", Map("key" -> key, "problem" -> problem))

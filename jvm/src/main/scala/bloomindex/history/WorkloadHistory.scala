@@ -64,8 +64,21 @@ object WorkloadHistory extends Logging {
   private val queue = new ConcurrentLinkedQueue[Entry]()
   private val writeLock = new Object
 
-  /** Whether `spark` records scans (`spark.bloomindex.history.enabled`). */
-  def enabled(spark: SparkSession): Boolean = spark.sessionState.conf.getConf(BloomIndexSQLConf.HISTORY_ENABLED)
+  private val paused = new ThreadLocal[java.lang.Boolean] { override def initialValue(): java.lang.Boolean = false }
+
+  /**
+   * Runs `body` with the scans this thread plans recorded nowhere: the advisor's own planning
+   * of the query it estimates, and its Spark jobs over the sources, are not the workload.
+   */
+  def unrecorded[T](body: => T): T = {
+    val before = paused.get
+    paused.set(true)
+    try body finally paused.set(before)
+  }
+
+  /** Whether `spark` records scans (`spark.bloomindex.history.enabled`), on this thread now. */
+  def enabled(spark: SparkSession): Boolean =
+    !paused.get && spark.sessionState.conf.getConf(BloomIndexSQLConf.HISTORY_ENABLED)
 
   /**
    * Where `spark`'s records go, or None when the scan of `roots` is not recorded: a root under

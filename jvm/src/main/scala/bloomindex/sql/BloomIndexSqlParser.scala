@@ -27,6 +27,8 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  *   SHOW BLOOM INDEXES [ON source]
  *   DESCRIBE BLOOM INDEX [EXTENDED] name
  *   EXPLAIN BLOOM INDEX FOR query
+ *   EXPLAIN BLOOM INDEX WHATIF (col, ...) [OPTIONS (fpp = x)] FOR query
+ *   RECOMMEND BLOOM INDEXES [ON source] [BUDGET size] [FOR query | FROM HISTORY [BUDGET size]]
  *   CREATE BLOOMFILTER INDEX ON [TABLE] t FOR COLUMNS (c [OPTIONS (fpp = 0.1, numItems = 5000000)], ...)
  *   DROP BLOOMFILTER INDEX ON [TABLE] t [FOR COLUMNS (c, ...)]
  * }}}
@@ -36,7 +38,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
  *
  * A statement is ours when its first two words are one of the pairs above (CREATE BLOOM,
  * CREATE BLOOMFILTER, REFRESH BLOOM, ALTER BLOOM, OPTIMIZE BLOOM, VACUUM BLOOM, DROP BLOOM, DROP
- * BLOOMFILTER, SHOW BLOOM, DESC[RIBE] BLOOM, EXPLAIN BLOOM); from there on it is parsed strictly and a
+ * BLOOMFILTER, SHOW BLOOM, DESC[RIBE] BLOOM, EXPLAIN BLOOM, RECOMMEND BLOOM); from there on it is parsed strictly and a
  * mistake is a ParseException that says what was expected. Hand-written rather than ANTLR-generated:
  * ten statements do not need
  * a generated parser, and this keeps the build free of code generation.
@@ -69,7 +71,7 @@ object BloomIndexSqlParser {
       case Seq("CREATE", "BLOOM" | "BLOOMFILTER") | Seq("REFRESH", "BLOOM") | Seq("ALTER", "BLOOM") |
           Seq("OPTIMIZE", "BLOOM") | Seq("VACUUM", "BLOOM") |
           Seq("DROP", "BLOOM" | "BLOOMFILTER") | Seq("SHOW", "BLOOM") | Seq("DESCRIBE" | "DESC", "BLOOM") |
-          Seq("EXPLAIN", "BLOOM") => true
+          Seq("EXPLAIN", "BLOOM") | Seq("RECOMMEND", "BLOOM") => true
       case _ => false
     }
     if (ours) Some(new StatementParser(sql, tokens).statement()) else None
@@ -113,6 +115,7 @@ object BloomIndexSqlParser {
 
     def statement(): LogicalPlan = {
       if (acceptWord("EXPLAIN")) return explain()
+      if (acceptWord("RECOMMEND")) return recommend()
       val plan = expectWord("CREATE", "REFRESH", "ALTER", "OPTIMIZE", "VACUUM", "DROP", "SHOW", "DESCRIBE", "DESC") match {
         case "CREATE" => if (acceptWord("BLOOMFILTER")) createDatabricks() else { next(); create() }
         case "REFRESH" => next(); refresh()
@@ -213,9 +216,56 @@ object BloomIndexSqlParser {
     private def explain(): LogicalPlan = {
       expectWord("BLOOM")
       expectWord("INDEX")
+      if (acceptWord("WHATIF")) return whatIf()
       expectWord("FOR")
-      if (peek.kind == Lexer.End) error("expected a query")
-      ExplainBloomIndexCommand(sql.substring(peek.start).trim.stripSuffix(";").trim)
+      ExplainBloomIndexCommand(rest())
+    }
+
+    /** The rest of the statement: a query's text, parsed by Spark when the command runs. */
+    private def rest(): String = {
+      if (peek.kind == Lexer.End || isSymbol(";")) error("expected a query")
+      sql.substring(peek.start).trim.stripSuffix(";").trim
+    }
+
+    /** EXPLAIN BLOOM INDEX WHATIF (col, ...) [OPTIONS (fpp = x)] FOR query. */
+    private def whatIf(): LogicalPlan = {
+      expectSymbol("(")
+      val cols = ArrayBuffer[String]()
+      do cols += multipart("a column name").mkString(".") while (acceptSymbol(","))
+      expectSymbol(")")
+      val options = if (acceptWord("OPTIONS")) optionList() else Map.empty[String, String]
+      expectWord("FOR")
+      ExplainBloomIndexWhatIfCommand(cols.toSeq, options, rest())
+    }
+
+    /** RECOMMEND BLOOM INDEXES [ON source] [BUDGET size] [FOR query | FROM HISTORY [BUDGET size]]. */
+    private def recommend(): LogicalPlan = {
+      expectWord("BLOOM")
+      expectWord("INDEXES", "INDICES")
+      val source = if (acceptWord("ON")) Some(SourceRef(multipart("a table name or format.`path`"))) else None
+      var budget = if (acceptWord("BUDGET")) Some(budgetValue()) else None
+      val plan = if (acceptWord("FOR")) RecommendBloomIndexesCommand(source, Some(rest()), budget)
+        else {
+          if (acceptWord("FROM")) expectWord("HISTORY")
+          if (budget.isEmpty && acceptWord("BUDGET")) budget = Some(budgetValue())
+          end()
+          RecommendBloomIndexesCommand(source, None, budget)
+        }
+      plan
+    }
+
+    /** A size: `'512m'`, `512m`, `1048576`. */
+    private def budgetValue(): String = {
+      val t = peek
+      val text = t.kind match {
+        case Lexer.Str | Lexer.Word => next().text
+        case Lexer.Number =>
+          next()
+          // `512m` lexes as a number and a word when they touch.
+          if (peek.kind == Lexer.Word && peek.start == t.start + t.text.length) t.text + next().text else t.text
+        case _ => error("expected a storage budget, a size such as '512m'")
+      }
+      text
     }
 
     /** DESCRIBE BLOOM INDEX [EXTENDED] name (an index named `extended` is DESCRIBE BLOOM INDEX extended). */

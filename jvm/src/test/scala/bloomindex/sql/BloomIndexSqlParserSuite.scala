@@ -59,6 +59,29 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
     assert(parser.parsePlan("DESC BLOOM INDEX extended `extended`") == DescribeBloomIndexCommand("extended", extended = true))
   }
 
+  test("RECOMMEND BLOOM INDEXES and EXPLAIN BLOOM INDEX WHATIF (the advisor)") {
+    assert(parser.parsePlan("recommend bloom indexes") == RecommendBloomIndexesCommand(None, None, None))
+    assert(parser.parsePlan("RECOMMEND BLOOM INDEXES ON db.t FROM HISTORY BUDGET '64m';") ==
+      RecommendBloomIndexesCommand(Some(SourceRef(Seq("db", "t"))), None, Some("64m")))
+    assert(parser.parsePlan("RECOMMEND BLOOM INDICES ON parquet.`/d` BUDGET 1048576 FOR SELECT * FROM t WHERE a = 'x;y';") ==
+      RecommendBloomIndexesCommand(Some(SourceRef(Seq("parquet", "/d"))), Some("SELECT * FROM t WHERE a = 'x;y'"), Some("1048576")))
+    assert(parser.parsePlan("RECOMMEND BLOOM INDEXES BUDGET 2g") == RecommendBloomIndexesCommand(None, None, Some("2g")))
+    assert(parser.parsePlan("EXPLAIN BLOOM INDEX WHATIF (a, `b c`) FOR SELECT 1") ==
+      ExplainBloomIndexWhatIfCommand(Seq("a", "b c"), Map.empty, "SELECT 1"))
+    assert(parser.parsePlan("explain bloom index whatif (a) options (fpp = 0.05) for SELECT 1") ==
+      ExplainBloomIndexWhatIfCommand(Seq("a"), Map("fpp" -> "0.05"), "SELECT 1"))
+    intercept[ParseException](parser.parsePlan("RECOMMEND BLOOM INDEXES FOR"))
+    intercept[ParseException](parser.parsePlan("RECOMMEND BLOOM INDEXES FROM HISTORY extra"))
+    intercept[ParseException](parser.parsePlan("RECOMMEND BLOOM INDEXES BUDGET"))
+    intercept[ParseException](parser.parsePlan("EXPLAIN BLOOM INDEX WHATIF () FOR SELECT 1"))
+    intercept[ParseException](parser.parsePlan("EXPLAIN BLOOM INDEX WHATIF (a) SELECT 1"))
+    // A budget that is not a size is the command's error (a parser throws ParseExceptions only).
+    val e = intercept[org.apache.spark.sql.AnalysisException](RecommendBloomIndexesCommand.parseBudget("lots"))
+    assert(e.getCondition == "BLOOM_INDEX_INVALID_BUDGET")
+    assert(RecommendBloomIndexesCommand.parseBudget("64m") == 64L * 1024 * 1024)
+    intercept[org.apache.spark.sql.AnalysisException](RecommendBloomIndexesCommand.parseBudget("0"))
+  }
+
   test("EXPLAIN BLOOM INDEX FOR a query, and CREATE ... ON VIEW (the Spark Connect client's forms)") {
     assert(parser.parsePlan("explain bloom index for SELECT * FROM `v 1` WHERE a = 'x;y' ;") ==
       ExplainBloomIndexCommand("SELECT * FROM `v 1` WHERE a = 'x;y'"))

@@ -260,6 +260,24 @@ object BloomIndexSQLConf {
     .checkValue(_ > 0, "Must be > 0.")
     .createWithDefaultString("30d")
 
+  val ADVISOR_SAMPLE_FILES: ConfigEntry[Int] = buildConf("spark.bloomindex.advisor.sampleFiles")
+    .doc("RECOMMEND BLOOM INDEXES and EXPLAIN BLOOM INDEX WHATIF measure a source's columns " +
+      "(distinct values per file, how values spread over files, which files hold a query's " +
+      "values) on at most this many of its files, picked by a hash of their paths; the " +
+      "counts are scaled to every file, and the estimates' ranges widen.")
+    .version(Since)
+    .intConf
+    .checkValue(_ > 0, "Must be a whole number > 0.")
+    .createWithDefault(256)
+
+  val ADVISOR_MIN_SKIPPED_SHARE: ConfigEntry[Double] = buildConf("spark.bloomindex.advisor.minSkippedShare")
+    .doc("RECOMMEND BLOOM INDEXES recommends a column only when its index would skip, per " +
+      "query looking it up, at least one file and this share of the files the query lists.")
+    .version(Since)
+    .doubleConf
+    .checkValue(p => p >= 0 && p < 1, "Must be a number in [0, 1).")
+    .createWithDefault(0.1)
+
   /** The pattern of the per-scheme keys; [[logStoreImplKey]] gives a scheme's key. */
   private val SchemePlaceholder = "<scheme>"
 
@@ -344,7 +362,8 @@ object BloomIndexSQLConf {
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
     LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
     PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, REFRESH_WRITE_TASK_FILTERS, OPTIMIZE_TARGET_FILE_BYTES,
-    VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
+    VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE,
+    ADVISOR_SAMPLE_FILES, ADVISOR_MIN_SKIPPED_SHARE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT, TEST_SKIPPED_PATHS_MAX)
 
   /**
