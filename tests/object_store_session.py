@@ -35,7 +35,9 @@ def object_store_session(store: str, test_jar: pathlib.Path, jars: list[str], ha
                # local[2]: the driver's class path is the executors' too.
                .config("spark.driver.extraClassPath", os.pathsep.join([str(test_jar)] + jars))
                .config("spark.driver.memory", "1g")
-               .config("spark.bloomindex.refresh.default", "manual"))
+               .config("spark.bloomindex.refresh.default", "manual")
+               # The rate the tests were written for (the default, `auto`, is tests/test_fpp_auto.py's).
+               .config("spark.bloomindex.fpp.default", "0.01"))
     for k, v in hadoop_conf.items():
         builder = builder.config(f"spark.hadoop.{k}", v)
     session = bloomindex.configure(builder).getOrCreate()

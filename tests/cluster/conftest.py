@@ -46,7 +46,9 @@ def spark(tmp_path_factory):
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", str(warehouse))
-               .config("spark.bloomindex.refresh.default", "manual"))
+               .config("spark.bloomindex.refresh.default", "manual")
+               # The rate the tests were written for (the default, `auto`, is tests/test_fpp_auto.py's).
+               .config("spark.bloomindex.fpp.default", "0.01"))
     session = bloomindex.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     wait_for_executors(session)

@@ -28,6 +28,9 @@ def spark_submit(work, executor_options: str) -> dict:
             "--conf", "spark.ui.enabled=false",
             "--conf", "spark.ui.showConsoleProgress=false",
             "--conf", f"spark.executor.extraJavaOptions={executor_options}",
+            # The rate the file counts below were written for: the default, `auto`, may choose a
+            # higher one for a table this small (its budget is a tenth of the indexed bytes).
+            "--conf", "spark.bloomindex.fpp.default=0.01",
             JOB, str(work)]
     env = dict(os.environ, SPARK_HOME=pyspark_home(), PYSPARK_PYTHON=sys.executable,
                PYSPARK_DRIVER_PYTHON=sys.executable)
