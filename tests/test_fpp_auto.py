@@ -135,18 +135,22 @@ def test_auto_is_the_default_of_new_indexes_and_index_wide(spark, root, tmp_path
 def test_a_bigger_table_gets_a_smaller_rate(spark, root, tmp_path):
     """With one recorded lookup a build, loading the filters weighs more than false positive reads
     down to well below 0.1 / files: the cap on expected false positive files (0.1 a lookup)
-    decides: 0.1 / files, or the model's grid point just below it when a filter of the same size
-    meets that (24 points a decade: within 10%; the budget lifted). 4x the files, a 4x smaller rate."""
+    decides: 0.1 / files, or a rate below it with a filter of the same size (the budget lifted;
+    from 12 files, where the cap is below the range's top, 0.01). 4x the files, a 4x smaller rate."""
     rates = {}
     with confs(spark, {"spark.bloomindex.fpp.autoBudget": "100", "spark.bloomindex.history.enabled": "true"}):
-        for name, files in (("small", 8), ("big", 32)):
+        # From 12 files: the cap, 0.1 / files, below the range's top (0.01).
+        for name, files in (("small", 12), ("big", 48)):
             path = str(tmp_path / name)
             spark.range(0, 500 * files, numPartitions=files).select(F.col("id").alias("k")).write.parquet(path)
             assert spark.read.parquet(path).where("k = 5").count() == 1
             spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k) OPTIONS (fpp = 'auto')")
             rates[name] = _active_columns(root, name)["k"]["fpp"]
-    for name, files in (("small", 8), ("big", 32)):
-        assert 0.1 / files * 0.9 <= rates[name] <= 0.1 / files * (1 + 1e-9), rates
+    for name, files in (("small", 12), ("big", 48)):
+        cap = 0.1 / files
+        # At most the cap, and a filter of the cap's size (500 distinct values a file).
+        assert rates[name] <= cap * (1 + 1e-9), rates
+        assert bloomindex.filters.num_bytes(500, rates[name]) == bloomindex.filters.num_bytes(500, cap), rates
     assert rates["big"] < rates["small"] / 3
 
 
@@ -159,8 +163,9 @@ def test_the_budget_bounds_the_rate(spark, root, tmp_path):
         spark.sql(f"CREATE BLOOM INDEX tight ON parquet.`{path}` FOR COLUMNS (k) OPTIONS (fpp = 'auto')")
     roomy = _active_columns(root, "roomy")["k"]["fpp"]
     tight = _active_columns(root, "tight")["k"]["fpp"]
-    # A budget no rate in range meets: the range's largest, 0.1.
-    assert tight == pytest.approx(0.1) and roomy < tight
+    # A budget no rate in range meets: the range's largest, 0.01 (the fixed default auto
+    # replaced: auto never reads more files than it).
+    assert tight == pytest.approx(0.01) and roomy < tight
     assert_same_with_pruning_off(spark, lambda: spark.read.parquet(path).where("k = 77"))
 
 

@@ -66,8 +66,12 @@ object FppModel {
 
   /** The smallest rate `auto` chooses: below it a filter grows (~4.8 bits a value a decade) for nothing measurable. */
   val MinFpp: Double = 1e-6
-  /** The largest rate `auto` chooses. */
-  val MaxFpp: Double = 0.1
+  /**
+   * The largest rate `auto` chooses: 0.01, the fixed default it replaced, so that `auto` never
+   * makes a lookup read more files than that default would; where a size budget cannot afford
+   * even 0.01 (small files of many distinct values), the filters outgrow the budget instead.
+   */
+  val MaxFpp: Double = 0.01
   /** Expected false positive files per lookup `auto` allows, unless the budget says otherwise. */
   val DefaultMaxFalsePositiveFiles: Double = 0.1
   /**
