@@ -47,6 +47,12 @@ SBT = java -Xmx3g -Xss4m --add-modules jdk.incubator.vector \
 	-Dsbt.log.noformat=true -Dsbt.server.forcestart=false -Dsbt.supershell=false \
 	-jar $(SBT_JAR)
 PYTEST_ARGS ?=
+# `make test` and `make test-python` run tests/ on this many pytest-xdist workers (0: in one
+# process), a SparkSession each, whole files to a worker (`--dist loadfile`: a module's fixtures
+# are built once). Two on two cores: a test spends much of its time on one thread (the driver's
+# planning, Python), so two workers keep both cores busy.
+PYTEST_WORKERS ?= 2
+PYTEST_XDIST = -n $(PYTEST_WORKERS) --dist loadfile
 # The version, written once in python/bloomindex/_version.py (build.sbt and pyproject read it).
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/bloomindex/_version.py)
 WHEEL := dist/bloomindex-$(VERSION)-py3-none-any.whl
@@ -177,7 +183,7 @@ test: $(VENV)/.installed $(SBT_JAR)
 	rm -rf dist/maven
 	$(SBT) stageJars stageTestJar test publish
 	$(BUILD_WHEEL)
-	$(PY) -m pytest tests --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest tests $(PYTEST_XDIST) --durations=25 $(PYTEST_ARGS)
 	$(PYTEST_CLUSTER) -m "not slow"
 	$(PYTEST_CONNECT)
 
@@ -205,7 +211,7 @@ test-scala: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) test
 
 test-python: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
-	$(PY) -m pytest tests $(PYTEST_ARGS)
+	$(PY) -m pytest tests $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 test-cluster: $(JAR) $(TEST_JAR) $(MAVEN_POM)
 	$(PYTEST_CLUSTER) $(PYTEST_ARGS)

@@ -1,7 +1,10 @@
-"""One SparkSession for the whole test run, configured by bloomindex.configure()."""
+"""One SparkSession per test process (per pytest-xdist worker in `make test`), configured by
+bloomindex.configure()."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import pathlib
 
@@ -94,6 +97,19 @@ def parquet_testing() -> pathlib.Path:
     return PARQUET_TESTING
 
 
+@contextlib.contextmanager
+def _start_lock(tmp_path_factory):
+    """An exclusive lock shared by the pytest-xdist workers of one run (their base temp folder's
+    parent is common to them), held while a worker starts its SparkSession."""
+    lock = tmp_path_factory.getbasetemp().parent / "spark-start.lock"
+    with open(lock, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     import bloomindex
@@ -130,7 +146,11 @@ def spark(tmp_path_factory):
                .config("spark.jars.packages", f"org.apache.spark:spark-avro_2.13:{pyspark.__version__}"))
     # Delta Lake's extension and catalog in the one session of the run (tests marked `delta`),
     # where delta-spark supports this PySpark.
-    session = bloomindex.configure(builder, delta=DELTA_SUPPORTED).getOrCreate()
+    # `make test` runs two pytest-xdist workers, each with its session: they start one after
+    # the other, so Spark's resolution of the packages above never runs twice at once on one
+    # Ivy cache.
+    with _start_lock(tmp_path_factory):
+        session = bloomindex.configure(builder, delta=DELTA_SUPPORTED).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -12,8 +12,11 @@ import pytest
 from pyspark.sql import Row, types as T
 
 from bloomindex import BloomIndex
+from index_helpers import assert_batch_same_with_pruning_off
 
 N_QUERIES = int(os.environ.get("BLOOMINDEX_DIFF_QUERIES", "1000"))
+# Predicates answered per query, each in a UNION ALL branch of its own (index_helpers.batched_answers).
+DIFF_BATCH = 25
 # The test hook choosing how a pruning decision holds the files it skips (catalog/SkippedFiles).
 SKIPPED_PATHS_MAX = "spark.internal.bloomindex.test.skippedPathsMax"
 
@@ -129,18 +132,17 @@ def test_differential_random_predicates(spark, diff_table):
     rng = random.Random(1121)
     total = len(spark.read.parquet(diff_table).inputFiles())
     pruned_queries = 0
+    wheres = [_random_predicate(rng) for _ in range(N_QUERIES)]
     try:
-        for q in range(N_QUERIES):
-            where = _random_predicate(rng)
-            # Every other query with the decision held as positions (a bit per indexed file,
-            # what a scan skipping more than 4,096 files gets) instead of paths.
-            spark.conf.set(SKIPPED_PATHS_MAX, "0" if q % 2 else "4096")
-            on, off = _answer(spark, where, True), _answer(spark, where, False)
-            assert on == off, f"query {q}: WHERE {where}: pruning on {on}, off {off}"
-            if q % 10 == 0:
-                spark.conf.set("spark.bloomindex.pruning.enabled", "true")
-                if len(spark.sql(f"SELECT * FROM diff_t WHERE {where}").inputFiles()) < total:
-                    pruned_queries += 1
+        for b, start in enumerate(range(0, N_QUERIES, DIFF_BATCH)):
+            # Every other batch with the decision held as positions (a bit per indexed file, what
+            # a scan skipping more than 4,096 files gets) instead of paths.
+            spark.conf.set(SKIPPED_PATHS_MAX, "0" if b % 2 else "4096")
+            assert_batch_same_with_pruning_off(spark, "diff_t", wheres[start:start + DIFF_BATCH])
+        spark.conf.set("spark.bloomindex.pruning.enabled", "true")
+        for where in wheres[::10]:
+            if len(spark.sql(f"SELECT * FROM diff_t WHERE {where}").inputFiles()) < total:
+                pruned_queries += 1
     finally:
         spark.conf.unset("spark.bloomindex.pruning.enabled")
         spark.conf.unset(SKIPPED_PATHS_MAX)
@@ -224,9 +226,9 @@ def test_v2_file_scans_are_pruned_and_stay_correct(spark, diff_table):
     try:
         spark.read.parquet(diff_table).createOrReplaceTempView("diff_t")  # now a V2 scan
         rng = random.Random(7)
-        for _ in range(150):
-            where = _random_predicate(rng)
-            assert _answer(spark, where, True) == _answer(spark, where, False), where
+        wheres = [_random_predicate(rng) for _ in range(150)]
+        for start in range(0, len(wheres), DIFF_BATCH):
+            assert_batch_same_with_pruning_off(spark, "diff_t", wheres[start:start + DIFF_BATCH])
         spark.conf.set("spark.bloomindex.pruning.enabled", "true")
         q = spark.read.parquet(diff_table).where(f"c_int = {7 * 777 - 300}")
         report = BloomIndex(spark).explain(q)
@@ -363,14 +365,9 @@ def test_partitioned_catalog_table_differential(spark, diff_table):
     spark.sql("CREATE BLOOM INDEX diff_cat_idx ON diff_cat FOR COLUMNS (c_bigint, c_str)")
     try:
         rng = random.Random(99)
-        for _ in range(100):
-            where = _random_predicate(rng)
-            for pruning in ("true", "false"):
-                spark.conf.set("spark.bloomindex.pruning.enabled", pruning)
-                res = spark.sql(f"SELECT count(*), sum(hash(*)) FROM diff_cat WHERE {where}").collect()[0]
-                if pruning == "true":
-                    on = tuple(res)
-            assert on == tuple(res), where
+        wheres = [_random_predicate(rng) for _ in range(100)]
+        for start in range(0, len(wheres), DIFF_BATCH):
+            assert_batch_same_with_pruning_off(spark, "diff_cat", wheres[start:start + DIFF_BATCH])
         spark.conf.set("spark.bloomindex.pruning.enabled", "true")
         b = COLUMNS[1][2](777)
         total = len(spark.table("diff_cat").inputFiles())
