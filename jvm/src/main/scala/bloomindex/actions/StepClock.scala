@@ -7,7 +7,7 @@ import org.apache.spark.internal.Logging
  * logged at INFO (logger `bloomindex.actions.StepClock`) when the refresh ends. Costs a
  * `System.nanoTime` per step; nothing is kept when no refresh is timed.
  */
-private[bloomindex] object StepClock extends Logging {
+private[actions] object StepClock extends Logging {
 
   private final class Clock(val what: String) {
     val start: Long = System.nanoTime()

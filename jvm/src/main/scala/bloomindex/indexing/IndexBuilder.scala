@@ -51,7 +51,6 @@ object IndexBuilder {
       prebuilt: Seq[FileFilter] = Nil): BuildResult = {
     val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal, reused.rows, prebuilt)
     run.write(carried)
-    bloomindex.actions.StepClock.mark("rows written")
     IndexSummary.write(spark.sessionState.newHadoopConf(), dir, spec, run.rowsWritten, reused)
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
     val globalNdv = if (!spec.global) Map.empty[String, Long]
