@@ -121,7 +121,7 @@ object HistoryFiles {
   }
 
   /** Records held by [[parsed]] past which it is emptied. */
-  private val MaxCachedRecords = 200000
+  private val MaxCachedRecords = 50000
   /** Parsed history files of this JVM, by path, length and modification time: a file is written once (renamed into place). */
   private val parsed = new java.util.concurrent.ConcurrentHashMap[(String, Long, Long), Seq[ScanRecord]]()
   private val cachedRecords = new java.util.concurrent.atomic.AtomicLong()
