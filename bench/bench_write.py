@@ -14,7 +14,8 @@ again (`spark.bloomindex.refresh.writeTaskFilters` = 0 around its writes): the p
 write's tasks built the filters, measured in the same run.
 
 Writes bench/out/write.json and prints a summary. BENCH_WRITE_ROUNDS (10), BENCH_WRITE_FILES (100),
-BENCH_WRITE_ROWS (2000) scale it; BENCH_WRITE_FORMATS (parquet,delta) picks the formats.
+BENCH_WRITE_ROWS (2000) scale it; BENCH_WRITE_FORMATS (parquet,delta) picks the formats;
+BENCH_WRITE_STEPS=1 logs each on-write refresh's steps and their times (stderr).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def main() -> None:
                .config("spark.bloomindex.root", os.path.join(OUT, "indexes")))
     spark = bloomindex.configure(builder, delta=True).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if os.environ.get("BENCH_WRITE_STEPS"):
+        # Each on-write refresh's steps and their times (bloomindex.actions.StepClock), on stderr.
+        spark._jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "bloomindex.actions.StepClock", spark._jvm.org.apache.logging.log4j.Level.INFO)
     jvm = spark._jvm
     results = {"machine": os.uname().nodename, "cpus": os.cpu_count(), "rounds": ROUNDS,
                "files_per_round": FILES, "rows_per_file": ROWS, "formats": {}}

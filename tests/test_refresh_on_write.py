@@ -367,3 +367,61 @@ def test_write_tasks_build_the_filters_of_partitioned_writes(spark, root, tmp_pa
         assert {k: v for k, v in built.items() if v != ref[k]} == {}
     finally:
         spark.sql("DROP TABLE IF EXISTS wt_p")
+
+
+def _written_schema(spark, name: str) -> bool:
+    """Whether the last automatic refresh of `name` listed the source with the schema its write
+    wrote (no schema inference), not as a query infers it."""
+    return spark._jvm.bloomindex.actions.WriteEvents.listedWithWrittenSchema(spark._jsparkSession, name)
+
+
+def test_the_refresh_lists_the_folder_with_the_schema_the_write_wrote(spark, root, tmp_path):
+    """After a Parquet write whose tasks built the filters, the on-write refresh lists the folder
+    with the schema the write wrote instead of inferring it, partitioned folders too: the index
+    then holds every file of the folder (the listing is the same) and answers as with it off."""
+    p = str(tmp_path / "ws")
+    schema = "k BIGINT, s STRING, p INT"
+    spark.createDataFrame([(i, f"v{i}", i % 2) for i in range(10)], schema).coalesce(1).write.partitionBy("p").parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX ws ON parquet.`{p}` FOR COLUMNS (k, s) OPTIONS (refresh = 'on_write')")
+    read = lambda: spark.read.parquet(p)  # noqa: E731
+    spark.createDataFrame([(i, f"v{i}", i % 3) for i in range(10, 20)], schema).coalesce(1).write.mode("append") \
+        .partitionBy("p").parquet(p)
+    assert _written_schema(spark, "ws") and _from_write(spark, "ws") == 3
+    files = _files(spark, read())
+    _covers(root, "ws", files)
+    _lookup(spark, lambda: read().where("k = 14"), "ws", [(14, "v14", 2)], len(files))
+    assert sorted(same(spark, lambda: read().where("s IN ('v3', 'v17', 'v40')"))) == [(3, "v3", 1), (17, "v17", 2)]
+    for q in ("k = 3", "s = 'v17'", "k IN (1, 12, 40)"):
+        same(spark, lambda q=q: read().where(q))
+
+
+def test_a_write_whose_columns_decode_otherwise_takes_the_inferred_schema(spark, root, tmp_path):
+    """The written schema is taken only where the indexed columns as written decode as the index
+    recorded them: a write of an indexed column at another type (INT into a BIGINT index), or
+    under another Parquet field id than the index's, is checked against the folder's schema as a
+    query infers it, as before, and every answer stays the one with the index off."""
+    from pyspark.sql import functions as F
+    p = str(tmp_path / "wd")
+    with_id = lambda df, i: df.select(F.col("k").alias("k", metadata={"parquet.field.id": i}), "s")  # noqa: E731
+    with_id(spark.createDataFrame([(i, f"v{i}") for i in range(10)], "k BIGINT, s STRING"), 7) \
+        .coalesce(1).write.parquet(p)
+    spark.sql(f"CREATE BLOOM INDEX wd ON parquet.`{p}` FOR COLUMNS (k, s) OPTIONS (refresh = 'on_write')")
+    recorded = log_entries(root, "wd")[-1]["data"]["decoding"]
+    assert any(c["name"] == "k" and c["physical"].get("fieldId") == "7" for c in recorded["columns"]), recorded
+    read = lambda: spark.read.schema("k BIGINT, s STRING").parquet(p)  # noqa: E731
+    # The same schema, the same field id: the written schema is taken.
+    with_id(spark.createDataFrame([(i, f"v{i}") for i in range(10, 15)], "k BIGINT, s STRING"), 7) \
+        .coalesce(1).write.mode("append").parquet(p)
+    assert _written_schema(spark, "wd") and _from_write(spark, "wd") == 1
+    _covers(root, "wd", _files(spark, read()))
+    # Another field id for k: the folder's schema is inferred, as before.
+    with_id(spark.createDataFrame([(i, f"v{i}") for i in range(20, 25)], "k BIGINT, s STRING"), 8) \
+        .coalesce(1).write.mode("append").parquet(p)
+    assert not _written_schema(spark, "wd")
+    # k written as INT: no filters from the write (the index's columns are not all as written),
+    # and the folder's schema is inferred. (Which file's schema Spark infers is not fixed: the
+    # refresh either reads the new files as BIGINT or is refused, the index as it was.)
+    spark.createDataFrame([(i, f"v{i}") for i in range(30, 35)], "k INT, s STRING").coalesce(1).write.mode("append").parquet(p)
+    assert not _written_schema(spark, "wd") and _from_write(spark, "wd") == 0
+    for q in ("k = 12", "k = 22", "k = 32", "s = 'v33'", "s = 'v21'", "k IN (3, 13, 23, 33)"):
+        assert len(same(spark, lambda q=q: read().where(q))) >= 1, q

@@ -25,7 +25,9 @@ import org.apache.spark.sql.execution.datasources.HadoopFsRelation
  *    files the build reads ([[NdvSample]]: distinct values per byte, times the mean file size);
  *  - the workload: the workload history's scans of the source (matched by the source's
  *    identity, as pruning matches), when it holds any: values per lookup and lookups recorded
- *    ([[ColumnWorkload]]); else one value a lookup and [[FppModel.DefaultLookupsPerBuild]];
+ *    ([[ColumnWorkload]]); else one value a lookup and [[FppModel.DefaultLookupsPerBuild]]
+ *    (a refresh in a writing thread reads the history as it stands, without waiting for the
+ *    listener bus: [[WorkloadHistory.readNow]]);
  *  - the budget: `spark.bloomindex.fpp.autoBudget` of the files' bytes.
  *
  * The spec keeps `fppAuto`, so every later build chooses again by the same rule; `fpp` is the
@@ -51,7 +53,7 @@ private[actions] object AutoFpp extends Logging {
    */
   def resolve(spark: SparkSession, indexName: String, spec: IndexSpec, all: Seq[SourceFile],
       relation: HadoopFsRelation, read: Seq[SourceFile], known: Map[String, Double] = Map.empty,
-      incremental: Boolean = false): IndexSpec = {
+      incremental: Boolean = false, inWrite: Boolean = false): IndexSpec = {
     val auto = spec.columns.filter(_.fppAuto)
     if (auto.isEmpty || all.isEmpty || read.isEmpty) return spec
     val files = all.size.toLong
@@ -62,7 +64,9 @@ private[actions] object AutoFpp extends Logging {
     val sampled = auto.filter(c => c.ndv.isEmpty && !known.contains(c.name))
     val perByte: Map[String, Double] = if (sampled.isEmpty) Map.empty else
       sampled.map(_.name).zip(NdvSample.perByte(spark, relation, read, sampled)).collect { case (n, Some(d)) => n -> d }.toMap
-    val records = history(spark, spec)
+    StepClock.mark("ndv")
+    val records = history(spark, spec, inWrite)
+    StepClock.mark("history")
     spec.copy(columns = spec.columns.map { c =>
       val ndv = c.ndv.map(_.toDouble).orElse(known.get(c.name)).orElse(perByte.get(c.name).map(_ * avg))
       if (!c.fppAuto || ndv.isEmpty) c
@@ -111,9 +115,12 @@ private[actions] object AutoFpp extends Logging {
     FppModel.choose(files, ndvPerFile, avgFileBytes, workload.map(_.valuesPerLookup).getOrElse(1.0), budget,
       c.sizing, c.algorithm, workload.map(_.lookupsPerBuild).getOrElse(FppModel.DefaultLookupsPerBuild))
 
-  /** The recorded scans of `spec`'s source (none when the history cannot be read). */
-  private def history(spark: SparkSession, spec: IndexSpec): Seq[ScanRecord] =
-    try WorkloadHistory.read(spark).filter(r =>
+  /**
+   * The recorded scans of `spec`'s source (none when the history cannot be read); `inWrite`: for a
+   * refresh in a writing thread, without waiting for Spark's listener bus ([[WorkloadHistory.readNow]]).
+   */
+  private def history(spark: SparkSession, spec: IndexSpec, inWrite: Boolean): Seq[ScanRecord] =
+    try (if (inWrite) WorkloadHistory.readNow(spark) else WorkloadHistory.read(spark)).filter(r =>
       SourceProviders.sameSource(spec.source, SourceIdentity(r.provider, r.table, r.roots.toSet)))
     catch { case NonFatal(e) =>
       logWarning(s"Bloom index '${spec.name}': fpp auto without the workload history, unreadable: $e")

@@ -61,11 +61,12 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
       // The clean-up every build does: VACUUM with the configured retention (the base's folders kept).
       ctx.vacuum(ctx.spark.sessionState.conf.getConf(BloomIndexSQLConf.VACUUM_RETENTION),
         keep = base.flatMap(_.data).map(_.folders.toSet).getOrElse(Set.empty), started = Some(started.version))
+      StepClock.mark("vacuum")
       val built = try build(started, dataDir) catch {
         case NonFatal(e) => rollback(started, dataDir, e)
       }
       BloomIndexConf.testFault(ctx.spark, s"${started.operation} BLOOM INDEX ${ctx.name}")
-      commit(started, rel, dataDir, built)
+      try commit(started, rel, dataDir, built) finally StepClock.mark("commit")
     }
   }
 

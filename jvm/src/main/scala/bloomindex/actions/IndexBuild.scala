@@ -38,10 +38,12 @@ private[actions] object IndexBuild extends Logging {
       written: Option[WrittenFilters] = None, listed: Option[Snapshot] = None): Built = {
     val spark = ctx.spark
     val snapshot = listed.getOrElse(SourceResolver.snapshot(spark, spec.source, frame))
+    StepClock.mark("listing")
     val (relation, current, tableVersion) =
       (SourceResolver.following(spark, spec, recorded, preferNames, snapshot.relation), snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)
     IndexEncryption.prepare(spark, spec, current, dataDir.toString)
+    StepClock.mark("decoding")
     // The base's global filters, when the index has them: one that is damaged or fails its
     // checksum cannot be merged into (the new filter would miss the values it held), so the
     // build is then a full one.
@@ -58,6 +60,7 @@ private[actions] object IndexBuild extends Logging {
     val kept = baseData.filter(d => IndexLayout.of(d) == IndexLayout.Probes &&
       IndexBuilder.layoutFor(spark, dataDir.toString) == IndexLayout.Probes)
       .flatMap(d => keptProbes(ctx, spec, d, current, optimize))
+    StepClock.mark("probe footers")
     val (toBuild, carried, reused) = (baseData, kept) match {
       case (None, _) => (current, None, ReusedProbes.None)
       case (Some(_), Some(k)) =>
@@ -82,16 +85,20 @@ private[actions] object IndexBuild extends Logging {
       // `fpp = 'auto'`: each such column's rate for this version, before anything is sized.
       val sized = if (!spec.columns.exists(_.fppAuto)) Map.empty[String, Double]
         else (for (b <- base; d <- baseData) yield AutoFpp.baseNdv(spark, ctx.log.indexDir, b, d)).getOrElse(Map.empty)
+      StepClock.mark("readable, baseNdv")
       val resolved = AutoFpp.resolve(spark, ctx.name, spec, current, readRelation, readFiles, sized,
-        incremental = baseData.isDefined)
+        incremental = baseData.isDefined, inWrite = written.isDefined)
+      StepClock.mark("fpp auto")
       // The files whose filters their write's tasks built, for every column (at the rate this
       // version records): not read.
       val prebuilt = if (resolved.global) Nil else written.map(_.forFiles(readFiles, resolved.columns)).getOrElse(Nil)
       val fromWrite = prebuilt.iterator.map(_.path).toSet.size
       if (written.isDefined) logInfo(s"Bloom index '${ctx.name}': $fromWrite of ${readFiles.size} new files' filters " +
         "built by the write that wrote them")
-      (IndexBuilder.build(spark, resolved, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused,
-        prebuilt), (resolved, fromWrite))
+      val r = IndexBuilder.build(spark, resolved, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused,
+        prebuilt)
+      StepClock.mark("filters written")
+      (r, (resolved, fromWrite))
     }
     Built(result, tableVersion, decoding, reused.folders, Some(built._1), built._2)
   }

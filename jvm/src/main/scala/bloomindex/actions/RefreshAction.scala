@@ -63,7 +63,34 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
    * provider that reuses it made a moment ago): the up-to-date check and the build share it.
    */
   private lazy val listed: Option[bloomindex.source.Snapshot] =
-    frame.map(f => SourceResolver.snapshot(ctx.spark, spec.source, Some(f)))
+    frame.map(f => SourceProviders.of(spec.source).snapshotOfFresh(ctx.spark, spec.source, f))
+
+  /**
+   * After a write of this session (`written`): a frame over the source listed now and read with
+   * the schema the write wrote, instead of one that infers the schema (for Parquet, a Spark job
+   * reading a footer), when that schema holds every indexed column under its exact name at the
+   * index's type, none of them a partition column, and the source is a Parquet folder (a
+   * position-matched format's decoding depends on the whole schema). The decoding check below
+   * then compares the index's recorded context with that of the columns as written; a write of
+   * an indexed column under another type (or name) takes the inferring frame, as before. Files
+   * are identified by the listing alone, whatever the schema: the same files either way.
+   */
+  private def writtenFrame(spec: IndexSpec): Option[DataFrame] =
+    written.flatMap(_.schema).filter { schema =>
+      spec.source.format.equalsIgnoreCase("parquet") && spec.columns.forall { c =>
+        !spec.source.partitionColumns.contains(c.sourceName) &&
+          schema.fields.find(_.name == c.sourceName).exists(f => scala.util.Try(
+            org.apache.spark.sql.types.DataType.fromDDL(c.dataType)).toOption.contains(f.dataType))
+      }
+    }.flatMap(schema => SourceProviders.of(spec.source).writtenFrame(ctx.spark, spec.source, schema))
+      // Only where the columns as written decode as the index recorded (a field id the write's
+      // schema carries, a reader option...): otherwise the refresh's checks see the source as
+      // a query infers it, as before.
+      .filter(f => recorded.exists(built => scala.util.Try(SourceResolver.decoding(ctx.spark, spec, current(Some(f)))).toOption
+        .exists(now => DecodingContext.changes(built, now.format, now.column).isEmpty)))
+
+  /** Whether this refresh listed the source with the schema its write wrote ([[writtenFrame]]), not inferring it. */
+  private[actions] var listedWithWrittenSchema: Boolean = false
 
   private var rebuild = full
   private var frame: Option[DataFrame] = None
@@ -79,6 +106,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
     if (!SourceProviders.of(latest.spec.source).exists(ctx.spark, latest.spec.source)) {
       throw BloomIndexErrors.orphaned(name, latest.spec.source.display)
     }
+    StepClock.mark("head, source exists")
     if (head.damaged.nonEmpty) {
       logWarning(s"Bloom index '$name': ${ctx.damageNote(head.damaged)}; rebuilding it in full from version ${latest.version}")
     }
@@ -87,7 +115,11 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
     // An incremental refresh adds values decoded as this session decodes them now: only to an
     // index whose values were decoded the same way.
     frame = if (rebuild || !SourceProviders.of(spec.source).refreshReusesFrame) None
-      else Some(SourceResolver.dataFrame(ctx.spark, spec.source))
+      else writtenFrame(spec) match {
+        case Some(f) => listedWithWrittenSchema = true; Some(f)
+        case None => Some(SourceResolver.dataFrame(ctx.spark, spec.source))
+      }
+    StepClock.mark("base, frame")
     if (!rebuild) base.flatMap(_.data).foreach { d =>
       val now = SourceResolver.decoding(ctx.spark, spec, current(frame))
       d.decoding match {
@@ -100,8 +132,10 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
           }
       }
     }
+    StepClock.mark("decoding check")
     // Only over a stable head: a transient entry a stopped operation left is committed past.
-    if (rebuild) None else base.filter(b => head.entry.exists(_.version == b.version) && upToDate(b) && (!optimize || compact(b)))
+    try if (rebuild) None else base.filter(b => head.entry.exists(_.version == b.version) && upToDate(b) && (!optimize || compact(b)))
+    finally StepClock.mark("up-to-date check")
   }
 
   /**
@@ -144,6 +178,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
       if (rebuild) "REFRESH FULL" else if (optimize) "OPTIMIZE" else "REFRESH INCREMENTAL", UUID.randomUUID().toString, ctx.now(),
       latest.createdAt, spec, base.flatMap(_.data))
     ctx.log.commit(entry)
+    StepClock.mark("begin commit")
     entry
   }
 

@@ -109,6 +109,15 @@ object WriteEvents extends Logging {
   def filesFromWriteTasks(spark: SparkSession, name: String): Int =
     Option(fromWrite.get(key(new IndexRoot(spark).root.toString, name))).map(_.intValue).getOrElse(0)
 
+  private val writtenSchema = ConcurrentHashMap.newKeySet[String]()
+
+  /**
+   * Whether the last automatic refresh of `name` in this JVM listed the source with the schema
+   * its write wrote instead of inferring the source's (for tests and logs).
+   */
+  def listedWithWrittenSchema(spark: SparkSession, name: String): Boolean =
+    writtenSchema.contains(key(new IndexRoot(spark).root.toString, name))
+
   private def show(w: SourceIdentity): String = w.table.getOrElse(w.roots.mkString(", "))
 
   private val locks = new ConcurrentHashMap[String, Object]()
@@ -149,9 +158,14 @@ object WriteEvents extends Logging {
       while (!done) {
         try {
           awaitOthers(spark, name)
+          StepClock.mark("awaitOthers")
           val action = new RefreshAction(ActionContext.writing(spark, name), full = false, written = built)
-          action.run()
-          fromWrite.put(k, action.filesFromWrite)
+          try action.run() finally {
+            // Also when the refresh failed (its checks refused the source as it is now).
+            fromWrite.put(k, action.filesFromWrite)
+            if (action.listedWithWrittenSchema) writtenSchema.add(k) else writtenSchema.remove(k)
+          }
+          StepClock.mark("committed")
           done = true
         } catch {
           case e: ConcurrentBloomIndexUpdateException if attempt < Attempts =>
@@ -320,12 +334,16 @@ case class RefreshAfterWrite(write: InsertIntoHadoopFsRelationCommand, written: 
   override lazy val metrics = write.metrics
 
   override def run(sparkSession: org.apache.spark.sql.classic.SparkSession, child: SparkPlan): Seq[Row] = {
-    val indexes = WriteEvents.indexesOf(sparkSession, written)
-    // The write's tasks build the new files' filters where they can (WriteTasks): the refresh then reads no data.
-    val inTasks = if (indexes.isEmpty) None else WriteTasks.prepare(sparkSession, write, child, indexes)
-    val rows = write.run(sparkSession, inTasks.map(_.plan).getOrElse(child))
-    WriteEvents.afterWrite(sparkSession, written, inThread = true, listed = Some(indexes), built = inTasks.flatMap(_.result()))
-    rows
+    StepClock.timed(s"bloomindex: write of ${written.table.getOrElse(written.roots.mkString(", "))} and its refresh") {
+      val indexes = WriteEvents.indexesOf(sparkSession, written)
+      StepClock.mark("indexes listed")
+      // The write's tasks build the new files' filters where they can (WriteTasks): the refresh then reads no data.
+      val inTasks = if (indexes.isEmpty) None else WriteTasks.prepare(sparkSession, write, child, indexes)
+      val rows = write.run(sparkSession, inTasks.map(_.plan).getOrElse(child))
+      StepClock.mark("write")
+      WriteEvents.afterWrite(sparkSession, written, inThread = true, listed = Some(indexes), built = inTasks.flatMap(_.result()))
+      rows
+    }
   }
 
   override protected def withNewChildInternal(newChild: LogicalPlan): RefreshAfterWrite =

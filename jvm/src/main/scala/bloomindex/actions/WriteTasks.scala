@@ -92,11 +92,13 @@ private[actions] final class BuildingWriteFilesExec(base: WriteFilesExec, wanted
     base.staticPartitions) with Logging {
 
   @volatile private var job: Option[WriteTaskFilters.Job] = None
+  /** The columns the write wrote (data, then partition columns), as written. */
+  @volatile private var writtenSchema: Option[StructType] = None
 
   /** The filters the write's tasks built, once it ran (None: it did not build any). */
   def built(): Option[WrittenFilters] = job.flatMap { j =>
     val fs = acc.value.asScala.toSeq
-    if (fs.isEmpty) None else Some(new WrittenFilters(j, fs))
+    if (fs.isEmpty) None else Some(new WrittenFilters(j, fs, writtenSchema))
   }
 
   override protected def doExecuteWrite(spec: WriteFilesSpec): RDD[WriterCommitMessage] =
@@ -121,6 +123,7 @@ private[actions] final class BuildingWriteFilesExec(base: WriteFilesExec, wanted
       d.dataColumns, d.partitionColumns, d.bucketSpec, d.path, d.customPartitionLocations, d.maxRecordsPerFile,
       d.timeZoneId, trackers)
     job = Some(j)
+    writtenSchema = Some(StructType((data ++ d.partitionColumns).map(a => StructField(a.name, a.dataType, a.nullable, a.metadata))))
     spec.copy(description = described)
   } catch {
     // Another Spark's description (a constructor of other parameters): the refresh reads the files.

@@ -31,7 +31,8 @@ object HistoryFiles {
 
   private val Name = """history-(\d{13})-(\d+)-[0-9a-f]+\.json""".r
 
-  final case class Stored(path: Path, newestMs: Long, count: Int)
+  /** A history file as listed: `length` and `modified` from its status (-1: unknown). */
+  final case class Stored(path: Path, newestMs: Long, count: Int, length: Long = -1L, modified: Long = -1L)
 
   def dir(root: String): Path = new Path(root, IndexRoot.HistoryFolder)
 
@@ -41,7 +42,7 @@ object HistoryFiles {
     if (!fs.exists(d)) Nil
     else fs.listStatus(d).toSeq.flatMap { st =>
       st.getPath.getName match {
-        case Name(t, n) if st.isFile => Some(Stored(st.getPath, t.toLong, n.toInt))
+        case Name(t, n) if st.isFile => Some(Stored(st.getPath, t.toLong, n.toInt, st.getLen, st.getModificationTime))
         case _ => None
       }
     }.sortBy(s => (-s.newestMs, s.path.getName))
@@ -116,6 +117,29 @@ object HistoryFiles {
     // Newest files first, until they hold enough records.
     var total = 0L
     val needed = files.takeWhile { f => val more = total < maxEntries; total += f.count; more }
-    within(needed.flatMap(f => readFile(fs, f.path)), maxEntries, maxAgeMs, now)
+    within(needed.flatMap(f => readCached(fs, f)), maxEntries, maxAgeMs, now)
   }
+
+  /** Records held by [[parsed]] past which it is emptied. */
+  private val MaxCachedRecords = 50000
+  /** Parsed history files of this JVM, by path, length and modification time: a file is written once (renamed into place). */
+  private val parsed = new java.util.concurrent.ConcurrentHashMap[(String, Long, Long), Seq[ScanRecord]]()
+  private val cachedRecords = new java.util.concurrent.atomic.AtomicLong()
+
+  /**
+   * [[readFile]] through a cache of this JVM, for a file listed with its status: a history file
+   * never changes once in place (a new name per write), so the fpp 'auto' choice of each
+   * on-write refresh reads only the files written since the last one.
+   */
+  private def readCached(fs: FileSystem, f: Stored): Seq[ScanRecord] =
+    if (f.length < 0) readFile(fs, f.path)
+    else {
+      val key = (f.path.toString, f.length, f.modified)
+      Option(parsed.get(key)).getOrElse {
+        val records = readFile(fs, f.path)
+        if (cachedRecords.addAndGet(records.size) > MaxCachedRecords) { parsed.clear(); cachedRecords.set(records.size) }
+        parsed.put(key, records)
+        records
+      }
+    }
 }

@@ -241,6 +241,24 @@ object WorkloadHistory extends Logging {
     writeQueued()
   }
 
+  /**
+   * `spark`'s history without waiting for anything: the records on storage (files read once per
+   * JVM, [[HistoryFiles.read]]) and those this JVM has queued for its root and not written yet;
+   * not the scans of executions whose end has not reached the listener (the next read has them).
+   * For the fpp 'auto' choice of a refresh in a writing thread, which must not wait for Spark's
+   * listener bus to drain the write's own events (docs/decisions.md).
+   */
+  def readNow(spark: SparkSession): Seq[ScanRecord] = {
+    val conf = spark.sessionState.conf
+    val root = BloomIndexConf.root(spark)
+    val (maxEntries, maxAgeMs) = (conf.getConf(BloomIndexSQLConf.HISTORY_MAX_ENTRIES), conf.getConf(BloomIndexSQLConf.HISTORY_MAX_AGE))
+    val stored = HistoryFiles.read(spark.sessionState.newHadoopConf(), root, maxEntries, maxAgeMs)
+    val queued = queue.iterator().asScala.filter(_.to.root == root).map(_.record).toVector
+    if (queued.isEmpty) stored
+    // A record written between the read and the look at the queue would count twice: distinct.
+    else HistoryFiles.within((stored ++ queued).distinct, maxEntries, maxAgeMs, System.currentTimeMillis())
+  }
+
   /** `spark`'s history (its index root and limits), oldest first, after a [[flush]]. */
   def read(spark: SparkSession): Seq[ScanRecord] = {
     flush(spark)

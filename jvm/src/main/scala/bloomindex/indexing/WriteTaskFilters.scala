@@ -178,9 +178,12 @@ object WriteTaskFilters {
 /**
  * What one write's tasks built ([[WriteTaskFilters]]), on the driver after the write committed:
  * the filters of the files it wrote, by key. A key two files of the job share (it should not
- * happen) is dropped: those files are read.
+ * happen) is dropped: those files are read. `schema`: the columns the write wrote (its data
+ * columns, then its partition columns), names and types as written, which the refresh may list
+ * the source with instead of inferring its schema ([[bloomindex.source.SourceProvider.writtenFrame]]).
  */
-final class WrittenFilters(job: WriteTaskFilters.Job, filters: Seq[WrittenFilter]) {
+final class WrittenFilters(job: WriteTaskFilters.Job, filters: Seq[WrittenFilter],
+    val schema: Option[org.apache.spark.sql.types.StructType] = None) {
 
   private val byKey: Map[String, Map[Int, WrittenFilter]] =
     filters.groupBy(_.key).flatMap { case (k, fs) =>

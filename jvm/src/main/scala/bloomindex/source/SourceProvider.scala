@@ -74,6 +74,21 @@ trait SourceProvider {
    */
   def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): Snapshot
 
+  /**
+   * A fresh DataFrame over the source (new listing) that reads it with `schema` instead of
+   * inferring one: after a write of this session whose schema (`schema`, the written columns)
+   * covers every indexed column under its name at the index's type, an on-write refresh lists
+   * the source with it ([[bloomindex.actions.RefreshAction]]). None where the provider does not
+   * infer schemas from files or cannot take one (the refresh then uses [[dataFrame]]).
+   */
+  def writtenFrame(spark: SparkSession, s: SourceSpec, schema: org.apache.spark.sql.types.StructType): Option[DataFrame] = None
+
+  /**
+   * [[snapshot]] of `frame`, which [[dataFrame]] or [[writtenFrame]] made a moment ago: where its
+   * listing is the current one already, it is not listed again.
+   */
+  def snapshotOfFresh(spark: SparkSession, s: SourceSpec, frame: DataFrame): Snapshot = snapshot(spark, s, Some(frame))
+
   /** The source's current files and version, as [[snapshot]] lists them (maybe more cheaply). */
   def currentFiles(spark: SparkSession, s: SourceSpec): (Seq[SourceFile], Option[Long]) = {
     val snap = snapshot(spark, s, None)

@@ -40,6 +40,24 @@ class HistoryFilesSuite extends AnyFunSuite {
     assert(HistoryFiles.read(conf, dir, 10, Long.MaxValue / 2, now = 16000L).map(_.timeMs) == Seq(13000L, 14000L, 15000L))
   }
 
+  test("reads parse each file once per JVM, and see files added, deleted or rewritten since") {
+    val dir = root()
+    val never = Long.MaxValue / 2
+    HistoryFiles.append(conf, dir, Seq(rec(1000L, "a")), 100, never, now = 1000L)
+    assert(HistoryFiles.read(conf, dir, 100, never, now = 1000L).map(_.source) == Seq("a"))
+    HistoryFiles.append(conf, dir, Seq(rec(2000L, "b")), 100, never, now = 2000L)
+    assert(HistoryFiles.read(conf, dir, 100, never, now = 2000L).map(_.source) == Seq("a", "b"))
+    val fs = new Path(dir).getFileSystem(conf)
+    val Seq(newest, oldest) = HistoryFiles.list(fs, dir)
+    // Deleted: gone from the next read.
+    fs.delete(oldest.path, false)
+    assert(HistoryFiles.read(conf, dir, 100, never, now = 2000L).map(_.source) == Seq("b"))
+    // Written again under its name with other content (another length): read anew, not from the cache.
+    val out = fs.create(newest.path, true)
+    try out.write((rec(2000L, "bb").toJson + "\n").getBytes("UTF-8")) finally out.close()
+    assert(HistoryFiles.read(conf, dir, 100, never, now = 2000L).map(_.source) == Seq("bb"))
+  }
+
   test("writes drop files older than maxAge; reads show no older record") {
     val dir = root()
     HistoryFiles.append(conf, dir, Seq(rec(1000L), rec(2000L)), 100, maxAgeMs = 10000L, now = 2000L)

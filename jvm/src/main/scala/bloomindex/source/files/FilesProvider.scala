@@ -85,6 +85,26 @@ final class FilesProvider extends SourceProvider with ScanPruner {
     case None => dataFrame(spark, s)
   }
 
+  /**
+   * A path source read with the schema a write of this session wrote: listed (after the session's
+   * file status cache is dropped, as [[dataFrame]]) without inferring the schema, which for
+   * Parquet is a Spark job reading a footer. Catalog tables keep theirs in the catalog: None.
+   */
+  override def writtenFrame(spark: SparkSession, s: SourceSpec, schema: StructType): Option[DataFrame] =
+    if (s.table.isDefined) None
+    else {
+      FileStatusCache.getOrCreate(spark).invalidateAll()
+      Some(spark.read.format(s.format).options(s.options).schema(schema).load(s.paths: _*))
+    }
+
+  /** A path source's fresh frame was listed when it was made, after the cache was dropped: not listed again. */
+  override def snapshotOfFresh(spark: SparkSession, s: SourceSpec, frame: DataFrame): Snapshot =
+    if (s.table.isDefined) snapshot(spark, s, Some(frame))
+    else {
+      val rel = SourceResolver.relation(frame, s.display)
+      Snapshot(rel, SourceResolver.filesOf(rel), None)
+    }
+
   override def snapshot(spark: SparkSession, s: SourceSpec, frame: Option[DataFrame]): Snapshot = {
     val rel = SourceResolver.relation(frame.getOrElse(dataFrame(spark, s)), s.display)
     rel.location.refresh()
