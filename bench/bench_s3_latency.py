@@ -20,9 +20,10 @@ size N of BENCH_LAT_SIZES (default 10000,100000):
     loaded in it) is timed, and the requests it made counted by kind (probe, summary, log, ...).
     Cases: `on` (the index, the read path of this version), `before` (the index, reads as
     before issue 26: load.coalesceGapBytes=-1, load.footerReadBytes=0), `off` (pruning off).
-    The table is read by path, so spark.bloomindex.pruning.checkFiles does not apply (it checks
-    catalog tables only: one listing of the table's folder per pruned query); case `table`
-    (BENCH_LAT_CASES) measures a catalog table over the same folder, checked.
+    `on` checks the files to skip against storage (spark.bloomindex.pruning.checkFiles, the
+    default: a DataFrame keeps its listing for its life, so a read by path is checked too; on S3
+    one listing of the table's folder, 1,000 names a page); `unchecked` is `on` without that
+    check. Case `table` (BENCH_LAT_CASES) measures a catalog table over the same folder, checked.
 
 BENCH_LAT_STREAM: S3A's input stream type in the measured drivers (unset: S3A's default, which
 for hadoop-aws 3.5.0 is `analytics`; `classic`). BENCH_LAT_REPEATS (default 2) runs of each case; BENCH_LAT_THREADS sets
@@ -66,6 +67,8 @@ CASE_CONF = {
     "on": {},
     "before": {"spark.bloomindex.load.coalesceGapBytes": "-1", "spark.bloomindex.load.footerReadBytes": "0"},
     "off": {"spark.bloomindex.pruning.enabled": "false"},
+    # The index without checking the files to skip against storage (see FreshFiles).
+    "unchecked": {"spark.bloomindex.pruning.checkFiles": "false"},
     "table": {},
 }
 

@@ -207,10 +207,9 @@ object FilePredicate {
    */
   private def text(m: TextPredicates.Match, index: IndexView): Either[NotApplicable, FilePredicate] = {
     val a = m.attribute
-    if (index.textColumns(a.name).isLeft && index.column(a.name).isRight) {
-      return Left(NotApplicable(s"predicate shape: a string predicate on ${a.name}, which has an equality filter only"))
-    }
     index.textColumns(a.name) match {
+      case Left(_) if index.column(a.name).isRight =>
+        Left(NotApplicable(s"predicate shape: a string predicate on ${a.name}, which has an equality filter only"))
       case Left(why) => Left(NotApplicable(TextPrefix + why))
       case Right(_) if a.dataType.sql != "STRING" =>
         Left(NotApplicable(s"${TextPrefix}collation: ${a.name} is ${a.dataType.sql}; text filters answer for STRING (UTF8_BINARY) only"))
