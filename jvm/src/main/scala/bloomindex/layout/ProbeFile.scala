@@ -81,10 +81,29 @@ object ProbeFile {
     def length: Long = blocks.toLong * rowStride
   }
 
-  /** What a file's footer says: the sections, and per indexed file its row and place; `format` the file's. */
+  /**
+   * What a file's footer says: the sections, and per indexed file its row and place; `format` the
+   * file's. Read for a query's load (`compact`, [[readFooter]]), the files are in `entries` and
+   * `files` is empty.
+   */
   final case class Footer(algorithm: FilterAlgorithm, sections: Array[Section], files: Array[FileEntry], bytesRead: Long,
-      format: Int = Format) {
+      format: Int = Format, entries: Option[Entries] = None) {
     def checked: Boolean = format >= ChecksumsSince
+    /** How many files the footer holds. */
+    def fileCount: Int = entries.map(_.count).getOrElse(files.length)
+  }
+
+  /**
+   * A footer's file entries as a query's load keeps them: a few arrays for all of them, no string
+   * nor object per file (a million files' footers are 130 MB; issue 26). Entry `i`: its path's
+   * UTF-8 bytes as the footer holds them at `names(nameEnds(i - 1) until nameEnds(i))`, its size and
+   * modification time at `sizeTimes(2i)`, `sizeTimes(2i + 1)`, its section and position at
+   * `places(2i)`, `places(2i + 1)` (the file's own section numbers), its hash count (classic).
+   */
+  final class Entries(val count: Int, val names: Array[Byte], val nameEnds: Array[Int], val sizeTimes: Array[Long],
+      val rowCounts: Array[Long], val nullCounts: Array[Long], val places: Array[Int], val numHashes: Array[Byte]) {
+    def nameStart(i: Int): Int = if (i == 0) 0 else nameEnds(i - 1)
+    def path(i: Int): String = new String(names, nameStart(i), nameEnds(i) - nameStart(i), UTF_8)
   }
 
   /** `ndv` is -1 and `fromFooter` false in format 1, which does not record them. */
@@ -234,7 +253,7 @@ object ProbeFile {
    * object store. A footer longer than the tail takes one more read, of the part the tail missed.
    */
   def readFooter(conf: Configuration, path: Path, length: Option[Long], checksums: Boolean = false,
-      tailBytes: Long = 0L): Footer = {
+      tailBytes: Long = 0L, compact: Boolean = false): Footer = {
     val len = length.getOrElse(path.getFileSystem(conf).getFileStatus(path).getLen)
     def bad(why: String) = throw new IllegalStateException(s"$path: not a probe file ($why)")
     val tail = TrailerBytes + CrcBytes
@@ -268,7 +287,7 @@ object ProbeFile {
       if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, format)) {
         throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C)")
       }
-      parseFooter(footer, format, end - footerLen, bad).copy(bytesRead = tailLen + (footerLen - inTail), format = format)
+      parseFooter(footer, format, end - footerLen, bad, compact).copy(bytesRead = tailLen + (footerLen - inTail), format = format)
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
@@ -277,15 +296,16 @@ object ProbeFile {
   /**
    * The footer of each of `files` (path and length) of a column of design `algorithm`, or what
    * is wrong with it (a file of another design is not used), read `threads` at a time, each with
-   * a first read of its last `tailBytes(k)` bytes ([[readFooter]]).
+   * a first read of its last `tailBytes(k)` bytes ([[readFooter]]); with `compact`, the files as
+   * [[Entries]] (a query's load) rather than an entry object each.
    */
   def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int,
       algorithm: FilterAlgorithm, checksums: Boolean = false,
-      tailBytes: Int => Long = _ => DefaultTailBytes): Array[Either[Throwable, Footer]] = {
+      tailBytes: Int => Long = _ => DefaultTailBytes, compact: Boolean = false): Array[Either[Throwable, Footer]] = {
     val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
       out(k) = try {
-        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums, tailBytes(k))
+        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums, tailBytes(k), compact)
         if (f.algorithm == algorithm) Right(f)
         else Left(new IllegalStateException(s"${files(k)._1}: a probe file of algorithm ${f.algorithm}, not $algorithm"))
       } catch { case scala.util.control.NonFatal(e) => Left(e) }
@@ -309,7 +329,8 @@ object ProbeFile {
     lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.25).toLong + (16L << 10))))
   }
 
-  private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing): Footer = {
+  private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing,
+      compact: Boolean = false): Footer = {
     val in = new DataInputStream(new ByteArrayInputStream(bytes))
     val algorithm = try FilterAlgorithm.fromName(in.readUTF()) catch {
       case e: IllegalArgumentException => bad(e.getMessage)
@@ -331,6 +352,7 @@ object ProbeFile {
     val n = b.getInt
     val fixed = if (format >= 2) 50 else 41 // an entry's bytes after its path
     if (n < 0 || n > bytes.length / (fixed + 4)) bad(s"$n files")
+    if (compact) return Footer(algorithm, sections, Array.empty, 0L, format, Some(parseEntries(b, n, fixed, format, algorithm, sections, bad)))
     val files = Array.fill(n) {
       if (b.remaining() < 4) bad("truncated file entries")
       val pl = b.getInt
@@ -355,6 +377,59 @@ object ProbeFile {
     }
     if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
     Footer(algorithm, sections, files, 0L)
+  }
+
+  /**
+   * The `n` file entries at `b`'s position as [[Entries]], checked as [[parseFooter]] checks them
+   * (the same errors): the path bytes copied as they are, the numbers into arrays.
+   */
+  private def parseEntries(b: ByteBuffer, n: Int, fixed: Int, format: Int, algorithm: FilterAlgorithm,
+      sections: Array[Section], bad: String => Nothing): Entries = {
+    val bytes = b.array()
+    val ns = sections.length
+    // The paths' bytes: what the entries hold but their lengths and fixed parts (exact when well formed).
+    val names = new Array[Byte](math.max(0L, b.remaining().toLong - n.toLong * (fixed + 4)).toInt)
+    val nameEnds = new Array[Int](n)
+    val sizeTimes = new Array[Long](2 * n)
+    val rowCounts = new Array[Long](n)
+    val nullCounts = new Array[Long](n)
+    val places = new Array[Int](2 * n)
+    val numHashes = new Array[Byte](if (algorithm == FilterAlgorithm.Classic) n else 0)
+    var total = 0
+    var i = 0
+    while (i < n) {
+      if (b.remaining() < 4) bad("truncated file entries")
+      val pl = b.getInt
+      if (pl < 0 || pl > b.remaining() - fixed) bad(s"a path of $pl bytes")
+      val at = b.position()
+      if (pl > names.length - total) bad("truncated file entries")
+      System.arraycopy(bytes, at, names, total, pl)
+      total += pl
+      nameEnds(i) = total
+      b.position(at + pl)
+      sizeTimes(2 * i) = b.getLong
+      sizeTimes(2 * i + 1) = b.getLong
+      rowCounts(i) = b.getLong
+      nullCounts(i) = b.getLong
+      val section = b.getInt
+      val position = b.getInt
+      val k = b.get & 0xff
+      if (format >= 2) b.position(b.position() + 9) // ndv, origin: not used by queries
+      def path = new String(bytes, at, pl, UTF_8)
+      if (section < 0 || section >= ns || position < 0 || position >= sections(section).files) {
+        bad(s"$path: section $section position $position")
+      }
+      if (algorithm == FilterAlgorithm.Classic) {
+        if (k <= 0) bad(s"$path: $k hash functions")
+        numHashes(i) = k.toByte
+      }
+      places(2 * i) = section
+      places(2 * i + 1) = position
+      i += 1
+    }
+    if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
+    new Entries(n, if (total == names.length) names else java.util.Arrays.copyOf(names, total), nameEnds, sizeTimes,
+      rowCounts, nullCounts, places, numHashes)
   }
 
   /**
