@@ -61,21 +61,23 @@ object FreshFiles {
       // parent path each.
       IndexStore.inParallel(threads, (0 until files.size by LocalBatch).map { from => () =>
         val bits = new java.util.BitSet(files.size)
-        var k = from
-        val until = math.min(files.size, from + LocalBatch)
-        while (k < until) {
-          val f = files(k)
-          try {
-            // One stat per file (java.io.File's length, lastModified and isFile are one each).
-            val a = java.nio.file.Files.readAttributes(java.nio.file.Paths.get(f.getPath.toUri.getPath),
-              classOf[java.nio.file.attribute.BasicFileAttributes])
-            if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) bits.set(k)
-          } catch {
-            case _: java.nio.file.NoSuchFileException => // gone: read, not skipped
-            case NonFatal(e) => warn(f.getPath.getParent, e)
+        val folders = new LocalFolders()
+        try {
+          var k = from
+          val until = math.min(files.size, from + LocalBatch)
+          while (k < until) {
+            val f = files(k)
+            try {
+              // One stat per file (java.io.File's length, lastModified and isFile are one each).
+              val a = folders.attributes(f.getPath.toUri.getPath)
+              if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) bits.set(k)
+            } catch {
+              case _: java.nio.file.NoSuchFileException => // gone: read, not skipped
+              case NonFatal(e) => warn(f.getPath.getParent, e)
+            }
+            k += 1
           }
-          k += 1
-        }
+        } finally folders.close()
         parts.add(bits)
       })
     } else {
@@ -107,6 +109,48 @@ object FreshFiles {
     }
     parts.forEach(b => out.or(b))
     out
+  }
+
+  /**
+   * Local files' attributes (those `Files.readAttributes` gives, links followed), each read
+   * relative to its folder, held open while consecutive files are in it (a listing's files come
+   * folder by folder): the system looks up one name per file, not every folder of its path, and
+   * no `Path` of the whole path is built. Where the platform has no such folder handle
+   * ([[java.nio.file.SecureDirectoryStream]]), by the whole path. One per thread; `close` it.
+   */
+  private final class LocalFolders extends java.io.Closeable {
+    import java.nio.file.{Files, Paths, SecureDirectoryStream}
+    import java.nio.file.attribute.{BasicFileAttributeView, BasicFileAttributes}
+    private var folder: String = null // the folder's path, up to and without its last '/'
+    private var stream: SecureDirectoryStream[java.nio.file.Path] = null
+    private var missing = false // the folder itself is gone: so are its files
+    private val local = java.nio.file.FileSystems.getDefault
+
+    def attributes(path: String): BasicFileAttributes = {
+      val slash = path.lastIndexOf('/')
+      if (slash <= 0) return Files.readAttributes(Paths.get(path), classOf[BasicFileAttributes])
+      if (folder == null || folder.length != slash || !path.regionMatches(0, folder, 0, slash)) {
+        close()
+        folder = path.substring(0, slash)
+        missing = false
+        try Files.newDirectoryStream(Paths.get(folder)) match {
+          case s: SecureDirectoryStream[java.nio.file.Path] @unchecked => stream = s
+          case other => other.close()
+        } catch {
+          case _: java.nio.file.NoSuchFileException | _: java.nio.file.NotDirectoryException => missing = true
+          case NonFatal(_) => // not listable (a folder one may only pass through): each file by its whole path
+        }
+      }
+      if (missing) throw new java.nio.file.NoSuchFileException(path)
+      if (stream == null) Files.readAttributes(Paths.get(path), classOf[BasicFileAttributes])
+      else stream.getFileAttributeView(local.getPath(path.substring(slash + 1)), classOf[BasicFileAttributeView]).readAttributes()
+    }
+
+    def close(): Unit = {
+      if (stream != null) try stream.close() catch { case NonFatal(_) => }
+      stream = null
+      folder = null
+    }
   }
 
   /** Runs `body`; a failure leaves the files under `dir` unchecked (so read), with one warning. */
