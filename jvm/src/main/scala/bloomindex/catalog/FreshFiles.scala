@@ -36,7 +36,7 @@ object FreshFiles {
    */
   val FolderLimit = 16
 
-  /** Local files checked per task. */
+  /** Local files checked per task (a multiple of 64: a task sets whole words of the result). */
   private val LocalBatch = 256
 
   /** File systems whose recursive listing walks folder by folder (and, locally, reads permissions). */
@@ -50,17 +50,17 @@ object FreshFiles {
   def unchanged(conf: Configuration, files: IndexedSeq[FileStatus], threads: Int): java.util.BitSet = {
     val out = new java.util.BitSet(files.size)
     if (files.isEmpty) return out
-    // Bits set by many threads: each task fills a set of its own, merged at the end.
-    val parts = new java.util.concurrent.ConcurrentLinkedQueue[java.util.BitSet]()
-    def keep(bits: java.util.BitSet, k: Int, now: Option[FileStatus]): Unit =
-      if (now.exists(same(files(k), _))) bits.set(k)
+    def keep(found: Int => Unit, k: Int, now: Option[FileStatus]): Unit =
+      if (now.exists(same(files(k), _))) found(k)
     val fs = files.head.getPath.getFileSystem(conf)
     if (fs.getScheme == "file") {
       // Local disk: each file's size and time straight from the OS (the time in milliseconds, as
       // Hadoop's local file system reports it), without building a status, a qualified path or a
       // parent path each.
+      // Bits set by many threads: each task sets the words of its own files (LocalBatch is a
+      // multiple of 64), no set of a million bits per task.
+      val words = new Array[Long]((files.size + 63) / 64)
       IndexStore.inParallel(threads, (0 until files.size by LocalBatch).map { from => () =>
-        val bits = new java.util.BitSet(files.size)
         val folders = new LocalFolders()
         try {
           var k = from
@@ -70,7 +70,9 @@ object FreshFiles {
             try {
               // One stat per file (java.io.File's length, lastModified and isFile are one each).
               val a = folders.attributes(f.getPath.toUri.getPath)
-              if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) bits.set(k)
+              if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) {
+                words(k >>> 6) |= 1L << k
+              }
             } catch {
               case _: java.nio.file.NoSuchFileException => // gone: read, not skipped
               case NonFatal(e) => warn(f.getPath.getParent, e)
@@ -78,8 +80,8 @@ object FreshFiles {
             k += 1
           }
         } finally folders.close()
-        parts.add(bits)
       })
+      out.or(java.util.BitSet.valueOf(words))
     } else {
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
       val ancestor = commonFolder(byDir.keys.toSeq)
@@ -88,26 +90,25 @@ object FreshFiles {
           val now = new java.util.HashMap[String, FileStatus]()
           val it = fs.listFiles(ancestor.get, true)
           while (it.hasNext) { val s = it.next(); now.put(SourceResolver.normalize(s.getPath), s) }
-          files.indices.foreach(k => keep(out, k, Option(now.get(SourceResolver.normalize(files(k).getPath)))))
+          files.indices.foreach(k => keep(out.set(_), k, Option(now.get(SourceResolver.normalize(files(k).getPath)))))
         }
       } else {
         IndexStore.inParallel(threads, byDir.toSeq.map { case (dir, listed) => () =>
-          val bits = new java.util.BitSet(files.size)
+          val found = scala.collection.mutable.ArrayBuffer[Int]() // the folder's unchanged files' positions
           guarded(dir) {
             val dfs = dir.getFileSystem(conf)
             if (listed.size <= StatLimit) listed.foreach { k =>
-              keep(bits, k, try Some(dfs.getFileStatus(files(k).getPath)) catch { case _: java.io.FileNotFoundException => None })
+              keep(found += _, k, try Some(dfs.getFileStatus(files(k).getPath)) catch { case _: java.io.FileNotFoundException => None })
             } else {
               val now = try dfs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
                 catch { case _: java.io.FileNotFoundException => Map.empty[String, FileStatus] }
-              listed.foreach(k => keep(bits, k, now.get(files(k).getPath.getName)))
+              listed.foreach(k => keep(found += _, k, now.get(files(k).getPath.getName)))
             }
           }
-          parts.add(bits)
+          out.synchronized(found.foreach(out.set(_)))
         })
       }
     }
-    parts.forEach(b => out.or(b))
     out
   }
 

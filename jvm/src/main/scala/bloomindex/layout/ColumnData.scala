@@ -311,8 +311,8 @@ object ColumnData {
       if (!probed.isEmpty && rows.isEmpty) return probedResult()
       // Both kinds (not made by the loads): the probe files' entries as rows.
       probed.forEach { case (e, base) =>
-        (0 until e.count).foreach(i => rows.add(new Row(e.path(i), e.sizeTimes(2 * i), e.sizeTimes(2 * i + 1), e.rowCounts(i),
-          e.nullCounts(i), null, if (e.numHashes.isEmpty) 0 else e.numHashes(i), base + e.places(2 * i), e.places(2 * i + 1))))
+        (0 until e.count).foreach(i => rows.add(new Row(e.path(i), e.size(i), e.modificationTime(i), e.rowCount(i),
+          e.nullCount(i), null, e.numHashes(i), base + e.section(i), e.position(i))))
       }
       probed.clear()
       val m = rows.size
@@ -403,7 +403,8 @@ object ColumnData {
     val m0 = ks.iterator.map(k => chunks(k)._1.count.toLong).sum
     if (m0 > Int.MaxValue / 2) throw new IllegalStateException(s"column $column: $m0 files, too many to hold at once")
     val m = m0.toInt
-    // Each probe file's shared prefix (up to a '/', bytes), then the one all share.
+    // Each probe file's shared prefix (up to a '/', bytes), then the one all share: a prefix of
+    // the first file's path of the first probe file (`ref`).
     val own = new Array[Int](chunks.length)
     IndexStore.inParallel(threads, ks.toSeq.map(k => () => own(k) = directoryPrefix(chunks(k)._1)))
     var prefixLen = 0
@@ -411,9 +412,12 @@ object ColumnData {
     ks.foreach { k =>
       val e = chunks(k)._1
       if (ref == null) { ref = e; prefixLen = own(k) }
-      else prefixLen = cutToSlash(ref.names, math.min(prefixLen, commonLength(ref.names, 0, e.names, 0, math.min(prefixLen, own(k)))))
+      else {
+        val common = commonLength(ref.bytes, ref.nameStart(0), e.bytes, e.nameStart(0), math.min(prefixLen, own(k)))
+        prefixLen = cutToSlash(ref.bytes, ref.nameStart(0), common)
+      }
     }
-    val prefix = if (ref == null) "" else new String(ref.names, 0, prefixLen, UTF_8)
+    val prefix = if (ref == null) "" else new String(ref.bytes, ref.nameStart(0), prefixLen, UTF_8)
     // Where each probe file's files and names start.
     val fileStart = new Array[Int](chunks.length)
     val nameStart = new Array[Long](chunks.length)
@@ -424,7 +428,8 @@ object ColumnData {
       fileStart(k) = files
       nameStart(k) = total
       files += e.count
-      total += e.names.length.toLong - e.count.toLong * prefixLen
+      var i = 0
+      while (i < e.count) { total += e.nameEnd(i) - e.nameStart(i) - prefixLen; i += 1 }
     }
     if (total > Int.MaxValue - 16) throw new IllegalStateException(s"column $column: paths of more than 2 GB")
     val names = new Array[Byte](total.toInt)
@@ -443,19 +448,21 @@ object ColumnData {
       var i = 0
       while (i < e.count) {
         val from = e.nameStart(i) + prefixLen
-        val len = e.nameEnds(i) - from
-        System.arraycopy(e.names, from, names, at, len)
-        hashes(f0 + i) = hash(names, at, at + len)
+        val len = e.nameEnd(i) - from
+        System.arraycopy(e.bytes, from, names, at, len)
+        val f = f0 + i
+        hashes(f) = hash(names, at, at + len)
         at += len
-        ends(f0 + i) = at
-        places(2 * (f0 + i)) = base + e.places(2 * i)
-        places(2 * (f0 + i) + 1) = e.places(2 * i + 1)
+        ends(f) = at
+        sizeTimes(2 * f) = e.size(i)
+        sizeTimes(2 * f + 1) = e.modificationTime(i)
+        rowCounts(f) = e.rowCount(i)
+        nullCounts(f) = e.nullCount(i)
+        places(2 * f) = base + e.section(i)
+        places(2 * f + 1) = e.position(i)
+        if (classic) numHashes(f) = e.numHashes(i).toByte
         i += 1
       }
-      System.arraycopy(e.sizeTimes, 0, sizeTimes, 2 * f0, 2 * e.count)
-      System.arraycopy(e.rowCounts, 0, rowCounts, f0, e.count)
-      System.arraycopy(e.nullCounts, 0, nullCounts, f0, e.count)
-      if (classic) System.arraycopy(e.numHashes, 0, numHashes, f0, e.count)
     })
     // The path table, in order: the first of equal names kept (a well-formed index has none).
     var cap = 16
@@ -512,20 +519,21 @@ object ColumnData {
     if (m < 0) max else m
   }
 
-  /** The longest prefix of `a(0 until len)` that ends with '/' (or is empty): its length. */
-  private def cutToSlash(a: Array[Byte], len: Int): Int = {
+  /** The longest prefix of `a(from until from + len)` that ends with '/' (or is empty): its length. */
+  private def cutToSlash(a: Array[Byte], from: Int, len: Int): Int = {
     var j = len
-    while (j > 0 && a(j - 1) != '/') j -= 1
+    while (j > 0 && a(from + j - 1) != '/') j -= 1
     j
   }
 
   /** The length of the longest prefix up to a '/' that every path of `e` shares (UTF-8 bytes, as [[commonDirectory]]). */
   private def directoryPrefix(e: ProbeFile.Entries): Int = {
-    var len = cutToSlash(e.names, e.nameEnds(0))
+    val first = e.nameStart(0)
+    var len = cutToSlash(e.bytes, first, e.nameEnd(0) - first)
     var i = 1
     while (i < e.count && len > 0) {
       val from = e.nameStart(i)
-      len = cutToSlash(e.names, commonLength(e.names, 0, e.names, from, math.min(len, e.nameEnds(i) - from)))
+      len = cutToSlash(e.bytes, first, commonLength(e.bytes, first, e.bytes, from, math.min(len, e.nameEnd(i) - from)))
       i += 1
     }
     len

@@ -94,16 +94,24 @@ object ProbeFile {
   }
 
   /**
-   * A footer's file entries as a query's load keeps them: a few arrays for all of them, no string
-   * nor object per file (a million files' footers are 130 MB; issue 26). Entry `i`: its path's
-   * UTF-8 bytes as the footer holds them at `names(nameEnds(i - 1) until nameEnds(i))`, its size and
-   * modification time at `sizeTimes(2i)`, `sizeTimes(2i + 1)`, its section and position at
-   * `places(2i)`, `places(2i + 1)` (the file's own section numbers), its hash count (classic).
+   * A footer's file entries as a query's load reads them: where each lies in the footer's bytes,
+   * read in place, no string nor object per file (a million files' footers are 130 MB; issue 26).
+   * Entry `i`: its path's UTF-8 bytes at `bytes(nameStart(i) until nameEnd(i))`, then its size,
+   * modification time, row and null counts (longs), section and position (ints, the file's own
+   * section numbers) and hash count (a byte), as [[Writer]] wrote them. Checked when parsed.
    */
-  final class Entries(val count: Int, val names: Array[Byte], val nameEnds: Array[Int], val sizeTimes: Array[Long],
-      val rowCounts: Array[Long], val nullCounts: Array[Long], val places: Array[Int], val numHashes: Array[Byte]) {
-    def nameStart(i: Int): Int = if (i == 0) 0 else nameEnds(i - 1)
-    def path(i: Int): String = new String(names, nameStart(i), nameEnds(i) - nameStart(i), UTF_8)
+  final class Entries private[ProbeFile] (val count: Int, val bytes: Array[Byte], starts: Array[Int], ends: Array[Int]) {
+    private val buf = ByteBuffer.wrap(bytes) // absolute reads only: safe from many threads
+    def nameStart(i: Int): Int = starts(i)
+    def nameEnd(i: Int): Int = ends(i)
+    def path(i: Int): String = new String(bytes, starts(i), ends(i) - starts(i), UTF_8)
+    def size(i: Int): Long = buf.getLong(ends(i))
+    def modificationTime(i: Int): Long = buf.getLong(ends(i) + 8)
+    def rowCount(i: Int): Long = buf.getLong(ends(i) + 16)
+    def nullCount(i: Int): Long = buf.getLong(ends(i) + 24)
+    def section(i: Int): Int = buf.getInt(ends(i) + 32)
+    def position(i: Int): Int = buf.getInt(ends(i) + 36)
+    def numHashes(i: Int): Int = bytes(ends(i) + 40) & 0xff
   }
 
   /** `ndv` is -1 and `fromFooter` false in format 1, which does not record them. */
@@ -233,10 +241,13 @@ object ProbeFile {
   }
 
   /** The footer's checksum: CRC32C of the footer, then the format and the footer's length (as the trailer has them). */
-  private def footerCrc(footer: Array[Byte], format: Int): Int = {
+  private def footerCrc(footer: Array[Byte], format: Int): Int = footerCrc(footer, 0, footer.length, format)
+
+  /** [[footerCrc]] of the footer at `footer(from until from + length)`. */
+  private def footerCrc(footer: Array[Byte], from: Int, length: Int, format: Int): Int = {
     val c = new java.util.zip.CRC32C()
-    c.update(footer, 0, footer.length)
-    c.update(ByteBuffer.allocate(8).putInt(format).putInt(footer.length).array())
+    c.update(footer, from, length)
+    c.update(ByteBuffer.allocate(8).putInt(format).putInt(length).array())
     c.getValue.toInt
   }
 
@@ -278,16 +289,21 @@ object ProbeFile {
       val end = len - TrailerBytes - crcLen // where the footer ends
       if (checked && at < CrcBytes) bad(s"$len bytes")
       if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > end - Magic.length) bad(s"footer of $footerLen bytes")
-      val footer = new Array[Byte](footerLen)
-      // The part of the footer in the tail, then what lies before the tail (if any) in one more read.
+      // The footer where the tail holds it whole (read in place), else the part of it in the tail and
+      // what lies before the tail in one more read.
       val endInTail = at - crcLen
       val inTail = math.min(footerLen, endInTail)
-      System.arraycopy(trailer, endInTail - inTail, footer, footerLen - inTail, inTail)
-      if (inTail < footerLen) in.readFully(end - footerLen, footer, 0, footerLen - inTail)
-      if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, format)) {
+      val (footer, from) = if (inTail == footerLen) (trailer, endInTail - footerLen) else {
+        val f = new Array[Byte](footerLen)
+        System.arraycopy(trailer, endInTail - inTail, f, footerLen - inTail, inTail)
+        in.readFully(end - footerLen, f, 0, footerLen - inTail)
+        (f, 0)
+      }
+      if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, from, footerLen, format)) {
         throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C)")
       }
-      parseFooter(footer, format, end - footerLen, bad, compact).copy(bytesRead = tailLen + (footerLen - inTail), format = format)
+      parseFooter(footer, from, footerLen, format, end - footerLen, bad, compact)
+        .copy(bytesRead = tailLen + (footerLen - inTail), format = format)
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
@@ -329,14 +345,15 @@ object ProbeFile {
     lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.25).toLong + (16L << 10))))
   }
 
-  private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing,
-      compact: Boolean = false): Footer = {
-    val in = new DataInputStream(new ByteArrayInputStream(bytes))
+  /** The footer at `bytes(from until from + length)`. */
+  private def parseFooter(bytes: Array[Byte], from: Int, length: Int, format: Int, dataEnd: Long, bad: String => Nothing,
+      compact: Boolean): Footer = {
+    val in = new DataInputStream(new ByteArrayInputStream(bytes, from, length))
     val algorithm = try FilterAlgorithm.fromName(in.readUTF()) catch {
       case e: IllegalArgumentException => bad(e.getMessage)
     }
     val ns = in.readInt()
-    if (ns < 0 || ns > bytes.length / 20) bad(s"$ns sections")
+    if (ns < 0 || ns > length / 20) bad(s"$ns sections")
     val sections = Array.fill(ns) {
       val s = Section(in.readLong(), in.readInt(), in.readInt(), in.readInt(), format >= ChecksumsSince)
       if (s.blockBytes <= 0 || s.blocks <= 0 || s.files <= 0 || s.offset < Magic.length ||
@@ -347,12 +364,12 @@ object ProbeFile {
       s
     }
     // The file entries (most of the footer) straight from the bytes.
-    val b = ByteBuffer.wrap(bytes, bytes.length - in.available(), in.available())
+    val b = ByteBuffer.wrap(bytes, from + length - in.available(), in.available())
     if (b.remaining() < 4) bad("no file count")
     val n = b.getInt
     val fixed = if (format >= 2) 50 else 41 // an entry's bytes after its path
-    if (n < 0 || n > bytes.length / (fixed + 4)) bad(s"$n files")
-    if (compact) return Footer(algorithm, sections, Array.empty, 0L, format, Some(parseEntries(b, n, fixed, format, algorithm, sections, bad)))
+    if (n < 0 || n > length / (fixed + 4)) bad(s"$n files")
+    if (compact) return Footer(algorithm, sections, Array.empty, 0L, format, Some(parseEntries(b, n, fixed, algorithm, sections, bad)))
     val files = Array.fill(n) {
       if (b.remaining() < 4) bad("truncated file entries")
       val pl = b.getInt
@@ -380,56 +397,38 @@ object ProbeFile {
   }
 
   /**
-   * The `n` file entries at `b`'s position as [[Entries]], checked as [[parseFooter]] checks them
-   * (the same errors): the path bytes copied as they are, the numbers into arrays.
+   * The `n` file entries at `b`'s position as [[Entries]] (in place in `b`'s array), checked as
+   * [[parseFooter]] checks them (the same errors).
    */
-  private def parseEntries(b: ByteBuffer, n: Int, fixed: Int, format: Int, algorithm: FilterAlgorithm,
+  private def parseEntries(b: ByteBuffer, n: Int, fixed: Int, algorithm: FilterAlgorithm,
       sections: Array[Section], bad: String => Nothing): Entries = {
     val bytes = b.array()
     val ns = sections.length
-    // The paths' bytes: what the entries hold but their lengths and fixed parts (exact when well formed).
-    val names = new Array[Byte](math.max(0L, b.remaining().toLong - n.toLong * (fixed + 4)).toInt)
-    val nameEnds = new Array[Int](n)
-    val sizeTimes = new Array[Long](2 * n)
-    val rowCounts = new Array[Long](n)
-    val nullCounts = new Array[Long](n)
-    val places = new Array[Int](2 * n)
-    val numHashes = new Array[Byte](if (algorithm == FilterAlgorithm.Classic) n else 0)
-    var total = 0
+    val starts = new Array[Int](n)
+    val ends = new Array[Int](n)
     var i = 0
     while (i < n) {
       if (b.remaining() < 4) bad("truncated file entries")
       val pl = b.getInt
       if (pl < 0 || pl > b.remaining() - fixed) bad(s"a path of $pl bytes")
       val at = b.position()
-      if (pl > names.length - total) bad("truncated file entries")
-      System.arraycopy(bytes, at, names, total, pl)
-      total += pl
-      nameEnds(i) = total
-      b.position(at + pl)
-      sizeTimes(2 * i) = b.getLong
-      sizeTimes(2 * i + 1) = b.getLong
-      rowCounts(i) = b.getLong
-      nullCounts(i) = b.getLong
-      val section = b.getInt
-      val position = b.getInt
-      val k = b.get & 0xff
-      if (format >= 2) b.position(b.position() + 9) // ndv, origin: not used by queries
+      starts(i) = at
+      ends(i) = at + pl
+      val section = b.getInt(at + pl + 32)
+      val position = b.getInt(at + pl + 36)
       def path = new String(bytes, at, pl, UTF_8)
       if (section < 0 || section >= ns || position < 0 || position >= sections(section).files) {
         bad(s"$path: section $section position $position")
       }
       if (algorithm == FilterAlgorithm.Classic) {
+        val k = bytes(at + pl + 40) & 0xff
         if (k <= 0) bad(s"$path: $k hash functions")
-        numHashes(i) = k.toByte
       }
-      places(2 * i) = section
-      places(2 * i + 1) = position
+      b.position(at + pl + fixed)
       i += 1
     }
     if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
-    new Entries(n, if (total == names.length) names else java.util.Arrays.copyOf(names, total), nameEnds, sizeTimes,
-      rowCounts, nullCounts, places, numHashes)
+    new Entries(n, bytes, starts, ends)
   }
 
   /**

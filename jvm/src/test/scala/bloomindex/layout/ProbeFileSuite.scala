@@ -141,9 +141,9 @@ class ProbeFileSuite extends AnyFunSuite {
             assert(e.count == one.length && f.fileCount == one.length)
             one.indices.foreach { i =>
               val o = one(i)
-              assert(e.path(i) == o.path && e.sizeTimes(2 * i) == o.size && e.sizeTimes(2 * i + 1) == o.modificationTime &&
-                e.rowCounts(i) == o.rowCount && e.nullCounts(i) == o.nullCount && e.places(2 * i) == o.section &&
-                e.places(2 * i + 1) == o.position && (alg != FilterAlgorithm.Classic || e.numHashes(i) == o.numHashes))
+              assert(e.path(i) == o.path && e.size(i) == o.size && e.modificationTime(i) == o.modificationTime &&
+                e.rowCount(i) == o.rowCount && e.nullCount(i) == o.nullCount && e.section(i) == o.section &&
+                e.position(i) == o.position && e.numHashes(i) == o.numHashes)
             }
           }
         }
