@@ -478,7 +478,8 @@ object ColumnData {
       while (!duplicate && slots(s) != 0) {
         val i = kept(slots(s) - 1)
         val f = if (i == 0) 0 else ends(i - 1)
-        duplicate = java.util.Arrays.equals(names, f, ends(i), names, from, ends(r))
+        // The hashes first: names are read only where they may be equal.
+        duplicate = hashes(i) == hashes(r) && java.util.Arrays.equals(names, f, ends(i), names, from, ends(r))
         if (!duplicate) s = (s + 1) & (cap - 1)
       }
       if (!duplicate) {
