@@ -36,7 +36,7 @@ object FreshFiles {
    */
   val FolderLimit = 16
 
-  /** Local files checked per task. */
+  /** Local files checked per task (a multiple of 64: a task sets whole words of the result). */
   private val LocalBatch = 256
 
   /** File systems whose recursive listing walks folder by folder (and, locally, reads permissions). */
@@ -50,34 +50,38 @@ object FreshFiles {
   def unchanged(conf: Configuration, files: IndexedSeq[FileStatus], threads: Int): java.util.BitSet = {
     val out = new java.util.BitSet(files.size)
     if (files.isEmpty) return out
-    // Bits set by many threads: each task fills a set of its own, merged at the end.
-    val parts = new java.util.concurrent.ConcurrentLinkedQueue[java.util.BitSet]()
-    def keep(bits: java.util.BitSet, k: Int, now: Option[FileStatus]): Unit =
-      if (now.exists(same(files(k), _))) bits.set(k)
+    def keep(found: Int => Unit, k: Int, now: Option[FileStatus]): Unit =
+      if (now.exists(same(files(k), _))) found(k)
     val fs = files.head.getPath.getFileSystem(conf)
     if (fs.getScheme == "file") {
       // Local disk: each file's size and time straight from the OS (the time in milliseconds, as
       // Hadoop's local file system reports it), without building a status, a qualified path or a
       // parent path each.
+      // Bits set by many threads: each task sets the words of its own files (LocalBatch is a
+      // multiple of 64), no set of a million bits per task.
+      val words = new Array[Long]((files.size + 63) / 64)
       IndexStore.inParallel(threads, (0 until files.size by LocalBatch).map { from => () =>
-        val bits = new java.util.BitSet(files.size)
-        var k = from
-        val until = math.min(files.size, from + LocalBatch)
-        while (k < until) {
-          val f = files(k)
-          try {
-            // One stat per file (java.io.File's length, lastModified and isFile are one each).
-            val a = java.nio.file.Files.readAttributes(java.nio.file.Paths.get(f.getPath.toUri.getPath),
-              classOf[java.nio.file.attribute.BasicFileAttributes])
-            if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) bits.set(k)
-          } catch {
-            case _: java.nio.file.NoSuchFileException => // gone: read, not skipped
-            case NonFatal(e) => warn(f.getPath.getParent, e)
+        val folders = new LocalFolders()
+        try {
+          var k = from
+          val until = math.min(files.size, from + LocalBatch)
+          while (k < until) {
+            val f = files(k)
+            try {
+              // One stat per file (java.io.File's length, lastModified and isFile are one each).
+              val a = folders.attributes(f.getPath.toUri.getPath)
+              if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) {
+                words(k >>> 6) |= 1L << k
+              }
+            } catch {
+              case _: java.nio.file.NoSuchFileException => // gone: read, not skipped
+              case NonFatal(e) => warn(f.getPath.getParent, e)
+            }
+            k += 1
           }
-          k += 1
-        }
-        parts.add(bits)
+        } finally folders.close()
       })
+      out.or(java.util.BitSet.valueOf(words))
     } else {
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
       val ancestor = commonFolder(byDir.keys.toSeq)
@@ -86,27 +90,68 @@ object FreshFiles {
           val now = new java.util.HashMap[String, FileStatus]()
           val it = fs.listFiles(ancestor.get, true)
           while (it.hasNext) { val s = it.next(); now.put(SourceResolver.normalize(s.getPath), s) }
-          files.indices.foreach(k => keep(out, k, Option(now.get(SourceResolver.normalize(files(k).getPath)))))
+          files.indices.foreach(k => keep(out.set(_), k, Option(now.get(SourceResolver.normalize(files(k).getPath)))))
         }
       } else {
         IndexStore.inParallel(threads, byDir.toSeq.map { case (dir, listed) => () =>
-          val bits = new java.util.BitSet(files.size)
+          val found = scala.collection.mutable.ArrayBuffer[Int]() // the folder's unchanged files' positions
           guarded(dir) {
             val dfs = dir.getFileSystem(conf)
             if (listed.size <= StatLimit) listed.foreach { k =>
-              keep(bits, k, try Some(dfs.getFileStatus(files(k).getPath)) catch { case _: java.io.FileNotFoundException => None })
+              keep(found += _, k, try Some(dfs.getFileStatus(files(k).getPath)) catch { case _: java.io.FileNotFoundException => None })
             } else {
               val now = try dfs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
                 catch { case _: java.io.FileNotFoundException => Map.empty[String, FileStatus] }
-              listed.foreach(k => keep(bits, k, now.get(files(k).getPath.getName)))
+              listed.foreach(k => keep(found += _, k, now.get(files(k).getPath.getName)))
             }
           }
-          parts.add(bits)
+          out.synchronized(found.foreach(out.set(_)))
         })
       }
     }
-    parts.forEach(b => out.or(b))
     out
+  }
+
+  /**
+   * Local files' attributes (those `Files.readAttributes` gives, links followed), each read
+   * relative to its folder, held open while consecutive files are in it (a listing's files come
+   * folder by folder): the system looks up one name per file, not every folder of its path, and
+   * no `Path` of the whole path is built. Where the platform has no such folder handle
+   * ([[java.nio.file.SecureDirectoryStream]]), by the whole path. One per thread; `close` it.
+   */
+  private final class LocalFolders extends java.io.Closeable {
+    import java.nio.file.{Files, Paths, SecureDirectoryStream}
+    import java.nio.file.attribute.{BasicFileAttributeView, BasicFileAttributes}
+    private var folder: String = null // the folder's path, up to and without its last '/'
+    private var stream: SecureDirectoryStream[java.nio.file.Path] = null
+    private var missing = false // the folder itself is gone: so are its files
+    private val local = java.nio.file.FileSystems.getDefault
+
+    def attributes(path: String): BasicFileAttributes = {
+      val slash = path.lastIndexOf('/')
+      if (slash <= 0) return Files.readAttributes(Paths.get(path), classOf[BasicFileAttributes])
+      if (folder == null || folder.length != slash || !path.regionMatches(0, folder, 0, slash)) {
+        close()
+        folder = path.substring(0, slash)
+        missing = false
+        try Files.newDirectoryStream(Paths.get(folder)) match {
+          case s: SecureDirectoryStream[java.nio.file.Path] @unchecked => stream = s
+          case other => other.close()
+        } catch {
+          case _: java.nio.file.NoSuchFileException | _: java.nio.file.NotDirectoryException => missing = true
+          case NonFatal(_) => // not listable (a folder one may only pass through): each file by its whole path
+        }
+      }
+      if (missing) throw new java.nio.file.NoSuchFileException(path)
+      if (stream == null) Files.readAttributes(Paths.get(path), classOf[BasicFileAttributes])
+      else stream.getFileAttributeView(local.getPath(path.substring(slash + 1)), classOf[BasicFileAttributeView]).readAttributes()
+    }
+
+    def close(): Unit = {
+      if (stream != null) try stream.close() catch { case NonFatal(_) => }
+      stream = null
+      folder = null
+    }
   }
 
   /** Runs `body`; a failure leaves the files under `dir` unchecked (so read), with one warning. */

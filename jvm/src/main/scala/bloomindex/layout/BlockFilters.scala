@@ -221,8 +221,11 @@ object BlockFilters {
     var base = 0
     footers.indices.foreach { k =>
       val f = footers(k)
-      f.files.foreach(e => out.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount, base + e.section,
-        e.position, e.numHashes))
+      f.entries match {
+        case Some(entries) => out.addProbedFiles(entries, base, threads)
+        case None => f.files.foreach(e => out.addProbed(e.path, e.size, e.modificationTime, e.rowCount, e.nullCount,
+          base + e.section, e.position, e.numHashes))
+      }
       f.sections.indices.foreach { s => sections += f.sections(s); sectionFile += k; sectionLocal += s }
       base += f.sections.length
     }

@@ -266,7 +266,22 @@ object ColumnData {
       rows.add(new Row(path, size, mtime, rowCount, nullCount, null, numHashes, section, position))
     }
 
-    /** Where the filters of the rows added by [[addProbed]] are (rows are added with one or the other). */
+    // Probe files' entries as their footers were read (a query's load): in the order added, each
+    // with the number of its first section in `blocks`.
+    private val probed = new java.util.ArrayList[(ProbeFile.Entries, Int)]()
+    private var threads = 1
+
+    /**
+     * Adds the files of one probe file's footer (`entries`), whose sections are numbered from
+     * `sectionBase` on in `blocks` ([[fetchingFrom]]): no string nor object per file. [[result]]
+     * builds the compact form from them on `threads` threads.
+     */
+    def addProbedFiles(entries: ProbeFile.Entries, sectionBase: Int, threads: Int): Unit = synchronized {
+      probed.add((entries, sectionBase))
+      this.threads = math.max(this.threads, threads)
+    }
+
+    /** Where the filters of the rows added by [[addProbed]] or [[addProbedFiles]] are (rows are added with one or the other). */
     def fetchingFrom(b: BlockFilters): Unit = synchronized { blocks = b }
     private var unreadable = 0
     private var example = ""
@@ -290,7 +305,16 @@ object ColumnData {
       }
     }
 
+    private def probedResult(): ColumnData = probedBuild(column, algorithm, probed.toArray(Array.empty[(ProbeFile.Entries, Int)]), blocks, threads)
+
     def result(): ColumnData = synchronized {
+      if (!probed.isEmpty && rows.isEmpty) return probedResult()
+      // Both kinds (not made by the loads): the probe files' entries as rows.
+      probed.forEach { case (e, base) =>
+        (0 until e.count).foreach(i => rows.add(new Row(e.path(i), e.size(i), e.modificationTime(i), e.rowCount(i),
+          e.nullCount(i), null, e.numHashes(i), base + e.section(i), e.position(i))))
+      }
+      probed.clear()
       val m = rows.size
       val prefix = commonDirectory(Array.tabulate(m)(rows.get(_).path))
       // The names after the prefix, end to end, entered in the path table as they are written:
@@ -364,6 +388,156 @@ object ColumnData {
         if (blocks == null) Array.emptyIntArray else Array.tabulate(2 * n)(k => if (k % 2 == 0) row(k / 2).section else row(k / 2).position),
         blocks, unreadable, example)
     }
+  }
+
+  /**
+   * The compact form of the files of probe files' footers ([[Builder.addProbedFiles]]), the same
+   * as [[Builder.result]] makes of the same files added one by one (paths, order, the first of
+   * duplicates kept), built from their arrays: per probe file in parallel (the prefix each
+   * shares, the names after the common prefix copied end to end and hashed, the numbers copied),
+   * then the path table filled in order.
+   */
+  private def probedBuild(column: String, algorithm: FilterAlgorithm, chunks: Array[(ProbeFile.Entries, Int)],
+      blocks: BlockFilters, threads: Int): ColumnData = {
+    val ks = chunks.indices.filter(k => chunks(k)._1.count > 0).toArray
+    val m0 = ks.iterator.map(k => chunks(k)._1.count.toLong).sum
+    if (m0 > Int.MaxValue / 2) throw new IllegalStateException(s"column $column: $m0 files, too many to hold at once")
+    val m = m0.toInt
+    // Each probe file's shared prefix (up to a '/', bytes), then the one all share: a prefix of
+    // the first file's path of the first probe file (`ref`).
+    val own = new Array[Int](chunks.length)
+    IndexStore.inParallel(threads, ks.toSeq.map(k => () => own(k) = directoryPrefix(chunks(k)._1)))
+    var prefixLen = 0
+    var ref: ProbeFile.Entries = null
+    ks.foreach { k =>
+      val e = chunks(k)._1
+      if (ref == null) { ref = e; prefixLen = own(k) }
+      else {
+        val common = commonLength(ref.bytes, ref.nameStart(0), e.bytes, e.nameStart(0), math.min(prefixLen, own(k)))
+        prefixLen = cutToSlash(ref.bytes, ref.nameStart(0), common)
+      }
+    }
+    val prefix = if (ref == null) "" else new String(ref.bytes, ref.nameStart(0), prefixLen, UTF_8)
+    // Where each probe file's files and names start.
+    val fileStart = new Array[Int](chunks.length)
+    val nameStart = new Array[Long](chunks.length)
+    var files = 0
+    var total = 0L
+    ks.foreach { k =>
+      val e = chunks(k)._1
+      fileStart(k) = files
+      nameStart(k) = total
+      files += e.count
+      var i = 0
+      while (i < e.count) { total += e.nameEnd(i) - e.nameStart(i) - prefixLen; i += 1 }
+    }
+    if (total > Int.MaxValue - 16) throw new IllegalStateException(s"column $column: paths of more than 2 GB")
+    val names = new Array[Byte](total.toInt)
+    val ends = new Array[Int](m)
+    val hashes = new Array[Int](m)
+    val sizeTimes = new Array[Long](2 * m)
+    val rowCounts = new Array[Long](m)
+    val nullCounts = new Array[Long](m)
+    val places = new Array[Int](2 * m)
+    val classic = algorithm == FilterAlgorithm.Classic
+    val numHashes = new Array[Byte](if (classic) m else 0)
+    IndexStore.inParallel(threads, ks.toSeq.map { k => () =>
+      val (e, base) = chunks(k)
+      val f0 = fileStart(k)
+      var at = nameStart(k).toInt
+      var i = 0
+      while (i < e.count) {
+        val from = e.nameStart(i) + prefixLen
+        val len = e.nameEnd(i) - from
+        System.arraycopy(e.bytes, from, names, at, len)
+        val f = f0 + i
+        hashes(f) = hash(names, at, at + len)
+        at += len
+        ends(f) = at
+        sizeTimes(2 * f) = e.size(i)
+        sizeTimes(2 * f + 1) = e.modificationTime(i)
+        rowCounts(f) = e.rowCount(i)
+        nullCounts(f) = e.nullCount(i)
+        places(2 * f) = base + e.section(i)
+        places(2 * f + 1) = e.position(i)
+        if (classic) numHashes(f) = e.numHashes(i).toByte
+        i += 1
+      }
+    })
+    // The path table, in order: the first of equal names kept (a well-formed index has none).
+    var cap = 16
+    while (cap < 2 * m) cap <<= 1
+    val slots = new Array[Int](cap)
+    val kept = new Array[Int](m)
+    var n = 0
+    var r = 0
+    while (r < m) {
+      val from = if (r == 0) 0 else ends(r - 1)
+      var s = hashes(r) & (cap - 1)
+      var duplicate = false
+      while (!duplicate && slots(s) != 0) {
+        val i = kept(slots(s) - 1)
+        val f = if (i == 0) 0 else ends(i - 1)
+        // The hashes first: names are read only where they may be equal.
+        duplicate = hashes(i) == hashes(r) && java.util.Arrays.equals(names, f, ends(i), names, from, ends(r))
+        if (!duplicate) s = (s + 1) & (cap - 1)
+      }
+      if (!duplicate) {
+        slots(s) = n + 1
+        kept(n) = r
+        n += 1
+      }
+      r += 1
+    }
+    if (n == m) {
+      new ColumnData(column, algorithm, prefix, names, ends, slots, sizeTimes, rowCounts, nullCounts,
+        Array.emptyIntArray, Array.emptyLongArray, Array.emptyIntArray, numHashes, places, blocks, 0, "")
+    } else {
+      // Duplicates dropped: the kept files' names and numbers moved together.
+      val keptNames = new Array[Byte](total.toInt)
+      val keptEnds = new Array[Int](n)
+      var t = 0
+      var j = 0
+      while (j < n) {
+        val i = kept(j)
+        val f = if (i == 0) 0 else ends(i - 1)
+        System.arraycopy(names, f, keptNames, t, ends(i) - f)
+        t += ends(i) - f
+        keptEnds(j) = t
+        j += 1
+      }
+      new ColumnData(column, algorithm, prefix, java.util.Arrays.copyOf(keptNames, t), keptEnds, slots,
+        Array.tabulate(2 * n)(x => sizeTimes(2 * kept(x / 2) + x % 2)), Array.tabulate(n)(x => rowCounts(kept(x))),
+        Array.tabulate(n)(x => nullCounts(kept(x))), Array.emptyIntArray, Array.emptyLongArray, Array.emptyIntArray,
+        if (classic) Array.tabulate(n)(x => numHashes(kept(x))) else Array.emptyByteArray,
+        Array.tabulate(2 * n)(x => places(2 * kept(x / 2) + x % 2)), blocks, 0, "")
+    }
+  }
+
+  /** How many of `a(af..)` and `b(bf..)` are equal, up to `max`. */
+  private def commonLength(a: Array[Byte], af: Int, b: Array[Byte], bf: Int, max: Int): Int = {
+    val m = java.util.Arrays.mismatch(a, af, af + max, b, bf, bf + max)
+    if (m < 0) max else m
+  }
+
+  /** The longest prefix of `a(from until from + len)` that ends with '/' (or is empty): its length. */
+  private def cutToSlash(a: Array[Byte], from: Int, len: Int): Int = {
+    var j = len
+    while (j > 0 && a(from + j - 1) != '/') j -= 1
+    j
+  }
+
+  /** The length of the longest prefix up to a '/' that every path of `e` shares (UTF-8 bytes, as [[commonDirectory]]). */
+  private def directoryPrefix(e: ProbeFile.Entries): Int = {
+    val first = e.nameStart(0)
+    var len = cutToSlash(e.bytes, first, e.nameEnd(0) - first)
+    var i = 1
+    while (i < e.count && len > 0) {
+      val from = e.nameStart(i)
+      len = cutToSlash(e.bytes, first, commonLength(e.bytes, first, e.bytes, from, math.min(len, e.nameEnd(i) - from)))
+      i += 1
+    }
+    len
   }
 
   /** The longest prefix up to a '/' that every path shares. */

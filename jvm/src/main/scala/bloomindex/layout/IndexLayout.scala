@@ -198,8 +198,9 @@ object IndexLayout {
     // Each footer in one read of the file's end, sized from the summary (the bytes that are not filters).
     val tails = ProbeFile.tailEstimates(lengths, summary.map(_.filterBytes).getOrElse(0L),
       spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES))
+    // The entries as arrays (no string nor object per file: a million files load in seconds, issue 26).
     val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm, read.data.checksums,
-      k => tails(k))
+      k => tails(k), compact = true)
     IndexStore.countLoaded(folder.getName, paths.length, footers.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
     val good = footers.indices.filter(k => footers(k).isRight)
     if (good.size < footers.length) {

@@ -81,10 +81,37 @@ object ProbeFile {
     def length: Long = blocks.toLong * rowStride
   }
 
-  /** What a file's footer says: the sections, and per indexed file its row and place; `format` the file's. */
+  /**
+   * What a file's footer says: the sections, and per indexed file its row and place; `format` the
+   * file's. Read for a query's load (`compact`, [[readFooter]]), the files are in `entries` and
+   * `files` is empty.
+   */
   final case class Footer(algorithm: FilterAlgorithm, sections: Array[Section], files: Array[FileEntry], bytesRead: Long,
-      format: Int = Format) {
+      format: Int = Format, entries: Option[Entries] = None) {
     def checked: Boolean = format >= ChecksumsSince
+    /** How many files the footer holds. */
+    def fileCount: Int = entries.map(_.count).getOrElse(files.length)
+  }
+
+  /**
+   * A footer's file entries as a query's load reads them: where each lies in the footer's bytes,
+   * read in place, no string nor object per file (a million files' footers are 130 MB; issue 26).
+   * Entry `i`: its path's UTF-8 bytes at `bytes(nameStart(i) until nameEnd(i))`, then its size,
+   * modification time, row and null counts (longs), section and position (ints, the file's own
+   * section numbers) and hash count (a byte), as [[Writer]] wrote them. Checked when parsed.
+   */
+  final class Entries private[ProbeFile] (val count: Int, val bytes: Array[Byte], starts: Array[Int], ends: Array[Int]) {
+    private val buf = ByteBuffer.wrap(bytes) // absolute reads only: safe from many threads
+    def nameStart(i: Int): Int = starts(i)
+    def nameEnd(i: Int): Int = ends(i)
+    def path(i: Int): String = new String(bytes, starts(i), ends(i) - starts(i), UTF_8)
+    def size(i: Int): Long = buf.getLong(ends(i))
+    def modificationTime(i: Int): Long = buf.getLong(ends(i) + 8)
+    def rowCount(i: Int): Long = buf.getLong(ends(i) + 16)
+    def nullCount(i: Int): Long = buf.getLong(ends(i) + 24)
+    def section(i: Int): Int = buf.getInt(ends(i) + 32)
+    def position(i: Int): Int = buf.getInt(ends(i) + 36)
+    def numHashes(i: Int): Int = bytes(ends(i) + 40) & 0xff
   }
 
   /** `ndv` is -1 and `fromFooter` false in format 1, which does not record them. */
@@ -214,10 +241,13 @@ object ProbeFile {
   }
 
   /** The footer's checksum: CRC32C of the footer, then the format and the footer's length (as the trailer has them). */
-  private def footerCrc(footer: Array[Byte], format: Int): Int = {
+  private def footerCrc(footer: Array[Byte], format: Int): Int = footerCrc(footer, 0, footer.length, format)
+
+  /** [[footerCrc]] of the footer at `footer(from until from + length)`. */
+  private def footerCrc(footer: Array[Byte], from: Int, length: Int, format: Int): Int = {
     val c = new java.util.zip.CRC32C()
-    c.update(footer, 0, footer.length)
-    c.update(ByteBuffer.allocate(8).putInt(format).putInt(footer.length).array())
+    c.update(footer, from, length)
+    c.update(ByteBuffer.allocate(8).putInt(format).putInt(length).array())
     c.getValue.toInt
   }
 
@@ -234,7 +264,7 @@ object ProbeFile {
    * object store. A footer longer than the tail takes one more read, of the part the tail missed.
    */
   def readFooter(conf: Configuration, path: Path, length: Option[Long], checksums: Boolean = false,
-      tailBytes: Long = 0L): Footer = {
+      tailBytes: Long = 0L, compact: Boolean = false): Footer = {
     val len = length.getOrElse(path.getFileSystem(conf).getFileStatus(path).getLen)
     def bad(why: String) = throw new IllegalStateException(s"$path: not a probe file ($why)")
     val tail = TrailerBytes + CrcBytes
@@ -259,16 +289,21 @@ object ProbeFile {
       val end = len - TrailerBytes - crcLen // where the footer ends
       if (checked && at < CrcBytes) bad(s"$len bytes")
       if (footerLen < 0 || footerLen > MaxFooterBytes || footerLen > end - Magic.length) bad(s"footer of $footerLen bytes")
-      val footer = new Array[Byte](footerLen)
-      // The part of the footer in the tail, then what lies before the tail (if any) in one more read.
+      // The footer where the tail holds it whole (read in place), else the part of it in the tail and
+      // what lies before the tail in one more read.
       val endInTail = at - crcLen
       val inTail = math.min(footerLen, endInTail)
-      System.arraycopy(trailer, endInTail - inTail, footer, footerLen - inTail, inTail)
-      if (inTail < footerLen) in.readFully(end - footerLen, footer, 0, footerLen - inTail)
-      if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, format)) {
+      val (footer, from) = if (inTail == footerLen) (trailer, endInTail - footerLen) else {
+        val f = new Array[Byte](footerLen)
+        System.arraycopy(trailer, endInTail - inTail, f, footerLen - inTail, inTail)
+        in.readFully(end - footerLen, f, 0, footerLen - inTail)
+        (f, 0)
+      }
+      if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, from, footerLen, format)) {
         throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C)")
       }
-      parseFooter(footer, format, end - footerLen, bad).copy(bytesRead = tailLen + (footerLen - inTail), format = format)
+      parseFooter(footer, from, footerLen, format, end - footerLen, bad, compact)
+        .copy(bytesRead = tailLen + (footerLen - inTail), format = format)
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
@@ -277,15 +312,16 @@ object ProbeFile {
   /**
    * The footer of each of `files` (path and length) of a column of design `algorithm`, or what
    * is wrong with it (a file of another design is not used), read `threads` at a time, each with
-   * a first read of its last `tailBytes(k)` bytes ([[readFooter]]).
+   * a first read of its last `tailBytes(k)` bytes ([[readFooter]]); with `compact`, the files as
+   * [[Entries]] (a query's load) rather than an entry object each.
    */
   def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int,
       algorithm: FilterAlgorithm, checksums: Boolean = false,
-      tailBytes: Int => Long = _ => DefaultTailBytes): Array[Either[Throwable, Footer]] = {
+      tailBytes: Int => Long = _ => DefaultTailBytes, compact: Boolean = false): Array[Either[Throwable, Footer]] = {
     val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
       out(k) = try {
-        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums, tailBytes(k))
+        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums, tailBytes(k), compact)
         if (f.algorithm == algorithm) Right(f)
         else Left(new IllegalStateException(s"${files(k)._1}: a probe file of algorithm ${f.algorithm}, not $algorithm"))
       } catch { case scala.util.control.NonFatal(e) => Left(e) }
@@ -309,13 +345,15 @@ object ProbeFile {
     lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.25).toLong + (16L << 10))))
   }
 
-  private def parseFooter(bytes: Array[Byte], format: Int, dataEnd: Long, bad: String => Nothing): Footer = {
-    val in = new DataInputStream(new ByteArrayInputStream(bytes))
+  /** The footer at `bytes(from until from + length)`. */
+  private def parseFooter(bytes: Array[Byte], from: Int, length: Int, format: Int, dataEnd: Long, bad: String => Nothing,
+      compact: Boolean): Footer = {
+    val in = new DataInputStream(new ByteArrayInputStream(bytes, from, length))
     val algorithm = try FilterAlgorithm.fromName(in.readUTF()) catch {
       case e: IllegalArgumentException => bad(e.getMessage)
     }
     val ns = in.readInt()
-    if (ns < 0 || ns > bytes.length / 20) bad(s"$ns sections")
+    if (ns < 0 || ns > length / 20) bad(s"$ns sections")
     val sections = Array.fill(ns) {
       val s = Section(in.readLong(), in.readInt(), in.readInt(), in.readInt(), format >= ChecksumsSince)
       if (s.blockBytes <= 0 || s.blocks <= 0 || s.files <= 0 || s.offset < Magic.length ||
@@ -326,11 +364,12 @@ object ProbeFile {
       s
     }
     // The file entries (most of the footer) straight from the bytes.
-    val b = ByteBuffer.wrap(bytes, bytes.length - in.available(), in.available())
+    val b = ByteBuffer.wrap(bytes, from + length - in.available(), in.available())
     if (b.remaining() < 4) bad("no file count")
     val n = b.getInt
     val fixed = if (format >= 2) 50 else 41 // an entry's bytes after its path
-    if (n < 0 || n > bytes.length / (fixed + 4)) bad(s"$n files")
+    if (n < 0 || n > length / (fixed + 4)) bad(s"$n files")
+    if (compact) return Footer(algorithm, sections, Array.empty, 0L, format, Some(parseEntries(b, n, fixed, algorithm, sections, bad)))
     val files = Array.fill(n) {
       if (b.remaining() < 4) bad("truncated file entries")
       val pl = b.getInt
@@ -355,6 +394,41 @@ object ProbeFile {
     }
     if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
     Footer(algorithm, sections, files, 0L)
+  }
+
+  /**
+   * The `n` file entries at `b`'s position as [[Entries]] (in place in `b`'s array), checked as
+   * [[parseFooter]] checks them (the same errors).
+   */
+  private def parseEntries(b: ByteBuffer, n: Int, fixed: Int, algorithm: FilterAlgorithm,
+      sections: Array[Section], bad: String => Nothing): Entries = {
+    val bytes = b.array()
+    val ns = sections.length
+    val starts = new Array[Int](n)
+    val ends = new Array[Int](n)
+    var i = 0
+    while (i < n) {
+      if (b.remaining() < 4) bad("truncated file entries")
+      val pl = b.getInt
+      if (pl < 0 || pl > b.remaining() - fixed) bad(s"a path of $pl bytes")
+      val at = b.position()
+      starts(i) = at
+      ends(i) = at + pl
+      val section = b.getInt(at + pl + 32)
+      val position = b.getInt(at + pl + 36)
+      def path = new String(bytes, at, pl, UTF_8)
+      if (section < 0 || section >= ns || position < 0 || position >= sections(section).files) {
+        bad(s"$path: section $section position $position")
+      }
+      if (algorithm == FilterAlgorithm.Classic) {
+        val k = bytes(at + pl + 40) & 0xff
+        if (k <= 0) bad(s"$path: $k hash functions")
+      }
+      b.position(at + pl + fixed)
+      i += 1
+    }
+    if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
+    new Entries(n, bytes, starts, ends)
   }
 
   /**

@@ -102,6 +102,75 @@ class ProbeFileSuite extends AnyFunSuite {
     }
   }
 
+  // Issue 26: a query's load parses the footers straight into arrays (ProbeFile.Entries) and builds
+  // the column from them per probe file; it must be the column the entries added one by one build.
+  for (alg <- FilterAlgorithm.all; format <- ProbeFile.Formats.toSeq.sorted)
+    test(s"${alg.name}, probe file format $format: the load from footers as arrays builds the same column") {
+      val rnd = new java.util.Random(31L * format + alg.name.hashCode)
+      val dir = Files.createTempDirectory("probe").toFile
+      // Folders, non-ASCII names, another scheme (no prefix shared by all), a path in two probe files.
+      val groups: Seq[Seq[String]] = Seq(
+        (0 until 70).map(i => if (i % 3 == 0) s"file:/t/p=${i % 4}/part-$i.parquet" else s"file:/t/part-é$i.parquet"),
+        (0 until 50).map(i => s"file:/t/p=9/part-x$i.parquet"),
+        Seq.empty,
+        (0 until 30).map(i => s"s3a://b/t/part-$i.parquet") :+ "file:/t/p=9/part-x7.parquet" :+ "file:/t/part-é1.parquet")
+      val made = scala.collection.mutable.Map[(String, Int), BloomFilter]()
+      val paths = groups.zipWithIndex.map { case (group, k) =>
+        val p = new Path(dir.toURI.toString, s"_part-$k.probe")
+        val w = new ProbeFile.Writer(conf, p, alg, 1024, format)
+        group.foreach { path =>
+          val values = Seq.fill(1 + rnd.nextInt(200))(rnd.nextLong())
+          val f = alg.forNdv(values.size.toLong, 0.01, Sizing.Exact)
+          values.foreach(v => f.insert(alg.hash.hashLong(v)))
+          made((path, k)) = f
+          w.add(path, 100L + k, 200L + path.length, values.size, k, values.size, false, f.toBytes)
+        }
+        w.close()
+        p
+      }
+      val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
+      def column(compact: Boolean): ColumnData = {
+        val footers = ProbeFile.readEachFooter(conf, paths.zip(lengths), 2, alg, format >= ProbeFile.ChecksumsSince,
+          compact = compact).map(_.toOption.get)
+        footers.zip(paths).foreach { case (f, p) =>
+          assert(f.entries.isDefined == compact)
+          if (compact) {
+            // The same entries as the footer read one object each.
+            val e = f.entries.get
+            val one = ProbeFile.readFooter(conf, p, None).files
+            assert(e.count == one.length && f.fileCount == one.length)
+            one.indices.foreach { i =>
+              val o = one(i)
+              assert(e.path(i) == o.path && e.size(i) == o.size && e.modificationTime(i) == o.modificationTime &&
+                e.rowCount(i) == o.rowCount && e.nullCount(i) == o.nullCount && e.section(i) == o.section &&
+                e.position(i) == o.position && e.numHashes(i) == o.numHashes)
+            }
+          }
+        }
+        val b = new ColumnData.Builder("c", alg)
+        BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, footers, 3, Long.MaxValue)
+        b.result()
+      }
+      val (one, arrays) = (column(compact = false), column(compact = true))
+      // Duplicates: the first kept (the second probe file's copy of part-x7, and the first file's é1).
+      assert(arrays.numFiles == one.numFiles && one.numFiles == groups.map(_.size).sum - 2)
+      val hashes = (made.values.flatMap(_ => Seq.fill(3)(rnd.nextLong())) ++ Seq(alg.hash.hashLong(1L))).toArray
+      val (p1, p2) = (one.probes(hashes), arrays.probes(hashes))
+      (0 until one.numFiles).foreach { i =>
+        assert(arrays.path(i) == one.path(i) && arrays.size(i) == one.size(i) &&
+          arrays.modificationTime(i) == one.modificationTime(i) && arrays.rowCount(i) == one.rowCount(i) &&
+          arrays.nullCount(i) == one.nullCount(i))
+        assert(arrays.indexOf(one.path(i)) == i && arrays.indexOf(new Path(one.path(i)), one.size(i), one.modificationTime(i)) == i)
+        hashes.indices.foreach(k => assert(p2(k).mightContain(i) == p1(k).mightContain(i)))
+      }
+      // Each file answers as the filter written for it (the first probe file's, for the duplicates).
+      groups.zipWithIndex.foreach { case (group, k) => group.foreach { path =>
+        val i = arrays.indexOf(path)
+        if (arrays.size(i) == 100L + k) hashes.indices.foreach(h => assert(p2(h).mightContain(i) == made((path, k)).mightContain(hashes(h))))
+      } }
+      assert(arrays.indexOf("file:/t/part-999.parquet") == -1 && arrays.indexOf("s3a://b/t/part-1.parquetx") == -1)
+    }
+
   test("coalesce: neighbouring rows within the gap are one range, capped in length") {
     def rows(spans: (Long, Int)*) = spans.zipWithIndex.map { case ((o, n), k) => (o, n, java.lang.Long.valueOf(k.toLong)) }
     val r = BlockFilters.coalesce(rows((1000L, 100), (0L, 100), (150L, 50), (5000L, 10)), gap = 100, maxBytes = 1 << 20)
@@ -210,6 +279,11 @@ class ProbeFileSuite extends AnyFunSuite {
           val ft = ProbeFile.readFooter(conf, p, None, checksums = true)
           // The footer passed: it is the same footer, and each block row is the written one or refused.
           assert(ft.sections.toSeq == footer.sections.toSeq && ft.files.toSeq == footer.files.toSeq, s"byte $i bit $bit")
+          // A query's load (the entries as arrays) reads the same footer (one flip a byte: the test's time).
+          if (bit == i % 8) {
+            val e = ProbeFile.readFooter(conf, p, None, checksums = true, compact = true).entries.get
+            assert((0 until e.count).map(e.path) == footer.files.map(_.path).toSeq, s"byte $i bit $bit")
+          }
           val now = rows(ft)
           val changed = now.zip(goodRows).count { case (a, g) => a != g }
           assert(now.zip(goodRows).forall { case (a, g) => a == g || a.isLeft }, s"byte $i bit $bit")

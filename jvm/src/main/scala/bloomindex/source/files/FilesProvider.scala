@@ -206,7 +206,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   override def pruneFiltered(spark: SparkSession, f: Filter): Option[LogicalPlan] = f.child match {
     case l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _) if !rel.location.isInstanceOf[BloomPrunedFileIndex] =>
       val base = partitionPruned(f.condition, rel)
-      val files = base.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
+      val files = FilesProvider.statuses(base.listFiles(Nil, Nil))
       ScanHistory.decide(spark, f, f.condition, of(rel, l.catalogTable), files).map { d =>
         val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
         f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))
@@ -256,7 +256,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
     if (filters.isEmpty || !filters.forall(_.deterministic) || !spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED) ||
         scan.fileIndex.isInstanceOf[BloomPrunedV2FileIndex]) None
     else {
-      val files = scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
+      val files = FilesProvider.statuses(scan.fileIndex.listFiles(scan.partitionFilters, scan.dataFilters))
       val source = ofV2(r, scan.dataSchema, FileIndexes.unwrap(scan.fileIndex))
       recordAs match {
         case Some(key) => ScanHistory.decide(spark, key, ScanPruner.conjunction(filters), source, files)
@@ -283,6 +283,19 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 }
 
 object FilesProvider {
+
+  /**
+   * The statuses of a file index's listing, in its order, in one array (a scan of a million
+   * files: no collection built and copied again per file; the catalog probes them by position).
+   */
+  private[files] def statuses(dirs: Seq[org.apache.spark.sql.execution.datasources.PartitionDirectory]): IndexedSeq[org.apache.hadoop.fs.FileStatus] = {
+    var n = 0
+    dirs.foreach(d => n += d.files.size)
+    val out = new Array[org.apache.hadoop.fs.FileStatus](n)
+    var k = 0
+    dirs.foreach(_.files.foreach { f => out(k) = f.fileStatus; k += 1 })
+    scala.collection.immutable.ArraySeq.unsafeWrapArray(out)
+  }
 
   /** How Spark's file sink describes itself in a streaming query's progress. */
   private val FileSink = """FileSink\[(.+)\]""".r
