@@ -161,7 +161,7 @@ test-flips: $(JAR)
 
 # The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases,
 # the schema-mapping suite with 5,000 queries and the other filter designs' with 600 each (CI runs
-# 1,000, 300, 300 and 60).
+# 600, 300, 300 and 60).
 test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping or algorithms_index"
 test-nightly-queries: export BLOOMINDEX_DIFF_QUERIES = 20000
 test-nightly-queries: export BLOOMINDEX_ALG_QUERIES = 600
@@ -184,8 +184,14 @@ test: $(VENV)/.installed $(SBT_JAR)
 	$(SBT) stageJars stageTestJar test publish
 	$(BUILD_WHEEL)
 	$(PY) -m pytest tests $(PYTEST_XDIST) --durations=25 $(PYTEST_ARGS)
-	$(PYTEST_CLUSTER) -m "not slow"
-	$(PYTEST_CONNECT)
+	# The cluster tests and the Connect tests at once, a process each (each mostly waits on one
+	# JVM); their output is shown after both end, and either failing fails the target.
+	mkdir -p target
+	$(PYTEST_CLUSTER) -m "not slow" > target/test-cluster.log 2>&1 & cluster=$$!; \
+	  $(PYTEST_CONNECT) > target/test-connect.log 2>&1; connect=$$?; \
+	  wait $$cluster; cluster=$$?; \
+	  cat target/test-cluster.log target/test-connect.log; \
+	  test $$cluster -eq 0 && test $$connect -eq 0
 
 # The jar built once against SPARK_BUILD, on each of SPARK_OTHERS in its own venv: the sources
 # compiled against that version's spark-sql (the venv's pin) (into target/spark-X.Y, the main build untouched), then
