@@ -74,10 +74,15 @@ final class FilesProvider extends SourceProvider with ScanPruner {
     case Some(t) =>
       spark.catalog.refreshTable(t)
       spark.table(t)
-    case None =>
-      // Path reads share the session's file status cache: drop it so deletes are seen.
-      FileStatusCache.getOrCreate(spark).invalidateAll()
-      spark.read.format(s.format).options(s.options).load(s.paths: _*)
+    case None => pathFrame(spark, s, None)
+  }
+
+  /** A path source listed anew, its schema `schema` or inferred. */
+  private def pathFrame(spark: SparkSession, s: SourceSpec, schema: Option[StructType]): DataFrame = {
+    // Path reads share the session's file status cache: drop it so deletes are seen.
+    FileStatusCache.getOrCreate(spark).invalidateAll()
+    val reader = spark.read.format(s.format).options(s.options)
+    schema.fold(reader)(reader.schema).load(s.paths: _*)
   }
 
   override def queryFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
@@ -91,11 +96,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
    * Parquet is a Spark job reading a footer. Catalog tables keep theirs in the catalog: None.
    */
   override def writtenFrame(spark: SparkSession, s: SourceSpec, schema: StructType): Option[DataFrame] =
-    if (s.table.isDefined) None
-    else {
-      FileStatusCache.getOrCreate(spark).invalidateAll()
-      Some(spark.read.format(s.format).options(s.options).schema(schema).load(s.paths: _*))
-    }
+    if (s.table.isDefined) None else Some(pathFrame(spark, s, Some(schema)))
 
   /** A path source's fresh frame was listed when it was made, after the cache was dropped: not listed again. */
   override def snapshotOfFresh(spark: SparkSession, s: SourceSpec, frame: DataFrame): Snapshot =
