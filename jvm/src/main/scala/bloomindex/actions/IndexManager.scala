@@ -106,8 +106,9 @@ class IndexManager(spark: SparkSession) {
   /** DESCRIBE BLOOM INDEX as (key, value) pairs, in display order ([[DescribeAction]]). */
   def describe(name: String, extended: Boolean = false): Seq[(String, String)] = {
     // A table renamed by another engine is followed first; an index whose table is not found
-    // (or found several times) says why it is orphaned.
-    val orphaned = TableFollow.follow(spark, name).flatMap(_._2)
+    // (or found several times) says why it is orphaned. A catalog lookup only: an index over
+    // folders is described without touching its source.
+    val orphaned = TableFollow.follow(spark, name, tablesOnly = true).flatMap(_._2)
     val rows = new DescribeAction(ActionContext.reading(spark, name), extended).run()
     orphaned.fold(rows) { why =>
       val (before, after) = rows.span(_._1 != "state")

@@ -58,10 +58,13 @@ object TableFollow extends Logging {
     }
   }
 
-  /** [[locate]] of index `name`'s newest entry, if it has one that is not DELETED. */
-  def follow(spark: SparkSession, name: String): Option[(LogEntry, Option[String])] = {
+  /**
+   * [[locate]] of index `name`'s newest entry, if it has one that is not DELETED (with
+   * `tablesOnly`, only an index over a catalog table: a folder's existence is not checked).
+   */
+  def follow(spark: SparkSession, name: String, tablesOnly: Boolean = false): Option[(LogEntry, Option[String])] = {
     val head = try new IndexRoot(spark).log(name).head().flatMap(_.entry) catch { case NonFatal(_) => None }
-    head.filter(_.state != IndexState.Deleted).map(locate(spark, _))
+    head.filter(e => e.state != IndexState.Deleted && (!tablesOnly || e.spec.source.table.isDefined)).map(locate(spark, _))
   }
 
   private val notFollowed = new ConcurrentHashMap[(String, Long, String), java.lang.Long]()

@@ -195,7 +195,8 @@ final class FilesProvider extends SourceProvider with ScanPruner {
    */
   override def relocate(spark: SparkSession, entry: LogEntry): Relocation = {
     val s = entry.spec.source
-    if (s.table.isEmpty || exists(spark, s)) super.relocate(spark, entry)
+    if (s.table.isEmpty) super.relocate(spark, entry)
+    else if (exists(spark, s)) Relocation.Here
     else SessionTables.relocate(spark, entry, SessionTables.provides(_, s.format), s"format ${s.format}", createTime = true)
   }
 
