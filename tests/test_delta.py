@@ -153,6 +153,34 @@ def test_catalog_table_and_databricks_forms(spark, root):
         spark.sql("DROP TABLE IF EXISTS delta_cat")
 
 
+def test_a_catalog_table_renamed_by_another_engine_is_followed(spark, root, delta_path):
+    """A Delta catalog table (external) renamed where this session hears no event (another cluster
+    sharing the metastore: the session's external catalog without its listener): the folder is the
+    table, so queries of the new name are pruned at once, and SHOW follows the name (one RENAME
+    TABLE entry: the one Delta table of the database at the index's folder); REFRESH works."""
+    for t in ("dren_a", "dren_b"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    keys = list(range(FILES * ROWS_PER_FILE))
+    random.Random(5).shuffle(keys)
+    _write(spark, delta_path, keys)
+    spark.sql(f"CREATE TABLE dren_a USING delta LOCATION '{delta_path}'")
+    try:
+        spark.sql("CREATE BLOOM INDEX dren_idx ON dren_a FOR COLUMNS (k)")
+        spark._jsparkSession.sharedState().externalCatalog().unwrapped().renameTable("default", "dren_a", "dren_b")
+        assert _same(spark, f"SELECT * FROM dren_b WHERE k = {keys[7]}") == (1, FILES)
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["dren_idx"][1] == "ACTIVE" and shown["dren_idx"][0].endswith("default.dren_b"), shown
+        d = _describe(spark, "dren_idx")
+        assert d["last_operation"] == "RENAME TABLE" and d["source"].endswith("dren_b"), d
+        _write(spark, delta_path, [10_000, 10_001], mode="append", files=1)
+        spark.sql("REFRESH BLOOM INDEX dren_idx")
+        assert _describe(spark, "dren_idx")["files_indexed"] == str(FILES + 1)
+        assert _same(spark, f"SELECT * FROM dren_b WHERE k IN ({keys[9]}, 10001)") == (2, FILES + 1)
+    finally:
+        for t in ("dren_a", "dren_b"):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
 def test_differential_across_commits_refresh_and_time_travel(spark, root, delta_path):
     """Deletion vectors on: DELETE / UPDATE / MERGE mark rows in files the index holds."""
     deletion_vectors = True

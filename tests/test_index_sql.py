@@ -262,6 +262,125 @@ def test_rename_table_keeps_its_indexes(spark, root, tmp_path):
         spark.sql("DROP TABLE IF EXISTS ren_m2")
 
 
+def _behind_the_session(spark):
+    """The session's external catalog without its event listener: what another cluster sharing the
+    metastore changes (no RenameTableEvent or DropTableEvent reaches this session's indexes)."""
+    return spark._jsparkSession.sharedState().externalCatalog().unwrapped()
+
+
+def _kept(spark, name, q):
+    """(files kept, files listed) by index `name` for query `q`, or None when it did not prune."""
+    m = re.search(rf"index {name} \(log version \d+\) kept (\d+)/(\d+) files", bloomindex.BloomIndex(spark).explain(spark.sql(q)))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def test_a_table_renamed_by_another_engine_is_followed_by_its_identity(spark, root, tmp_path):
+    """Issue 29: a session catalog table renamed where this session hears no event (another cluster
+    sharing the metastore) is found again by its identity (same database, location, format and
+    creation time): a query of the new name follows it (pruned, same answers as with pruning off), as
+    do SHOW, DESCRIBE and REFRESH. A second table over the same folder is never taken for it, and
+    two tables with the same identity are not followed (ORPHANED, DESCRIBE says why)."""
+    names = ["fol_a", "fol_b", "fol_c", "fol_d", "fol_e", "fol_twin"]
+    for t in names:
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    ext = str(tmp_path / "fol")
+    _orders(spark, n=400, files=4).drop("flag").write.parquet(ext)
+    spark.sql(f"CREATE TABLE fol_a USING parquet LOCATION '{ext}'")
+    spark.sql("CREATE BLOOM INDEX fol_idx ON fol_a FOR COLUMNS (user_id)")
+    other = _behind_the_session(spark)
+    try:
+        # Renamed behind the session's back; the first query of the new name follows it.
+        other.renameTable("default", "fol_a", "fol_b")
+        assert [x["operation"] for x in log_entries(root, "fol_idx")] == ["CREATE", "CREATE"]  # nothing heard
+        q = "SELECT user_id, email FROM fol_b WHERE user_id = 217"
+        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+        kept = _kept(spark, "fol_idx", q)
+        assert kept is not None and kept[0] < kept[1] == 4, kept
+        last = log_entries(root, "fol_idx")[-1]
+        assert last["operation"] == "RENAME TABLE" and last["state"] == "ACTIVE", last
+        assert last["spec"]["source"]["table"].endswith("default.fol_b"), last["spec"]["source"]
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["fol_idx"][1] == "ACTIVE" and shown["fol_idx"][0].endswith("fol_b"), shown
+        assert spark.sql("REFRESH BLOOM INDEX fol_idx").head()[0] == last["version"]  # nothing new: nothing committed
+
+        # Renamed again; now SHOW follows it (no query first), then REFRESH of new files works.
+        other.renameTable("default", "fol_b", "fol_c")
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["fol_idx"][1] == "ACTIVE" and shown["fol_idx"][0].endswith("fol_c"), shown
+        assert log_entries(root, "fol_idx")[-1]["spec"]["source"]["table"].endswith("default.fol_c")
+        _orders(spark, n=100, files=1, offset=5000).drop("flag").write.mode("append").parquet(ext)
+        spark.sql("REFRESH TABLE fol_c")
+        spark.sql("REFRESH BLOOM INDEX fol_idx")
+        assert _describe(spark, "fol_idx")["files_indexed"] == "5"
+        q = "SELECT user_id FROM fol_c WHERE user_id IN (217, 5017)"
+        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217, 5017]
+        kept = _kept(spark, "fol_idx", q)
+        assert kept is not None and kept[0] < kept[1] == 5, kept
+
+        # Renamed by DESCRIBE's turn: followed too.
+        other.renameTable("default", "fol_c", "fol_d")
+        d = _describe(spark, "fol_idx")
+        assert d["source"].endswith("fol_d") and "orphaned" not in d, d
+
+        # Another table over the same folder (created later: another creation time): renamed
+        # again, the index's table is told from it; then dropped behind the session: the other
+        # table is not the index's.
+        spark.sql(f"CREATE TABLE fol_twin USING parquet LOCATION '{ext}'")
+        other.renameTable("default", "fol_d", "fol_e")
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["fol_idx"][1] == "ACTIVE" and shown["fol_idx"][0].endswith("fol_e"), shown
+        other.dropTable("default", "fol_e", False, False)
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["fol_idx"][1] == "ORPHANED" and shown["fol_idx"][0].endswith("fol_e"), shown
+        assert "no table of database default" in _describe(spark, "fol_idx")["orphaned"]
+        q = "SELECT user_id FROM fol_twin WHERE user_id = 217"
+        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+        assert _kept(spark, "fol_idx", q) is None
+        with pytest.raises(AnalysisException) as e:
+            spark.sql("REFRESH BLOOM INDEX fol_idx")
+        assert e.value.getCondition() == "BLOOM_INDEX_ORPHANED"
+        assert log_entries(root, "fol_idx")[-1]["spec"]["source"]["table"].endswith("default.fol_e")
+    finally:
+        for t in names:
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_two_tables_with_a_renamed_tables_identity_are_not_followed(spark, root, tmp_path):
+    """The index's table renamed behind the session and a copy of its catalog entry (same location,
+    format and creation time) under a third name: two candidates, none followed, ORPHANED; the
+    queries of either are not pruned by the index (same answers), DESCRIBE names both."""
+    names = ["amb_a", "amb_b", "amb_c"]
+    for t in names:
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    ext = str(tmp_path / "amb")
+    _orders(spark, n=200, files=2).drop("flag").write.parquet(ext)
+    spark.sql(f"CREATE TABLE amb_a USING parquet LOCATION '{ext}'")
+    spark.sql("CREATE BLOOM INDEX amb_idx ON amb_a FOR COLUMNS (user_id)")
+    other = _behind_the_session(spark)
+    try:
+        t = other.getTable("default", "amb_a")
+        jvm = spark._jvm
+        ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier("amb_c", t.identifier().database(), t.identifier().catalog())
+        # CatalogTable.copy(identifier = amb_c): the other fields as they are (Scala's defaults).
+        arity = len([m for m in t.getClass().getMethods() if m.getName().startswith("copy$default$")])
+        copy = t.copy(ident, *[getattr(t, f"copy$default${i}")() for i in range(2, arity + 1)])
+        assert copy.createTime() == t.createTime() and copy.location() == t.location()
+        other.renameTable("default", "amb_a", "amb_b")
+        other.createTable(copy, False)
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["amb_idx"][1] == "ORPHANED", shown
+        why = _describe(spark, "amb_idx")["orphaned"]
+        assert "2 tables" in why and "default.amb_b" in why and "default.amb_c" in why, why
+        for name in ("amb_b", "amb_c"):
+            q = f"SELECT user_id FROM {name} WHERE user_id = 17"
+            assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [17]
+            assert _kept(spark, "amb_idx", q) is None
+        assert log_entries(root, "amb_idx")[-1]["spec"]["source"]["table"].endswith("default.amb_a")
+    finally:
+        for t in names:
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
 def test_truncate_table_leaves_no_index_answering_for_its_files(spark, root, tmp_path):
     """Issue 29: TRUNCATE TABLE removes the files an index covers; rows inserted after it are read
     (not covered: the index was manual), and answers stay as without the index."""

@@ -471,6 +471,85 @@ def test_rename_of_a_table_keeps_its_indexes_attached(spark, root, mem_table):
     _covers(spark, root, "mem_rn", renamed)
 
 
+def _rename_in_catalog(spark, old: str, new: str) -> None:
+    """A rename this session's planner never sees (as another engine's): Spark's catalog plugin
+    (Iceberg's SparkCatalog) asked directly, `TableCatalog.renameTable`, no ALTER TABLE planned."""
+    jvm = spark._jvm
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog(old.split(".")[0])
+
+    def ident(name: str):
+        parts = name.split(".")[1:]
+        ns = spark.sparkContext._gateway.new_array(jvm.java.lang.String, len(parts) - 1)
+        for i, p in enumerate(parts[:-1]):
+            ns[i] = p
+        return jvm.org.apache.spark.sql.connector.catalog.Identifier.of(ns, parts[-1])
+    catalog.renameTable(ident(old), ident(new))
+
+
+def test_a_table_renamed_by_another_engine_is_followed_by_its_uuid(spark, root, mem_table):
+    """A rename through Iceberg's catalog alone (no ALTER TABLE in this session): the index still
+    names the old name, where another table is created at once (another UUID, at the same location
+    in Iceberg's Hive catalog). SHOW finds the index's table by its UUID among the namespace's tables
+    and follows it (one RENAME TABLE entry; ACTIVE under the new name); the renamed table's lookups
+    are pruned and answer as without the index, the new table under the old name is never pruned by
+    it; REFRESH builds the renamed table's new files."""
+    table, renamed = mem_table, f"{mem_table}_renamed"
+    _create(spark, table)
+    _fill(spark, table, files=3)
+    spark.sql(f"CREATE BLOOM INDEX ext_rn ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'manual')")
+    before = log_entries(root, "ext_rn")
+    _rename_in_catalog(spark, table, renamed)
+    assert log_entries(root, "ext_rn") == before  # nothing heard
+    # Another table under the old name, the same rows (the same keys in other files).
+    _create(spark, table)
+    _fill(spark, table, files=2)
+
+    shown = {r.name: (r.state, r.source) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+    assert shown["ext_rn"] == ("ACTIVE", renamed), shown
+    entries = log_entries(root, "ext_rn")
+    assert len(entries) == len(before) + 1
+    last = entries[-1]
+    assert last["operation"] == "RENAME TABLE" and last["state"] == "ACTIVE", last
+    assert last["spec"]["source"]["table"] == renamed and last["data"] == before[-1]["data"]
+    assert _lookup(spark, renamed, "ext_rn", _key(7), [7])[0] == 1
+    _same_everywhere(spark, renamed, [_key(i) for i in (1, 60, 120)], [1, 120])
+
+    def old_name():
+        return spark.table(table).where(F.col("k") == _key(7)).select("id")
+    assert same(spark, old_name) == [(7,)]
+    assert kept(report(spark, old_name), "ext_rn") is None
+
+    _rows(spark, 3 * PER_FILE).writeTo(renamed).append()
+    spark.sql("REFRESH BLOOM INDEX ext_rn")
+    _covers(spark, root, "ext_rn", renamed)
+    assert _lookup(spark, renamed, "ext_rn", _key(3 * PER_FILE + 1), [3 * PER_FILE + 1])[0] == 1
+    assert kept(report(spark, old_name), "ext_rn") is None
+    assert BloomIndex(spark).describe("ext_rn").get("orphaned") is None
+
+
+def test_a_table_renamed_and_dropped_by_another_engine_stays_orphaned(spark, root, mem_table):
+    """Renamed through Iceberg's catalog, then REFRESH (which follows it first) works on the new
+    name; dropped there afterwards: no table in the namespace has the UUID, so the index is ORPHANED
+    (SHOW, DESCRIBE says why, REFRESH refuses it)."""
+    table, renamed = mem_table, f"{mem_table}_renamed"
+    _create(spark, table)
+    _fill(spark, table, files=2)
+    spark.sql(f"CREATE BLOOM INDEX ext_gone ON {table} FOR COLUMNS (k) OPTIONS (refresh = 'manual')")
+    _rename_in_catalog(spark, table, renamed)
+    _rows(spark, 2 * PER_FILE).writeTo(renamed).append()
+    spark.sql("REFRESH BLOOM INDEX ext_gone")
+    assert log_entries(root, "ext_gone")[-1]["spec"]["source"]["table"] == renamed
+    _covers(spark, root, "ext_gone", renamed)
+
+    spark.sql(f"DROP TABLE {renamed}")
+    assert {r.name: r.state for r in spark.sql("SHOW BLOOM INDEXES").collect()}["ext_gone"] == "ORPHANED"
+    why = BloomIndex(spark).describe("ext_gone").get("orphaned", "")
+    assert "no table of namespace hv.db" in why, why
+    with pytest.raises(AnalysisException) as e:
+        spark.sql("REFRESH BLOOM INDEX ext_gone")
+    assert e.value.getCondition() == "BLOOM_INDEX_ORPHANED"
+
+
 def test_refresh_after_a_column_rename(spark, root, table):
     """RENAME COLUMN k TO key: REFRESH (and the on-write refresh) builds the new files' column
     by its field id, under the index's column k; queries on key prune old and new files alike."""

@@ -1,7 +1,8 @@
 package bloomindex.actions
 
+import bloomindex.catalog.TableFollow
 import bloomindex.log.{IndexLog, IndexRoot, IndexSpec, IndexState, LogEntry, SourceSpec}
-import bloomindex.source.{SourceProviders, SourceRef, SourceResolver}
+import bloomindex.source.{SourceRef, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -37,9 +38,16 @@ class IndexManager(spark: SparkSession) {
    * The state SHOW gives `e`: its log state, or ORPHANED for an ACTIVE index whose
    * source no longer exists (its table dropped, its folder deleted).
    */
-  def shownState(e: LogEntry): String =
-    if (e.state == IndexState.Active && !SourceProviders.of(e.spec.source).exists(spark, e.spec.source)) IndexManager.Orphaned
-    else e.state
+  def shownState(e: LogEntry): String = shown(e)._2
+
+  /**
+   * `e` as SHOW shows it, with its state ([[shownState]]): an index whose table was renamed by
+   * another engine follows it first ([[TableFollow.locate]]: the RENAME TABLE entry it committed).
+   */
+  def shown(e: LogEntry): (LogEntry, String) = TableFollow.locate(spark, e) match {
+    case (now, None) => (now, now.state)
+    case (now, Some(_)) => (now, IndexManager.Orphaned)
+  }
 
   /** Validates everything a CREATE names before anything is written ([[IndexOptions]]). */
   def plan(name: String, source: SourceSpec, columns: Seq[ColumnRequest], options: Map[String, String],
@@ -66,10 +74,16 @@ class IndexManager(spark: SparkSession) {
     if (action.existing(ifNotExists).isDefined) None else Some(action.run())
   }
 
-  def refresh(name: String, full: Boolean): LogEntry = new RefreshAction(ActionContext.writing(spark, name), full).run()
+  def refresh(name: String, full: Boolean): LogEntry = {
+    TableFollow.follow(spark, name) // a table renamed by another engine: the index names it first
+    new RefreshAction(ActionContext.writing(spark, name), full).run()
+  }
 
   /** OPTIMIZE BLOOM INDEX: an incremental refresh that rewrites the small probe files into few ([[RefreshAction]]). */
-  def optimize(name: String): LogEntry = new RefreshAction(ActionContext.writing(spark, name), full = false, optimize = true).run()
+  def optimize(name: String): LogEntry = {
+    TableFollow.follow(spark, name)
+    new RefreshAction(ActionContext.writing(spark, name), full = false, optimize = true).run()
+  }
 
   /**
    * VACUUM BLOOM INDEX [RETAIN n HOURS]: deletes the index data no version replaced less than
@@ -90,8 +104,17 @@ class IndexManager(spark: SparkSession) {
   def alter(name: String, options: Map[String, String]): LogEntry = new AlterAction(ActionContext.writing(spark, name), options).run()
 
   /** DESCRIBE BLOOM INDEX as (key, value) pairs, in display order ([[DescribeAction]]). */
-  def describe(name: String, extended: Boolean = false): Seq[(String, String)] =
-    new DescribeAction(ActionContext.reading(spark, name), extended).run()
+  def describe(name: String, extended: Boolean = false): Seq[(String, String)] = {
+    // A table renamed by another engine is followed first; an index whose table is not found
+    // (or found several times) says why it is orphaned. A catalog lookup only: an index over
+    // folders is described without touching its source.
+    val orphaned = TableFollow.follow(spark, name, tablesOnly = true).flatMap(_._2)
+    val rows = new DescribeAction(ActionContext.reading(spark, name), extended).run()
+    orphaned.fold(rows) { why =>
+      val (before, after) = rows.span(_._1 != "state")
+      before ++ after.take(1) ++ Seq("orphaned" -> why) ++ after.drop(1)
+    }
+  }
 }
 
 object IndexManager {

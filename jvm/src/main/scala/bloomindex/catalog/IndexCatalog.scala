@@ -108,8 +108,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         val log = indexes.log(name)
         // Warm path: when the newest version is the one already loaded, no entry is re-read.
         val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v))
-        current.orElse(log.lastActive()).filter(e => SourceProviders.sameSource(e.spec.source, target))
-          .map(log -> _)
+        current.orElse(log.lastActive()).flatMap { e =>
+          if (SourceProviders.sameSource(e.spec.source, target)) Some(e)
+          else TableFollow.atScan(spark, log, e, target) // its table renamed by another engine, maybe
+        }.map(log -> _)
       } catch {
         case NonFatal(e) =>
           IndexCatalog.warnOnce(s"bloomindex: index '$name' is unreadable and is not used for pruning: ${e.getMessage}")
@@ -359,7 +361,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** Indexes (not dropped) over `source`, matched as a scan of it is ([[SourceProviders.sameSource]]). */
   def indexesOn(source: SourceSpec): Seq[LogEntry] = {
     val target = SourceProviders.identity(source)
-    indexes.list().filter(e => SourceProviders.sameSource(e.spec.source, target))
+    indexes.list().flatMap { e =>
+      if (SourceProviders.sameSource(e.spec.source, target)) Some(e)
+      else if (e.state != bloomindex.log.IndexState.Active) None
+      else TableFollow.atScan(spark, indexes.log(e.spec.name), e, target)
+    }
   }
 }
 

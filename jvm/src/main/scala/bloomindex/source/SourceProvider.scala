@@ -1,7 +1,7 @@
 package bloomindex.source
 
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, SourceSpec}
+import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, LogEntry, SourceSpec}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -201,6 +201,27 @@ trait SourceProvider {
    * rename committed. What keeps indexes attached to their table asks it.
    */
   def renamedBy(spark: SparkSession, command: LogicalPlan): Option[TableRename] = None
+
+  /**
+   * Where the catalog table index `entry` (ACTIVE, over a table by name) recorded is now, for a
+   * table renamed where no event of this session reports it (another engine or cluster): the
+   * recorded name's table when it is still the recorded one ([[Relocation.Here]]), else the one
+   * table found by the identity the index recorded (the table's UUID, its location, ...), else
+   * none or several. Asked by SHOW, DESCRIBE and REFRESH of the index, and at query time when
+   * [[mayBeRenamed]]; searches one namespace at most ([[Relocation.MaxTables]]). By default a
+   * provider cannot follow a table: the name's table, or gone.
+   */
+  def relocate(spark: SparkSession, entry: LogEntry): Relocation =
+    if (exists(spark, entry.spec.source)) Relocation.Here
+    else Relocation.Gone(s"no table ${entry.spec.source.display}")
+
+  /**
+   * Whether `target`, a scan that index `index` does not match ([[sameSource]]), may be the
+   * index's table renamed (then [[relocate]] is asked, and the index answers for the scan only
+   * when it finds exactly that table): decided without any catalog call, as it is asked while
+   * queries are planned. False by default.
+   */
+  def mayBeRenamed(index: SourceSpec, target: SourceIdentity): Boolean = false
 }
 
 /**

@@ -27,8 +27,9 @@ case class ShowBloomIndexesCommand(source: Option[SourceRef]) extends LeafRunnab
       case None => new IndexManager(spark).list()
     }
     val manager = new IndexManager(spark)
-    entries.map { e =>
-      Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.display).mkString(", "), manager.shownState(e), e.version,
+    entries.map { listed =>
+      val (e, state) = manager.shown(listed)
+      Row(e.spec.name, e.spec.source.display, e.spec.columns.map(_.display).mkString(", "), state, e.version,
         e.data.map(_.indexedFiles).getOrElse(0L), e.data.map(_.filterBytes).getOrElse(0L))
     }
   }

@@ -7,10 +7,10 @@ import scala.util.control.NonFatal
 import bloomindex.catalog.IndexCatalog
 import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{ColumnDecoding, SourceSpec}
+import bloomindex.log.{ColumnDecoding, LogEntry, SourceSpec}
 import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanHistory, ScanPruner}
-import bloomindex.source.{DecodingContext, FileIndexes, ScanSource, Snapshot, SourceIdentity, SourceProvider,
-  SourceProviders, SourceResolver}
+import bloomindex.source.{DecodingContext, FileIndexes, Relocation, ScanSource, SessionTables, Snapshot, SourceIdentity,
+  SourceProvider, SourceProviders, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
@@ -166,6 +166,27 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
     val log = new Path(s.paths.head, "_delta_log")
     log.getFileSystem(spark.sessionState.newHadoopConf()).exists(log)
   }.getOrElse(true)
+
+  /**
+   * A Delta table is its folder: while the folder holds its log the index answers for it, by any
+   * name. A catalog name that no longer names a table (renamed by another engine or cluster) is
+   * followed to the one Delta table of the same database at that folder
+   * ([[SessionTables.relocate]]; Delta's table id is not recorded by the index, the location is
+   * the identity), so that SHOW and REFRESH name it. A managed table's rename moves its folder:
+   * not found, ORPHANED as before.
+   */
+  override def relocate(spark: SparkSession, entry: LogEntry): Relocation = {
+    val s = entry.spec.source
+    val folder = exists(spark, s)
+    val named = s.table.forall(t => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true))
+    if (named) { if (folder) Relocation.Here else Relocation.Gone(s"no Delta table at ${s.paths.mkString(", ")}") }
+    else if (!folder) Relocation.Gone(s"no Delta table at ${s.paths.mkString(", ")}")
+    else SessionTables.relocate(spark, entry, SessionTables.provides(_, Format), "a Delta table", createTime = false) match {
+      case m: Relocation.Moved => m
+      // The folder is still the table: the index answers for it as before, under its old name.
+      case _ => Relocation.Here
+    }
+  }
 
   /** A refresh lists the table's snapshot anew from its log. */
   override def refreshReusesFrame: Boolean = false

@@ -7,10 +7,10 @@ import scala.jdk.CollectionConverters._
 import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{ColumnDecoding, SourceSpec}
+import bloomindex.log.{ColumnDecoding, LogEntry, SourceSpec}
 import bloomindex.pruning.{BloomPrunedFileIndex, ExplainContext, ScanExplain, ScanHistory, ScanPruner}
-import bloomindex.source.{DecodingContext, FileIndexes, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider,
-  SourceProviders, SourceResolver}
+import bloomindex.source.{DecodingContext, FileIndexes, Relocation, ScanSource, SessionTables, Snapshot, SourceFile,
+  SourceIdentity, SourceProvider, SourceProviders, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -185,6 +185,28 @@ final class FilesProvider extends SourceProvider with ScanPruner {
       case None => paths.subsetOf(target.roots) && (target.table.isEmpty || paths == target.roots)
     }
   }
+
+  /**
+   * A catalog table whose recorded name no longer names a table: renamed by another engine or
+   * cluster (a rename through this session is followed as it happens, `TableEvents`), it is the
+   * one table of the same database at the recorded location, of the recorded format, created
+   * when the recorded one was ([[SessionTables.relocate]]). A managed table's rename moves its
+   * folder: it is not found (ORPHANED, as before).
+   */
+  override def relocate(spark: SparkSession, entry: LogEntry): Relocation = {
+    val s = entry.spec.source
+    if (s.table.isEmpty) super.relocate(spark, entry)
+    else if (exists(spark, s)) Relocation.Here
+    else SessionTables.relocate(spark, entry, SessionTables.provides(_, s.format), s"format ${s.format}", createTime = true)
+  }
+
+  /**
+   * A scan of another catalog table than the index's, over exactly the index's folder: maybe the
+   * index's table renamed by another engine.
+   */
+  override def mayBeRenamed(index: SourceSpec, target: SourceIdentity): Boolean =
+    target.provider == name && index.table.isDefined && target.table.isDefined &&
+      index.paths.map(SourceProviders.normalizeRoot).toSet == target.roots
 
   override def footerFilters(s: SourceSpec): Boolean = s.format.toLowerCase(Locale.ROOT) == "parquet"
 

@@ -5,10 +5,10 @@ import scala.util.control.NonFatal
 import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, SourceSpec}
+import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, LogEntry, SourceSpec}
 import bloomindex.pruning.{ExplainContext, ScanExplain, ScanHistory, ScanPruner}
-import bloomindex.source.{DecodingContext, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider, SourceProviders,
-  TableRename}
+import bloomindex.source.{DecodingContext, Relocation, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider,
+  SourceProviders, TableRename}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
@@ -258,6 +258,15 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
       IcebergTables.rename(rt.catalog, rt.identifier, rt.table, newName)
     case _ => None
   }
+
+  /**
+   * An Iceberg table renamed by another engine, found again by its UUID in its namespace
+   * ([[IcebergTables.relocate]]). Queries need no search: an index answers for a scan of the
+   * table's location (whatever its name), and only with the recorded UUID ([[decoding]]).
+   */
+  override def relocate(spark: SparkSession, entry: LogEntry): Relocation =
+    if (entry.spec.source.table.isEmpty || !icebergLoaded) super.relocate(spark, entry)
+    else IcebergTables.relocate(spark, entry)
 
   // ---------------------------------------------------------------- pruning
 

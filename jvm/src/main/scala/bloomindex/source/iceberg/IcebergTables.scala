@@ -6,9 +6,9 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{IndexLog, IndexSpec, SourceSpec}
-import bloomindex.source.{DecodingContext, ScanSource, SourceFile, SourceIdentity, SourceProvider, SourceProviders, SourceResolver,
-  TableRename}
+import bloomindex.log.{IndexLog, IndexSpec, LogEntry, SourceSpec}
+import bloomindex.source.{DecodingContext, Relocation, ScanSource, SourceFile, SourceIdentity, SourceProvider, SourceProviders,
+  SourceResolver, TableRename}
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.iceberg.{BaseScanTaskGroup, FileFormat, FileScanTask, ScanTask, ScanTaskGroup, Schema, TableProperties,
@@ -185,6 +185,60 @@ object IcebergTables extends Logging {
           SourceSpec(Some((catalog.name() +: parts).mkString(".")), Format, Seq(normalizedLocation(n)), Map.empty, partitions)
         }
       }.nextOption())
+    }
+  }
+
+  /**
+   * Where the catalog table of index `entry` is now, by the table UUID the index recorded
+   * ([[DecodingContext.TableUuid]]): the table its recorded name loads when it has that UUID;
+   * else (renamed by another engine: the name is gone, or names another table) the one table
+   * with that UUID among the tables of the recorded name's namespace in the same catalog
+   * (listed by the catalog, at most [[Relocation.MaxTables]] of them loaded; other namespaces
+   * and catalogs are not searched). An index that recorded no UUID, or a name in a catalog this
+   * session does not have, is only looked up by its name.
+   */
+  def relocate(spark: SparkSession, entry: LogEntry): Relocation = {
+    val s = entry.spec.source
+    val uuid = Relocation.recorded(entry, DecodingContext.TableUuid)
+    val parts = s.table.flatMap(t => scala.util.Try(spark.sessionState.sqlParser.parseMultipartIdentifier(t)).toOption)
+      .filter(p => p.size >= 3 && spark.conf.getOption(s"spark.sql.catalog.${p.head}").exists(_.startsWith("org.apache.iceberg.")))
+    def byName: Relocation =
+      if (s.table.forall(t => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true))) Relocation.Here
+      else Relocation.Gone(s"no table ${s.display}")
+    (uuid, parts) match {
+      case (Some(id), Some(p)) =>
+        val ci = try Spark3Util.catalogAndIdentifier(spark, p.asJava) catch { case NonFatal(_) => return byName }
+        val (catalog, ident) = (ci.catalog(), ci.identifier())
+        val named = load(catalog, ident)
+        if (named.exists(t => uuidOf(t).contains(id))) return Relocation.Here
+        val identity = s"table UUID $id"
+        val tc = catalog match {
+          case tc: TableCatalog => tc
+          case _ => return byName
+        }
+        val ns = ident.namespace()
+        val where = (catalog.name() +: ns.toSeq).mkString(".")
+        val listed = try tc.listTables(ns).toSeq catch {
+          case NonFatal(e) => return Relocation.Gone(s"namespace $where cannot be listed (${e.getMessage})")
+        }
+        if (listed.size > Relocation.MaxTables) {
+          return Relocation.Gone(s"namespace $where holds ${listed.size} tables, more than the ${Relocation.MaxTables} " +
+            "searched for a renamed table")
+        }
+        val found = listed.filterNot(i => i.name() == ident.name() && i.namespace().sameElements(ns)).flatMap { i =>
+          load(catalog, i).filter(t => uuidOf(t).contains(id)).map(i -> _)
+        }
+        found match {
+          case Seq((i, t)) =>
+            Relocation.Moved(SourceSpec(Some((catalog.name() +: i.namespace().toSeq :+ i.name()).mkString(".")), Format,
+              Seq(normalizedLocation(t)), Map.empty, spec(t.spec(), t.schema())), identity)
+          case Seq() =>
+            if (named.isDefined) Relocation.Here // another table under the name, none with the UUID: "created again"
+            else Relocation.Gone(s"no table of namespace $where has its identity ($identity)")
+          case many => Relocation.Ambiguous(many.map { case (i, _) => (catalog.name() +: i.namespace().toSeq :+ i.name()).mkString(".") }
+            .sorted, identity)
+        }
+      case _ => byName
     }
   }
 
