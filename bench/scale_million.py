@@ -130,6 +130,26 @@ class Cpu:
     def now(self):
         return (self.thread.getCurrentThreadCpuTime(), self.process())
 
+    def threads(self) -> dict:
+        """CPU seconds so far per kind of thread (its name without digits: `C2 CompilerThre`,
+        `G1 Conc#`, `bloomindex-load-`, ...), from /proc/<pid>/task."""
+        out: dict = {}
+        for t in self.stat.parent.joinpath("task").iterdir():
+            try:
+                text = (t / "stat").read_text()
+            except OSError:
+                continue
+            name = "".join(ch for ch in text[text.index("(") + 1:text.rindex(")")] if not ch.isdigit()).strip()
+            fields = text.rsplit(")", 1)[1].split()
+            out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / self.tick
+        return out
+
+    @staticmethod
+    def spent(before: dict, after: dict) -> dict:
+        """The kinds of threads that used at least 0.05 s between two `threads()`, most first."""
+        d = {k: round(v - before.get(k, 0.0), 2) for k, v in after.items()}
+        return dict(sorted(((k, v) for k, v in d.items() if v >= 0.05), key=lambda kv: -kv[1]))
+
     def since(self, c0) -> dict:
         t, p = self.now()
         return {"thread": round((t - c0[0]) / 1e9, 3), "process": round(p - c0[1], 2)}
@@ -176,23 +196,25 @@ def child(n: int, case: str) -> dict:
     before = heap.used()
     q = df.where(f"k = {key}")
     out["load_avg_1m"] = round(os.getloadavg()[0], 1)
-    c0 = cpu.now()
+    c0, th0 = cpu.now(), cpu.threads()
     t0 = time.perf_counter()
     q._jdf.queryExecution().executedPlan()
     out["first_plan_s"] = round(time.perf_counter() - t0, 2)
     out["first_plan_cpu_s"] = cpu.since(c0)
+    out["first_plan_cpu_by_thread_s"] = Cpu.spent(th0, cpu.threads())
     out["retained_mb"] = round((heap.used() - before) / MB, 1)
     out["held_mb"] = round(int(spark._jvm.bloomindex.catalog.IndexCache.heldBytes()) / MB, 1)
     out["index_read_mb"] = round(sum(int(v) for v in dict(spark._jvm.bloomindex.layout.IndexStore.loadedBytes()).values()) / MB, 1)
     warm = []
     for _ in range(3):
-        c0 = cpu.now()
+        c0, th0 = cpu.now(), cpu.threads()
         t0 = time.perf_counter()
         df.where(f"k = {key}")._jdf.queryExecution().executedPlan()
-        warm.append((time.perf_counter() - t0, cpu.since(c0)))
+        warm.append((time.perf_counter() - t0, cpu.since(c0), Cpu.spent(th0, cpu.threads())))
     best = min(warm, key=lambda w: w[0])
     out["warm_plan_s"] = round(best[0], 3)
     out["warm_plan_cpu_s"] = best[1]  # of the fastest
+    out["warm_plan_cpu_by_thread_s"] = best[2]
     q2 = df.where(f"k = {key}")
     out["files_read"] = len(q2.inputFiles())
     if case == "refresh":
