@@ -166,12 +166,14 @@ final class ColumnData private (
     val mask = slots.length - 1
     b = 0
     while (b < n) { found(b) = if (starts(b) >= 0) slots(hashes(b) & mask) else 0; b += 1 }
-    // The candidates' name ends and sizes, touched for all before any is compared.
+    // The candidates' name ends, sizes and places (which a probe reads next), touched for all
+    // before any is compared.
     var touched = 0L
+    val placed = places.length > 0
     b = 0
     while (b < n) {
       val v = found(b)
-      if (v != 0) touched += nameEnds(v - 1) + sizeTimes(2 * (v - 1))
+      if (v != 0) touched += nameEnds(v - 1) + sizeTimes(2 * (v - 1)) + (if (placed) places(2 * (v - 1)) else 0)
       b += 1
     }
     scratch.sink = touched
@@ -292,6 +294,9 @@ object ColumnData {
     while (i < until) { h = (h ^ b(i)) * HashPrime; i += 1 }
     finish(h) & Int.MaxValue
   }
+
+  // What the path table's build touched ahead, kept so that the touches are made.
+  @volatile private var touchSink = 0
 
   // nameStart's answers other than a position, and asciiHash's for a name that is not ASCII.
   private val ByString = -2
@@ -564,7 +569,11 @@ object ColumnData {
     val kept = new Array[Int](m)
     var n = 0
     var r = 0
+    // Each insert's first slot is touched `Ahead` inserts before (its miss overlaps the inserts between).
+    val Ahead = 8
+    var touched = 0
     while (r < m) {
+      if (r + Ahead < m) touched += slots(hashes(r + Ahead) & (cap - 1))
       val from = if (r == 0) 0 else ends(r - 1)
       var s = hashes(r) & (cap - 1)
       var duplicate = false
@@ -582,6 +591,7 @@ object ColumnData {
       }
       r += 1
     }
+    touchSink = touched
     if (n == m) {
       new ColumnData(column, algorithm, prefix, names, ends, slots, sizeTimes, rowCounts, nullCounts,
         Array.emptyIntArray, Array.emptyLongArray, Array.emptyIntArray, numHashes, places, blocks, 0, "")
