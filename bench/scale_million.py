@@ -221,8 +221,12 @@ def child(n: int, case: str) -> dict:
     out["warm_plan_cpu_by_thread_s"] = best[2]
     q2 = df.where(f"k = {key}")
     out["files_read"] = len(q2.inputFiles())
-    # Retained: the heap after full collections with the loaded index, less the same with it
-    # dropped from the cache.
+    # Retained: the heap after full collections with the loaded index, less the same once the
+    # queries' plans (which hold the pruned file index) are let go and the index dropped from the
+    # cache (the listing, held by `df`, stays).
+    del q, q2
+    import gc
+    gc.collect()  # py4j then releases the JVM objects the Python ones held
     spark._jvm.bloomindex.catalog.IndexCache.clear()
     out["retained_mb"] = round((after - heap.used()) / MB, 1)
     if case == "refresh":

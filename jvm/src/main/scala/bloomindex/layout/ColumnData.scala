@@ -502,7 +502,8 @@ object ColumnData {
     if (m0 > Int.MaxValue / 2) throw new IllegalStateException(s"column $column: $m0 files, too many to hold at once")
     val m = m0.toInt
     // Each probe file's shared prefix (up to a '/', bytes), then the one all share: a prefix of
-    // the first file's path of the first probe file (`ref`).
+    // the first file's path of the first probe file (`ref`). A path is its footer's folder
+    // (format 4; else empty), then the entry's bytes.
     val own = new Array[Int](chunks.length)
     IndexStore.inParallel(threads, ks.toSeq.map(k => () => own(k) = directoryPrefix(chunks(k)._1)))
     var prefixLen = 0
@@ -511,11 +512,11 @@ object ColumnData {
       val e = chunks(k)._1
       if (ref == null) { ref = e; prefixLen = own(k) }
       else {
-        val common = commonLength(ref.bytes, ref.nameStart(0), e.bytes, e.nameStart(0), math.min(prefixLen, own(k)))
-        prefixLen = cutToSlash(ref.bytes, ref.nameStart(0), common)
+        val common = commonLength(firstPath(ref), 0, firstPath(e), 0, math.min(prefixLen, own(k)))
+        prefixLen = cutToSlash(firstPath(ref), 0, common)
       }
     }
-    val prefix = if (ref == null) "" else new String(ref.bytes, ref.nameStart(0), prefixLen, UTF_8)
+    val prefix = if (ref == null) "" else new String(firstPath(ref), 0, prefixLen, UTF_8)
     // Where each probe file's files and names start.
     val fileStart = new Array[Int](chunks.length)
     val nameStart = new Array[Long](chunks.length)
@@ -527,7 +528,7 @@ object ColumnData {
       nameStart(k) = total
       files += e.count
       var i = 0
-      while (i < e.count) { total += e.nameEnd(i) - e.nameStart(i) - prefixLen; i += 1 }
+      while (i < e.count) { total += e.folder.length + e.nameEnd(i) - e.nameStart(i) - prefixLen; i += 1 }
     }
     if (total > Int.MaxValue - 16) throw new IllegalStateException(s"column $column: paths of more than 2 GB")
     val names = new Array[Byte](total.toInt)
@@ -542,15 +543,22 @@ object ColumnData {
     IndexStore.inParallel(threads, ks.toSeq.map { k => () =>
       val (e, base) = chunks(k)
       val f0 = fileStart(k)
+      // The part of the footer's folder after the common prefix (every name starts with it), and
+      // where the entries' own bytes start to count.
+      val head = if (prefixLen < e.folder.length) java.util.Arrays.copyOfRange(e.folder, prefixLen, e.folder.length)
+        else Array.emptyByteArray
+      val skip = math.max(0, prefixLen - e.folder.length)
       var at = nameStart(k).toInt
       var i = 0
       while (i < e.count) {
-        val from = e.nameStart(i) + prefixLen
+        val start = at
+        if (head.length > 0) { System.arraycopy(head, 0, names, at, head.length); at += head.length }
+        val from = e.nameStart(i) + skip
         val len = e.nameEnd(i) - from
         System.arraycopy(e.bytes, from, names, at, len)
-        val f = f0 + i
-        hashes(f) = hash(names, at, at + len)
         at += len
+        val f = f0 + i
+        hashes(f) = hash(names, start, at)
         ends(f) = at
         sizeTimes(2 * f) = e.size(i)
         sizeTimes(2 * f + 1) = e.modificationTime(i)
@@ -630,7 +638,17 @@ object ColumnData {
     j
   }
 
-  /** The length of the longest prefix up to a '/' that every path of `e` shares (UTF-8 bytes, as [[commonDirectory]]). */
+  /** The UTF-8 bytes of the first path of `e` (its footer's folder, then the entry's bytes). */
+  private def firstPath(e: ProbeFile.Entries): Array[Byte] =
+    if (e.folder.isEmpty) java.util.Arrays.copyOfRange(e.bytes, e.nameStart(0), e.nameEnd(0))
+    else java.util.Arrays.copyOf(e.folder, e.folder.length + e.nameEnd(0) - e.nameStart(0)) match {
+      case p => System.arraycopy(e.bytes, e.nameStart(0), p, e.folder.length, e.nameEnd(0) - e.nameStart(0)); p
+    }
+
+  /**
+   * The length of the longest prefix up to a '/' that every path of `e` shares (UTF-8 bytes, as
+   * [[commonDirectory]]): its footer's folder, and what the entries' own bytes share after it.
+   */
   private def directoryPrefix(e: ProbeFile.Entries): Int = {
     val first = e.nameStart(0)
     var len = cutToSlash(e.bytes, first, e.nameEnd(0) - first)
@@ -640,7 +658,7 @@ object ColumnData {
       len = cutToSlash(e.bytes, first, commonLength(e.bytes, first, e.bytes, from, math.min(len, e.nameEnd(i) - from)))
       i += 1
     }
-    len
+    e.folder.length + len
   }
 
   /** The longest prefix up to a '/' that every path shares. */
