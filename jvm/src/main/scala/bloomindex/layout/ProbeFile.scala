@@ -44,7 +44,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  * last '/'), files(int), then per file: the rest of its path (varint length + UTF-8), size,
  * modificationTime, rowCount, nullCount (zigzag varlongs), section, position (varints),
  * numHashes(byte), ndv (zigzag varlong), from footer(byte). Varints as Parquet's Thrift compact
- * protocol writes them (7 bits a byte, low first). A million files' entries take about a third
+ * protocol writes them (7 bits a byte, low first). Entries take a third (short names) to a half
  * of format 3's bytes (no folder repeated, no 8 bytes for a small number): fewer bytes to read from
  * an object store and to parse on the driver (issue 26).
  * Format 3 (log format 6 on) adds checksums ([[bloomindex.log.Checksums]]): each block row of a
