@@ -168,14 +168,15 @@ def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
     nothing but ``struct``: its algorithm, its sections, and per indexed file its footer entry
     (path, size, mtime, rows, nulls, hash count; format 2: ndv, from footer) with its bit set put
     back together from the block rows (``bits``, in Parquet's layout). Format 3 (log format 6):
-    the footer's checksum and every block row's are checked (an AssertionError if one fails)."""
+    the footer's checksum and every block row's are checked (an AssertionError if one fails).
+    Format 4: the entries compact (the paths' shared folder once, varints)."""
     import struct
 
     data = open(path, "rb").read()
     magic = b"BIXPROBE"
     assert data[:8] == magic and data[-8:] == magic
     fmt, footer_len = struct.unpack(">ii", data[-16:-8])
-    assert fmt in (1, 2, 3)
+    assert fmt in (1, 2, 3, 4)
     end = len(data) - 16 - (4 if fmt >= 3 else 0)
     footer = memoryview(data)[end - footer_len:end]
     if fmt >= 3:
@@ -203,14 +204,41 @@ def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
                 at = s["offset"] + b * s["stride"]
                 (want,) = struct.unpack(">I", data[at + row:at + row + 4])
                 assert crc32c(data[at:at + row]) == want, f"{path}: block row {b} fails its checksum"
+
+    def varint():
+        # Format 4: 7 bits a byte, low first (Parquet's Thrift compact protocol).
+        nonlocal pos
+        v = shift = 0
+        while True:
+            b = footer[pos]
+            pos += 1
+            v |= (b & 0x7F) << shift
+            if b < 0x80:
+                return v
+            shift += 7
+
+    def zigzag():
+        v = varint()
+        return (v >> 1) ^ -(v & 1)
+
+    folder = ""
+    if fmt >= 4:
+        # The folder every path of the file shares, then compact entries.
+        (flen,) = take(">i")
+        folder = bytes(footer[pos:pos + flen]).decode()
+        pos += flen
     (n_files,) = take(">i")
     entries = []
     for _ in range(n_files):
-        (plen,) = take(">i")
-        e = {"path": bytes(footer[pos:pos + plen]).decode()}
+        plen = varint() if fmt >= 4 else take(">i")[0]
+        e = {"path": folder + bytes(footer[pos:pos + plen]).decode()}
         pos += plen
-        e.update(zip(("size", "mtime", "rows", "nulls", "section", "position", "num_hashes"), take(">qqqqiib")))
-        e.update(zip(("ndv", "from_footer"), take(">qb") if fmt >= 2 else (-1, 0)))
+        if fmt >= 4:
+            e.update(size=zigzag(), mtime=zigzag(), rows=zigzag(), nulls=zigzag(), section=varint(), position=varint())
+            e.update(num_hashes=take(">b")[0], ndv=zigzag(), from_footer=take(">b")[0])
+        else:
+            e.update(zip(("size", "mtime", "rows", "nulls", "section", "position", "num_hashes"), take(">qqqqiib")))
+            e.update(zip(("ndv", "from_footer"), take(">qb") if fmt >= 2 else (-1, 0)))
         s = sections[e["section"]]
         bb, m = s["block_bytes"], s["files"]
         e["bits"] = b"".join(

@@ -374,6 +374,9 @@ object IndexCatalog {
   /** Listed files probed on one thread at least (`filesPerThread`); more are split over threads. */
   private[catalog] val FilesPerThread = 32768
 
+  /** Listed files looked up in a column at once ([[ColumnData.indexOfAll]]). */
+  private val LookupBatch = 64
+
   /**
    * `pred` on each of `files` that every column it reads (`cols`, their data in `data`) holds
    * as it is now: the positions (in `files`) of those it excludes, their positions in
@@ -387,26 +390,46 @@ object IndexCatalog {
     val at = new Array[Int](n)
     val excluded = new Array[Boolean](n)
     val datas = cols.map(data(_))
-    // Files from..until: how many held.
+    // Files from..until: how many held. Looked up a batch at a time (ColumnData.indexOfAll).
     def range(from: Int, until: Int): Int = {
       val row = new FileRows(data, new Array[Int](data.length))
+      val paths = new Array[Path](LookupBatch)
+      val sizes = new Array[Long](LookupBatch)
+      val times = new Array[Long](LookupBatch)
+      val found = Array.fill(cols.length)(new Array[Int](LookupBatch))
+      val scratch = new ColumnData.Scratch(LookupBatch)
       var covered = 0
       var j = from
       while (j < until) {
-        val f = files(j)
-        var held = true
+        val m = math.min(LookupBatch, until - j)
+        var b = 0
+        while (b < m) {
+          val f = files(j + b)
+          paths(b) = f.getPath
+          sizes(b) = f.getLen
+          times(b) = f.getModificationTime
+          b += 1
+        }
         var k = 0
-        while (held && k < cols.length) {
-          val r = datas(k).indexOf(f.getPath, f.getLen, f.getModificationTime)
-          row.rows(cols(k)) = r
-          held = r >= 0
-          k += 1
+        while (k < cols.length) { datas(k).indexOfAll(paths, sizes, times, m, found(k), scratch); k += 1 }
+        b = 0
+        while (b < m) {
+          var held = true
+          k = 0
+          while (held && k < cols.length) {
+            val r = found(k)(b)
+            row.rows(cols(k)) = r
+            held = r >= 0
+            k += 1
+          }
+          if (held) {
+            covered += 1
+            if (!pred.mayMatch(row)) { excluded(j + b) = true; at(j + b) = row.rows(cols(0)) }
+          }
+          paths(b) = null
+          b += 1
         }
-        if (held) {
-          covered += 1
-          if (!pred.mayMatch(row)) { excluded(j) = true; at(j) = row.rows(cols(0)) }
-        }
-        j += 1
+        j += m
       }
       covered
     }

@@ -107,34 +107,114 @@ final class ColumnData private (
   def indexOf(path: Path): Int = {
     if (nameEnds.isEmpty) return -1
     val uri = path.toUri
+    nameStart(uri) match {
+      case ColumnData.ByString => indexOf(path.toString)
+      case ColumnData.NotHeld => -1
+      case start => lookup(uri.getPath, start)
+    }
+  }
+
+  /**
+   * Where the name after the prefix starts in `uri.getPath` when the rest of `uri` is the prefix's
+   * (a name to look up); [[ColumnData.NotHeld]] when it cannot be a held path;
+   * [[ColumnData.ByString]] when only `Path.toString` can tell (see [[indexOf(path:Path)*]]).
+   */
+  private def nameStart(uri: java.net.URI): Int = {
     val scheme = uri.getScheme
     val authority = uri.getAuthority
     val p = uri.getPath
-    if (scheme == null || p == null || uri.getFragment != null) return indexOf(path.toString)
+    if (scheme == null || p == null || uri.getFragment != null) return ColumnData.ByString
     val head = scheme.length + 1 + (if (authority == null) 0 else 2 + authority.length)
-    if (prefix.length < head) return indexOf(path.toString)
-    if (!prefix.regionMatches(0, scheme, 0, scheme.length) || prefix.charAt(scheme.length) != ':') return -1
+    if (prefix.length < head) return ColumnData.ByString
+    if (!prefix.regionMatches(0, scheme, 0, scheme.length) || prefix.charAt(scheme.length) != ':') return ColumnData.NotHeld
     if (authority != null && !(prefix.regionMatches(scheme.length + 1, "//", 0, 2) &&
-        prefix.regionMatches(scheme.length + 3, authority, 0, authority.length))) return -1
+        prefix.regionMatches(scheme.length + 3, authority, 0, authority.length))) return ColumnData.NotHeld
     val rest = prefix.length - head // the prefix's part in the URI's path
-    if (!p.regionMatches(0, prefix, head, rest)) return -1
-    lookup(p, rest)
+    if (!p.regionMatches(0, prefix, head, rest)) ColumnData.NotHeld else rest
   }
 
-  /** The position of the name `s.substring(start)`; ASCII hashed and compared as it is, else through its UTF-8 bytes. */
-  private def lookup(s: String, start: Int): Int = {
+  /**
+   * [[indexOf(path:org\.apache\.hadoop\.fs\.Path,size:Long,modificationTime:Long)*]] of `n`
+   * files at once, into `out(0 until n)`: the same answers. A million listed files are each a
+   * chain of objects (status, `Path`, `URI`, path string, its bytes) and then a few places in
+   * this column's arrays (path table, name, size and time), each a cache miss when visited one
+   * file after the other; here each step is taken for every file of the batch before the next
+   * step, so the misses of different files overlap instead of adding up (issue 26).
+   * `scratch` is the calling thread's own.
+   */
+  def indexOfAll(paths: Array[Path], sizes: Array[Long], times: Array[Long], n: Int, out: Array[Int],
+      scratch: ColumnData.Scratch): Unit = {
+    if (n > scratch.capacity) throw new IllegalArgumentException(s"$n files, scratch for ${scratch.capacity}")
+    if (nameEnds.isEmpty) { java.util.Arrays.fill(out, 0, n, -1); return }
+    val uris = scratch.uris
+    val starts = scratch.starts
+    val hashes = scratch.hashes
+    val found = scratch.found
+    var b = 0
+    while (b < n) { uris(b) = paths(b).toUri; b += 1 }
+    b = 0
+    while (b < n) { starts(b) = nameStart(uris(b)); b += 1 }
+    // The names hashed (ASCII as it is: see lookup), then the path table's first slot of each.
+    b = 0
+    while (b < n) {
+      if (starts(b) >= 0) {
+        val h = asciiHash(uris(b).getPath, starts(b))
+        if (h == ColumnData.NonAscii) starts(b) = ColumnData.ByString else hashes(b) = h
+      }
+      b += 1
+    }
+    val mask = slots.length - 1
+    b = 0
+    while (b < n) { found(b) = if (starts(b) >= 0) slots(hashes(b) & mask) else 0; b += 1 }
+    // The candidates' name ends, sizes and places (which a probe reads next), touched for all
+    // before any is compared.
+    var touched = 0L
+    val placed = places.length > 0
+    b = 0
+    while (b < n) {
+      val v = found(b)
+      if (v != 0) touched += nameEnds(v - 1) + sizeTimes(2 * (v - 1)) + (if (placed) places(2 * (v - 1)) else 0)
+      b += 1
+    }
+    scratch.sink = touched
+    b = 0
+    while (b < n) {
+      val i = starts(b) match {
+        case ColumnData.ByString => indexOf(paths(b).toString)
+        case ColumnData.NotHeld => -1
+        case start => probeFrom(uris(b).getPath, start, hashes(b))
+      }
+      out(b) = if (i >= 0 && sizeTimes(2 * i) == sizes(b) && sizeTimes(2 * i + 1) == times(b)) i else -1
+      uris(b) = null
+      b += 1
+    }
+  }
+
+  /** The path table's hash of `s.substring(start)` if it is ASCII, else [[ColumnData.NonAscii]]. */
+  private def asciiHash(s: String, start: Int): Int = {
     val end = s.length
     var h = ColumnData.HashSeed
     var c = start
     while (c < end) {
       val ch = s.charAt(c)
-      if (ch >= 0x80) return indexOfBytes(s.substring(start).getBytes(UTF_8))
+      if (ch >= 0x80) return ColumnData.NonAscii
       h = (h ^ ch.toByte) * ColumnData.HashPrime
       c += 1
     }
-    val len = end - start
+    ColumnData.finish(h) & Int.MaxValue
+  }
+
+  /** The position of the name `s.substring(start)`; ASCII hashed and compared as it is, else through its UTF-8 bytes. */
+  private def lookup(s: String, start: Int): Int = {
+    val h = asciiHash(s, start)
+    if (h == ColumnData.NonAscii) indexOfBytes(s.substring(start).getBytes(UTF_8)) else probeFrom(s, start, h)
+  }
+
+  /** The position of the ASCII name `s.substring(start)` whose [[asciiHash]] is `h`, or -1. */
+  private def probeFrom(s: String, start: Int, h: Int): Int = {
+    val len = s.length - start
     val mask = slots.length - 1
-    var slot = ColumnData.finish(h) & mask
+    var slot = h & mask
     while (true) {
       val v = slots(slot)
       if (v == 0) return -1
@@ -212,7 +292,25 @@ object ColumnData {
     var h = HashSeed
     var i = from
     while (i < until) { h = (h ^ b(i)) * HashPrime; i += 1 }
-    finish(h)
+    finish(h) & Int.MaxValue
+  }
+
+  // What the path table's build touched ahead, kept so that the touches are made.
+  @volatile private var touchSink = 0
+
+  // nameStart's answers other than a position, and asciiHash's for a name that is not ASCII.
+  private val ByString = -2
+  private val NotHeld = -1
+  private val NonAscii = -1
+
+  /** A thread's own working arrays for [[ColumnData.indexOfAll]], for batches of at most `capacity` files. */
+  final class Scratch(val capacity: Int) {
+    private[ColumnData] val uris = new Array[java.net.URI](capacity)
+    private[ColumnData] val starts = new Array[Int](capacity)
+    private[ColumnData] val hashes = new Array[Int](capacity)
+    private[ColumnData] val found = new Array[Int](capacity)
+    // What the touches read, kept so that they are made.
+    @volatile private[ColumnData] var sink = 0L
   }
 
   private def finish(h0: Int): Int = {
@@ -404,7 +502,8 @@ object ColumnData {
     if (m0 > Int.MaxValue / 2) throw new IllegalStateException(s"column $column: $m0 files, too many to hold at once")
     val m = m0.toInt
     // Each probe file's shared prefix (up to a '/', bytes), then the one all share: a prefix of
-    // the first file's path of the first probe file (`ref`).
+    // the first file's path of the first probe file (`ref`). A path is its footer's folder
+    // (format 4; else empty), then the entry's bytes.
     val own = new Array[Int](chunks.length)
     IndexStore.inParallel(threads, ks.toSeq.map(k => () => own(k) = directoryPrefix(chunks(k)._1)))
     var prefixLen = 0
@@ -413,11 +512,11 @@ object ColumnData {
       val e = chunks(k)._1
       if (ref == null) { ref = e; prefixLen = own(k) }
       else {
-        val common = commonLength(ref.bytes, ref.nameStart(0), e.bytes, e.nameStart(0), math.min(prefixLen, own(k)))
-        prefixLen = cutToSlash(ref.bytes, ref.nameStart(0), common)
+        val common = commonLength(firstPath(ref), 0, firstPath(e), 0, math.min(prefixLen, own(k)))
+        prefixLen = cutToSlash(firstPath(ref), 0, common)
       }
     }
-    val prefix = if (ref == null) "" else new String(ref.bytes, ref.nameStart(0), prefixLen, UTF_8)
+    val prefix = if (ref == null) "" else new String(firstPath(ref), 0, prefixLen, UTF_8)
     // Where each probe file's files and names start.
     val fileStart = new Array[Int](chunks.length)
     val nameStart = new Array[Long](chunks.length)
@@ -429,7 +528,7 @@ object ColumnData {
       nameStart(k) = total
       files += e.count
       var i = 0
-      while (i < e.count) { total += e.nameEnd(i) - e.nameStart(i) - prefixLen; i += 1 }
+      while (i < e.count) { total += e.folder.length + e.nameEnd(i) - e.nameStart(i) - prefixLen; i += 1 }
     }
     if (total > Int.MaxValue - 16) throw new IllegalStateException(s"column $column: paths of more than 2 GB")
     val names = new Array[Byte](total.toInt)
@@ -444,15 +543,22 @@ object ColumnData {
     IndexStore.inParallel(threads, ks.toSeq.map { k => () =>
       val (e, base) = chunks(k)
       val f0 = fileStart(k)
+      // The part of the footer's folder after the common prefix (every name starts with it), and
+      // where the entries' own bytes start to count.
+      val head = if (prefixLen < e.folder.length) java.util.Arrays.copyOfRange(e.folder, prefixLen, e.folder.length)
+        else Array.emptyByteArray
+      val skip = math.max(0, prefixLen - e.folder.length)
       var at = nameStart(k).toInt
       var i = 0
       while (i < e.count) {
-        val from = e.nameStart(i) + prefixLen
+        val start = at
+        if (head.length > 0) { System.arraycopy(head, 0, names, at, head.length); at += head.length }
+        val from = e.nameStart(i) + skip
         val len = e.nameEnd(i) - from
         System.arraycopy(e.bytes, from, names, at, len)
-        val f = f0 + i
-        hashes(f) = hash(names, at, at + len)
         at += len
+        val f = f0 + i
+        hashes(f) = hash(names, start, at)
         ends(f) = at
         sizeTimes(2 * f) = e.size(i)
         sizeTimes(2 * f + 1) = e.modificationTime(i)
@@ -471,7 +577,11 @@ object ColumnData {
     val kept = new Array[Int](m)
     var n = 0
     var r = 0
+    // Each insert's first slot is touched `Ahead` inserts before (its miss overlaps the inserts between).
+    val Ahead = 8
+    var touched = 0
     while (r < m) {
+      if (r + Ahead < m) touched += slots(hashes(r + Ahead) & (cap - 1))
       val from = if (r == 0) 0 else ends(r - 1)
       var s = hashes(r) & (cap - 1)
       var duplicate = false
@@ -489,6 +599,7 @@ object ColumnData {
       }
       r += 1
     }
+    touchSink = touched
     if (n == m) {
       new ColumnData(column, algorithm, prefix, names, ends, slots, sizeTimes, rowCounts, nullCounts,
         Array.emptyIntArray, Array.emptyLongArray, Array.emptyIntArray, numHashes, places, blocks, 0, "")
@@ -527,7 +638,17 @@ object ColumnData {
     j
   }
 
-  /** The length of the longest prefix up to a '/' that every path of `e` shares (UTF-8 bytes, as [[commonDirectory]]). */
+  /** The UTF-8 bytes of the first path of `e` (its footer's folder, then the entry's bytes). */
+  private def firstPath(e: ProbeFile.Entries): Array[Byte] =
+    if (e.folder.isEmpty) java.util.Arrays.copyOfRange(e.bytes, e.nameStart(0), e.nameEnd(0))
+    else java.util.Arrays.copyOf(e.folder, e.folder.length + e.nameEnd(0) - e.nameStart(0)) match {
+      case p => System.arraycopy(e.bytes, e.nameStart(0), p, e.folder.length, e.nameEnd(0) - e.nameStart(0)); p
+    }
+
+  /**
+   * The length of the longest prefix up to a '/' that every path of `e` shares (UTF-8 bytes, as
+   * [[commonDirectory]]): its footer's folder, and what the entries' own bytes share after it.
+   */
   private def directoryPrefix(e: ProbeFile.Entries): Int = {
     val first = e.nameStart(0)
     var len = cutToSlash(e.bytes, first, e.nameEnd(0) - first)
@@ -537,7 +658,7 @@ object ColumnData {
       len = cutToSlash(e.bytes, first, commonLength(e.bytes, first, e.bytes, from, math.min(len, e.nameEnd(i) - from)))
       i += 1
     }
-    len
+    e.folder.length + len
   }
 
   /** The longest prefix up to a '/' that every path shares. */

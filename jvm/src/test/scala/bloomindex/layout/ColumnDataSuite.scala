@@ -87,6 +87,22 @@ class ColumnDataSuite extends AnyFunSuite {
         assert(d.indexOf(new org.apache.hadoop.fs.Path(s), 10L + i, 20L + i) == d.indexOf(s), s)
         assert(d.indexOf(new org.apache.hadoop.fs.Path(s), 11L + i, 20L + i) == -1, s)
       }
+      // The batched lookup answers as the one by one, whatever the batch size, for held and
+      // other paths, sizes and times equal or not.
+      val cases = (asked ++ held).zipWithIndex.flatMap { case (s, i) =>
+        val j = held.indexOf(s) max 0
+        Seq((s, 10L + j, 20L + j), (s, 10L + j, 21L + j), (s, 11L + i, 20L + i))
+      }
+      val scratch = new ColumnData.Scratch(7)
+      for (batch <- Seq(1, 3, 7)) cases.grouped(batch).foreach { g =>
+        val out = Array.fill(batch)(-9)
+        d.indexOfAll(g.map(c => new org.apache.hadoop.fs.Path(c._1)).toArray, g.map(_._2).toArray, g.map(_._3).toArray, g.size, out, scratch)
+        g.zipWithIndex.foreach { case ((s, size, time), b) =>
+          assert(out(b) == d.indexOf(new org.apache.hadoop.fs.Path(s), size, time), s"$s $size $time")
+        }
+        assert(out.drop(g.size).forall(_ == -9))
+      }
+      assert(cases.exists { case (s, size, time) => d.indexOf(new org.apache.hadoop.fs.Path(s), size, time) >= 0 })
     }
     val dup = build(Seq("file:/t/a.parquet", "file:/t/b.parquet", "file:/t/a.parquet"))
     assert(dup.numFiles == 2 && dup.indexOf("file:/t/a.parquet", 10L, 20L) == 0 && dup.indexOf("file:/t/a.parquet", 12L, 22L) == -1)

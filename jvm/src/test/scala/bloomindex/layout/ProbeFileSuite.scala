@@ -180,7 +180,7 @@ class ProbeFileSuite extends AnyFunSuite {
     assert(BlockFilters.coalesce(rows((0L, 100), (100L, 100)), gap = 10, maxBytes = 150).size == 2)
   }
 
-  for (alg <- FilterAlgorithm.all; format <- Seq(1, 2)) {
+  for (alg <- FilterAlgorithm.all; format <- ProbeFile.Formats.toSeq.sorted) {
     test(s"${alg.name}, probe file format $format: each filter read back whole is the bytes it was written from") {
       val rnd = new java.util.Random(31L * format + alg.name.hashCode)
       val files = filters(alg, 120, rnd)
@@ -197,11 +197,33 @@ class ProbeFileSuite extends AnyFunSuite {
         assert(java.util.Arrays.equals(bytes, f.toBytes), path)
         assert(e.rowCount == vs.size && e.size == 10L && e.modificationTime == 20L && e.nullCount == 1L)
         // Format 1 does not record ndv and origin.
-        if (format == 2) assert(e.ndv == vs.distinct.size && e.fromFooter == (path.hashCode % 2 == 0))
+        if (format >= 2) assert(e.ndv == vs.distinct.size && e.fromFooter == (path.hashCode % 2 == 0))
         else assert(e.ndv == -1L && !e.fromFooter)
         vs.foreach(v => assert(alg.fromBytes(bytes).mightContain(alg.hash.hashLong(v))))
       }
     }
+  }
+
+  test("format 4: the entries of a table's files take under 60% of format 3's footer, read back the same") {
+    val alg = FilterAlgorithm.SplitBlock
+    val dir = Files.createTempDirectory("probe4").toFile
+    val f = alg.forNdv(10, 0.01, Sizing.Exact).toBytes
+    // As a Spark write names its files, in a table's folder; numbers as a listing gives them.
+    val entries = (0 until 500).map(i => (f"s3a://bucket/warehouse/db.db/orders/date=2026-11-${i % 28 + 1}%02d/" +
+      f"part-$i%05d-6f1c0d2e-0b5a-4c7e-9a51-3d2f8e7b1a90.c000.snappy.parquet", 40000L + 17 * i, 1764201600000L + i))
+    def footerBytes(format: Int): (Long, ProbeFile.Footer) = {
+      val p = new Path(dir.toURI.toString, s"_f$format.probe")
+      val w = new ProbeFile.Writer(conf, p, alg, ProbeFile.SectionBytes, format)
+      entries.foreach { case (path, size, time) => w.add(path, size, time, 2000L, 0L, 10L, false, f) }
+      val length = w.close()
+      val footer = ProbeFile.readFooter(conf, p, None)
+      (length - footer.sections.map(_.length).sum, footer)
+    }
+    val (three, f3) = footerBytes(3)
+    val (four, f4) = footerBytes(4)
+    assert(f4.files.toSeq == f3.files.toSeq && f4.files.map(_.path).toSeq == entries.map(_._1))
+    // Per file 162 bytes in format 3; the folder once and 18 bytes of numbers instead of 50 in format 4.
+    assert(four * 10 < three * 6, s"format 4: $four bytes, format 3: $three")
   }
 
   test("what a lookup reads: the footers, then one block row per section") {
