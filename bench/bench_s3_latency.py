@@ -128,6 +128,12 @@ def setup(moto, jars: list[str], n: int) -> dict:
     return r
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU time (user + system, every thread) of process `pid` so far, from /proc."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     """One fresh driver: the table listed, then the first point lookup's planning through the proxy."""
     import s3_helpers
@@ -152,11 +158,20 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     list_s = time.perf_counter() - t0
     q = df.where(f"k = {key}")
     proxy.keep_log = bool(os.environ.get("BENCH_LAT_DEBUG"))
+    if proxy.keep_log:  # the load's own timings (INFO: summary, footers, build) on stderr
+        for logger in ("bloomindex.layout.IndexLayout", "bloomindex.catalog.IndexCache"):
+            spark._jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                logger, spark._jvm.org.apache.logging.log4j.Level.INFO)
+    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
     proxy.reset()
     w0 = time.time()
+    cpu0 = process_cpu_s(jvm_pid)
     t0 = time.perf_counter()
     plan = q._jdf.queryExecution().executedPlan()
     plan_s = time.perf_counter() - t0
+    # The driver JVM's CPU time (all its threads) during the planning: the part of the wall time
+    # that is work, not waiting for requests (or for a core, on a loaded machine).
+    plan_cpu_s = process_cpu_s(jvm_pid) - cpu0
     counts = proxy.counts()
     if proxy.keep_log:
         for t, m, k, target in proxy.log():
@@ -176,7 +191,7 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     spark.stop()
     proxy.stop()
     index_kinds = ("probe", "summary", "log", "index", "global")
-    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "list_s": round(list_s, 1),
+    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "plan_cpu_s": round(plan_cpu_s, 3), "list_s": round(list_s, 1),
             "files_read": files, "requests": sum(counts.values()),
             "index_requests": sum(v for k, v in counts.items() if k.split(" ")[1] in index_kinds),
             "probe_gets": counts.get("GET probe", 0), "counts": counts, "ranged_bytes": nbytes,
