@@ -27,7 +27,9 @@ size N of BENCH_LAT_SIZES (default 10000,100000):
 
 BENCH_LAT_STREAM: S3A's input stream type in the measured drivers (unset: S3A's default, which
 for hadoop-aws 3.5.0 is `analytics`; `classic`). BENCH_LAT_REPEATS (default 2) runs of each case; BENCH_LAT_THREADS sets
-spark.bloomindex.load.threads in the children (default: unset, 8).
+spark.bloomindex.load.threads in the children (default: unset, 8). BENCH_LAT_DEBUG=1 prints each
+request (time, method, kind, key) and the load's INFO timings; BENCH_LAT_JFR=<path prefix>
+records each child driver with Java Flight Recorder (<prefix>-<case>.jfr).
 """
 
 from __future__ import annotations
@@ -147,6 +149,9 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     hadoop = s3_helpers.s3a_conf(proxy.endpoint)
     if STREAM:
         hadoop["fs.s3a.input.stream.type"] = STREAM
+    if os.environ.get("BENCH_LAT_JFR"):  # a flight recording of the driver (where its CPU goes)
+        conf["spark.driver.extraJavaOptions"] = (
+            f"-XX:StartFlightRecording=filename={os.environ['BENCH_LAT_JFR']}-{case}.jfr,settings=profile")
     spark = session(jars, hadoop, conf, f"{base}/indexes")
     key = (n // 2) * ROWS + 3
     t0 = time.perf_counter()
@@ -191,7 +196,7 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     spark.stop()
     proxy.stop()
     index_kinds = ("probe", "summary", "log", "index", "global")
-    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "plan_cpu_s": round(plan_cpu_s, 3), "list_s": round(list_s, 1),
+    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "plan_start": round(w0, 3), "plan_cpu_s": round(plan_cpu_s, 3), "list_s": round(list_s, 1),
             "files_read": files, "requests": sum(counts.values()),
             "index_requests": sum(v for k, v in counts.items() if k.split(" ")[1] in index_kinds),
             "probe_gets": counts.get("GET probe", 0), "counts": counts, "ranged_bytes": nbytes,
