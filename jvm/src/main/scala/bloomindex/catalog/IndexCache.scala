@@ -26,7 +26,6 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  */
 object IndexCache extends org.apache.spark.internal.Logging {
 
-
   private final case class Key(indexDir: String, version: Long, column: String)
   private final case class Entry(data: ColumnData, keyAccess: Option[String])
 

@@ -27,8 +27,9 @@ import org.apache.hadoop.fs.Path
  *
  * Reads: the rows one call needs are sorted by file and offset, and rows of one file at most
  * `gapBytes` apart are read as one range (of at most [[BlockFilters.MaxRangeBytes]]); the ranges,
- * of all files, are read `threads` at a time (`spark.bloomindex.load.requests`). On an object store each range is one request, so
- * a point lookup's rows cost about one request per probe file, all in flight together. Each row
+ * of all files, are read `threads` at a time (`spark.bloomindex.load.requests`). On an object
+ * store each range is one request, so a point lookup's rows cost about one request per probe
+ * file, all in flight together. Each row
  * of a range is checked against its own checksum.
  * `gapBytes` < 0: each file's rows read one after the other, a request each (as before issue 26).
  */

@@ -69,7 +69,6 @@ sealed abstract class IndexLayout(val name: String) {
 
 object IndexLayout extends org.apache.spark.internal.Logging {
 
-
   /** What loading a column for a query needs: the session, its Hadoop conf, the index and the version's data. */
   final case class Read(spark: SparkSession, conf: Configuration, indexDir: Path, data: IndexData, spec: IndexSpec) {
     def dir: Path = IndexStore.dataDir(indexDir, data)
