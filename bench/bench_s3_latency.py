@@ -27,7 +27,9 @@ size N of BENCH_LAT_SIZES (default 10000,100000):
 
 BENCH_LAT_STREAM: S3A's input stream type in the measured drivers (unset: S3A's default, which
 for hadoop-aws 3.5.0 is `analytics`; `classic`). BENCH_LAT_REPEATS (default 2) runs of each case; BENCH_LAT_THREADS sets
-spark.bloomindex.load.threads in the children (default: unset, 8).
+spark.bloomindex.load.threads in the children (default: unset, 8). BENCH_LAT_DEBUG=1 prints each
+request (time, method, kind, key) and the load's INFO timings; BENCH_LAT_JFR=<path prefix>
+records each child driver with Java Flight Recorder (<prefix>-<case>.jfr).
 """
 
 from __future__ import annotations
@@ -128,6 +130,12 @@ def setup(moto, jars: list[str], n: int) -> dict:
     return r
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU time (user + system, every thread) of process `pid` so far, from /proc."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     """One fresh driver: the table listed, then the first point lookup's planning through the proxy."""
     import s3_helpers
@@ -141,6 +149,9 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     hadoop = s3_helpers.s3a_conf(proxy.endpoint)
     if STREAM:
         hadoop["fs.s3a.input.stream.type"] = STREAM
+    if os.environ.get("BENCH_LAT_JFR"):  # a flight recording of the driver (where its CPU goes)
+        conf["spark.driver.extraJavaOptions"] = (
+            f"-XX:StartFlightRecording=filename={os.environ['BENCH_LAT_JFR']}-{case}.jfr,settings=profile")
     spark = session(jars, hadoop, conf, f"{base}/indexes")
     key = (n // 2) * ROWS + 3
     t0 = time.perf_counter()
@@ -152,11 +163,20 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     list_s = time.perf_counter() - t0
     q = df.where(f"k = {key}")
     proxy.keep_log = bool(os.environ.get("BENCH_LAT_DEBUG"))
+    if proxy.keep_log:  # the load's own timings (INFO: summary, footers, build) on stderr
+        for logger in ("bloomindex.layout.IndexLayout", "bloomindex.catalog.IndexCache"):
+            spark._jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                logger, spark._jvm.org.apache.logging.log4j.Level.INFO)
+    jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
     proxy.reset()
     w0 = time.time()
+    cpu0 = process_cpu_s(jvm_pid)
     t0 = time.perf_counter()
     plan = q._jdf.queryExecution().executedPlan()
     plan_s = time.perf_counter() - t0
+    # The driver JVM's CPU time (all its threads) during the planning: the part of the wall time
+    # that is work, not waiting for requests (or for a core, on a loaded machine).
+    plan_cpu_s = process_cpu_s(jvm_pid) - cpu0
     counts = proxy.counts()
     if proxy.keep_log:
         for t, m, k, target in proxy.log():
@@ -176,7 +196,7 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     spark.stop()
     proxy.stop()
     index_kinds = ("probe", "summary", "log", "index", "global")
-    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "list_s": round(list_s, 1),
+    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "plan_start": round(w0, 3), "plan_cpu_s": round(plan_cpu_s, 3), "list_s": round(list_s, 1),
             "files_read": files, "requests": sum(counts.values()),
             "index_requests": sum(v for k, v in counts.items() if k.split(" ")[1] in index_kinds),
             "probe_gets": counts.get("GET probe", 0), "counts": counts, "ranged_bytes": nbytes,

@@ -346,3 +346,63 @@ def test_a_file_rewritten_in_place_under_a_cached_table_listing_is_read(spark, m
         assert "kept 2/20" in report, report
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_a_point_lookup_on_a_fresh_driver_makes_no_bookkeeping_request_it_can_do_without(spark, moto):
+    """Issue 26: before a query reads the probe files, it lists the index root and the log once
+    each, reads the newest entry with the length its listing gave (no HEAD), does not look for
+    an `_encryption` marker where probe files are (never encrypted), and reads the summary with
+    one HEAD. Counted through the latency proxy (no delay) on a bucket of its own; the answer is
+    the unpruned one."""
+    import collections
+    import urllib.parse
+    import uuid
+
+    from latency_proxy import LatencyProxy
+
+    bucket = f"bloomindex-proxied-{uuid.uuid4().hex[:8]}"  # a new S3A client for this bucket
+    moto.client().create_bucket(Bucket=bucket)
+    with LatencyProxy(moto.port, delay_ms=0, max_connections=64) as proxy:
+        endpoint = f"fs.s3a.bucket.{bucket}.endpoint"
+        spark.conf.set(endpoint, proxy.endpoint)
+        # S3A's `classic` stream reads what it is asked (the default `analytics` one sends a HEAD
+        # before each object's first GET, whatever length it is given: docs/object-stores.md).
+        stream = f"fs.s3a.bucket.{bucket}.input.stream.type"
+        spark.conf.set(stream, "classic")
+        base = f"s3a://{bucket}/lookup"
+        spark.conf.set("spark.bloomindex.root", f"{base}/indexes")
+        jvm = spark._jvm
+        try:
+            src = f"{base}/src"
+            _write_source(spark, src)
+            spark.sql(f"CREATE BLOOM INDEX lookup_idx ON parquet.`{src}` FOR COLUMNS (k)")
+            df = spark.read.parquet(src)
+            spark.conf.set("spark.bloomindex.pruning.checkFiles", "false")
+            jvm.bloomindex.catalog.IndexCache.clear()  # what a new driver has
+            proxy.keep_log = True
+            proxy.reset()
+            q = df.where("k = 123")
+            q._jdf.queryExecution().executedPlan()
+            counts = proxy.counts()
+            # Listings by prefix (others, e.g. the workload history's writes of earlier queries, may interleave).
+            lists = collections.Counter(urllib.parse.parse_qs(urllib.parse.urlsplit(t).query).get("prefix", [""])[0]
+                                        for _, m, k, t in proxy.log() if k == "list")
+            counts["lists"] = dict(lists)
+            assert lists["lookup/indexes/"] == 1 and lists["lookup/indexes/lookup_idx/_log/"] == 1, counts
+            assert not any("/data/" in p for p in lists), counts  # no folder of the data looked for
+            assert counts.get("HEAD log", 0) == 0 and counts.get("GET log", 0) == 1, counts
+            assert counts.get("HEAD index", 0) == 0, counts  # no `_encryption` marker looked for
+            assert counts.get("HEAD summary", 0) == 1 and counts.get("GET summary", 0) == 1, counts
+            assert counts.get("HEAD probe", 0) == 0, counts  # opened with the summary's lengths
+            assert counts.get("GET probe", 0) > 0, counts
+            assert len(q.inputFiles()) < N_FILES
+            pruned = sorted(tuple(r) for r in q.collect())
+            spark.conf.set(PRUNING, "false")
+            assert pruned == sorted(tuple(r) for r in df.where("k = 123").collect()) == [(123, "s123")]
+        finally:
+            for k in (endpoint, stream, PRUNING, "spark.bloomindex.pruning.checkFiles"):
+                spark.conf.unset(k)
+            try:
+                spark.sql("DROP BLOOM INDEX IF EXISTS lookup_idx")
+            finally:
+                spark.conf.unset("spark.bloomindex.root")

@@ -24,7 +24,7 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  * of that index, so nothing grows with the versions a long session has seen. Entries of
  * encrypted data are shared only with sessions whose crypto settings are the same.
  */
-object IndexCache {
+object IndexCache extends org.apache.spark.internal.Logging {
 
   private final case class Key(indexDir: String, version: Long, column: String)
   private final case class Entry(data: ColumnData, keyAccess: Option[String])
@@ -106,9 +106,12 @@ object IndexCache {
     val spec = entry.spec
     val conf = spark.sessionState.newHadoopConf()
     val dir = IndexStore.dataDir(indexDir, data)
-    val plan = IndexEncryption.plan(conf, dir.toString)
     val layout = IndexLayout.of(data)
+    // A data folder with probe files is never encrypted (a build writes `columns` there when it
+    // is: IndexLayout.forBuild), so its `_encryption` marker is not looked for (two requests on S3).
+    val plan = if (layout.probed) None else IndexEncryption.plan(conf, dir.toString)
     val builders = layout.loadedWith(spec, i).map(c => c -> new ColumnData.Builder(spec.columns(c).name, spec.columns(c).algorithm)).toMap
+    val t0 = System.nanoTime()
     val failedFiles = try {
       val r = layout.load(IndexLayout.Read(spark, conf, indexDir, data, spec), i, builders)
       // A session without the keys reads nothing of an encrypted column: say so, not "damaged".
@@ -118,7 +121,8 @@ object IndexCache {
       case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(spec.name, plan.get, e)
     }
     val access = plan.map(_ => IndexEncryption.keyAccess(conf))
-    builders.map { case (c, b) =>
+    val t1 = System.nanoTime()
+    val done = builders.map { case (c, b) =>
       val d = b.result()
       val colName = spec.columns(c).name
       if (d.numFiles < data.indexedFiles) plan.foreach { p =>
@@ -135,5 +139,9 @@ object IndexCache {
       }
       Key(indexDir.toString, entry.version, colName) -> Entry(d, access)
     }
+    logInfo(f"bloomindex: index '${spec.name}' version ${entry.version} loaded " +
+      f"(${builders.keys.map(spec.columns(_).name).mkString(", ")}): read ${(t1 - t0) / 1e6}%.1f ms, " +
+      f"built ${(System.nanoTime() - t1) / 1e6}%.1f ms")
+    done
   }
 }

@@ -106,9 +106,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     indexes.names().flatMap { name =>
       try {
         val log = indexes.log(name)
-        // Warm path: when the newest version is the one already loaded, no entry is re-read.
-        val current = log.versions().lastOption.flatMap(v => IndexCache.get(log.indexDir, v))
-        current.orElse(log.lastActive()).flatMap { e =>
+        // Warm path: when the newest version is the one already loaded, no entry is re-read. One
+        // listing of the log either way, and an entry read with its listed status (one request).
+        val listed = log.versionStatuses()
+        val current = listed.lastOption.flatMap(v => IndexCache.get(log.indexDir, v._1))
+        current.orElse(log.lastActiveOf(listed)).flatMap { e =>
           if (SourceProviders.sameSource(e.spec.source, target)) Some(e)
           else TableFollow.atScan(spark, log, e, target) // its table renamed by another engine, maybe
         }.map(log -> _)

@@ -27,8 +27,9 @@ import org.apache.hadoop.fs.Path
  *
  * Reads: the rows one call needs are sorted by file and offset, and rows of one file at most
  * `gapBytes` apart are read as one range (of at most [[BlockFilters.MaxRangeBytes]]); the ranges,
- * of all files, are read `threads` at a time. On an object store each range is one request, so
- * a point lookup's rows cost about one request per probe file, all in flight together. Each row
+ * of all files, are read `threads` at a time (`spark.bloomindex.load.requests`). On an object
+ * store each range is one request, so a point lookup's rows cost about one request per probe
+ * file, all in flight together. Each row
  * of a range is checked against its own checksum.
  * `gapBytes` < 0: each file's rows read one after the other, a request each (as before issue 26).
  */
@@ -209,11 +210,11 @@ object BlockFilters {
 
   /**
    * Adds the files of the probe files `paths` (of `lengths` bytes, whose `footers` were read)
-   * to `out`, their sections numbered file after file, and the [[BlockFilters]] that fetches
-   * their block rows.
+   * to `out` (its CPU work on `threads` threads), their sections numbered file after file, and
+   * the [[BlockFilters]] that fetches their block rows, `requests` reads at a time.
    */
   def addTo(out: ColumnData.Builder, algorithm: FilterAlgorithm, conf: Configuration, folder: String,
-      paths: Array[Path], lengths: Array[Long], footers: Array[ProbeFile.Footer], threads: Int,
+      paths: Array[Path], lengths: Array[Long], footers: Array[ProbeFile.Footer], threads: Int, requests: Int,
       maxFetchedBytes: Long, gapBytes: Long = DefaultGapBytes): Unit = {
     val sections = Array.newBuilder[ProbeFile.Section]
     val sectionFile = Array.newBuilder[Int]
@@ -230,6 +231,6 @@ object BlockFilters {
       base += f.sections.length
     }
     out.fetchingFrom(new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sectionLocal.result(),
-      sections.result(), threads, maxFetchedBytes, gapBytes))
+      sections.result(), requests, maxFetchedBytes, gapBytes))
   }
 }

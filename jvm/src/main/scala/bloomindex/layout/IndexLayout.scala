@@ -67,7 +67,7 @@ sealed abstract class IndexLayout(val name: String) {
   override def toString: String = name
 }
 
-object IndexLayout {
+object IndexLayout extends org.apache.spark.internal.Logging {
 
   /** What loading a column for a query needs: the session, its Hadoop conf, the index and the version's data. */
   final case class Read(spark: SparkSession, conf: Configuration, indexDir: Path, data: IndexData, spec: IndexSpec) {
@@ -185,6 +185,7 @@ object IndexLayout {
       warn(why, if (only) s"its files are $unpruned" else "its Parquet files are read instead")
       only
     }
+    val t0 = System.nanoTime()
     // The column's own probe files, then those kept from earlier versions (`probes` only).
     val summary = try IndexSummary.read(read.conf, read.dir, read.data.checksums).columns.get(c.name)
       catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
@@ -195,13 +196,19 @@ object IndexLayout {
     val paths = listed.map(_._1).toArray
     val lengths = listed.map(_._2).toArray
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
+    // Reads in flight at once (footers, then block rows): on an object store, rounds of latency.
+    val requests = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_REQUESTS)
     // Each footer in one read of the file's end, sized from the summary (the bytes that are not filters).
     val tails = ProbeFile.tailEstimates(lengths, summary.map(_.filterBytes).getOrElse(0L),
       spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES))
     // The entries as arrays (no string nor object per file: a million files load in seconds, issue 26).
-    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), threads, c.algorithm, read.data.checksums,
+    val t1 = System.nanoTime()
+    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), requests, c.algorithm, read.data.checksums,
       k => tails(k), compact = true)
-    IndexStore.countLoaded(folder.getName, paths.length, footers.iterator.flatMap(_.toOption).map(_.bytesRead).sum)
+    val footerBytes = footers.iterator.flatMap(_.toOption).map(_.bytesRead).sum
+    IndexStore.countLoaded(folder.getName, paths.length, footerBytes)
+    logInfo(f"bloomindex: index '$index' column ${c.name}: summary ${(t1 - t0) / 1e6}%.1f ms, " +
+      f"${paths.length} probe files' footers ($footerBytes bytes, $requests at a time) ${(System.nanoTime() - t1) / 1e6}%.1f ms")
     val good = footers.indices.filter(k => footers(k).isRight)
     if (good.size < footers.length) {
       val e = footers.collectFirst { case Left(e) => e }.get
@@ -210,7 +217,7 @@ object IndexLayout {
         s"the files they held are $unpruned")
     }
     BlockFilters.addTo(out, c.algorithm, read.conf, folder.getName, good.map(paths).toArray, good.map(lengths).toArray,
-      good.map(k => footers(k).toOption.get).toArray, threads, spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES),
+      good.map(k => footers(k).toOption.get).toArray, threads, requests, spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES),
       spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_COALESCE_GAP_BYTES))
     true
   }

@@ -109,10 +109,12 @@ object IndexSummary {
   def read(conf: Configuration, dir: Path, checksums: Boolean = false): IndexSummary = {
     val p = path(dir)
     val fs = p.getFileSystem(conf)
-    val len = fs.getFileStatus(p).getLen
+    val st = fs.getFileStatus(p)
+    val len = st.getLen
     if (len > MaxBytes) throw new IllegalStateException(s"$p: $len bytes, more than a summary may hold")
     val bytes = new Array[Byte](len.toInt)
-    val in = fs.open(p)
+    // Opened with its status: no second request for its length (S3A: HEAD, then the GET only).
+    val in = bloomindex.log.LogStore.openWhole(fs, st)
     try in.readFully(0, bytes) finally in.close()
     val text = new String(bytes, UTF_8)
     val root = try mapper.readTree(text) catch {

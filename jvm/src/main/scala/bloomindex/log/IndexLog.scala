@@ -40,8 +40,11 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
     }).sortBy(_._1)
   }
 
-  def read(version: Long): LogEntry = {
-    val entry = LogJson.read(store.read(entryPath(version), LogJson.MaxEntryBytes))
+  def read(version: Long): LogEntry = read(version, None)
+
+  /** [[read]] of the entry whose file's status a listing gave ([[versionStatuses]]): one request on an object store. */
+  def read(version: Long, status: Option[org.apache.hadoop.fs.FileStatus]): LogEntry = {
+    val entry = LogJson.read(store.read(entryPath(version), LogJson.MaxEntryBytes, status))
     if (entry.version != version) {
       throw new LogJson.InvalidLogEntryException(s"file of version $version says version ${entry.version}")
     }
@@ -57,7 +60,7 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
   def readCached(version: Long, st: org.apache.hadoop.fs.FileStatus): LogEntry = {
     val key = (entryPath(version).toString, st.getLen, st.getModificationTime)
     Option(IndexLog.entryCache.get(key)).getOrElse {
-      val e = read(version)
+      val e = read(version, Some(st))
       if (IndexLog.entryCache.size > IndexLog.MaxCachedEntries) IndexLog.entryCache.clear()
       IndexLog.entryCache.put(key, e)
       e
@@ -73,11 +76,14 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
    * older version's data is never a wrong answer, since files it does not know as they are
    * now are read anyway.
    */
-  def lastActive(): Option[LogEntry] = {
-    val vs = versions().reverseIterator
+  def lastActive(): Option[LogEntry] = lastActiveOf(versionStatuses())
+
+  /** [[lastActive]] among the committed versions of one listing ([[versionStatuses]]), read with their statuses. */
+  def lastActiveOf(statuses: Seq[(Long, org.apache.hadoop.fs.FileStatus)]): Option[LogEntry] = {
+    val vs = statuses.reverseIterator
     while (vs.hasNext) {
-      val v = vs.next()
-      val e = try read(v) catch {
+      val (v, st) = vs.next()
+      val e = try read(v, Some(st)) catch {
         case err: LogJson.NewerFormatException => throw err
         case NonFatal(err) =>
           IndexLog.warnOnce(s"bloomindex: ${entryPath(v)} is damaged and skipped (${err.getMessage}); " +

@@ -48,11 +48,14 @@ class IndexRoot(spark: SparkSession) extends Logging {
     l
   }
 
-  /** The names of the folders under the root that can be indexes, sorted. */
+  /**
+   * The names of the folders under the root that can be indexes, sorted. One listing (a root
+   * that does not exist has none): on an object store, `exists` first would cost two requests more.
+   */
   def names(): Seq[String] = {
     val fs = root.getFileSystem(hadoopConf)
-    if (!fs.exists(root)) Seq.empty
-    else fs.listStatus(root).filter(_.isDirectory).map(_.getPath.getName).filter(IndexRoot.isName).sorted.toSeq
+    val listed = try fs.listStatus(root) catch { case _: java.io.FileNotFoundException => Array.empty[org.apache.hadoop.fs.FileStatus] }
+    listed.filter(_.isDirectory).map(_.getPath.getName).filter(IndexRoot.isName).sorted.toSeq
   }
 
   /** Whether `name` has a history whose newest readable entry is not a DROP (or has damage after it). */

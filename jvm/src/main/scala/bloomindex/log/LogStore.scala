@@ -7,7 +7,9 @@ import java.util.{Locale, UUID}
 import bloomindex.errors.BloomIndexErrors
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExists, CreateFlag, FileContext, Options, Path}
+import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExists, CreateFlag, FileContext, FileStatus,
+  FileSystem, FSDataInputStream, Options, Path}
+import org.apache.hadoop.util.functional.FutureIO
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
@@ -30,11 +32,19 @@ abstract class LogStore(val hadoopConf: Configuration) {
   def createIfAbsent(path: Path, content: String): Unit
 
   /** Reads a whole file, refusing one larger than `maxBytes` (log entries are small). */
-  def read(path: Path, maxBytes: Int): String = {
+  def read(path: Path, maxBytes: Int): String = read(path, maxBytes, None)
+
+  /**
+   * [[read]] of a file whose `status` a listing gave: opened with it, so an object store makes
+   * one request (the GET) instead of three (S3A: a HEAD for the length, another in `open`, then
+   * the GET).
+   */
+  def read(path: Path, maxBytes: Int, status: Option[FileStatus]): String = {
     val fs = path.getFileSystem(hadoopConf)
-    val len = fs.getFileStatus(path).getLen
+    val st = status.getOrElse(fs.getFileStatus(path))
+    val len = st.getLen
     if (len > maxBytes) throw new IOException(s"$path: $len bytes, more than a log entry may hold ($maxBytes)")
-    val in = fs.open(path)
+    val in = LogStore.openWhole(fs, st)
     try new String(in.readNBytes(len.toInt), UTF_8) finally in.close()
   }
 
@@ -51,6 +61,15 @@ abstract class LogStore(val hadoopConf: Configuration) {
 }
 
 object LogStore {
+
+  /**
+   * Opens the file of `status` (from a listing or a `getFileStatus`) to be read whole, passing
+   * the status on: an object store then sends no request for its length (S3A sends a HEAD
+   * before the GET of a file opened by path alone). Hadoop's `openFile(...).withFileStatus`.
+   */
+  def openWhole(fs: FileSystem, status: FileStatus): FSDataInputStream =
+    FutureIO.awaitFuture(fs.openFile(status.getPath).withFileStatus(status)
+      .opt("fs.option.openfile.read.policy", "whole-file").build())
 
   /** Hadoop's create option for a put-if-absent (`Options.CreateFileOptionKeys`, Hadoop 3.4.2+). */
   val ConditionalOverwrite = "fs.option.create.conditional.overwrite"

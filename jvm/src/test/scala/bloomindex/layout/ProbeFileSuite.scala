@@ -48,7 +48,7 @@ class ProbeFileSuite extends AnyFunSuite {
     val footers = paths.map(p => ProbeFile.readFooter(conf, p, None)).toArray
     assert(footers.forall(_.algorithm == alg))
     BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, paths.map(p => new java.io.File(p.toUri).length()).toArray,
-      footers, 4, Long.MaxValue, gap)
+      footers, 4, 4, Long.MaxValue, gap)
     (b.result(), paths)
   }
 
@@ -92,7 +92,7 @@ class ProbeFileSuite extends AnyFunSuite {
     val probed = (files.map(_._3.head).map(alg.hash.hashLong) ++ Seq.fill(200)(rnd.nextLong())).toArray
     for (gap <- Seq(-1L, 0L, 64L, 4096L, 1L << 20)) {
       val b = new ColumnData.Builder("c", alg)
-      BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, reference.toArray, 3, Long.MaxValue, gap)
+      BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, reference.toArray, 3, 5, Long.MaxValue, gap)
       val d = b.result()
       val probes = d.probes(probed)
       files.foreach { case (p, f, _) =>
@@ -148,7 +148,7 @@ class ProbeFileSuite extends AnyFunSuite {
           }
         }
         val b = new ColumnData.Builder("c", alg)
-        BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, footers, 3, Long.MaxValue)
+        BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, footers, 3, 3, Long.MaxValue)
         b.result()
       }
       val (one, arrays) = (column(compact = false), column(compact = true))

@@ -117,12 +117,23 @@ object BloomIndexSQLConf {
     .createWithDefault(10000)
 
   val LOAD_THREADS: ConfigEntry[Int] = buildConf("spark.bloomindex.load.threads")
-    .doc("Threads the driver reads an indexed column's index data files with, checks the " +
-      "files to skip against storage with, and probes a scan of more than 32,768 files over.")
+    .doc("Threads the driver reads an indexed column's Parquet index data files with, builds a " +
+      "loaded column on, checks the files to skip against storage with, and probes a scan of " +
+      "more than 32,768 files over (probe files are read with spark.bloomindex.load.requests).")
     .version(Since)
     .intConf
     .checkValue(n => n > 0 && n <= 64, "Must be a whole number in [1, 64].")
     .createWithDefault(8)
+
+  val LOAD_REQUESTS: ConfigEntry[Int] = buildConf("spark.bloomindex.load.requests")
+    .doc("Reads of probe files (their footers, then the block rows a query needs) the driver " +
+      "keeps in flight at once when it loads an indexed column: on an object store each is a " +
+      "request that mostly waits, so more at once means fewer rounds of its latency. The CPU " +
+      "work of the load and the other reads use spark.bloomindex.load.threads.")
+    .version(Since)
+    .intConf
+    .checkValue(n => n > 0 && n <= 256, "Must be a whole number in [1, 256].")
+    .createWithDefault(64)
 
   val LOAD_COALESCE_GAP_BYTES: ConfigEntry[Long] = buildConf("spark.bloomindex.load.coalesceGapBytes")
     .doc("Block rows of one probe file that a query needs and that lie at most this many bytes " +
@@ -360,7 +371,7 @@ object BloomIndexSQLConf {
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, FPP_AUTO_BUDGET, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
-    LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
+    LOAD_REQUESTS, LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
     PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, REFRESH_WRITE_TASK_FILTERS, OPTIMIZE_TARGET_FILE_BYTES,
     VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE,
     ADVISOR_SAMPLE_FILES, ADVISOR_MIN_SKIPPED_SHARE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
