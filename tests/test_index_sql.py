@@ -262,6 +262,18 @@ def test_rename_table_keeps_its_indexes(spark, root, tmp_path):
         spark.sql("DROP TABLE IF EXISTS ren_m2")
 
 
+def _indexed_external_table(spark, tmp_path, names, index, n, files):
+    """`names[0]`: an external Parquet table of `n` orders in `files` files, indexed on user_id as
+    `index` (the other names dropped first); its folder, and the catalog behind the session."""
+    for t in names:
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    ext = str(tmp_path / names[0])
+    _orders(spark, n=n, files=files).drop("flag").write.parquet(ext)
+    spark.sql(f"CREATE TABLE {names[0]} USING parquet LOCATION '{ext}'")
+    spark.sql(f"CREATE BLOOM INDEX {index} ON {names[0]} FOR COLUMNS (user_id)")
+    return ext, _behind_the_session(spark)
+
+
 def _behind_the_session(spark):
     """The session's external catalog without its event listener: what another cluster sharing the
     metastore changes (no RenameTableEvent or DropTableEvent reaches this session's indexes)."""
@@ -281,13 +293,7 @@ def test_a_table_renamed_by_another_engine_is_followed_by_its_identity(spark, ro
     do SHOW, DESCRIBE and REFRESH. A second table over the same folder is never taken for it, and
     two tables with the same identity are not followed (ORPHANED, DESCRIBE says why)."""
     names = ["fol_a", "fol_b", "fol_c", "fol_d", "fol_e", "fol_twin"]
-    for t in names:
-        spark.sql(f"DROP TABLE IF EXISTS {t}")
-    ext = str(tmp_path / "fol")
-    _orders(spark, n=400, files=4).drop("flag").write.parquet(ext)
-    spark.sql(f"CREATE TABLE fol_a USING parquet LOCATION '{ext}'")
-    spark.sql("CREATE BLOOM INDEX fol_idx ON fol_a FOR COLUMNS (user_id)")
-    other = _behind_the_session(spark)
+    ext, other = _indexed_external_table(spark, tmp_path, names, "fol_idx", n=400, files=4)
     try:
         # Renamed behind the session's back; the first query of the new name follows it.
         other.renameTable("default", "fol_a", "fol_b")
@@ -350,13 +356,7 @@ def test_two_tables_with_a_renamed_tables_identity_are_not_followed(spark, root,
     format and creation time) under a third name: two candidates, none followed, ORPHANED; the
     queries of either are not pruned by the index (same answers), DESCRIBE names both."""
     names = ["amb_a", "amb_b", "amb_c"]
-    for t in names:
-        spark.sql(f"DROP TABLE IF EXISTS {t}")
-    ext = str(tmp_path / "amb")
-    _orders(spark, n=200, files=2).drop("flag").write.parquet(ext)
-    spark.sql(f"CREATE TABLE amb_a USING parquet LOCATION '{ext}'")
-    spark.sql("CREATE BLOOM INDEX amb_idx ON amb_a FOR COLUMNS (user_id)")
-    other = _behind_the_session(spark)
+    ext, other = _indexed_external_table(spark, tmp_path, names, "amb_idx", n=200, files=2)
     try:
         t = other.getTable("default", "amb_a")
         jvm = spark._jvm
