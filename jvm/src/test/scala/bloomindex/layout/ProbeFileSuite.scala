@@ -226,6 +226,38 @@ class ProbeFileSuite extends AnyFunSuite {
     assert(four * 10 < three * 6, s"format 4: $four bytes, format 3: $three")
   }
 
+  test("a column of probe files of formats 3 and 4 together (an incremental REFRESH keeps older ones) loads as one") {
+    val alg = FilterAlgorithm.SplitBlock
+    val files = filters(alg, 90, new java.util.Random(5)).zipWithIndex.map { case ((p, f, v), i) =>
+      // Some in a folder of their own, so the folders the probe files share differ.
+      (if (i % 4 == 0) p.replace("file:/t/", "file:/t/d=1/") else p, f, v)
+    }
+    val dir = Files.createTempDirectory("probe34").toFile
+    val paths = files.grouped(30).zipWithIndex.map { case (group, k) =>
+      val p = new Path(dir.toURI.toString, s"_part-$k.probe")
+      val w = new ProbeFile.Writer(conf, p, alg, 1024, if (k == 1) 3 else 4)
+      group.foreach { case (path, f, vs) => w.add(path, 10L + k, 20L, vs.size, 1L, vs.size, false, f.toBytes) }
+      w.close()
+      p
+    }.toSeq
+    val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
+    def column(compact: Boolean): ColumnData = {
+      val footers = ProbeFile.readEachFooter(conf, paths.zip(lengths), 2, alg, checksums = true, compact = compact).map(_.toOption.get)
+      assert(footers.map(_.format).toSeq == Seq(4, 3, 4))
+      val b = new ColumnData.Builder("c", alg)
+      BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, footers, 3, 4, Long.MaxValue)
+      b.result()
+    }
+    val (one, arrays) = (column(compact = false), column(compact = true))
+    assert(arrays.numFiles == files.size && one.numFiles == files.size)
+    val probes = arrays.probes(files.map(_._3.head).map(alg.hash.hashLong).toArray)
+    files.zipWithIndex.foreach { case ((path, _, _), j) =>
+      val i = arrays.indexOf(new Path(path), 10L + j / 30, 20L)
+      assert(i >= 0 && arrays.path(i) == path && one.indexOf(path) == one.indexOf(new Path(path), 10L + j / 30, 20L), path)
+      assert(probes(j).mightContain(i), s"$path holds its own first value")
+    }
+  }
+
   test("what a lookup reads: the footers, then one block row per section") {
     val alg = FilterAlgorithm.SplitBlock
     val files = filters(alg, 50, new java.util.Random(7))
