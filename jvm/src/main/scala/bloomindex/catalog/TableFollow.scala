@@ -53,8 +53,7 @@ object TableFollow extends Logging {
           s"not followed (DROP BLOOM INDEX ${entry.spec.name} and create it on the right one)"
         IndexLog.warnOnce(s"bloomindex: Bloom index '${entry.spec.name}': $why")
         (entry, Some(why))
-      case Relocation.Moved(to, identity) =>
-        (commit(spark, entry, to, identity).getOrElse(entry.copy(spec = entry.spec.copy(source = to))), None)
+      case Relocation.Moved(to, identity) => (followTo(spark, entry, to, identity), None)
     }
   }
 
@@ -85,14 +84,17 @@ object TableFollow extends Logging {
     if (until != null && until > now) return None
     val found = try provider.relocate(spark, entry) catch { case NonFatal(_) => Relocation.Here }
     found match {
-      case Relocation.Moved(to, identity) if SourceProviders.sameSource(to, target) =>
-        Some(commit(spark, entry, to, identity).getOrElse(entry.copy(spec = entry.spec.copy(source = to))))
+      case Relocation.Moved(to, identity) if SourceProviders.sameSource(to, target) => Some(followTo(spark, entry, to, identity))
       case _ =>
         if (notFollowed.size > 10000) notFollowed.clear()
         notFollowed.put(key, now + NegativeTtlMs)
         None
     }
   }
+
+  /** `entry` naming `to`: the RENAME TABLE entry [[commit]] committed, or when it could not, `entry` naming `to` as it is. */
+  private def followTo(spark: SparkSession, entry: LogEntry, to: SourceSpec, identity: String): LogEntry =
+    commit(spark, entry, to, identity).getOrElse(entry.copy(spec = entry.spec.copy(source = to)))
 
   /**
    * Commits a RENAME TABLE entry of `entry`'s index naming `to`, its data as it was, when the

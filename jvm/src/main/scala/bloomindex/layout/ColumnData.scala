@@ -639,11 +639,11 @@ object ColumnData {
   }
 
   /** The UTF-8 bytes of the first path of `e` (its footer's folder, then the entry's bytes). */
-  private def firstPath(e: ProbeFile.Entries): Array[Byte] =
-    if (e.folder.isEmpty) java.util.Arrays.copyOfRange(e.bytes, e.nameStart(0), e.nameEnd(0))
-    else java.util.Arrays.copyOf(e.folder, e.folder.length + e.nameEnd(0) - e.nameStart(0)) match {
-      case p => System.arraycopy(e.bytes, e.nameStart(0), p, e.folder.length, e.nameEnd(0) - e.nameStart(0)); p
-    }
+  private def firstPath(e: ProbeFile.Entries): Array[Byte] = {
+    val p = java.util.Arrays.copyOf(e.folder, e.folder.length + e.nameEnd(0) - e.nameStart(0))
+    System.arraycopy(e.bytes, e.nameStart(0), p, e.folder.length, e.nameEnd(0) - e.nameStart(0))
+    p
+  }
 
   /**
    * The length of the longest prefix up to a '/' that every path of `e` shares (UTF-8 bytes, as

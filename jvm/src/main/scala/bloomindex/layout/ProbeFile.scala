@@ -548,11 +548,13 @@ object ProbeFile {
       Footer(algorithm, sections, Array.empty, 0L, format,
         Some(new Entries(n, bytes, starts, ends, folder, new Entries.Decoded(numbers, places, hashCounts))))
     } else {
+      // Paths as the entries hold them; the folder, known once all are read, put before each.
       val files = Array.newBuilder[FileEntry]
-      var dir = ""
-      parseCompact(b, algorithm, sections, bad) { _ => } { (at, end, size, mtime, rows, nulls, section, position, k, ndv, fromFooter) =>
-        files += FileEntry(new String(bytes, at, end - at, UTF_8), size, mtime, rows, nulls, section, position, k, ndv, fromFooter)
-      } match { case (f, _) => dir = new String(f, UTF_8) }
+      val (folder, _) = parseCompact(b, algorithm, sections, bad) { _ => } {
+        (at, end, size, mtime, rows, nulls, section, position, k, ndv, fromFooter) =>
+          files += FileEntry(new String(bytes, at, end - at, UTF_8), size, mtime, rows, nulls, section, position, k, ndv, fromFooter)
+      }
+      val dir = new String(folder, UTF_8)
       Footer(algorithm, sections, files.result().map(e => if (dir.isEmpty) e else e.copy(path = dir + e.path)), 0L, format)
     }
   }

@@ -37,6 +37,11 @@ object Relocation {
    */
   val MaxTables = 1000
 
+  /** Why a namespace `where` of `tables` tables is not searched (more than [[MaxTables]]), or None. */
+  def tooManyTables(where: String, tables: Int): Option[Relocation] =
+    if (tables <= MaxTables) None
+    else Some(Gone(s"$where holds $tables tables, more than the $MaxTables searched for a renamed table"))
+
   /** What index `entry`'s columns recorded under `key` in their physical identity (the same for every column: a table's). */
   def recorded(entry: LogEntry, key: String): Option[String] =
     entry.data.flatMap(_.decoding).toSeq.flatMap(_.columns).flatMap(_.physical.get(key)).headOption
@@ -83,10 +88,7 @@ object SessionTables {
         val names = try external.listTables(db) catch {
           case NonFatal(e) => return Relocation.Gone(s"database $db cannot be listed (${e.getMessage})")
         }
-        if (names.size > Relocation.MaxTables) {
-          return Relocation.Gone(s"database $db holds ${names.size} tables, more than the ${Relocation.MaxTables} " +
-            "searched for a renamed table")
-        }
+        Relocation.tooManyTables(s"database $db", names.size).foreach(r => return r)
         val others = names.filterNot(_.equalsIgnoreCase(old))
         val tables = try external.getTablesByName(db, others) catch {
           case NonFatal(e) => return Relocation.Gone(s"the tables of database $db cannot be read (${e.getMessage})")

@@ -177,10 +177,8 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
    */
   override def relocate(spark: SparkSession, entry: LogEntry): Relocation = {
     val s = entry.spec.source
-    val folder = exists(spark, s)
-    val named = s.table.forall(t => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true))
-    if (named) { if (folder) Relocation.Here else Relocation.Gone(s"no Delta table at ${s.paths.mkString(", ")}") }
-    else if (!folder) Relocation.Gone(s"no Delta table at ${s.paths.mkString(", ")}")
+    if (!exists(spark, s)) Relocation.Gone(s"no Delta table at ${s.paths.mkString(", ")}")
+    else if (s.table.forall(t => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true))) Relocation.Here
     else SessionTables.relocate(spark, entry, SessionTables.provides(_, Format), "a Delta table", createTime = false) match {
       case m: Relocation.Moved => m
       // The folder is still the table: the index answers for it as before, under its old name.

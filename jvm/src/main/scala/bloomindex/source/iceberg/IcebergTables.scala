@@ -59,7 +59,7 @@ object IcebergTables extends Logging {
     val location = t.location()
     (r.catalog, r.identifier) match {
       case (Some(c), Some(id)) if id.name() != location && !id.name().contains("/") =>
-        Some((c.name() +: id.namespace().toSeq :+ id.name()).mkString("."))
+        Some(qualifiedName(c, id))
       case _ => None
     }
   }
@@ -221,22 +221,18 @@ object IcebergTables extends Logging {
         val listed = try tc.listTables(ns).toSeq catch {
           case NonFatal(e) => return Relocation.Gone(s"namespace $where cannot be listed (${e.getMessage})")
         }
-        if (listed.size > Relocation.MaxTables) {
-          return Relocation.Gone(s"namespace $where holds ${listed.size} tables, more than the ${Relocation.MaxTables} " +
-            "searched for a renamed table")
-        }
+        Relocation.tooManyTables(s"namespace $where", listed.size).foreach(r => return r)
         val found = listed.filterNot(i => i.name() == ident.name() && i.namespace().sameElements(ns)).flatMap { i =>
           load(catalog, i).filter(t => uuidOf(t).contains(id)).map(i -> _)
         }
         found match {
           case Seq((i, t)) =>
-            Relocation.Moved(SourceSpec(Some((catalog.name() +: i.namespace().toSeq :+ i.name()).mkString(".")), Format,
+            Relocation.Moved(SourceSpec(Some(qualifiedName(catalog, i)), Format,
               Seq(normalizedLocation(t)), Map.empty, spec(t.spec(), t.schema())), identity)
           case Seq() =>
             if (named.isDefined) Relocation.Here // another table under the name, none with the UUID: "created again"
             else Relocation.Gone(s"no table of namespace $where has its identity ($identity)")
-          case many => Relocation.Ambiguous(many.map { case (i, _) => (catalog.name() +: i.namespace().toSeq :+ i.name()).mkString(".") }
-            .sorted, identity)
+          case many => Relocation.Ambiguous(many.map { case (i, _) => qualifiedName(catalog, i) }.sorted, identity)
         }
       case _ => byName
     }
@@ -248,8 +244,11 @@ object IcebergTables extends Logging {
   /** catalog.namespace.table, as [[tableName]] gives it; None for a path table (its identifier is its location). */
   private def nameOf(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier,
       t: IcebergTable): Option[String] =
-    if (ident.name() == t.location() || ident.name().contains("/")) None
-    else Some((catalog.name() +: ident.namespace().toSeq :+ ident.name()).mkString("."))
+    if (ident.name() == t.location() || ident.name().contains("/")) None else Some(qualifiedName(catalog, ident))
+
+  /** catalog.namespace.table of `ident` in `catalog`. */
+  private def qualifiedName(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier): String =
+    (catalog.name() +: ident.namespace().toSeq :+ ident.name()).mkString(".")
 
   /** The Iceberg table of `catalog` named `ident`, if it is one (any failure to load it: None). */
   private def load(catalog: CatalogPlugin, ident: org.apache.spark.sql.connector.catalog.Identifier): Option[IcebergTable] =
@@ -271,7 +270,7 @@ object IcebergTables extends Logging {
     val resolved = try Some(Spark3Util.catalogAndIdentifier("table", spark, name, catalog)) catch { case NonFatal(_) => None }
     resolved.filter(_.catalog() eq catalog).flatMap { ci =>
       load(ci.catalog(), ci.identifier()).map { t =>
-        identityOf(Some((catalog.name() +: ci.identifier().namespace().toSeq :+ ci.identifier().name()).mkString(".")), t)
+        identityOf(Some(qualifiedName(catalog, ci.identifier())), t)
       }
     }
   }
