@@ -17,8 +17,13 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 final case class PruningInfo(index: String, version: Long, filesKept: Int, filesTotal: Int,
     bytesSkipped: Long, notApplied: Seq[String], notes: Seq[String] = Nil)
 
-/** Which files of a scan to skip, and what to say about it. */
-final case class Decision(skipped: SkippedFiles, info: PruningInfo)
+/**
+ * Which files of a scan to skip, and what to say about it; `bytesRead`: the bytes of the files
+ * the scan reads before pruning (`info.filesTotal` of them), -1 when not counted; `kept`, for
+ * an unfiltered listing ([[IndexCatalog.decide]]): the positions in it of the files the scan
+ * reads and the decision keeps.
+ */
+final case class Decision(skipped: SkippedFiles, info: PruningInfo, bytesRead: Long = -1L, kept: Option[Array[Int]] = None)
 
 /**
  * An ACTIVE index version whose source is a scan's, as that scan may use it: `unusable` maps
@@ -189,9 +194,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * Which of `files` (the scan's, as it will read them) the indexes prove cannot match `condition`.
    * The work is per listed file and allocates nothing per file but its path's string: positions
    * in `files` throughout, and the files skipped held by path only when they are few
-   * ([[SkippedFiles]]).
+   * ([[SkippedFiles]]). `unfiltered`: `files` is a file index's listing before Spark's own last
+   * filter (hidden names, empty files: [[IndexCatalog.read]]), which the probe applies on its
+   * threads instead of the planning thread making one more pass over every path; the files it
+   * leaves out are neither skipped nor counted.
    */
-  def decide(condition: Expression, scan: ScanSource, files: Seq[FileStatus]): Option[Decision] = {
+  def decide(condition: Expression, scan: ScanSource, files: Seq[FileStatus], unfiltered: Boolean = false): Option[Decision] = {
     val views = try viewsFor(scan) catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: could not look for indexes (${e.getMessage}); not pruning")
@@ -202,7 +210,6 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case s: IndexedSeq[FileStatus] => s
       case other => other.toIndexedSeq
     }
-    val n = listed.size
     val translated = views.map(v => v -> FilePredicate.translate(condition, v))
     // Where an index may prune, the scan's files are checked against storage (FreshFiles) on
     // other threads while the index data loads, so the check adds little to planning.
@@ -213,9 +220,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     val notApplied = Seq.newBuilder[String]
-    // The best so far: its view, the first column its predicate reads, the positions (in
-    // `listed`) of the files it skips and their positions in that column, how many, its notes.
-    var best: Option[(IndexView, Int, java.util.BitSet, Array[Int], Int, Seq[String])] = None
+    // The files the scan reads, how many and their bytes: from the first probe, else counted.
+    var reads: Option[(Int, Long)] = None
+    // The best so far: its view, the first column its predicate reads, what its probe found, its notes.
+    var best: Option[(IndexView, Int, IndexCatalog.Probed, Seq[String])] = None
     translated.foreach { case (view, predicate) =>
       predicate match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
@@ -223,55 +231,64 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         case Right(pred) =>
           val cols = pred.columns.toArray
           val data = Array.tabulate(view.spec.columns.size)(i => if (cols.contains(i)) view.columnData(i) else null)
-          val (skipped, at, count, covered) = IndexCatalog.probe(listed, data, cols, pred, threads)
-          if (covered == 0 && n > 0) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
-          IndexCatalog.behind(spark, view.spec, n - covered, n)
-          if (best.forall(_._5 < count)) best = Some((view, cols(0), skipped, at, count, pred.notes))
+          val p = IndexCatalog.probe(listed, data, cols, pred, threads, unfiltered = unfiltered)
+          reads = Some((p.read, p.readBytes))
+          if (p.covered == 0 && p.read > 0) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
+          IndexCatalog.behind(spark, view.spec, p.read - p.covered, p.read)
+          if (best.forall(_._3.count < p.count)) best = Some((view, cols(0), p, pred.notes))
       }
     }
-    val chosen = best.map { case (view, first, skipped, at, count, notes) =>
+    val (n, readBytes) = reads.getOrElse(IndexCatalog.readTally(listed, unfiltered))
+    val chosen = best.map { case (view, first, p, notes) =>
       // A file is skipped only if storage still has it as the scan's listing says (see FreshFiles).
-      val skip = fresh match {
-        case None => skipped
+      val (skip, bytes) = fresh match {
+        case None => (p.skipped, p.skippedBytes)
         case Some(check) =>
           // A check that failed as a whole leaves every file read.
           val unchanged = try check.join() catch { case NonFatal(_) => new java.util.BitSet() }
-          val kept = skipped.clone().asInstanceOf[java.util.BitSet]
-          kept.and(unchanged)
-          val changed = count - kept.cardinality()
-          if (changed > 0) {
-            val why = s"${view.name}: $changed file(s) changed on storage since ${scan.display} was " +
+          val changed = p.skipped.clone().asInstanceOf[java.util.BitSet]
+          changed.andNot(unchanged)
+          var changedBytes = 0L
+          var j = changed.nextSetBit(0)
+          while (j >= 0) { changedBytes += listed(j).getLen; j = changed.nextSetBit(j + 1) }
+          if (!changed.isEmpty) {
+            val why = s"${view.name}: ${changed.cardinality()} file(s) changed on storage since ${scan.display} was " +
               "listed are read whole (REFRESH TABLE takes a new listing)"
             IndexCatalog.warnOnce(s"bloomindex: $why")
             notApplied += why
           }
-          kept
+          val kept = p.skipped.clone().asInstanceOf[java.util.BitSet]
+          kept.and(unchanged)
+          (kept, p.skippedBytes - changedBytes)
       }
       val skipCount = skip.cardinality()
-      var bytes = 0L
-      var j = skip.nextSetBit(0)
-      while (j >= 0) { bytes += listed(j).getLen; j = skip.nextSetBit(j + 1) }
       val info = PruningInfo(view.name, view.entry.version, n - skipCount, n, bytes, Nil, notes)
       val maxPaths = spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_SKIPPED_PATHS_MAX)
       val files: SkippedFiles = if (skipCount <= maxPaths) {
         val paths = Set.newBuilder[String]
-        j = skip.nextSetBit(0)
+        var j = skip.nextSetBit(0)
         while (j >= 0) { paths += SourceResolver.normalize(listed(j).getPath); j = skip.nextSetBit(j + 1) }
         SkippedFiles.Paths(paths.result())
       } else {
         // Positions in the first column the predicate reads: every skipped file is held by it.
         val column = view.columnData(first)
         val bits = new java.util.BitSet(column.numFiles)
-        j = skip.nextSetBit(0)
-        while (j >= 0) { bits.set(at(j)); j = skip.nextSetBit(j + 1) }
+        var j = skip.nextSetBit(0)
+        while (j >= 0) { bits.set(p.at(j)); j = skip.nextSetBit(j + 1) }
         new SkippedFiles.Positions(column, bits)
       }
-      Decision(files, info)
+      // The files the scan reads and the decision keeps, by position, for an unfiltered listing.
+      val keptAt = Option(p.reads).map { reads =>
+        val kept = reads.clone().asInstanceOf[java.util.BitSet]
+        kept.andNot(skip)
+        kept.stream().toArray
+      }
+      Decision(files, info, readBytes, keptAt)
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
       .orElse(if (reasons.nonEmpty) Some(Decision(SkippedFiles.empty,
-        PruningInfo("none", -1, n, n, 0L, reasons))) else None)
+        PruningInfo("none", -1, n, n, 0L, reasons), readBytes)) else None)
   }
 
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
@@ -380,41 +397,93 @@ object IndexCatalog {
   private val LookupBatch = 64
 
   /**
+   * What [[probe]] found: the positions (in the files probed) of the files it excludes and their
+   * positions in the first column read (`at`), how many (`count`) and their bytes; how many files
+   * every column read holds as they are now (`covered`); and the files the scan reads, how many
+   * and their bytes (all of them, or for an unfiltered listing those Spark's would keep), and
+   * which (`reads`, positions; null when all are).
+   */
+  private[catalog] final case class Probed(skipped: java.util.BitSet, at: Array[Int], count: Int, skippedBytes: Long,
+      covered: Int, read: Int, readBytes: Long, reads: java.util.BitSet)
+
+  /**
+   * Whether the scan of an unfiltered listing ([[IndexCatalog.decide]]) reads a file of that
+   * listing: Spark's `PartitioningAwareFileIndex.listFiles` keeps a file that is not empty and
+   * whose name is not hidden (starts with `.`, or with `_` and holds no `=`). The name is looked
+   * at in the path's string, not built.
+   */
+  private[catalog] def read(path: Path, size: Long): Boolean = size > 0 && {
+    val s = path.toUri.getPath
+    val start = s.lastIndexOf('/') + 1
+    start >= s.length || {
+      val c = s.charAt(start)
+      c != '.' && (c != '_' || s.indexOf('=', start) >= 0)
+    }
+  }
+
+  /** The files of `files` the scan reads, how many and their bytes ([[read]] when `unfiltered`). */
+  private[bloomindex] def readTally(files: IndexedSeq[FileStatus], unfiltered: Boolean): (Int, Long) = {
+    var count = 0
+    var bytes = 0L
+    var j = 0
+    while (j < files.size) {
+      val f = files(j)
+      if (!unfiltered || read(f.getPath, f.getLen)) { count += 1; bytes += f.getLen }
+      j += 1
+    }
+    (count, bytes)
+  }
+
+  /**
    * `pred` on each of `files` that every column it reads (`cols`, their data in `data`) holds
-   * as it is now: the positions (in `files`) of those it excludes, their positions in
-   * `data(cols(0))`, how many, and how many files were held. Per file a lookup in the columns'
-   * path tables and the test; over [[FilesPerThread]] files, in ranges on `threads` threads (the
-   * columns' data is safe to probe from many threads, each range has its own [[FileRows]]).
+   * as it is now ([[Probed]]). Per file a lookup in the columns' path tables and the test; over
+   * [[FilesPerThread]] files, in ranges on `threads` threads (the columns' data is safe to probe
+   * from many threads, each range has its own [[FileRows]]). `unfiltered`: `files` may hold files
+   * the scan does not read ([[read]]); those are neither probed nor counted, and the test is
+   * made here, on the probe's threads, where the path is read anyway.
    */
   private[catalog] def probe(files: IndexedSeq[FileStatus], data: Array[ColumnData], cols: Array[Int],
-      pred: FilePredicate, threads: Int, filesPerThread: Int = FilesPerThread): (java.util.BitSet, Array[Int], Int, Int) = {
+      pred: FilePredicate, threads: Int, filesPerThread: Int = FilesPerThread, unfiltered: Boolean = false): Probed = {
     val n = files.size
     val at = new Array[Int](n)
-    val excluded = new Array[Boolean](n)
+    // Per file: 0 not read (unfiltered listing), 1 read, 2 read and excluded.
+    val state = new Array[Byte](n)
     val datas = cols.map(data(_))
-    // Files from..until: how many held. Looked up a batch at a time (ColumnData.indexOfAll).
-    def range(from: Int, until: Int): Int = {
+    // Files from..until, looked up a batch at a time (ColumnData.indexOfAll): adds to `tally`
+    // (held, read, bytes read, bytes excluded).
+    def range(from: Int, until: Int, tally: Array[Long]): Unit = {
       val row = new FileRows(data, new Array[Int](data.length))
       val paths = new Array[Path](LookupBatch)
       val sizes = new Array[Long](LookupBatch)
       val times = new Array[Long](LookupBatch)
+      val positions = new Array[Int](LookupBatch)
       val found = Array.fill(cols.length)(new Array[Int](LookupBatch))
       val scratch = new ColumnData.Scratch(LookupBatch)
-      var covered = 0
+      var covered, reads = 0
+      var bytes, skippedBytes = 0L
       var j = from
       while (j < until) {
-        val m = math.min(LookupBatch, until - j)
-        var b = 0
-        while (b < m) {
-          val f = files(j + b)
-          paths(b) = f.getPath
-          sizes(b) = f.getLen
-          times(b) = f.getModificationTime
-          b += 1
+        // The next files the scan reads, up to a batch.
+        var m = 0
+        while (m < LookupBatch && j < until) {
+          val f = files(j)
+          val path = f.getPath
+          val size = f.getLen
+          if (!unfiltered || read(path, size)) {
+            paths(m) = path
+            sizes(m) = size
+            times(m) = f.getModificationTime
+            positions(m) = j
+            state(j) = 1
+            bytes += size
+            m += 1
+          }
+          j += 1
         }
+        reads += m
         var k = 0
         while (k < cols.length) { datas(k).indexOfAll(paths, sizes, times, m, found(k), scratch); k += 1 }
-        b = 0
+        var b = 0
         while (b < m) {
           var held = true
           k = 0
@@ -426,31 +495,42 @@ object IndexCatalog {
           }
           if (held) {
             covered += 1
-            if (!pred.mayMatch(row)) { excluded(j + b) = true; at(j + b) = row.rows(cols(0)) }
+            if (!pred.mayMatch(row)) {
+              state(positions(b)) = 2
+              at(positions(b)) = row.rows(cols(0))
+              skippedBytes += sizes(b)
+            }
           }
           paths(b) = null
           b += 1
         }
-        j += m
       }
-      covered
+      tally.synchronized {
+        tally(0) += covered; tally(1) += reads; tally(2) += bytes; tally(3) += skippedBytes
+      }
     }
-    val covered = new java.util.concurrent.atomic.AtomicInteger()
+    val tally = new Array[Long](4)
     // The first files on this thread, so that the predicate's tests are made (and their block
     // rows fetched) once, before the other threads use them.
     val head = math.min(n, filesPerThread)
-    covered.addAndGet(range(0, head))
+    range(0, head, tally)
     if (head < n) {
       val step = math.max(filesPerThread, (n - head + threads - 1) / math.max(1, threads))
       IndexStore.inParallel(threads, (head until n by step).map { from => () =>
-        covered.addAndGet(range(from, math.min(n, from + step)))
+        range(from, math.min(n, from + step), tally)
       })
     }
     val skipped = new java.util.BitSet(n)
+    val reads = if (unfiltered) new java.util.BitSet(n) else null
     var count = 0
     var j = 0
-    while (j < n) { if (excluded(j)) { skipped.set(j); count += 1 }; j += 1 }
-    (skipped, at, count, covered.get())
+    while (j < n) {
+      val s = state(j)
+      if (s == 2) { skipped.set(j); count += 1 }
+      if (s != 0 && reads != null) reads.set(j)
+      j += 1
+    }
+    Probed(skipped, at, count, tally(3), tally(0).toInt, tally(1).toInt, tally(2), reads)
   }
 
   def warnOnce(msg: String): Unit = IndexLog.warnOnce(msg)

@@ -37,6 +37,21 @@ object SparkShim {
   def withRelation(l: LogicalRelation, relation: HadoopFsRelation): LogicalRelation =
     replaceArg(l, l.relation, relation)
 
+  private lazy val leafDirsMethod: Option[java.lang.reflect.Method] =
+    try Some(classOf[org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex].getMethod("leafDirToChildrenFiles"))
+    catch { case _: ReflectiveOperationException | _: SecurityException => None }
+
+  /**
+   * The object that is `index`'s listing: its `leafDirToChildrenFiles`, the map of folders to
+   * their files it holds until `refresh` builds a new one (a method of every Spark version,
+   * protected in Scala, public in the class file; found by reflection). The same object at two
+   * moments means the same listing. None where there is no such method or it fails.
+   */
+  def listingOf(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex): Option[AnyRef] =
+    leafDirsMethod.flatMap { m =>
+      try Option(m.invoke(index)) catch { case _: ReflectiveOperationException | _: RuntimeException => None }
+    }
+
   /**
    * A copy of `node` with its constructor argument `old` (found by identity, exactly once)
    * replaced by `replacement`, built by Spark's `makeCopy` like any tree transformation.

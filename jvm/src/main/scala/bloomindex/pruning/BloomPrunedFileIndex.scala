@@ -3,9 +3,12 @@ package bloomindex.pruning
 import bloomindex.catalog.{PruningInfo, SkippedFiles}
 import bloomindex.source.WrappingFileIndex
 
-import org.apache.hadoop.fs.Path
+import bloomindex.compat.SparkShim
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory, PartitioningAwareFileIndex}
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -16,17 +19,21 @@ import org.apache.spark.sql.types.StructType
  * EXPLAIN's `Location:` line names the index and what it kept; no reader lists root paths of
  * an already-listed index.
  */
-class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, val info: PruningInfo)
+class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, val info: PruningInfo,
+    val kept: Option[BloomPrunedFileIndex.Kept] = None)
   extends WrappingFileIndex with PrunedScan {
 
   override def rootPaths: Seq[Path] =
     new Path("bloomindex", info.index, s"/kept-${info.filesKept}-of-${info.filesTotal}") +: delegate.rootPaths
 
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
-    if (skipped.isEmpty) delegate.listFiles(partitionFilters, dataFilters)
-    else delegate.listFiles(partitionFilters, dataFilters).map { pd =>
-      pd.copy(files = pd.files.filterNot(f => skipped.contains(f.getPath)))
-    }.filter(_.files.nonEmpty)
+    kept.filter(_.answers(delegate, dataFilters)) match {
+      case Some(k) => if (k.files.isEmpty) Nil else Seq(PartitionDirectory(InternalRow.empty, k.files))
+      case None if skipped.isEmpty => delegate.listFiles(partitionFilters, dataFilters)
+      case None => delegate.listFiles(partitionFilters, dataFilters).map { pd =>
+        pd.copy(files = pd.files.filterNot(f => skipped.contains(f.getPath)))
+      }.filter(_.files.nonEmpty)
+    }
 
   override def inputFiles: Array[String] =
     delegate.inputFiles.filterNot(p => skipped.contains(new Path(p)))
@@ -48,4 +55,32 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
 
   override def toString: String =
     s"BloomPrunedFileIndex(${info.index} v${info.version}: kept ${info.filesKept} of ${info.filesTotal} files)"
+}
+
+object BloomPrunedFileIndex {
+
+  /**
+   * The files an unpartitioned `PartitioningAwareFileIndex` lists for a scan, less those the
+   * decision skipped, as decided (`files`, in the listing's order), while that index still holds
+   * the listing the decision was made on (`listing`, [[bloomindex.compat.SparkShim.listingOf]],
+   * held weakly: the index holds its current listing, so a listing gone is not the current one).
+   * Then the scan's files are these, not the index's million files each looked up again in the
+   * skipped set (at a million files, a second of the first query's driver time). Not used, and
+   * the files filtered as ever, after a `refresh` of the index, or for a scan that filters on
+   * file metadata (`_metadata.file_name = ...`: Spark prunes files by them in `listFiles`).
+   */
+  final class Kept(listing: AnyRef, val files: Array[FileStatus]) {
+    private val of = new java.lang.ref.WeakReference(listing)
+
+    def answers(index: FileIndex, dataFilters: Seq[Expression]): Boolean = index match {
+      case p: PartitioningAwareFileIndex if p.partitionSchema.isEmpty =>
+        val now = SparkShim.listingOf(p)
+        now.isDefined && (now.get eq of.get) && !dataFilters.exists(_.references.exists(a => internal(a.metadata)))
+      case _ => false
+    }
+
+    /** Metadata of a Spark-internal column (`_metadata` and its fields: keys `__...`). */
+    private def internal(m: org.apache.spark.sql.types.Metadata): Boolean =
+      m.json.contains("\"__")
+  }
 }

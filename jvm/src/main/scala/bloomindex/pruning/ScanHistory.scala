@@ -20,15 +20,21 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 object ScanHistory {
 
   /**
-   * The catalog's decision for `scan` (its `files` as it will read them) under `condition`, and
-   * the scan recorded, once per `key` (the scan's plan node) and SQL execution.
+   * The catalog's decision for `scan` (its `files` as it will read them; `unfiltered`: see
+   * [[IndexCatalog.decide]]) under `condition`, and the scan recorded, once per `key` (the scan's
+   * plan node) and SQL execution.
    */
   def decide(spark: SparkSession, key: AnyRef, condition: Expression, scan: ScanSource,
-      files: Seq[FileStatus]): Option[Decision] = {
-    val d = new IndexCatalog(spark).decide(condition, scan, files)
-    var bytes = 0L
-    files.foreach(f => bytes += f.getLen) // no boxed sum over a million files
-    record(spark, key, condition, scan, Some((files.size.toLong, bytes)), d)
+      files: Seq[FileStatus], unfiltered: Boolean = false): Option[Decision] = {
+    val d = new IndexCatalog(spark).decide(condition, scan, files, unfiltered)
+    // The files read and their bytes: the decision's count when it made one (its probe counted
+    // them on its threads), else a pass over the listing (no boxed sum over a million files).
+    record(spark, key, condition, scan, Some(d.filter(_.bytesRead >= 0) match {
+      case Some(made) => (made.info.filesTotal.toLong, made.bytesRead)
+      case None =>
+        val (count, bytes) = IndexCatalog.readTally(files.toIndexedSeq, unfiltered)
+        (count.toLong, bytes)
+    }), d)
     d
   }
 
@@ -37,7 +43,7 @@ object ScanHistory {
    * (None: no index over it, or none applied).
    */
   def record(spark: SparkSession, key: AnyRef, condition: Expression, scan: ScanSource,
-      listed: Option[(Long, Long)], d: Option[Decision]): Unit =
+      listed: => Option[(Long, Long)], d: Option[Decision]): Unit =
     try {
       if (WorkloadHistory.enabled(spark)) {
         val identity = scan.identity

@@ -153,13 +153,89 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
       val cols = pred.columns.toArray
       val data = Array.tabulate(view.spec.columns.size)(i => if (cols.contains(i)) view.columnData(i) else null)
       val one = IndexCatalog.probe(files, data, cols, pred, threads = 1, filesPerThread = files.size)
-      assert(one._3 == 7 * (4 - decide(sql).get.info.filesKept) && one._4 == files.size, sql)
+      assert(one.count == 7 * (4 - decide(sql).get.info.filesKept) && one.covered == files.size && one.read == files.size, sql)
       for (threads <- Seq(2, 3, 8); per <- Seq(1, 2, 5)) {
         val many = IndexCatalog.probe(files, data, cols, pred, threads, per)
-        assert(many._1 == one._1 && many._3 == one._3 && many._4 == one._4, s"$sql: $threads threads, $per per range")
-        assert((0 until files.size).filter(one._1.get).forall(j => many._2(j) == one._2(j)), sql)
+        assert(many.copy(at = one.at) == one, s"$sql: $threads threads, $per per range")
+        assert((0 until files.size).filter(one.skipped.get).forall(j => many.at(j) == one.at(j)), sql)
       }
     }
+  }
+
+  test("an unfiltered listing: what Spark's listing leaves out (hidden names, empty files) is neither counted nor skipped") {
+    import org.apache.hadoop.fs.Path
+    // Spark's PartitioningAwareFileIndex.isDataPath and non-empty test, by name and size.
+    val dir = "file:/data/t"
+    for ((name, size, reads) <- Seq(("part-0.parquet", 10L, true), ("part-0.parquet", 0L, false), (".part-0.crc", 10L, false),
+        ("_common_metadata", 10L, false), ("_SUCCESS", 10L, false), ("_k=1", 10L, true), ("k=_1", 10L, true), ("a_b", 10L, true)))
+      assert(IndexCatalog.read(new Path(s"$dir/$name"), size) == reads, s"$name, $size bytes")
+    val scan = scanOf(frame)
+    val listed = scan.allFiles()
+    val folder = listed.head.getPath.getParent
+    def status(name: String, size: Long) = new FileStatus(size, false, 1, 1L, 1L, new Path(folder, name))
+    val extra = Seq(status("part-empty.parquet", 0L), status("_common_metadata", 100L), status(".hidden", 100L))
+    val all = listed ++ extra
+    val unfiltered = new IndexCatalog(spark).decide(condition("id = 150L"), scan, all, unfiltered = true).get
+    val exact = decide("id = 150L").get
+    assert(unfiltered.info.filesTotal == 4 && unfiltered.info.filesKept == 1, unfiltered.info)
+    assert(unfiltered.skipped.paths.toSet == exact.skipped.paths.toSet && unfiltered.info.bytesSkipped == exact.info.bytesSkipped)
+    assert(unfiltered.bytesRead == listed.map(_.getLen).sum && exact.bytesRead == unfiltered.bytesRead)
+    assert(extra.forall(f => !unfiltered.skipped.contains(f.getPath)))
+    // Given as what the scan reads, the same files count (and, not indexed, are read).
+    val asListed = new IndexCatalog(spark).decide(condition("id = 150L"), scan, all).get
+    assert(asListed.info.filesTotal == 7 && asListed.info.filesKept == 4, asListed.info)
+  }
+
+  test("a folder read by path with an empty file and a summary file: pruned over the files Spark reads, the same rows") {
+    val first = new File(scanOf(frame).allFiles().head.getPath.toUri)
+    val folder = first.getParentFile
+    Files.write(new File(folder, "part-empty.parquet").toPath, Array.emptyByteArray)
+    // A summary file as older Parquet writers left them (Spark reads its footer for the schema only).
+    Files.copy(first.toPath, new File(folder, "_common_metadata").toPath)
+    val q = frame.where("id = 150L")
+    val info = q.queryExecution.optimizedPlan.collectFirst {
+      case org.apache.spark.sql.execution.datasources.LogicalRelation(r: org.apache.spark.sql.execution.datasources.HadoopFsRelation, _, _, _, _)
+          if r.location.isInstanceOf[bloomindex.pruning.BloomPrunedFileIndex] =>
+        r.location.asInstanceOf[bloomindex.pruning.BloomPrunedFileIndex].info
+    }
+    assert(info.exists(i => i.filesTotal == 4 && i.filesKept == 1), info)
+    // Spark's inputFiles is the listing before its last filter: the two extra files, not skipped.
+    assert(q.inputFiles.map(p => new File(new java.net.URI(p)).getName).count(n => n == "part-empty.parquet" || n == "_common_metadata") == 2)
+    assert(q.inputFiles.length == 3 && q.collect().map(_.getLong(0)).toSeq == Seq(150L))
+  }
+
+  test("the files a decision kept answer the scan's listing until its file index lists again, or the scan filters on file metadata") {
+    import bloomindex.pruning.BloomPrunedFileIndex
+    import org.apache.spark.sql.execution.FileSourceScanExec
+    def prunedOf(df: DataFrame): BloomPrunedFileIndex = df.queryExecution.optimizedPlan.collectFirst {
+      case org.apache.spark.sql.execution.datasources.LogicalRelation(r: org.apache.spark.sql.execution.datasources.HadoopFsRelation, _, _, _, _)
+          if r.location.isInstanceOf[BloomPrunedFileIndex] => r.location.asInstanceOf[BloomPrunedFileIndex]
+    }.get
+    def names(dirs: Seq[org.apache.spark.sql.execution.datasources.PartitionDirectory]) =
+      dirs.flatMap(_.files.map(_.getPath.getName)).sorted
+    val df = frame
+    val pruned = prunedOf(df.where("id = 150L"))
+    val kept = pruned.kept.get
+    // The same files as the listing filtered file by file.
+    val filtered = new BloomPrunedFileIndex(pruned.delegate, pruned.skipped, pruned.info)
+    assert(kept.answers(pruned.delegate, Nil) && kept.files.length == 1)
+    assert(names(pruned.listFiles(Nil, Nil)) == names(filtered.listFiles(Nil, Nil)))
+    // A filter on file metadata: Spark prunes files by it in listFiles, so the listing answers.
+    val byName = df.select("id", "_metadata.file_name").where("id = 150L AND _metadata.file_name LIKE 'part-%'")
+    val scan = byName.queryExecution.executedPlan.collectFirst { case s: FileSourceScanExec => s }.get
+    assert(scan.dataFilters.exists(_.references.exists(_.name == "file_name")), scan.dataFilters)
+    assert(!kept.answers(pruned.delegate, scan.dataFilters))
+    assert(byName.collect().map(_.getLong(0)).toSeq == Seq(150L))
+    // A file written, then the file index listed again: not the decided listing, the new file read.
+    val folder = df.inputFiles.map(p => new File(new java.net.URI(p)).getParentFile).head
+    spark.range(150, 151).selectExpr("id", "'new' AS s").coalesce(1).write.parquet(new File(folder.getParentFile, "more").toString)
+    val written = new File(folder.getParentFile, "more").listFiles().filter(_.getName.endsWith(".parquet")).head
+    Files.copy(written.toPath, new File(folder, "part-new.parquet").toPath)
+    assert(names(pruned.listFiles(Nil, Nil)) == names(filtered.listFiles(Nil, Nil)))
+    pruned.delegate.refresh()
+    assert(!kept.answers(pruned.delegate, Nil))
+    assert(names(pruned.listFiles(Nil, Nil)).contains("part-new.parquet"))
+    assert(names(pruned.listFiles(Nil, Nil)) == names(filtered.listFiles(Nil, Nil)))
   }
 
   test("a column not indexed, or gone from the scan, does not answer") {

@@ -21,7 +21,7 @@ import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceUtils, FileIndex, FileStatusCache,
-  HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation}
+  HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation, DataSourceV2Strategy,
   FileScan, FileTable}
 import org.apache.spark.sql.internal.SQLConf
@@ -229,9 +229,10 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   override def pruneFiltered(spark: SparkSession, f: Filter): Option[LogicalPlan] = f.child match {
     case l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _) if !rel.location.isInstanceOf[BloomPrunedFileIndex] =>
       val base = partitionPruned(f.condition, rel)
-      val files = FilesProvider.statuses(base.listFiles(Nil, Nil))
-      ScanHistory.decide(spark, f, f.condition, of(rel, l.catalogTable), files).map { d =>
-        val idx = new BloomPrunedFileIndex(base, d.skipped, d.info)
+      val (listing, files, unfiltered) = FilesProvider.listing(base)
+      ScanHistory.decide(spark, f, f.condition, of(rel, l.catalogTable), files, unfiltered).map { d =>
+        val kept = for (at <- d.kept; of <- listing) yield new BloomPrunedFileIndex.Kept(of, at.map(files(_)))
+        val idx = new BloomPrunedFileIndex(base, d.skipped, d.info, kept)
         f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))
       }
     case _ => None
@@ -319,6 +320,28 @@ object FilesProvider {
     dirs.foreach(_.files.foreach { f => out(k) = f.fileStatus; k += 1 })
     scala.collection.immutable.ArraySeq.unsafeWrapArray(out)
   }
+
+  /**
+   * What a V1 scan of `index` reads, for a decision: a partitioned or other file index's
+   * `listFiles`; for an unpartitioned `PartitioningAwareFileIndex` (a folder read by path, an
+   * unpartitioned catalog table) its `allFiles`, the listing before `listFiles`' last filter,
+   * which the decision's probe applies instead (`true`: unfiltered; see
+   * [[bloomindex.catalog.IndexCatalog.decide]]). That filter looks at every file's name: at a
+   * million files, a third of a second on the planning thread, and the wrapping of each status
+   * `listFiles` does next as much again. First, the object that is the index's listing then, if
+   * it has one ([[SparkShim.listingOf]]: taken before the files, so that a `refresh` between the
+   * two makes it not the index's listing any more, never the reverse).
+   */
+  private[files] def listing(index: FileIndex): (Option[AnyRef], IndexedSeq[org.apache.hadoop.fs.FileStatus], Boolean) =
+    index match {
+      case p: PartitioningAwareFileIndex if p.partitionSchema.isEmpty =>
+        val of = SparkShim.listingOf(p)
+        (of, p.allFiles() match {
+          case s: IndexedSeq[org.apache.hadoop.fs.FileStatus] => s
+          case other => scala.collection.immutable.ArraySeq.unsafeWrapArray(other.toArray)
+        }, true)
+      case other => (None, statuses(other.listFiles(Nil, Nil)), false)
+    }
 
   /** How Spark's file sink describes itself in a streaming query's progress. */
   private val FileSink = """FileSink\[(.+)\]""".r
