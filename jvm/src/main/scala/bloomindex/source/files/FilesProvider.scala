@@ -338,7 +338,12 @@ object FilesProvider {
         val of = SparkShim.listingOf(p)
         (of, p.allFiles() match {
           case s: IndexedSeq[org.apache.hadoop.fs.FileStatus] => s
-          case other => scala.collection.immutable.ArraySeq.unsafeWrapArray(other.toArray)
+          case other =>
+            // A list (the roots' files, flatMapped): into an array of its size, not grown.
+            val out = new Array[org.apache.hadoop.fs.FileStatus](other.size)
+            var k = 0
+            other.foreach { f => out(k) = f; k += 1 }
+            scala.collection.immutable.ArraySeq.unsafeWrapArray(out)
         }, true)
       case other => (None, statuses(other.listFiles(Nil, Nil)), false)
     }
