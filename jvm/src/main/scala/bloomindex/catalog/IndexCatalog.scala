@@ -393,6 +393,73 @@ object IndexCatalog {
   /** Listed files probed on one thread at least (`filesPerThread`); more are split over threads. */
   private[catalog] val FilesPerThread = 32768
 
+  /**
+   * One range of [[probe]]'s files, a batch at a time: [[batch]] takes the next files the scan
+   * reads, up to [[LookupBatch]], looks them up in the columns at once (ColumnData.indexOfAll) and
+   * tests the predicate on those held, marking in `state` (1 read, 2 excluded) and `at`. A method
+   * called per batch, not one loop over the whole range: the JIT compiles it once from a full
+   * profile, where a loop over a range was compiled on the fly and again at each range's end (a
+   * JFR of compilations at a million files: six compilations of the range's loop, 0.6 s of C2).
+   */
+  private final class RangeProbe(files: IndexedSeq[FileStatus], data: Array[ColumnData], cols: Array[Int],
+      datas: Array[ColumnData], pred: FilePredicate, unfiltered: Boolean, state: Array[Byte], at: Array[Int]) {
+    private val row = new FileRows(data, new Array[Int](data.length))
+    private val paths = new Array[Path](LookupBatch)
+    private val sizes = new Array[Long](LookupBatch)
+    private val times = new Array[Long](LookupBatch)
+    private val positions = new Array[Int](LookupBatch)
+    private val found = Array.fill(cols.length)(new Array[Int](LookupBatch))
+    private val scratch = new ColumnData.Scratch(LookupBatch)
+    var covered, reads = 0
+    var bytes, skippedBytes = 0L
+
+    /** The batch of files from `from` (before `until`); returns where the next one starts. */
+    def batch(from: Int, until: Int): Int = {
+      var j = from
+      var m = 0
+      while (m < LookupBatch && j < until) {
+        val f = files(j)
+        val path = f.getPath
+        val size = f.getLen
+        if (!unfiltered || read(path, size)) {
+          paths(m) = path
+          sizes(m) = size
+          times(m) = f.getModificationTime
+          positions(m) = j
+          state(j) = 1
+          bytes += size
+          m += 1
+        }
+        j += 1
+      }
+      reads += m
+      var k = 0
+      while (k < cols.length) { datas(k).indexOfAll(paths, sizes, times, m, found(k), scratch); k += 1 }
+      var b = 0
+      while (b < m) {
+        var held = true
+        k = 0
+        while (held && k < cols.length) {
+          val r = found(k)(b)
+          row.rows(cols(k)) = r
+          held = r >= 0
+          k += 1
+        }
+        if (held) {
+          covered += 1
+          if (!pred.mayMatch(row)) {
+            state(positions(b)) = 2
+            at(positions(b)) = row.rows(cols(0))
+            skippedBytes += sizes(b)
+          }
+        }
+        paths(b) = null
+        b += 1
+      }
+      j
+    }
+  }
+
   /** Listed files looked up in a column at once ([[ColumnData.indexOfAll]]). */
   private val LookupBatch = 64
 
@@ -449,64 +516,13 @@ object IndexCatalog {
     // Per file: 0 not read (unfiltered listing), 1 read, 2 read and excluded.
     val state = new Array[Byte](n)
     val datas = cols.map(data(_))
-    // Files from..until, looked up a batch at a time (ColumnData.indexOfAll): adds to `tally`
-    // (held, read, bytes read, bytes excluded).
+    // Files from..until, a batch at a time: adds to `tally` (held, read, bytes read, bytes excluded).
     def range(from: Int, until: Int, tally: Array[Long]): Unit = {
-      val row = new FileRows(data, new Array[Int](data.length))
-      val paths = new Array[Path](LookupBatch)
-      val sizes = new Array[Long](LookupBatch)
-      val times = new Array[Long](LookupBatch)
-      val positions = new Array[Int](LookupBatch)
-      val found = Array.fill(cols.length)(new Array[Int](LookupBatch))
-      val scratch = new ColumnData.Scratch(LookupBatch)
-      var covered, reads = 0
-      var bytes, skippedBytes = 0L
+      val r = new RangeProbe(files, data, cols, datas, pred, unfiltered, state, at)
       var j = from
-      while (j < until) {
-        // The next files the scan reads, up to a batch.
-        var m = 0
-        while (m < LookupBatch && j < until) {
-          val f = files(j)
-          val path = f.getPath
-          val size = f.getLen
-          if (!unfiltered || read(path, size)) {
-            paths(m) = path
-            sizes(m) = size
-            times(m) = f.getModificationTime
-            positions(m) = j
-            state(j) = 1
-            bytes += size
-            m += 1
-          }
-          j += 1
-        }
-        reads += m
-        var k = 0
-        while (k < cols.length) { datas(k).indexOfAll(paths, sizes, times, m, found(k), scratch); k += 1 }
-        var b = 0
-        while (b < m) {
-          var held = true
-          k = 0
-          while (held && k < cols.length) {
-            val r = found(k)(b)
-            row.rows(cols(k)) = r
-            held = r >= 0
-            k += 1
-          }
-          if (held) {
-            covered += 1
-            if (!pred.mayMatch(row)) {
-              state(positions(b)) = 2
-              at(positions(b)) = row.rows(cols(0))
-              skippedBytes += sizes(b)
-            }
-          }
-          paths(b) = null
-          b += 1
-        }
-      }
+      while (j < until) j = r.batch(j, until)
       tally.synchronized {
-        tally(0) += covered; tally(1) += reads; tally(2) += bytes; tally(3) += skippedBytes
+        tally(0) += r.covered; tally(1) += r.reads; tally(2) += r.bytes; tally(3) += r.skippedBytes
       }
     }
     val tally = new Array[Long](4)
