@@ -115,10 +115,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         // listing of the log either way, and an entry read with its listed status (one request).
         val listed = log.versionStatuses()
         val current = listed.lastOption.flatMap(v => IndexCache.get(log.indexDir, v._1))
-        current.orElse(log.lastActiveOf(listed)).flatMap { e =>
-          if (SourceProviders.sameSource(e.spec.source, target)) Some(e)
-          else TableFollow.atScan(spark, log, e, target) // its table renamed by another engine, maybe
-        }.map(log -> _)
+        current.orElse(log.lastActiveOf(listed)).flatMap(TableFollow.forScan(spark, log, _, target)).map(log -> _)
       } catch {
         case NonFatal(e) =>
           IndexCatalog.warnOnce(s"bloomindex: index '$name' is unreadable and is not used for pruning: ${e.getMessage}")
@@ -380,11 +377,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** Indexes (not dropped) over `source`, matched as a scan of it is ([[SourceProviders.sameSource]]). */
   def indexesOn(source: SourceSpec): Seq[LogEntry] = {
     val target = SourceProviders.identity(source)
-    indexes.list().flatMap { e =>
-      if (SourceProviders.sameSource(e.spec.source, target)) Some(e)
-      else if (e.state != bloomindex.log.IndexState.Active) None
-      else TableFollow.atScan(spark, indexes.log(e.spec.name), e, target)
-    }
+    indexes.list().flatMap(e => TableFollow.forScan(spark, indexes.log(e.spec.name), e, target))
   }
 }
 
@@ -402,7 +395,8 @@ object IndexCatalog {
    * JFR of compilations at a million files: six compilations of the range's loop, 0.6 s of C2).
    */
   private final class RangeProbe(files: IndexedSeq[FileStatus], data: Array[ColumnData], cols: Array[Int],
-      datas: Array[ColumnData], pred: FilePredicate, unfiltered: Boolean, state: Array[Byte], at: Array[Int]) {
+      pred: FilePredicate, unfiltered: Boolean, state: Array[Byte], at: Array[Int]) {
+    private val datas = cols.map(data(_))
     private val row = new FileRows(data, new Array[Int](data.length))
     private val paths = new Array[Path](LookupBatch)
     private val sizes = new Array[Long](LookupBatch)
@@ -515,10 +509,9 @@ object IndexCatalog {
     val at = new Array[Int](n)
     // Per file: 0 not read (unfiltered listing), 1 read, 2 read and excluded.
     val state = new Array[Byte](n)
-    val datas = cols.map(data(_))
     // Files from..until, a batch at a time: adds to `tally` (held, read, bytes read, bytes excluded).
     def range(from: Int, until: Int, tally: Array[Long]): Unit = {
-      val r = new RangeProbe(files, data, cols, datas, pred, unfiltered, state, at)
+      val r = new RangeProbe(files, data, cols, pred, unfiltered, state, at)
       var j = from
       while (j < until) j = r.batch(j, until)
       tally.synchronized {

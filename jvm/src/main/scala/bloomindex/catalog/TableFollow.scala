@@ -66,6 +66,16 @@ object TableFollow extends Logging {
     head.filter(e => e.state != IndexState.Deleted && (!tablesOnly || e.spec.source.table.isDefined)).map(locate(spark, _))
   }
 
+  /**
+   * `entry` (an index's entry) as it answers for a scan of `target`: itself when its source is
+   * `target`'s, else for an ACTIVE entry whose table may have been renamed into `target`, the
+   * entry that follows it ([[atScan]]); else None.
+   */
+  def forScan(spark: SparkSession, log: IndexLog, entry: LogEntry, target: SourceIdentity): Option[LogEntry] =
+    if (SourceProviders.sameSource(entry.spec.source, target)) Some(entry)
+    else if (entry.state != IndexState.Active) None
+    else atScan(spark, log, entry, target)
+
   private val notFollowed = new ConcurrentHashMap[(String, Long, String), java.lang.Long]()
   private val NegativeTtlMs = 60000L
 
@@ -75,7 +85,7 @@ object TableFollow extends Logging {
    * by identity to be exactly `target`, the entry under the new name (the RENAME TABLE entry
    * committed; when it cannot be, the same entry naming `target`, for this query).
    */
-  def atScan(spark: SparkSession, log: IndexLog, entry: LogEntry, target: SourceIdentity): Option[LogEntry] = {
+  private def atScan(spark: SparkSession, log: IndexLog, entry: LogEntry, target: SourceIdentity): Option[LogEntry] = {
     val provider = SourceProviders.of(entry.spec.source)
     if (entry.spec.source.table.isEmpty || !provider.mayBeRenamed(entry.spec.source, target)) return None
     val key = (log.indexDir.toString, entry.version, target.table.getOrElse(""))

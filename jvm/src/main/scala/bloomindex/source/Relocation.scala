@@ -42,6 +42,13 @@ object Relocation {
     if (tables <= MaxTables) None
     else Some(Gone(s"$where holds $tables tables, more than the $MaxTables searched for a renamed table"))
 
+  /**
+   * Whether catalog table name `s.table` still names a table (true when there is no name, or the
+   * catalog cannot tell: the index is not moved on a failed lookup).
+   */
+  def nameResolves(spark: SparkSession, s: SourceSpec): Boolean =
+    s.table.forall(t => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true))
+
   /** What index `entry`'s columns recorded under `key` in their physical identity (the same for every column: a table's). */
   def recorded(entry: LogEntry, key: String): Option[String] =
     entry.data.flatMap(_.decoding).toSeq.flatMap(_.columns).flatMap(_.physical.get(key)).headOption

@@ -105,7 +105,7 @@ trait SourceProvider {
    */
   def exists(spark: SparkSession, s: SourceSpec): Boolean =
     s.table match {
-      case Some(t) => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true)
+      case Some(_) => Relocation.nameResolves(spark, s)
       case None => s.paths.exists { p =>
         val path = new org.apache.hadoop.fs.Path(p)
         scala.util.Try(path.getFileSystem(spark.sessionState.newHadoopConf()).exists(path)).getOrElse(true)

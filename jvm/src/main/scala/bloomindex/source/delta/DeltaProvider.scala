@@ -178,7 +178,7 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
   override def relocate(spark: SparkSession, entry: LogEntry): Relocation = {
     val s = entry.spec.source
     if (!exists(spark, s)) Relocation.Gone(s"no Delta table at ${s.paths.mkString(", ")}")
-    else if (s.table.forall(t => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true))) Relocation.Here
+    else if (Relocation.nameResolves(spark, s)) Relocation.Here
     else SessionTables.relocate(spark, entry, SessionTables.provides(_, Format), "a Delta table", createTime = false) match {
       case m: Relocation.Moved => m
       // The folder is still the table: the index answers for it as before, under its old name.

@@ -203,7 +203,7 @@ object IcebergTables extends Logging {
     val parts = s.table.flatMap(t => scala.util.Try(spark.sessionState.sqlParser.parseMultipartIdentifier(t)).toOption)
       .filter(p => p.size >= 3 && spark.conf.getOption(s"spark.sql.catalog.${p.head}").exists(_.startsWith("org.apache.iceberg.")))
     def byName: Relocation =
-      if (s.table.forall(t => scala.util.Try(spark.catalog.tableExists(t)).getOrElse(true))) Relocation.Here
+      if (Relocation.nameResolves(spark, s)) Relocation.Here
       else Relocation.Gone(s"no table ${s.display}")
     (uuid, parts) match {
       case (Some(id), Some(p)) =>
