@@ -19,11 +19,11 @@ final case class PruningInfo(index: String, version: Long, filesKept: Int, files
 
 /**
  * Which files of a scan to skip, and what to say about it; `bytesRead`: the bytes of the files
- * the scan reads before pruning (`info.filesTotal` of them), -1 when not counted; `kept`, for
+ * the scan reads before pruning (`info.filesTotal` of them); `kept`, for
  * an unfiltered listing ([[IndexCatalog.decide]]): the positions in it of the files the scan
  * reads and the decision keeps.
  */
-final case class Decision(skipped: SkippedFiles, info: PruningInfo, bytesRead: Long = -1L, kept: Option[Array[Int]] = None)
+final case class Decision(skipped: SkippedFiles, info: PruningInfo, bytesRead: Long, kept: Option[Array[Int]] = None)
 
 /**
  * An ACTIVE index version whose source is a scan's, as that scan may use it: `unusable` maps

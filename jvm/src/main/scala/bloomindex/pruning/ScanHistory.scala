@@ -29,7 +29,7 @@ object ScanHistory {
     val d = new IndexCatalog(spark).decide(condition, scan, files, unfiltered)
     // The files read and their bytes: the decision's count when it made one (its probe counted
     // them on its threads), else a pass over the listing (no boxed sum over a million files).
-    record(spark, key, condition, scan, Some(d.filter(_.bytesRead >= 0) match {
+    record(spark, key, condition, scan, Some(d match {
       case Some(made) => (made.info.filesTotal.toLong, made.bytesRead)
       case None =>
         val (count, bytes) = IndexCatalog.readTally(files.toIndexedSeq, unfiltered)
