@@ -302,7 +302,8 @@ def test_log_store_settings_of_the_session_choose_the_store_and_refuse_an_unsafe
 def test_a_file_rewritten_in_place_under_a_cached_table_listing_is_read(spark, moto, s3_root, layout):
     """Issue 30 on S3: a catalog table keeps its listing; a file rewritten in place since (same
     size, later modification time) is checked against storage before it is skipped, and read.
-    Flat: one folder (one listing); partitioned: 20 folders (one flat listing of the table)."""
+    Flat: one folder (one listing); partitioned: 20 folders (one flat listing of the table). The
+    check's listing in runs of 3 files (S3Listing), 7 runs."""
     path = f"{s3_root}/cached_{layout}"
     table = f"s3_cached_{layout}"
     schema = "k BIGINT, p BIGINT"
@@ -311,6 +312,7 @@ def test_a_file_rewritten_in_place_under_a_cached_table_listing_is_read(spark, m
               else df.repartitionByRange(20, "k").write)
     writer.option("compression", "none").parquet(path)
     spark.sql(f"DROP TABLE IF EXISTS {table}")
+    spark.conf.set("spark.internal.bloomindex.test.checkRunFiles", "3")
     try:
         spark.sql(f"CREATE TABLE {table} USING parquet LOCATION '{path}'")
         if layout == "partitioned":
@@ -345,7 +347,65 @@ def test_a_file_rewritten_in_place_under_a_cached_table_listing_is_read(spark, m
         report = BloomIndex(spark).explain(spark.sql(q.format(v=233)))
         assert "kept 2/20" in report, report
     finally:
+        spark.conf.unset("spark.internal.bloomindex.test.checkRunFiles")
         spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+@pytest.mark.parametrize("folders", [1, 20])
+def test_the_check_against_storage_lists_s3_in_parallel_runs_of_known_keys(spark, moto, s3_root, folders):
+    """Issue 26: on S3 the check of a scan's listing lists the listed keys in runs (S3Listing,
+    ListObjectsV2 from the key before each run, several at once) through S3A's own client, not
+    page after page. Runs of 3 keys here: objects the listing did not name (a file added since,
+    `_SUCCESS`, a subfolder's) lie between and around them. Exactly the files unchanged since the
+    listing are found so; a file rewritten in place with the same size, one rewritten with
+    another size and one deleted are not. One folder (runs by folder), and 20 (runs over the
+    common folder, from the first key's folder)."""
+    jvm = spark._jvm
+    s3 = moto.client()
+    base = f"{s3_root}/runs_{folders}"
+    prefix = base.split(f"{BUCKET}/", 1)[1]
+    names = [(f"p={i % folders}/" if folders > 1 else "") + f"part-{i:03d}.parquet" for i in range(40)]
+    for i, name in enumerate(names):
+        s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=b"x" * (10 + i))
+    s3.put_object(Bucket=BUCKET, Key=f"{prefix}/_SUCCESS", Body=b"")
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+    path = jvm.org.apache.hadoop.fs.Path(base)
+    fs = path.getFileSystem(conf)
+    listed = jvm.java.util.ArrayList()
+    it = fs.listFiles(path, True)
+    while it.hasNext():
+        st = it.next()
+        if st.getPath().getName().startswith("part-"):
+            listed.add(st)
+    assert listed.size() == 40
+    files = jvm.scala.jdk.javaapi.CollectionConverters.asScala(listed).toIndexedSeq()
+    # Changed since the listing: 3 rewritten, same size (a later time); 11 another size; 7 deleted.
+    time.sleep(1.1)  # S3 times have a resolution of one second
+    changed = {names[3], names[7], names[11]}
+    s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{names[3]}", Body=b"y" * (10 + 3))
+    s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{names[11]}", Body=b"y" * 99)
+    s3.delete_object(Bucket=BUCKET, Key=f"{prefix}/{names[7]}")
+    # Not listed: objects between the listed keys, after them, and in a subfolder.
+    for extra in ([f"p={j}/part-005a.parquet" for j in range(folders)] if folders > 1 else ["part-005a.parquet"]) + \
+            ["part-999.parquet", "zz/part-000.parquet", "part-012/x"]:
+        s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{extra}", Body=b"z")
+    lister = jvm.bloomindex.catalog.S3Listing.lister(fs)
+    assert lister.isDefined(), "S3A's client is not reached: the check would list page after page"
+    # The listing's runs, listed directly: every listed key found as storage has it now.
+    keys = sorted(f"{prefix}/{n}" for n in names)
+    runs = jvm.bloomindex.catalog.S3Listing.runs(
+        jvm.scala.jdk.javaapi.CollectionConverters.asScala(jvm.java.util.ArrayList(keys)).toIndexedSeq(),
+        f"{prefix}/", folders <= 16, 3)
+    assert runs.size() == 14  # 40 keys, 3 a run: by folder (1 folder), or over the common folder (20 > 16 folders)
+    now = lister.get().statuses(runs, 4)
+    expected = {k: s3.head_object(Bucket=BUCKET, Key=k)["ContentLength"] for k in keys if not k.endswith(names[7])}
+    assert {k: now.get(k).size() for k in keys if now.containsKey(k)} == expected
+    # The check itself: the unchanged files, by position in the listing.
+    bits = jvm.bloomindex.catalog.FreshFiles.unchanged(conf, files, 2, 4, 3)
+    unchanged = {files.apply(j).getPath().getName() if folders == 1 else
+                 "/".join(str(files.apply(j).getPath()).split("/")[-2:])
+                 for j in range(files.size()) if bits.get(j)}
+    assert unchanged == set(names) - changed
 
 
 def test_a_point_lookup_on_a_fresh_driver_makes_no_bookkeeping_request_it_can_do_without(spark, moto):

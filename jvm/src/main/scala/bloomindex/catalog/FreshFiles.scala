@@ -15,11 +15,14 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  * bytes, while the index's word on it is about the bytes it held when listed. So before a file
  * is skipped on an index's word, its status is taken again from storage.
  *
- * One request per folder: the files of a folder are checked with one listing of it (S3 and GCS
- * list 1,000 names a request), or one status each where only [[StatLimit]] or fewer are asked
- * about; folders in parallel. On an object store, files in many folders are checked with one
- * recursive (flat) listing of their common folder. On local disk, each file's size and time
- * are read from the OS directly. See docs/decisions.md ("A listing older than the file").
+ * On S3 (S3A), the listing of the files' folders (or, for more than [[FolderLimit]] folders, of
+ * their common folder) is cut into runs of 1,000 of the files, listed many at once
+ * ([[S3Listing]]: 100,000 files in one folder are 100 requests in a few rounds, not 100 in a
+ * row). Elsewhere one request per folder: the files of a folder are checked with one listing
+ * of it (GCS lists 1,000 names a request), or one status each where only [[StatLimit]] or fewer
+ * are asked about; folders in parallel; on an object store, files in many folders are checked
+ * with one recursive (flat) listing of their common folder. On local disk, each file's size and
+ * time are read from the OS directly. See docs/decisions.md ("A listing older than the file").
  */
 object FreshFiles {
 
@@ -45,9 +48,11 @@ object FreshFiles {
   /**
    * Which of `files` (statuses from a listing) have on storage still the listed size and
    * modification time: the set bits are their positions in `files`. A file gone, changed, or
-   * whose status cannot be read now is left out: it is not skipped.
+   * whose status cannot be read now is left out: it is not skipped. `threads` check local files,
+   * `requests` list on S3 at once, `perRun` files a run of an S3 listing (tests set fewer).
    */
-  def unchanged(conf: Configuration, files: IndexedSeq[FileStatus], threads: Int): java.util.BitSet = {
+  def unchanged(conf: Configuration, files: IndexedSeq[FileStatus], threads: Int, requests: Int = 1,
+      perRun: Int = S3Listing.PageKeys): java.util.BitSet = {
     val out = new java.util.BitSet(files.size)
     if (files.isEmpty) return out
     def keep(found: Int => Unit, k: Int, now: Option[FileStatus]): Unit =
@@ -85,7 +90,9 @@ object FreshFiles {
     } else {
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
       val ancestor = commonFolder(byDir.keys.toSeq)
-      if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
+      if (ancestor.isDefined && s3(fs, files, ancestor.get, byDir.size <= FolderLimit, requests, perRun, (k, now) => keep(out.set(_), k, now))) {
+        // Listed on S3 in parallel runs (S3Listing).
+      } else if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
         guarded(ancestor.get) {
           val now = new java.util.HashMap[String, FileStatus]()
           val it = fs.listFiles(ancestor.get, true)
@@ -110,6 +117,32 @@ object FreshFiles {
       }
     }
     out
+  }
+
+  /**
+   * `files` (all under `folder`) checked on S3 with listings in parallel runs of `perRun` keys,
+   * `requests` at once, by folder or over `folder` ([[S3Listing.runs]]), `keep` called for each;
+   * false, and nothing kept, where S3Listing does not list this file system or its listing
+   * failed: the caller then lists as Hadoop does.
+   */
+  private def s3(fs: org.apache.hadoop.fs.FileSystem, files: IndexedSeq[FileStatus], folder: Path, byFolder: Boolean,
+      requests: Int, perRun: Int, keep: (Int, Option[FileStatus]) => Unit): Boolean = S3Listing.lister(fs).exists { lister =>
+    val authority = fs.getUri.getAuthority
+    if (!files.forall(f => f.getPath.toUri.getAuthority == authority)) false
+    else try {
+      val keys = files.map(f => S3Listing.key(f.getPath))
+      val wanted = S3Listing.sortedDistinct(keys)
+      val now = lister.statuses(S3Listing.runs(wanted, S3Listing.prefixOf(folder), byFolder, perRun), requests)
+      files.indices.foreach { k =>
+        keep(k, Option(now.get(keys(k))).map(n => new FileStatus(n.size, false, 1, 0L, n.modified, files(k).getPath)))
+      }
+      true
+    } catch {
+      case NonFatal(e) =>
+        IndexCatalog.warnOnce(s"bloomindex: the parallel listing of $folder failed (${e.getMessage}); " +
+          "checking its files with Hadoop's listing instead")
+        false
+    }
   }
 
   /**

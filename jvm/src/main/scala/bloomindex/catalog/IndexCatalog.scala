@@ -213,7 +213,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val fresh = if (!checksFiles(scan) || listed.isEmpty || !translated.exists(_._2.isRight)) None else {
       val conf = spark.sessionState.newHadoopConf()
       val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
-      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, listed, threads)))
+      val (requests, perRun) = checkRequests
+      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, listed, threads, requests, perRun)))
     }
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     val notApplied = Seq.newBuilder[String]
@@ -291,6 +292,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
   private def checksFiles(scan: ScanSource): Boolean = scan.listingMayBeStale && spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_CHECK_FILES)
 
+  /** Listing requests the check against storage keeps in flight, and files per run of one ([[FreshFiles]]). */
+  private def checkRequests: (Int, Int) = (spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_REQUESTS),
+    spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_CHECK_RUN_FILES))
+
   /** Loads the view's `columns`; false (and one warning) when they cannot be read (damaged, or encrypted and no keys). */
   private def loads(view: IndexView, columns: Set[Int]): Boolean =
     try { columns.foreach(view.columnData); true } catch {
@@ -324,7 +329,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     // The filter answers for the values the scan reads: from the files as they are on storage.
     if (checksFiles(scan)) {
-      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files.toIndexedSeq, spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS))
+      val (requests, perRun) = checkRequests
+      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files.toIndexedSeq,
+        spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS), requests, perRun)
       val changed = files.size - unchanged.cardinality()
       if (changed > 0) {
         return Left(s"$changed file(s) of ${scan.display} changed on storage since it was listed (REFRESH TABLE takes a new listing)")

@@ -50,4 +50,50 @@ class FreshFilesSuite extends AnyFunSuite {
     }
     assert(FreshFiles.unchanged(new Configuration(), IndexedSeq.empty, 2).isEmpty)
   }
+
+  test("S3 listing runs: every wanted key is in exactly one run, each run's range is its keys, folders kept apart") {
+    import S3Listing.{KeyOrder, Run}
+    val rnd = new scala.util.Random(26)
+    val folders = Seq("t/p=1/", "t/p=10/", "t/p=1-x/", "t/p=2/sub/", "t/")
+    val keys = (0 until 300).map(i => folders(rnd.nextInt(folders.size)) + s"part-${rnd.nextInt(10000)}.parquet")
+      .distinct.sorted(KeyOrder).toIndexedSeq
+    // The keys a run lists: under its prefix (directly, where delimited), after `after`, up to `last`.
+    def inRun(r: Run, k: String): Boolean =
+      k.startsWith(r.prefix) && (!r.delimited || !k.substring(r.prefix.length).contains('/')) &&
+        (r.after == null || KeyOrder.gt(k, r.after)) && KeyOrder.lteq(k, r.last)
+    for (byFolder <- Seq(true, false); perRun <- Seq(1, 7, 1000)) {
+      val runs = S3Listing.runs(keys, "t/", byFolder, perRun)
+      keys.foreach(k => assert(runs.count(inRun(_, k)) == 1, s"$k byFolder=$byFolder perRun=$perRun"))
+      assert(runs.forall(r => keys.count(inRun(r, _)) <= perRun))
+      if (byFolder) {
+        // A folder's run lists only that folder (a subfolder's objects aside): no other folder's keys lie in it.
+        assert(runs.forall(r => folders.contains(r.prefix) && r.delimited))
+        assert(runs.forall(r => keys.filter(inRun(r, _)).forall(k => S3Listing.folderOf(k) == r.prefix)))
+        assert(runs.size == keys.groupBy(S3Listing.folderOf).values.map(g => (g.size + perRun - 1) / perRun).sum)
+      } else {
+        // Over the common folder, from the first key's folder on.
+        assert(runs.head.after == S3Listing.folderOf(keys.head) && runs.forall(r => r.prefix == "t/" && !r.delimited))
+        assert(runs.size == (keys.size + perRun - 1) / perRun)
+      }
+    }
+    assert(S3Listing.runs(IndexedSeq.empty, "t/", byFolder = true, 5).isEmpty)
+    assert(S3Listing.sortedDistinct(keys.reverse ++ keys.take(9) ++ keys.takeRight(3)) == keys)
+    assert(S3Listing.prefixOf(new Path("s3a://b/")) == "" && S3Listing.prefixOf(new Path("s3a://b/t/p=1")) == "t/p=1/")
+    assert(S3Listing.key(new Path("s3a://b/t/a b/x=%2F")) == "t/a b/x=%2F") // the key as written, not URI-escaped
+  }
+
+  test("S3 key order is by code point (S3's UTF-8 byte order), not by UTF-16 unit") {
+    val words = Seq("a", "ab", "a/", "a0", "\uE000", "\uD83D\uDE00", "\uFFFF", "z", "", "\u00E9", "a\uD83D\uDE00b", "a\uFFFFb")
+    def utf8(s: String): Seq[Int] = s.getBytes("UTF-8").toSeq.map(_ & 0xff)
+    val bytesOrder: Ordering[Seq[Int]] = Ordering.Implicits.seqOrdering[Seq, Int]
+    for (x <- words; y <- words) {
+      assert(math.signum(S3Listing.KeyOrder.compare(x, y)) == math.signum(bytesOrder.compare(utf8(x), utf8(y))), s"$x vs $y")
+    }
+    // Where the orders part: an emoji (a surrogate pair) sorts after U+FFFF in S3, before it in UTF-16.
+    assert(S3Listing.KeyOrder.lt("\uFFFF", "\uD83D\uDE00") && "\uFFFF".compareTo("\uD83D\uDE00") > 0)
+  }
+
+  test("S3 listing is not used off S3A") {
+    assert(S3Listing.lister(new Path("file:///tmp").getFileSystem(new Configuration())).isEmpty)
+  }
 }

@@ -330,6 +330,15 @@ object BloomIndexSQLConf {
     .createOptional
 
   /** Test hook, not for users: the most files a pruning decision holds by path ([[bloomindex.catalog.SkippedFiles]]). */
+  val TEST_CHECK_RUN_FILES: ConfigEntry[Int] = buildConf("spark.internal.bloomindex.test.checkRunFiles")
+    .internal()
+    .doc("Test only: files per run of the parallel S3 listing that checks a scan's listing " +
+      "against storage (S3 returns at most 1,000 names a request; tests set a few to run many runs).")
+    .version(Since)
+    .intConf
+    .checkValue(n => n > 0 && n <= 1000, "Must be a whole number in [1, 1000].")
+    .createWithDefault(1000)
+
   val TEST_SKIPPED_PATHS_MAX: ConfigEntry[Int] = buildConf("spark.internal.bloomindex.test.skippedPathsMax")
     .internal()
     .doc("Test only: a pruning decision that skips at most this many files holds their paths; " +
@@ -375,7 +384,8 @@ object BloomIndexSQLConf {
     PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, REFRESH_WRITE_TASK_FILTERS, OPTIMIZE_TARGET_FILE_BYTES,
     VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE,
     ADVISOR_SAMPLE_FILES, ADVISOR_MIN_SKIPPED_SHARE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
-    TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT, TEST_SKIPPED_PATHS_MAX)
+    TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT, TEST_SKIPPED_PATHS_MAX,
+    TEST_CHECK_RUN_FILES)
 
   /**
    * Registers the entries with SQLConf (once per JVM: a Scala object is initialised once, and
