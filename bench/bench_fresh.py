@@ -8,7 +8,10 @@ worst case: a point lookup that skips every file), in two layouts:
   partitioned   N folders of one file (a table partitioned to the file): one status per file
 at N = 1,000 and 100,000 on local disk, and on S3 against a moto server on 127.0.0.1 through
 S3A (when `make test-s3` has copied the S3 client jars into .tools/s3; BENCH_FRESH_S3=0 skips
-it). Each figure: the first check in a new JVM and the median of 5 more.
+it). Each figure: the first check in a new JVM and the median of 5 more. On S3 the check lists
+in runs of 1,000 keys, 64 at once (S3Listing); moto runs in the benches' mode
+(`BLOOMINDEX_MOTO_SEED=1`, tests/s3/moto_server.py): objects stored in bulk, and ListObjectsV2
+answered at the cost S3's is (1,000 keys a page, moto's own answer kept sorted).
 
 BENCH_FRESH_SIZES (default 1000,100000) and BENCH_FRESH_S3_SIZES (default 1000,100000) choose N;
 BENCH_FRESH_S3_LAYOUTS (default flat,partitioned) the layouts on S3.
@@ -16,7 +19,6 @@ BENCH_FRESH_S3_LAYOUTS (default flat,partitioned) the layouts on S3.
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
 import pathlib
@@ -35,6 +37,7 @@ S3 = os.environ.get("BENCH_FRESH_S3", "1") != "0"
 S3_LAYOUTS = [k for k in os.environ.get("BENCH_FRESH_S3_LAYOUTS", "flat,partitioned").split(",") if k]
 TEST_JAR = ROOT / "target" / "bloomindex-tests.jar"
 THREADS = 8
+REQUESTS = 64  # spark.bloomindex.load.requests' default
 
 
 def layout(n: int, kind: str) -> list[str]:
@@ -55,14 +58,17 @@ def local_tree(n: int, kind: str) -> str:
     return str(path)
 
 
-def s3_tree(client, bucket: str, n: int, kind: str) -> str:
+def s3_tree(server, bucket: str, n: int, kind: str) -> str:
+    """The layout's objects stored straight into moto's backend (moto_server.py, Seeding)."""
+    import base64
+    import urllib.request
+
     prefix = f"fresh_{kind}_{n}"
-
-    def put(name):
-        client.put_object(Bucket=bucket, Key=f"{prefix}/{name}", Body=b"x" * 64)
-
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        list(pool.map(put, layout(n, kind)))
+    names = layout(n, kind)
+    body = base64.b64encode(b"x" * 64).decode()
+    for lo in range(0, len(names), 20000):
+        req = json.dumps({"bucket": bucket, "prefix": prefix, "names": names[lo:lo + 20000], "body": body}).encode()
+        urllib.request.urlopen(urllib.request.Request(server.endpoint + "/__seed__", data=req, method="POST")).read()
     return f"s3a://{bucket}/{prefix}"
 
 
@@ -88,8 +94,8 @@ def measure(store: str, root: str, kind: str, extra_jars: list[str], hadoop: dic
 
     code = ("import json, sys; sys.path[:0] = %r; import bench_fresh as b; "
             "s = b.session(%r, %r); "
-            "print('RESULT ' + s._jvm.bloomindex.bench.FreshFilesBench.run(s._jsparkSession, %r, %d, 5))"
-            % ([str(ROOT / "bench")], extra_jars, hadoop, root, THREADS))
+            "print('RESULT ' + s._jvm.bloomindex.bench.FreshFilesBench.run(s._jsparkSession, %r, %d, %d, 5))"
+            % ([str(ROOT / "bench")], extra_jars, hadoop, root, THREADS, REQUESTS))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     r = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[7:])
     r.update(store=store, layout=kind)
@@ -110,13 +116,13 @@ def main() -> None:
         if not jars:
             sys.exit("no S3 client jars in .tools/s3: `make bench-fresh` copies them")
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench-fresh-moto-"))
+        os.environ["BLOOMINDEX_MOTO_SEED"] = "1"  # bulk setup, S3-like listing (moto_server.py)
         server = s3_helpers.MotoServer(tmp)
         try:
-            client = server.client()
-            client.create_bucket(Bucket=s3_helpers.BUCKET)
+            server.client().create_bucket(Bucket=s3_helpers.BUCKET)
             for n in S3_SIZES:
                 for kind in S3_LAYOUTS:
-                    root = s3_tree(client, s3_helpers.BUCKET, n, kind)
+                    root = s3_tree(server, s3_helpers.BUCKET, n, kind)
                     results.append(measure("s3 (moto)", root, kind, jars, s3_helpers.s3a_conf(server.endpoint)))
                     print(json.dumps(results[-1]), flush=True)
         finally:

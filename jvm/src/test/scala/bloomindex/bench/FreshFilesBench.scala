@@ -10,12 +10,12 @@ import org.apache.spark.sql.SparkSession
 /**
  * What checking the files a query would skip against storage costs (bench/bench_fresh.py): the
  * files under `root` are listed once (as a scan's file index would have), then
- * [[FreshFiles.unchanged]] is timed on all of them: the first call on this JVM, then the median
- * of `repeats` more. Returns JSON.
+ * [[FreshFiles.unchanged]] is timed on all of them (`threads` for local files, `requests` S3
+ * listings at once): the first call on this JVM, then the median of `repeats` more. Returns JSON.
  */
 object FreshFilesBench {
 
-  def run(spark: SparkSession, root: String, threads: Int, repeats: Int): String = {
+  def run(spark: SparkSession, root: String, threads: Int, requests: Int, repeats: Int): String = {
     val conf = spark.sessionState.newHadoopConf()
     val p = new Path(root)
     val fs = p.getFileSystem(conf)
@@ -39,13 +39,13 @@ object FreshFilesBench {
     val folders = files.map(_.getPath.getParent).distinct.size
     def once(): Double = {
       val t0 = System.nanoTime()
-      val kept = FreshFiles.unchanged(conf, files.toIndexedSeq, threads).cardinality()
+      val kept = FreshFiles.unchanged(conf, files.toIndexedSeq, threads, requests).cardinality()
       val ms = (System.nanoTime() - t0) / 1e6
       require(kept == files.size, s"${files.size - kept} files reported changed")
       ms
     }
     val first = once()
     val rest = (1 to repeats).map(_ => once())
-    f"""{"files": ${files.size}, "folders": $folders, "threads": $threads, "first_ms": $first%.1f, "median_ms": ${Timing.median(rest)}%.1f}"""
+    f"""{"files": ${files.size}, "folders": $folders, "threads": $threads, "requests": $requests, "first_ms": $first%.1f, "median_ms": ${Timing.median(rest)}%.1f}"""
   }
 }

@@ -50,6 +50,34 @@ class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(new BloomIndexPruning(spark).apply(plan) eq plan)
   }
 
+  test("a partitioned folder read by path: the decision probes the partitions the scan reads, not all") {
+    // 4 partitions p = 0..3 of 2 files each; ids 200p .. 200p+199, 100 a file.
+    val dir = java.nio.file.Files.createTempDirectory("bloomindex-parts").resolve("t").toString
+    spark.range(0, 800).selectExpr("id", "CAST(id DIV 200 AS INT) AS p").repartitionByRange(8, org.apache.spark.sql.functions.col("id"))
+      .write.partitionBy("p").parquet(dir)
+    bloomindex.api.BloomIndex(spark).create("parts").onPath("parquet", dir).columns("id").execute()
+    def decided(where: String): BloomPrunedFileIndex = {
+      val pruned = prunedIndexes(new BloomIndexPruning(spark).apply(spark.read.parquet(dir).where(where).queryExecution.analyzed))
+      assert(pruned.size == 1, where)
+      pruned.head
+    }
+    // With a partition filter: the 2 files of p = 1 are probed (and counted), one kept.
+    val one = decided("p = 1 AND id = 250L")
+    assert(one.info.filesTotal == 2 && one.info.filesKept == 1, one.info)
+    // A filter on a partition expression Spark prunes by, and none: all 8 files otherwise.
+    assert(decided("p IN (0, 3) AND id = 650L").info.filesTotal == 4)
+    val all = decided("id = 250L")
+    assert(all.info.filesTotal == 8 && all.info.filesKept < 4, all.info) // the holder, and a false positive here
+    // The same rows as without the index, for each.
+    for (where <- Seq("p = 1 AND id = 250L", "p IN (0, 3) AND id = 650L", "id = 250L", "p = 2 AND id = 250L")) {
+      val on = spark.read.parquet(dir).where(where).collect().map(_.toString).sorted.toSeq
+      spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+      val off = try spark.read.parquet(dir).where(where).collect().map(_.toString).sorted.toSeq
+        finally spark.conf.unset("spark.bloomindex.pruning.enabled")
+      assert(on == off, where)
+    }
+  }
+
   test("BloomIndexPlanning (planner): a filtered V2 file scan is planned over the kept files") {
     spark.conf.set("spark.sql.sources.useV1SourceList", "")
     val optimized = query.queryExecution.optimizedPlan

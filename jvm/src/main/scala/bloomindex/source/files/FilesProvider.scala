@@ -228,8 +228,9 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 
   override def pruneFiltered(spark: SparkSession, f: Filter): Option[LogicalPlan] = f.child match {
     case l @ LogicalRelation(rel: HadoopFsRelation, _, _, _, _) if !rel.location.isInstanceOf[BloomPrunedFileIndex] =>
-      val base = partitionPruned(f.condition, rel)
-      val (listing, files, unfiltered) = FilesProvider.listing(base)
+      val partitionFilters = partitionFiltersOf(f.condition, rel)
+      val base = partitionPruned(partitionFilters, rel)
+      val (listing, files, unfiltered) = FilesProvider.listing(base, partitionFilters)
       ScanHistory.decide(spark, f, f.condition, of(rel, l.catalogTable), files, unfiltered).map { d =>
         val kept = for (at <- d.kept; of <- listing) yield new BloomPrunedFileIndex.Kept(of, at.map(files(_)))
         val idx = new BloomPrunedFileIndex(base, d.skipped, d.info, kept)
@@ -239,18 +240,26 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   }
 
   /**
-   * A catalog table's file index, narrowed to the partitions the condition selects, as Spark's
-   * PruneFileSourcePartitions (which runs after the pruning rule) would: so that only those
-   * partitions are listed and probed. Other file indexes are returned as they are.
+   * The conjuncts of `condition` Spark prunes `rel`'s partitions by (deterministic, no subquery,
+   * on partition columns only); none for an unpartitioned relation. The condition sits right on
+   * the relation: its attributes are the relation's own.
    */
-  private def partitionPruned(condition: Expression, rel: HadoopFsRelation): FileIndex =
+  private def partitionFiltersOf(condition: Expression, rel: HadoopFsRelation): Seq[Expression] =
+    if (rel.partitionSchema.isEmpty) Nil
+    else {
+      val filters = SparkShim.conjuncts(condition).filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
+      DataSourceUtils.getPartitionFiltersAndDataFilters(rel.partitionSchema, filters)._1
+    }
+
+  /**
+   * A catalog table's file index, narrowed to the partitions `partitionFilters` select, as
+   * Spark's PruneFileSourcePartitions (which runs after the pruning rule) would: so that only
+   * those partitions are listed and probed. Other file indexes are returned as they are (their
+   * partitions are pruned where they are listed: [[FilesProvider.listing]]).
+   */
+  private def partitionPruned(partitionFilters: Seq[Expression], rel: HadoopFsRelation): FileIndex =
     rel.location match {
-      case c: CatalogFileIndex if rel.partitionSchema.nonEmpty =>
-        // The condition sits right on the relation: its attributes are the relation's own.
-        val filters =
-          SparkShim.conjuncts(condition).filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
-        val (partitionFilters, _) = DataSourceUtils.getPartitionFiltersAndDataFilters(rel.partitionSchema, filters)
-        if (partitionFilters.isEmpty) c else c.filterPartitions(partitionFilters)
+      case c: CatalogFileIndex if partitionFilters.nonEmpty => c.filterPartitions(partitionFilters)
       case other => other
     }
 
@@ -323,7 +332,7 @@ object FilesProvider {
 
   /**
    * What a V1 scan of `index` reads, for a decision: a partitioned or other file index's
-   * `listFiles`; for an unpartitioned `PartitioningAwareFileIndex` (a folder read by path, an
+   * `listFiles` of the partitions `partitionFilters` select; for an unpartitioned `PartitioningAwareFileIndex` (a folder read by path, an
    * unpartitioned catalog table) its `allFiles`, the listing before `listFiles`' last filter,
    * which the decision's probe applies instead (`true`: unfiltered; see
    * [[bloomindex.catalog.IndexCatalog.decide]]). That filter looks at every file's name: at a
@@ -332,7 +341,8 @@ object FilesProvider {
    * it has one ([[SparkShim.listingOf]]: taken before the files, so that a `refresh` between the
    * two makes it not the index's listing any more, never the reverse).
    */
-  private[files] def listing(index: FileIndex): (Option[AnyRef], IndexedSeq[org.apache.hadoop.fs.FileStatus], Boolean) =
+  private[files] def listing(index: FileIndex, partitionFilters: Seq[Expression] = Nil)
+      : (Option[AnyRef], IndexedSeq[org.apache.hadoop.fs.FileStatus], Boolean) =
     index match {
       case p: PartitioningAwareFileIndex if p.partitionSchema.isEmpty =>
         val of = SparkShim.listingOf(p)
@@ -345,7 +355,9 @@ object FilesProvider {
             other.foreach { f => out(k) = f; k += 1 }
             scala.collection.immutable.ArraySeq.unsafeWrapArray(out)
         }, true)
-      case other => (None, statuses(other.listFiles(Nil, Nil)), false)
+      // A partitioned folder's index lists the partitions the scan reads (the scan prunes them
+      // so too: FileSourceScanExec's listFiles with the same filters), not every partition.
+      case other => (None, statuses(other.listFiles(partitionFilters, Nil)), false)
     }
 
   /** How Spark's file sink describes itself in a streaming query's progress. */

@@ -128,7 +128,9 @@ object BloomIndexSQLConf {
   val LOAD_REQUESTS: ConfigEntry[Int] = buildConf("spark.bloomindex.load.requests")
     .doc("Reads of probe files (their footers, then the block rows a query needs) the driver " +
       "keeps in flight at once when it loads an indexed column: on an object store each is a " +
-      "request that mostly waits, so more at once means fewer rounds of its latency. The CPU " +
+      "request that mostly waits, so more at once means fewer rounds of its latency. Also the " +
+      "listing requests on S3 the check of files to skip against storage keeps in flight " +
+      "(spark.bloomindex.pruning.checkFiles). The CPU " +
       "work of the load and the other reads use spark.bloomindex.load.threads.")
     .version(Since)
     .intConf
