@@ -87,12 +87,11 @@ object FreshFiles {
         } finally folders.close()
       })
       out.or(java.util.BitSet.valueOf(words))
-    } else {
+    } else if (!s3(fs, files, requests, perRun, (k, now) => keep(out.set(_), k, now))) {
+      // Not S3 listed in parallel runs (S3Listing): a listing per folder, or a flat one of many.
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
       val ancestor = commonFolder(byDir.keys.toSeq)
-      if (ancestor.isDefined && s3(fs, files, ancestor.get, byDir.size <= FolderLimit, requests, perRun, (k, now) => keep(out.set(_), k, now))) {
-        // Listed on S3 in parallel runs (S3Listing).
-      } else if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
+      if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
         guarded(ancestor.get) {
           val now = new java.util.HashMap[String, FileStatus]()
           val it = fs.listFiles(ancestor.get, true)
@@ -120,26 +119,27 @@ object FreshFiles {
   }
 
   /**
-   * `files` (all under `folder`) checked on S3 with listings in parallel runs of `perRun` keys,
-   * `requests` at once, by folder or over `folder` ([[S3Listing.runs]]), `keep` called for each;
-   * false, and nothing kept, where S3Listing does not list this file system or its listing
-   * failed: the caller then lists as Hadoop does.
+   * `files` checked on S3 with listings in parallel runs of `perRun` keys, `requests` at once, by
+   * folder for at most [[FolderLimit]] folders, else over their common folder
+   * ([[S3Listing.runsFor]]), `keep` called for each; false, and nothing kept, where S3Listing does
+   * not list this file system or its listing failed: the caller then lists as Hadoop does. The
+   * folders are told from the keys' strings (no parent `Path` built per file).
    */
-  private def s3(fs: org.apache.hadoop.fs.FileSystem, files: IndexedSeq[FileStatus], folder: Path, byFolder: Boolean,
-      requests: Int, perRun: Int, keep: (Int, Option[FileStatus]) => Unit): Boolean = S3Listing.lister(fs).exists { lister =>
+  private def s3(fs: org.apache.hadoop.fs.FileSystem, files: IndexedSeq[FileStatus], requests: Int, perRun: Int,
+      keep: (Int, Option[FileStatus]) => Unit): Boolean = S3Listing.lister(fs).exists { lister =>
     val authority = fs.getUri.getAuthority
     if (!files.forall(f => f.getPath.toUri.getAuthority == authority)) false
     else try {
       val keys = files.map(f => S3Listing.key(f.getPath))
       val wanted = S3Listing.sortedDistinct(keys)
-      val now = lister.statuses(S3Listing.runs(wanted, S3Listing.prefixOf(folder), byFolder, perRun), requests)
+      val now = lister.statuses(S3Listing.runsFor(wanted, FolderLimit, perRun), requests)
       files.indices.foreach { k =>
         keep(k, Option(now.get(keys(k))).map(n => new FileStatus(n.size, false, 1, 0L, n.modified, files(k).getPath)))
       }
       true
     } catch {
       case NonFatal(e) =>
-        IndexCatalog.warnOnce(s"bloomindex: the parallel listing of $folder failed (${e.getMessage}); " +
+        IndexCatalog.warnOnce(s"bloomindex: the parallel listing of ${files.head.getPath.getParent} and the files with it failed (${e.getMessage}); " +
           "checking its files with Hadoop's listing instead")
         false
     }

@@ -117,6 +117,27 @@ private[catalog] object S3Listing {
     out.result()
   }
 
+  /**
+   * The runs that list `keys` (distinct, sorted in [[KeyOrder]], at least one): by folder where
+   * they lie in at most `folderLimit` folders, else over their common folder ([[runs]]). The
+   * folders are counted from the keys (a folder's keys lie together), the common folder is the
+   * first and last keys' common prefix up to its last '/'.
+   */
+  def runsFor(keys: IndexedSeq[String], folderLimit: Int, perRun: Int): IndexedSeq[Run] = {
+    var folders = 0
+    var previous: String = null
+    var i = 0
+    while (i < keys.size && folders <= folderLimit) {
+      val folder = folderOf(keys(i))
+      if (folder != previous) { folders += 1; previous = folder }
+      i += 1
+    }
+    val (a, b) = (keys.head, keys.last)
+    var n = 0
+    while (n < a.length && n < b.length && a.charAt(n) == b.charAt(n)) n += 1
+    runs(keys, a.substring(0, a.lastIndexOf('/', n - 1) + 1), byFolder = folders <= folderLimit, perRun)
+  }
+
   /** Lists through one S3A file system's client; see [[lister]]. */
   final class Lister private[S3Listing] (client: AnyRef, bucket: String, sdk: Sdk) {
 
@@ -224,12 +245,6 @@ private[catalog] object S3Listing {
     } catch {
       case NonFatal(_) | _: LinkageError => None
     }
-
-  /** The prefix of the objects under folder `folder`: its key and a '/' ("" for the bucket's root). */
-  def prefixOf(folder: Path): String = key(folder) match {
-    case "" => ""
-    case k => k.stripSuffix("/") + "/"
-  }
 
   /** The object key of `path` (absolute, on the file system's bucket): its path without the leading '/'. */
   def key(path: Path): String = path.toUri.getPath.stripPrefix("/")

@@ -78,7 +78,14 @@ class FreshFilesSuite extends AnyFunSuite {
     }
     assert(S3Listing.runs(IndexedSeq.empty, "t/", byFolder = true, 5).isEmpty)
     assert(S3Listing.sortedDistinct(keys.reverse ++ keys.take(9) ++ keys.takeRight(3)) == keys)
-    assert(S3Listing.prefixOf(new Path("s3a://b/")) == "" && S3Listing.prefixOf(new Path("s3a://b/t/p=1")) == "t/p=1/")
+    // runsFor: by folder up to the limit, else over the keys' common folder.
+    assert(S3Listing.runsFor(keys, 16, 1000).forall(_.delimited))
+    val over = S3Listing.runsFor(keys, 2, 1000)
+    assert(over.size == 1 && over.head == Run("t/", "t/p=1-x/", keys.last, delimited = false), over)
+    assert(S3Listing.runsFor(IndexedSeq("t/p=1/a", "t/p=1/b"), 0, 1000) == Seq(Run("t/p=1/", null, "t/p=1/b", delimited = false)))
+    assert(S3Listing.runsFor(IndexedSeq("a/x", "b/y"), 1, 1000) == Seq(Run("", "a/", "b/y", delimited = false)))
+    assert(S3Listing.runsFor(IndexedSeq("t/part-1", "t/part-2"), 1, 1) ==
+      Seq(Run("t/", null, "t/part-1", delimited = true), Run("t/", "t/part-1", "t/part-2", delimited = true)))
     assert(S3Listing.key(new Path("s3a://b/t/a b/x=%2F")) == "t/a b/x=%2F") // the key as written, not URI-escaped
   }
 
