@@ -406,6 +406,17 @@ def test_the_check_against_storage_lists_s3_in_parallel_runs_of_known_keys(spark
                  "/".join(str(files.apply(j).getPath()).split("/")[-2:])
                  for j in range(files.size()) if bits.get(j)}
     assert unchanged == set(names) - changed
+    # Where S3A lists with ListObjects v1, the check lists as Hadoop does: the same answer.
+    v1 = jvm.org.apache.hadoop.conf.Configuration(conf)
+    v1.set("fs.s3a.impl.disable.cache", "true")  # a file system of its own, with this setting
+    v1.set("fs.s3a.list.version", "1")
+    fs1 = path.getFileSystem(v1)
+    try:
+        assert not jvm.bloomindex.catalog.S3Listing.lister(fs1).isDefined()
+        bits1 = jvm.bloomindex.catalog.FreshFiles.unchanged(v1, files, 2, 4, 3)
+        assert bits1.equals(bits), (bits1.toString(), bits.toString())
+    finally:
+        fs1.close()
 
 
 def test_a_point_lookup_on_a_fresh_driver_makes_no_bookkeeping_request_it_can_do_without(spark, moto):

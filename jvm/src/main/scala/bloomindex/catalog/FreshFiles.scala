@@ -139,8 +139,8 @@ object FreshFiles {
       true
     } catch {
       case NonFatal(e) =>
-        IndexCatalog.warnOnce(s"bloomindex: the parallel listing of ${files.head.getPath.getParent} and the files with it failed (${e.getMessage}); " +
-          "checking its files with Hadoop's listing instead")
+        IndexCatalog.warnOnce(s"bloomindex: listing ${files.size} file(s) on S3 in parallel runs failed (${e.getMessage}); " +
+          "checking them with Hadoop's listing instead")
         false
     }
   }
