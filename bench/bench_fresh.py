@@ -59,16 +59,9 @@ def local_tree(n: int, kind: str) -> str:
 
 
 def s3_tree(server, bucket: str, n: int, kind: str) -> str:
-    """The layout's objects stored straight into moto's backend (moto_server.py, Seeding)."""
-    import base64
-    import urllib.request
-
+    """The layout's objects stored straight into moto's backend (MotoServer.seed)."""
     prefix = f"fresh_{kind}_{n}"
-    names = layout(n, kind)
-    body = base64.b64encode(b"x" * 64).decode()
-    for lo in range(0, len(names), 20000):
-        req = json.dumps({"bucket": bucket, "prefix": prefix, "names": names[lo:lo + 20000], "body": body}).encode()
-        urllib.request.urlopen(urllib.request.Request(server.endpoint + "/__seed__", data=req, method="POST")).read()
+    server.seed(bucket, prefix, layout(n, kind), b"x" * 64)
     return f"s3a://{bucket}/{prefix}"
 
 

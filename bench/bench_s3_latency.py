@@ -34,7 +34,6 @@ records each child driver with Java Flight Recorder (<prefix>-<case>.jfr).
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import os
@@ -44,7 +43,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -114,14 +112,8 @@ def setup(moto, jars: list[str], n: int) -> dict:
     t0 = time.perf_counter()
     spark.range(1, SAMPLE * 1000 + 1, 1, SAMPLE).selectExpr("-id AS k").write.mode("overwrite").parquet(source)
     spark.sql(f"CREATE BLOOM INDEX lat_{n} ON parquet.`{source}` FOR COLUMNS (k)")
-    # The empty files, stored straight into moto's backend (tests/s3/moto_server.py, Seeding):
-    # 100,000 PUTs through boto3 take tens of minutes here.
-    body = base64.b64encode(empty_parquet()).decode()
-    names = [f"part-{i:07d}.parquet" for i in range(n - SAMPLE)]
-    for lo in range(0, len(names), 20000):
-        req = json.dumps({"bucket": s3_helpers.BUCKET, "prefix": f"lat_{n}/table", "names": names[lo:lo + 20000],
-                          "body": body}).encode()
-        urllib.request.urlopen(urllib.request.Request(moto.endpoint + "/__seed__", data=req, method="POST")).read()
+    # The empty files, stored straight into moto's backend (MotoServer.seed).
+    moto.seed(s3_helpers.BUCKET, f"lat_{n}/table", [f"part-{i:07d}.parquet" for i in range(n - SAMPLE)], empty_parquet())
     t_files = time.perf_counter() - t0
     r = json.loads(spark._jvm.bloomindex.bench.SyntheticIndex.extend(
         spark._jsparkSession, f"lat_{n}", source, "k", PROBE_FILES, ROWS))

@@ -211,10 +211,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     // Where an index may prune, the scan's files are checked against storage (FreshFiles) on
     // other threads while the index data loads, so the check adds little to planning.
     val fresh = if (!checksFiles(scan) || listed.isEmpty || !translated.exists(_._2.isRight)) None else {
-      val conf = spark.sessionState.newHadoopConf()
-      val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
-      val (requests, perRun) = checkRequests
-      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => FreshFiles.unchanged(conf, listed, threads, requests, perRun)))
+      val check = freshCheck(listed)
+      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => check()))
     }
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     val notApplied = Seq.newBuilder[String]
@@ -292,9 +290,17 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
   private def checksFiles(scan: ScanSource): Boolean = scan.listingMayBeStale && spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_CHECK_FILES)
 
-  /** Listing requests the check against storage keeps in flight, and files per run of one ([[FreshFiles]]). */
-  private def checkRequests: (Int, Int) = (spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_REQUESTS),
-    spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_CHECK_RUN_FILES))
+  /**
+   * The check of `files` against storage ([[FreshFiles.unchanged]]) with this session's settings,
+   * read now (on the planning thread); the check runs when called.
+   */
+  private def freshCheck(files: IndexedSeq[FileStatus]): () => java.util.BitSet = {
+    val conf = spark.sessionState.newHadoopConf()
+    val sql = spark.sessionState.conf
+    val (threads, requests, perRun) = (sql.getConf(BloomIndexSQLConf.LOAD_THREADS),
+      sql.getConf(BloomIndexSQLConf.LOAD_REQUESTS), sql.getConf(BloomIndexSQLConf.TEST_CHECK_RUN_FILES))
+    () => FreshFiles.unchanged(conf, files, threads, requests, perRun)
+  }
 
   /** Loads the view's `columns`; false (and one warning) when they cannot be read (damaged, or encrypted and no keys). */
   private def loads(view: IndexView, columns: Set[Int]): Boolean =
@@ -329,9 +335,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     // The filter answers for the values the scan reads: from the files as they are on storage.
     if (checksFiles(scan)) {
-      val (requests, perRun) = checkRequests
-      val unchanged = FreshFiles.unchanged(spark.sessionState.newHadoopConf(), files.toIndexedSeq,
-        spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS), requests, perRun)
+      val unchanged = freshCheck(files.toIndexedSeq)()
       val changed = files.size - unchanged.cardinality()
       if (changed > 0) {
         return Left(s"$changed file(s) of ${scan.display} changed on storage since it was listed (REFRESH TABLE takes a new listing)")

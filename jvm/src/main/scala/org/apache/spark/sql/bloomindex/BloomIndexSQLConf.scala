@@ -331,7 +331,7 @@ object BloomIndexSQLConf {
     .stringConf
     .createOptional
 
-  /** Test hook, not for users: the most files a pruning decision holds by path ([[bloomindex.catalog.SkippedFiles]]). */
+  /** Test hook, not for users: files per run of the check's S3 listing ([[bloomindex.catalog.S3Listing]]). */
   val TEST_CHECK_RUN_FILES: ConfigEntry[Int] = buildConf("spark.internal.bloomindex.test.checkRunFiles")
     .internal()
     .doc("Test only: files per run of the parallel S3 listing that checks a scan's listing " +
@@ -341,6 +341,7 @@ object BloomIndexSQLConf {
     .checkValue(n => n > 0 && n <= 1000, "Must be a whole number in [1, 1000].")
     .createWithDefault(1000)
 
+  /** Test hook, not for users: the most files a pruning decision holds by path ([[bloomindex.catalog.SkippedFiles]]). */
   val TEST_SKIPPED_PATHS_MAX: ConfigEntry[Int] = buildConf("spark.internal.bloomindex.test.skippedPathsMax")
     .internal()
     .doc("Test only: a pruning decision that skips at most this many files holds their paths; " +
