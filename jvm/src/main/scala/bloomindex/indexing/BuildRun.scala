@@ -79,17 +79,26 @@ private final class BuildRun(
   /** Every row written, carried ones included (for [[IndexSummary]]). */
   def rowsWritten: Seq[IndexFiles.RowWritten] = written.toSeq
 
-  /** By source file, the rows of this version: written, and kept in earlier versions' probe files. */
-  private def byFile = (written ++ reusedRows).groupBy(_.path)
-
-  def indexedFiles: Long = byFile.size.toLong
-
-  def indexedBytes: Long = byFile.valuesIterator.map(_.head.fileSize).sum
+  /**
+   * The source files this version's rows are of (written, and kept in earlier versions' probe
+   * files), in one pass over the rows (a refresh of a million files carries a million rows):
+   * how many, their bytes (each file's size once), and how many had no data read (every
+   * column's filter from the footer).
+   */
+  def indexed(): BuildRun.Indexed = {
+    final class OfFile(val size: Long) { var fromFooters = true }
+    val byPath = new java.util.HashMap[String, OfFile]()
+    (written.iterator ++ reusedRows.iterator).foreach { r =>
+      var f = byPath.get(r.path)
+      if (f == null) { f = new OfFile(r.fileSize); byPath.put(r.path, f) }
+      if (!r.fromFooter) f.fromFooters = false
+    }
+    var (bytes, fromFooters) = (0L, 0L)
+    byPath.values.forEach { f => bytes += f.size; if (f.fromFooters) fromFooters += 1 }
+    BuildRun.Indexed(byPath.size.toLong, bytes, fromFooters)
+  }
 
   def filterBytes: Long = (written.iterator ++ reusedRows.iterator).map(_.filterBytes.toLong).sum
-
-  /** Files none of whose data was read: every column's filter came from the footer. */
-  def filesFromFooters: Long = byFile.count { case (_, rs) => rs.forall(_.fromFooter) }.toLong
 
   private def timed[T](what: String)(f: => T): T = {
     val t0 = System.nanoTime()
@@ -298,4 +307,10 @@ private final class BuildRun(
         cols.indices.map(i => i -> globals(cols(i).name)).toMap, baseGlobal, globalSizes)
     }
   }
+}
+
+private object BuildRun {
+
+  /** What [[BuildRun.indexed]] counts: source files, their bytes, those whose filters all came from footers. */
+  final case class Indexed(count: Long, bytes: Long, fromFooters: Long)
 }

@@ -55,7 +55,8 @@ object IndexBuilder {
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
     val globalNdv = if (!spec.global) Map.empty[String, Long]
       else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
-    BuildResult(run.indexedFiles, run.indexedBytes, run.filterBytes, run.filesFromFooters, globalNdv,
+    val indexed = run.indexed()
+    BuildResult(indexed.count, indexed.bytes, run.filterBytes, indexed.fromFooters, globalNdv,
       run.layout.name)
   }
 

@@ -5,6 +5,7 @@ import java.nio.file.Files
 import bloomindex.testing.TestSpark
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.types.StructType
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The registry of source providers, and what the plain-file provider says of scans and writes. */
@@ -59,5 +60,68 @@ class ProvidersSuite extends AnyFunSuite {
       assert(iceberg.writtenBySink(spark, d).isEmpty, d)
     }
     assert(SourceProviders.all.flatMap(_.writtenBySink(spark, "FileSink[/x/y]")).map(_.provider) == Seq("files"))
+  }
+
+  test("a Parquet folder read without a schema: the relation Spark's read makes, inferred from the one footer Spark's reads") {
+    import org.apache.hadoop.fs.{Path => HPath}
+    val root = Files.createTempDirectory("bloomindex-infer")
+    def write(df: org.apache.spark.sql.DataFrame, dir: java.nio.file.Path, name: String): Unit = {
+      val tmp = Files.createTempDirectory("bloomindex-infer-w").resolve("o").toString
+      df.coalesce(1).write.parquet(tmp)
+      val part = new java.io.File(tmp).listFiles().find(_.getName.endsWith(".parquet")).get
+      Files.createDirectories(dir)
+      Files.copy(part.toPath, dir.resolve(name))
+    }
+    def spec(path: java.nio.file.Path, options: Map[String, String] = Map.empty) =
+      bloomindex.log.SourceSpec(None, "parquet", Seq(path.toString), options, Nil)
+    def same(path: java.nio.file.Path, options: Map[String, String] = Map.empty): StructType = {
+      val ours = files.FilesProvider.parquetFrame(spark, spec(path, options))
+      assert(ours.isDefined, path)
+      val theirs = spark.read.options(options).parquet(path.toString)
+      val (a, b) = (SourceResolver.relation(ours.get, "ours"), SourceResolver.relation(theirs, "Spark's"))
+      assert(a.schema == b.schema && a.dataSchema == b.dataSchema && a.partitionSchema == b.partitionSchema)
+      assert(a.options == b.options && a.fileFormat.getClass == b.fileFormat.getClass)
+      assert(ours.get.inputFiles.sorted.toSeq == theirs.inputFiles.sorted.toSeq)
+      assert(ours.get.collect().map(_.toString).sorted.toSeq == theirs.collect().map(_.toString).sorted.toSeq)
+      a.schema
+    }
+    val narrow = spark.range(3).selectExpr("id")
+    val wide = spark.range(3).selectExpr("id", "CAST(id AS STRING) AS s")
+    // Files of two schemas: the first by its path's string decides, for Spark and for us.
+    val flat = root.resolve("flat")
+    write(narrow, flat, "b.parquet")
+    write(wide, flat, "c.parquet")
+    assert(same(flat).fieldNames.toSeq == Seq("id"))
+    write(wide, flat, "a.parquet")
+    assert(same(flat).fieldNames.toSeq == Seq("id", "s"))
+    // Partitions, one of them also a column of the files (Spark's relation merges the two).
+    val parted = root.resolve("parted")
+    write(spark.range(3).selectExpr("id", "CAST(7 AS INT) AS p"), parted.resolve("p=1"), "x.parquet")
+    write(narrow, parted.resolve("p=2"), "y.parquet")
+    val schema = same(parted)
+    assert(schema.fieldNames.toSeq == Seq("id", "p"), schema)
+    // A _metadata file is read before any data file, a _common_metadata one before both.
+    val summaries = root.resolve("summaries")
+    write(narrow, summaries, "a.parquet")
+    write(spark.range(1).selectExpr("CAST(id AS STRING) AS t", "id"), summaries, "_metadata")
+    assert(same(summaries).fieldNames.toSeq == Seq("t", "id"))
+    write(spark.range(1).selectExpr("id", "id AS u"), summaries, "_common_metadata")
+    assert(same(summaries).fieldNames.toSeq == Seq("id", "u"))
+    val picked = files.FilesProvider.parquetSchemaFile(Seq("z/_metadata", "a/_common_metadata", "b/_common_metadata", "a/a.parquet")
+      .map(p => new org.apache.hadoop.fs.FileStatus(1, false, 1, 1, 1, new HPath("/r/" + p))))
+    assert(picked.map(_.getPath.toString).contains("/r/a/_common_metadata"))
+    // By the string, as Spark sorts: "a-b" before "a/b" ('-' < '/'), unlike a path's segments.
+    val order = files.FilesProvider.parquetSchemaFile(Seq("/r/a/b.parquet", "/r/a-b.parquet")
+      .map(p => new org.apache.hadoop.fs.FileStatus(1, false, 1, 1, 1, new HPath(p))))
+    assert(order.map(_.getPath.toString).contains("/r/a-b.parquet"))
+    // Merging schemas reads every footer: left to Spark. So are formats other than Parquet, and a folder with no file.
+    assert(files.FilesProvider.parquetFrame(spark, spec(flat, Map("mergeSchema" -> "true"))).isEmpty)
+    assert(files.FilesProvider.parquetFrame(spark, spec(flat).copy(format = "orc")).isEmpty)
+    assert(files.FilesProvider.parquetFrame(spark, spec(Files.createDirectories(root.resolve("empty")))).isEmpty)
+    // A name twice (under the session's case rule): Spark's read refuses it, so it is left to it.
+    val twice = root.resolve("twice")
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    try write(spark.range(1).selectExpr("id", "id AS ID"), twice, "a.parquet") finally spark.conf.unset("spark.sql.caseSensitive")
+    assert(files.FilesProvider.parquetFrame(spark, spec(twice)).isEmpty)
   }
 }
