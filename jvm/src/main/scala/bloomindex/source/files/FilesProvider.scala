@@ -54,8 +54,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 
   override def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) = {
     SourceProviders.requireExists(spark, new Path(path))
-    FileStatusCache.getOrCreate(spark).invalidateAll()
-    val df = spark.read.format(format).load(path)
+    val df = pathFrame(spark, SourceSpec(None, format, Seq(path), Map.empty, Nil), None)
     (spec(None, SourceResolver.relation(df, s"$format.`$path`")), df)
   }
 
