@@ -118,6 +118,13 @@ class ProvidersSuite extends AnyFunSuite {
     assert(files.FilesProvider.parquetFrame(spark, spec(flat, Map("mergeSchema" -> "true"))).isEmpty)
     assert(files.FilesProvider.parquetFrame(spark, spec(flat).copy(format = "orc")).isEmpty)
     assert(files.FilesProvider.parquetFrame(spark, spec(Files.createDirectories(root.resolve("empty")))).isEmpty)
+    // A file sink's folder is listed from its log by Spark (another file index, its schema kept as inferred): left to Spark.
+    val sink = root.resolve("sink")
+    spark.readStream.schema(narrow.schema).parquet(flat.toString).writeStream.format("parquet")
+      .option("checkpointLocation", root.resolve("sink-checkpoint").toString)
+      .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start(sink.toString).awaitTermination()
+    assert(spark.read.parquet(sink.toString).inputFiles.nonEmpty)
+    assert(files.FilesProvider.parquetFrame(spark, spec(sink)).isEmpty)
     // A name twice (under the session's case rule): Spark's read refuses it, so it is left to it.
     val twice = root.resolve("twice")
     spark.conf.set("spark.sql.caseSensitive", "true")

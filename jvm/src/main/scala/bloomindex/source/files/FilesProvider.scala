@@ -22,7 +22,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, DataSourceUtils, FileIndex, FileStatusCache,
-  HadoopFsRelation, InsertIntoHadoopFsRelationCommand, LogicalRelation, PartitioningAwareFileIndex}
+  HadoopFsRelation, InMemoryFileIndex, InsertIntoHadoopFsRelationCommand, LogicalRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation, DataSourceV2Strategy,
   FileScan, FileTable}
@@ -378,8 +378,9 @@ object FilesProvider {
    * [[currentFiles]] lists it), that file is found in one pass, the format infers the schema from
    * it alone (the same call Spark makes, on the one file Spark's would read), and the relation
    * takes it as Spark's `DataSource` does (every field nullable). None (the caller reads the
-   * folder as Spark does) for other formats, a merging read (`mergeSchema`), a folder without
-   * files or whose inferred schema Spark would refuse (a name twice): Spark's read then says why.
+   * folder as Spark does) for other formats, a merging read (`mergeSchema`), a file sink's
+   * folder (listed from its log), a folder without files or whose inferred schema Spark would
+   * refuse (a name twice): Spark's read then says why.
    */
   private[source] def parquetFrame(spark: SparkSession, s: SourceSpec): Option[DataFrame] = {
     val conf = spark.sessionState.conf
@@ -388,8 +389,10 @@ object FilesProvider {
     try {
       val listed = spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*)
       val rel = SourceResolver.relation(listed, s.display)
+      // Spark's own listing of a folder (a file sink's output, listed from its `_spark_metadata`
+      // log, takes another path in Spark's DataSource: its schema is not made nullable there).
       val files = rel.location match {
-        case p: PartitioningAwareFileIndex => p.allFiles()
+        case p: InMemoryFileIndex if p.getClass == classOf[InMemoryFileIndex] => p.allFiles()
         case _ => return None
       }
       parquetSchemaFile(files)
