@@ -100,6 +100,8 @@ class ProvidersSuite extends AnyFunSuite {
     write(narrow, parted.resolve("p=2"), "y.parquet")
     val schema = same(parted)
     assert(schema.fieldNames.toSeq == Seq("id", "p"), schema)
+    // Read recursively: no partition columns, the files of every folder.
+    assert(same(parted, Map("recursiveFileLookup" -> "true")).fieldNames.toSeq == Seq("id", "p"))
     // A _metadata file is read before any data file, a _common_metadata one before both.
     val summaries = root.resolve("summaries")
     write(narrow, summaries, "a.parquet")
@@ -118,6 +120,8 @@ class ProvidersSuite extends AnyFunSuite {
     assert(files.FilesProvider.parquetFrame(spark, spec(flat, Map("mergeSchema" -> "true"))).isEmpty)
     assert(files.FilesProvider.parquetFrame(spark, spec(flat).copy(format = "orc")).isEmpty)
     assert(files.FilesProvider.parquetFrame(spark, spec(Files.createDirectories(root.resolve("empty")))).isEmpty)
+    // An option Spark refuses is left to Spark's read, which reports a missing folder first.
+    assert(files.FilesProvider.parquetFrame(spark, spec(root.resolve("missing"), Map("compression" -> "nope"))).isEmpty)
     // A file sink's folder is listed from its log by Spark (another file index, its schema kept as inferred): left to Spark.
     val sink = root.resolve("sink")
     spark.readStream.schema(narrow.schema).parquet(flat.toString).writeStream.format("parquet")

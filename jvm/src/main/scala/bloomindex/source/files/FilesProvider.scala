@@ -374,19 +374,22 @@ object FilesProvider {
    * (`ParquetUtils.inferSchema`: the first `_common_metadata`, else the first `_metadata`, else
    * the first other file, in the order of the paths' strings), but first sorts every listed
    * status by its path's string, made again on each comparison: about 12 to 15 s at a million
-   * files (bench/README.md). Here the folder is listed once without a schema (as
-   * [[currentFiles]] lists it), that file is found in one pass, the format infers the schema from
+   * files (bench/README.md). Here the folder is listed once with an empty schema, nothing
+   * inferred (as [[currentFiles]] lists it), that file is found in one pass, the format infers the schema from
    * it alone (the same call Spark makes, on the one file Spark's would read), and the relation
    * takes it as Spark's `DataSource` does (every field nullable). None (the caller reads the
    * folder as Spark does) for other formats, a merging read (`mergeSchema`), a file sink's
    * folder (listed from its log), a folder without files or whose inferred schema Spark would
-   * refuse (a name twice): Spark's read then says why.
+   * refuse (a name twice), and any failure on the way (a footer unreadable): Spark's read then
+   * says why.
    */
   private[source] def parquetFrame(spark: SparkSession, s: SourceSpec): Option[DataFrame] = {
     val conf = spark.sessionState.conf
-    if (!s.format.equalsIgnoreCase("parquet") ||
-        new ParquetOptions(CaseInsensitiveMap(s.options), conf).mergeSchema) return None
+    if (!s.format.equalsIgnoreCase("parquet")) return None
+    // Within the try: an option Spark refuses (a bad `compression`, say) is for Spark's read to
+    // report, in its own order (a missing folder first).
     try {
+      if (new ParquetOptions(CaseInsensitiveMap(s.options), conf).mergeSchema) return None
       val listed = spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*)
       val rel = SourceResolver.relation(listed, s.display)
       // Spark's own listing of a folder (a file sink's output, listed from its `_spark_metadata`
