@@ -82,23 +82,23 @@ private final class BuildRun(
   /**
    * The source files this version's rows are of (written, and kept in earlier versions' probe
    * files), in one pass over the rows (a refresh of a million files carries a million rows):
-   * how many, their bytes (each file's size once), and how many had no data read (every
-   * column's filter from the footer).
+   * how many, their bytes (each file's size once), how many had no data read (every column's
+   * filter from the footer), and the filters' bytes (every row's).
    */
   def indexed(): BuildRun.Indexed = {
     final class OfFile(val size: Long) { var fromFooters = true }
     val byPath = new java.util.HashMap[String, OfFile]()
+    var filterBytes = 0L
     (written.iterator ++ reusedRows.iterator).foreach { r =>
+      filterBytes += r.filterBytes
       var f = byPath.get(r.path)
       if (f == null) { f = new OfFile(r.fileSize); byPath.put(r.path, f) }
       if (!r.fromFooter) f.fromFooters = false
     }
     var (bytes, fromFooters) = (0L, 0L)
     byPath.values.forEach { f => bytes += f.size; if (f.fromFooters) fromFooters += 1 }
-    BuildRun.Indexed(byPath.size.toLong, bytes, fromFooters)
+    BuildRun.Indexed(byPath.size.toLong, bytes, fromFooters, filterBytes)
   }
-
-  def filterBytes: Long = (written.iterator ++ reusedRows.iterator).map(_.filterBytes.toLong).sum
 
   private def timed[T](what: String)(f: => T): T = {
     val t0 = System.nanoTime()
@@ -311,6 +311,6 @@ private final class BuildRun(
 
 private object BuildRun {
 
-  /** What [[BuildRun.indexed]] counts: source files, their bytes, those whose filters all came from footers. */
-  final case class Indexed(count: Long, bytes: Long, fromFooters: Long)
+  /** What [[BuildRun.indexed]] counts: source files, their bytes, those whose filters all came from footers, the filters' bytes. */
+  final case class Indexed(count: Long, bytes: Long, fromFooters: Long, filterBytes: Long)
 }

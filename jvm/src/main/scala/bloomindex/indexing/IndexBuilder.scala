@@ -56,7 +56,7 @@ object IndexBuilder {
     val globalNdv = if (!spec.global) Map.empty[String, Long]
       else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
     val indexed = run.indexed()
-    BuildResult(indexed.count, indexed.bytes, run.filterBytes, indexed.fromFooters, globalNdv,
+    BuildResult(indexed.count, indexed.bytes, indexed.filterBytes, indexed.fromFooters, globalNdv,
       run.layout.name)
   }
 

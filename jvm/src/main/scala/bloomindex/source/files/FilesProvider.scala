@@ -128,7 +128,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
     else {
       FileStatusCache.getOrCreate(spark).invalidateAll()
       // A format that refuses an empty schema is listed as a query would read it.
-      val df = try Some(spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*))
+      val df = try Some(listedOnly(spark, s))
         catch { case scala.util.control.NonFatal(_) => None }
       // Listed just now, after the cache was dropped: no refresh (a second listing) needed.
       df.map(df => (SourceResolver.filesOf(SourceResolver.relation(df, s.display)), None: Option[Long]))
@@ -390,7 +390,7 @@ object FilesProvider {
     // report, in its own order (a missing folder first).
     try {
       if (new ParquetOptions(CaseInsensitiveMap(s.options), conf).mergeSchema) return None
-      val listed = spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*)
+      val listed = listedOnly(spark, s)
       val rel = SourceResolver.relation(listed, s.display)
       // Spark's own listing of a folder (a file sink's output, listed from its `_spark_metadata`
       // log, takes another path in Spark's DataSource: its schema is not made nullable there).
@@ -406,6 +406,14 @@ object FilesProvider {
       case scala.util.control.NonFatal(_) => None
     }
   }
+
+  /**
+   * Path source `s` listed, nothing inferred: read with an empty schema (its partition columns
+   * are still inferred from the paths, as without a schema). Throws for a format that refuses an
+   * empty schema.
+   */
+  private def listedOnly(spark: SparkSession, s: SourceSpec): DataFrame =
+    spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*)
 
   /**
    * The file Parquet's inference reads when it does not merge schemas, of `files` (a listing):
