@@ -23,7 +23,7 @@ A query whose mapping is the build's (Parquet by name in any order, CSV in the b
 headered CSV with its header checked) must skip files: counted per format, and asserted, so that
 a fix that simply stops pruning fails here.
 
-BLOOMINDEX_MAPPING_QUERIES (default 300; `make test-nightly` runs 5,000) sets the number of
+BLOOMINDEX_MAPPING_QUERIES (default 200; `make test-nightly` runs 5,000) sets the number of
 queries, BLOOMINDEX_MAPPING_SEED the seed; every failure message names the seed and the case."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from bloomindex import BloomIndex
 from index_helpers import confs
 from test_decoding_regressions import _rows, kept, report, write_text_files
 
-N_QUERIES = int(os.environ.get("BLOOMINDEX_MAPPING_QUERIES", "300"))
+N_QUERIES = int(os.environ.get("BLOOMINDEX_MAPPING_QUERIES", "200"))
 SEED = int(os.environ.get("BLOOMINDEX_MAPPING_SEED", "20261125"))
 FORMATS = ["parquet", "orc", "orc_hive", "csv", "csv_header", "json", "avro", "delta"]
 QUERIES_PER_FORMAT = -(-N_QUERIES // len(FORMATS))

@@ -7,8 +7,8 @@ of ``BATCH`` random predicates, one scan with the index off finds the files hold
 each (``max(CASE WHEN p THEN 1 ELSE 0 END) ... GROUP BY input_file_name()``); then each
 predicate is only *planned* with the index on (``inputFiles()``), on two of the indexed column
 variants, and every file holding a match must be kept. ``BLOOMINDEX_TEXT_EXECUTED`` of them
-(default 150) also run whole with the index on, their rows compared with the index-off scan's.
-``BLOOMINDEX_TEXT_QUERIES`` random predicates (default 2,000; 20,000 in ``make
+(default 80) also run whole with the index on, their rows compared with the index-off scan's.
+``BLOOMINDEX_TEXT_QUERIES`` random predicates (default 1,000; 20,000 in ``make
 test-nightly-text``). The strings and predicates come from tests/text_model.py, whose Python
 model also says which predicates a perfect filter would prune: a share of those must prune.
 """
@@ -27,8 +27,8 @@ from pyspark.errors import AnalysisException, IllegalArgumentException
 import text_model as M
 from bloomindex import BloomIndex
 
-N_QUERIES = int(os.environ.get("BLOOMINDEX_TEXT_QUERIES", "2000"))
-N_EXECUTED = int(os.environ.get("BLOOMINDEX_TEXT_EXECUTED", "150"))
+N_QUERIES = int(os.environ.get("BLOOMINDEX_TEXT_QUERIES", "1000"))
+N_EXECUTED = int(os.environ.get("BLOOMINDEX_TEXT_EXECUTED", "80"))
 # Column variants each predicate is planned on (CI 1, nightly 2: `make test-nightly-text`).
 PLANS_PER_QUERY = int(os.environ.get("BLOOMINDEX_TEXT_PLANS", "1"))
 BATCH = 100
