@@ -128,7 +128,7 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
+def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int = 0) -> dict:
     """One fresh driver: the table listed, then the first point lookup's planning through the proxy."""
     import s3_helpers
     from latency_proxy import LatencyProxy
@@ -163,9 +163,15 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     proxy.reset()
     w0 = time.time()
     cpu0 = process_cpu_s(jvm_pid)
+    # The test rig's own CPU in the same window, on the same two cores: the moto server (Python,
+    # it renders every listing page's XML) and this process (the latency proxy's thread copies
+    # every byte). A real object store's work is not on the driver's machine.
+    server0 = process_cpu_s(moto_pid) if moto_pid else 0.0
+    proxy0 = time.process_time()
     t0 = time.perf_counter()
     plan = q._jdf.queryExecution().executedPlan()
     plan_s = time.perf_counter() - t0
+    rig_cpu_s = time.process_time() - proxy0 + ((process_cpu_s(moto_pid) - server0) if moto_pid else 0.0)
     # The driver JVM's CPU time (all its threads) during the planning: the part of the wall time
     # that is work, not waiting for requests (or for a core, on a loaded machine).
     plan_cpu_s = process_cpu_s(jvm_pid) - cpu0
@@ -188,7 +194,7 @@ def child(moto_port: int, jars: list[str], n: int, case: str) -> dict:
     spark.stop()
     proxy.stop()
     index_kinds = ("probe", "summary", "log", "index", "global")
-    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "plan_start": round(w0, 3), "plan_cpu_s": round(plan_cpu_s, 3), "list_s": round(list_s, 1),
+    return {"files": n, "case": case, "stream": STREAM or "default", "plan_s": round(plan_s, 3), "plan_start": round(w0, 3), "plan_cpu_s": round(plan_cpu_s, 3), "rig_cpu_s": round(rig_cpu_s, 3), "list_s": round(list_s, 1),
             "files_read": files, "requests": sum(counts.values()),
             "index_requests": sum(v for k, v in counts.items() if k.split(" ")[1] in index_kinds),
             "probe_gets": counts.get("GET probe", 0), "counts": counts, "ranged_bytes": nbytes,
@@ -216,8 +222,8 @@ def main() -> None:
             for rep in range(REPEATS):
                 for case in CASES:
                     code = ("import json, sys; sys.path[:0] = %r; import bench_s3_latency as b; "
-                            "print('RESULT ' + json.dumps(b.child(%d, %r, %d, %r)))"
-                            % ([str(ROOT / "bench")], moto.port, jars, n, case))
+                            "print('RESULT ' + json.dumps(b.child(%d, %r, %d, %r, %d)))"
+                            % ([str(ROOT / "bench")], moto.port, jars, n, case, moto.proc.pid))
                     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
                     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
                     if os.environ.get("BENCH_LAT_DEBUG"):
@@ -235,13 +241,14 @@ def main() -> None:
     (OUT / "bench_s3_latency.json").write_text(json.dumps(results, indent=1))
     print(f"\ndelay {DELAY_MS:g} ms per request, stream {STREAM or 'default'}, {PROBE_FILES} probe files per column, load average "
           f"{os.getloadavg()[0]:.1f}")
-    print("| files | case | first planning s (runs) | warm JVM, index dropped: planning s | requests (index) | probe GETs | files read |\n|---|---|---|---|---|---|---|")
+    print("| files | case | first planning s (runs) | driver CPU s | rig CPU s (server + proxy) | warm JVM, index dropped: planning s | requests (index) | probe GETs | files read |\n|---|---|---|---|---|---|---|---|---|")
     for n in SIZES:
         for case in CASES:
             rs = [r for r in results if r["files"] == n and r["case"] == case]
             if rs:
                 print(f"| {n:,} | {case} | {statistics.median(r['plan_s'] for r in rs):.2f} "
-                      f"({', '.join(str(r['plan_s']) for r in rs)}) | {min(r.get('warm_cold_index_plan_s', 0) for r in rs):.3f} "
+                      f"({', '.join(str(r['plan_s']) for r in rs)}) | {statistics.median(r['plan_cpu_s'] for r in rs):.2f} "
+                      f"| {statistics.median(r['rig_cpu_s'] for r in rs):.2f} | {min(r.get('warm_cold_index_plan_s', 0) for r in rs):.3f} "
                       f"| {rs[0]['requests']} ({rs[0]['index_requests']}) "
                       f"| {rs[0]['probe_gets']} | {rs[0]['files_read']} |")
 

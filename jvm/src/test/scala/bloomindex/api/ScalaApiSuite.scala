@@ -1,10 +1,8 @@
 package bloomindex.api
 
-import java.nio.file.Files
-
 import scala.jdk.CollectionConverters._
 
-import bloomindex.testing.TestSpark
+import bloomindex.testing.{TempDirs, TestSpark}
 
 import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
 import org.apache.spark.sql.functions.col
@@ -17,12 +15,12 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
   private lazy val spark: SparkSession = TestSpark.session
 
   override def beforeEach(): Unit = {
-    spark.conf.set("spark.bloomindex.root", Files.createTempDirectory("bloomindex-root").toString)
+    spark.conf.set("spark.bloomindex.root", TempDirs.create("bloomindex-root").toString)
   }
 
   /** 8 parquet files of 1,000 ids each (file k holds k*1000 until (k+1)*1000) and a string column. */
   private def writeSource(): String = {
-    val path = Files.createTempDirectory("bloomindex-src").resolve("events").toString
+    val path = TempDirs.create("bloomindex-src").resolve("events").toString
     spark.range(0, 8000, 1, 8).selectExpr("id", "concat('s', id) AS s").write.parquet(path)
     path
   }
@@ -89,7 +87,7 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
   }
 
   test("text filters: tokens and n-grams prune LIKE, contains, ILIKE and = as without the index; errors name the problem") {
-    val path = Files.createTempDirectory("bloomindex-src").resolve("logs").toString
+    val path = TempDirs.create("bloomindex-src").resolve("logs").toString
     // File k holds trace ids k*500 until (k+1)*500 and one word of its own ('wordK').
     spark.range(0, 4000, 1, 8).selectExpr("id",
       "concat('GET /api/', CAST(id % 5 AS STRING), ' trace-', lpad(CAST(id AS STRING), 6, '0'), ' ', " +
@@ -196,7 +194,7 @@ class ScalaApiSuite extends AnyFunSuite with BeforeAndAfterEach {
   test("global filters: prefilter and mightContain keep every matching row") {
     val path = writeSource()
     val bi = BloomIndex(spark)
-    val dim = Files.createTempDirectory("bloomindex-dim").resolve("dim").toString
+    val dim = TempDirs.create("bloomindex-dim").resolve("dim").toString
     spark.range(0, 8000, 100, 2).toDF("id").write.parquet(dim)
     bi.create("dim_idx").onPath("parquet", dim).column("id").globalFilter().fpp(0.01).execute()
     val facts = spark.read.parquet(path)

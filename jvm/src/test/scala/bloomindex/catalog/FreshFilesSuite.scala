@@ -6,6 +6,7 @@ import java.nio.file.Files
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.scalatest.funsuite.AnyFunSuite
+import bloomindex.testing.TempDirs
 
 /**
  * The check of local files against storage (each file's size and time read relative to its
@@ -15,7 +16,7 @@ import org.scalatest.funsuite.AnyFunSuite
 class FreshFilesSuite extends AnyFunSuite {
 
   test("local files: unchanged exactly when size and modification time are the listing's") {
-    val root = Files.createTempDirectory("fresh").toFile
+    val root = TempDirs.create("fresh").toFile
     val dirs = Seq("a", "b", "c=1", "gone").map { d => val f = new File(root, d); f.mkdirs(); f }
     Files.createSymbolicLink(new File(root, "link").toPath, dirs(0).toPath)
     // The same names in each folder, of other sizes: a file looked up in the wrong folder is found changed.

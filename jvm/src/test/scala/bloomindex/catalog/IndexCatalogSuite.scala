@@ -5,7 +5,7 @@ import java.nio.file.Files
 
 import bloomindex.log.SourceSpec
 import bloomindex.source.{ScanSource, SourceIdentity, SourceProviders}
-import bloomindex.testing.{SmallSource, TestSpark}
+import bloomindex.testing.{SmallSource, TempDirs, TestSpark}
 
 import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -54,7 +54,7 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
   }
 
   test("another source: an index over other folders does not answer") {
-    val other = Files.createTempDirectory("bloomindex-other").resolve("events").toString
+    val other = TempDirs.create("bloomindex-other").resolve("events").toString
     spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount").write.parquet(other)
     val scan = scanOf(spark.read.parquet(other))
     assert(new IndexCatalog(spark).viewsFor(scan).isEmpty)

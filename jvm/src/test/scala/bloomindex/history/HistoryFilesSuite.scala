@@ -1,12 +1,11 @@
 package bloomindex.history
 
-import java.nio.file.Files
-
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, EqualNullSafe, EqualTo, In, IsNull, Literal, Not, Or}
 import org.apache.spark.sql.types.{IntegerType, StringType}
 import org.scalatest.funsuite.AnyFunSuite
+import bloomindex.testing.TempDirs
 
 /** The history's storage (limits, compaction, JSON) and what it keeps of a filter, without Spark. */
 class HistoryFilesSuite extends AnyFunSuite {
@@ -16,7 +15,7 @@ class HistoryFilesSuite extends AnyFunSuite {
   private def rec(t: Long, source: String = "t"): ScanRecord = ScanRecord(t, Some(1L), source, "files", "parquet", Some(source),
     Seq("/data/t"), Seq(ColumnPredicate("id", "=", 1)), Some(4L), Some(1L), Some(400L), Some(100L), Some("ix"), Some(2L), Some(12L))
 
-  private def root(): String = Files.createTempDirectory("history").toString
+  private def root(): String = TempDirs.create("history").toString
 
   test("a record round-trips through its JSON line") {
     val r = rec(1700000000123L)

@@ -1,11 +1,9 @@
 package bloomindex.indexing
 
-import java.nio.file.Files
-
 import bloomindex.log.{ColumnSpec, SourceSpec}
 import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.source.{SourceFile, SourceResolver}
-import bloomindex.testing.TestSpark
+import bloomindex.testing.{TempDirs, TestSpark}
 
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -14,7 +12,7 @@ class NdvSampleSuite extends AnyFunSuite {
   private lazy val spark = TestSpark.session
 
   test("distinct values per byte: each sampled file counted, summed over their bytes") {
-    val path = Files.createTempDirectory("ndv-sample").resolve("t").toString
+    val path = TempDirs.create("ndv-sample").resolve("t").toString
     // 4 files of 1,000 rows: k distinct in every row (1,000 a file), g 10 values a file, n null.
     spark.range(0, 4000, 1, 4).selectExpr("id AS k", "id % 10 AS g", "CAST(NULL AS BIGINT) AS n").write.parquet(path)
     val snap = SourceResolver.snapshot(spark, SourceSpec(None, "parquet", Seq(path), Map.empty, Nil))

@@ -8,6 +8,7 @@ import bloomindex.sbbf.SbbfSizing.Sizing
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
+import bloomindex.testing.TempDirs
 
 /**
  * Probe files (a column's filters block-major): what a query reads of them answers exactly as
@@ -30,7 +31,7 @@ class ProbeFileSuite extends AnyFunSuite {
   /** Writes `files` into probe files of at most `perFile` rows each and loads them as a query would. */
   private def write(alg: FilterAlgorithm, files: Seq[(String, BloomFilter, Seq[Long])], perFile: Int,
       sectionBytes: Int, format: Int = ProbeFile.Format): Seq[Path] = {
-    val dir = Files.createTempDirectory("probe").toFile
+    val dir = TempDirs.create("probe").toFile
     files.grouped(perFile).zipWithIndex.map { case (group, k) =>
       val p = new Path(dir.toURI.toString, s"_part-$k.probe")
       val w = new ProbeFile.Writer(conf, p, alg, sectionBytes, format)
@@ -107,7 +108,7 @@ class ProbeFileSuite extends AnyFunSuite {
   for (alg <- FilterAlgorithm.all; format <- ProbeFile.Formats.toSeq.sorted)
     test(s"${alg.name}, probe file format $format: the load from footers as arrays builds the same column") {
       val rnd = new java.util.Random(31L * format + alg.name.hashCode)
-      val dir = Files.createTempDirectory("probe").toFile
+      val dir = TempDirs.create("probe").toFile
       // Folders, non-ASCII names, another scheme (no prefix shared by all), a path in two probe files.
       val groups: Seq[Seq[String]] = Seq(
         (0 until 70).map(i => if (i % 3 == 0) s"file:/t/p=${i % 4}/part-$i.parquet" else s"file:/t/part-é$i.parquet"),
@@ -206,7 +207,7 @@ class ProbeFileSuite extends AnyFunSuite {
 
   test("format 4: the entries of a table's files take under 60% of format 3's footer, read back the same") {
     val alg = FilterAlgorithm.SplitBlock
-    val dir = Files.createTempDirectory("probe4").toFile
+    val dir = TempDirs.create("probe4").toFile
     val f = alg.forNdv(10, 0.01, Sizing.Exact).toBytes
     // As a Spark write names its files, in a table's folder; numbers as a listing gives them.
     val entries = (0 until 500).map(i => (f"s3a://bucket/warehouse/db.db/orders/date=2026-11-${i % 28 + 1}%02d/" +
@@ -232,7 +233,7 @@ class ProbeFileSuite extends AnyFunSuite {
       // Some in a folder of their own, so the folders the probe files share differ.
       (if (i % 4 == 0) p.replace("file:/t/", "file:/t/d=1/") else p, f, v)
     }
-    val dir = Files.createTempDirectory("probe34").toFile
+    val dir = TempDirs.create("probe34").toFile
     val paths = files.grouped(30).zipWithIndex.map { case (group, k) =>
       val p = new Path(dir.toURI.toString, s"_part-$k.probe")
       val w = new ProbeFile.Writer(conf, p, alg, 1024, if (k == 1) 3 else 4)

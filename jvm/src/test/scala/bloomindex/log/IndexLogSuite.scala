@@ -8,6 +8,7 @@ import bloomindex.sbbf.SbbfSizing.Sizing
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
+import bloomindex.testing.TempDirs
 
 /** The log on local files, without Spark: damaged and oversized entries, racing commits. */
 class IndexLogSuite extends AnyFunSuite {
@@ -17,7 +18,7 @@ class IndexLogSuite extends AnyFunSuite {
       Seq(ColumnSpec("a", "BIGINT", 0.01, None, Sizing.Exact)), global = false),
     if (state == IndexState.Active) Some(IndexData(s"data/$op", 1, 1, 1, 0, Map.empty)) else None)
 
-  private def newLog(): IndexLog = new IndexLog(new Path(Files.createTempDirectory("indexlog").toUri), new Configuration())
+  private def newLog(): IndexLog = new IndexLog(new Path(TempDirs.create("indexlog").toUri), new Configuration())
 
   private def write(log: IndexLog, v: Long, text: String): Unit =
     Files.writeString(java.nio.file.Paths.get(log.entryPath(v).toUri), text)

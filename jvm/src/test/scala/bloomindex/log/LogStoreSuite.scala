@@ -7,6 +7,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.AnalysisException
 import org.scalatest.funsuite.AnyFunSuite
+import bloomindex.testing.TempDirs
 
 /** Choosing a log store per scheme, and the conditional-create protocol (without a server). */
 class LogStoreSuite extends AnyFunSuite {
@@ -75,7 +76,7 @@ class LogStoreSuite extends AnyFunSuite {
   }
 
   test("conditional create: a refusal is a lost race, unless the object holds our own bytes; 409 is retried") {
-    val dir = Files.createTempDirectory("logstore")
+    val dir = TempDirs.create("logstore")
     val path = new Path(dir.resolve("00000000000000000000.json").toUri)
     val store = new FakeConditionalStore(new Configuration())
     store.createIfAbsent(path, "first")

@@ -1,8 +1,7 @@
 package bloomindex.pruning
 
-
 import bloomindex.source.files.BloomPrunedV2FileIndex
-import bloomindex.testing.{SmallSource, TestSpark}
+import bloomindex.testing.{SmallSource, TempDirs, TestSpark}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -52,7 +51,7 @@ class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
 
   test("a partitioned folder read by path: the decision probes the partitions the scan reads, not all") {
     // 4 partitions p = 0..3 of 2 files each; ids 200p .. 200p+199, 100 a file.
-    val dir = java.nio.file.Files.createTempDirectory("bloomindex-parts").resolve("t").toString
+    val dir = TempDirs.create("bloomindex-parts").resolve("t").toString
     spark.range(0, 800).selectExpr("id", "CAST(id DIV 200 AS INT) AS p").repartitionByRange(8, org.apache.spark.sql.functions.col("id"))
       .write.partitionBy("p").parquet(dir)
     bloomindex.api.BloomIndex(spark).create("parts").onPath("parquet", dir).columns("id").execute()

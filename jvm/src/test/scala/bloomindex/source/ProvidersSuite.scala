@@ -2,7 +2,7 @@ package bloomindex.source
 
 import java.nio.file.Files
 
-import bloomindex.testing.TestSpark
+import bloomindex.testing.{TempDirs, TestSpark}
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.types.StructType
@@ -22,7 +22,7 @@ class ProvidersSuite extends AnyFunSuite {
   }
 
   test("a scan of a folder of Parquet files is the file provider's, a catalog table by name and creation time") {
-    val path = Files.createTempDirectory("bloomindex-src").resolve("p").toString
+    val path = TempDirs.create("bloomindex-src").resolve("p").toString
     spark.range(10).write.parquet(path)
     val scan = spark.read.parquet(path).queryExecution.analyzed.collectLeaves().flatMap(SourceProviders.describe).head
     assert(scan.provider.name == "files" && scan.format == "parquet" && scan.table.isEmpty && scan.listingMayBeStale)
@@ -64,9 +64,9 @@ class ProvidersSuite extends AnyFunSuite {
 
   test("a Parquet folder read without a schema: the relation Spark's read makes, inferred from the one footer Spark's reads") {
     import org.apache.hadoop.fs.{Path => HPath}
-    val root = Files.createTempDirectory("bloomindex-infer")
+    val root = TempDirs.create("bloomindex-infer")
     def write(df: org.apache.spark.sql.DataFrame, dir: java.nio.file.Path, name: String): Unit = {
-      val tmp = Files.createTempDirectory("bloomindex-infer-w").resolve("o").toString
+      val tmp = TempDirs.create("bloomindex-infer-w").resolve("o").toString
       df.coalesce(1).write.parquet(tmp)
       val part = new java.io.File(tmp).listFiles().find(_.getName.endsWith(".parquet")).get
       Files.createDirectories(dir)

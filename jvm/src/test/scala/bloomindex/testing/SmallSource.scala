@@ -1,7 +1,5 @@
 package bloomindex.testing
 
-import java.nio.file.Files
-
 import bloomindex.api.BloomIndex
 
 import org.apache.spark.sql.SparkSession
@@ -13,8 +11,8 @@ import org.apache.spark.sql.SparkSession
  */
 object SmallSource {
   def create(spark: SparkSession, columns: String*): String = {
-    spark.conf.set("spark.bloomindex.root", Files.createTempDirectory("bloomindex-root").toUri.toString)
-    val path = Files.createTempDirectory("bloomindex-src").resolve("events").toString
+    spark.conf.set("spark.bloomindex.root", TempDirs.create("bloomindex-root").toUri.toString)
+    val path = TempDirs.create("bloomindex-src").resolve("events").toString
     spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount").write.parquet(path)
     BloomIndex(spark).create("ev").onPath("parquet", path).columns(columns: _*).execute()
     path

@@ -1,7 +1,5 @@
 package bloomindex.testing
 
-import java.nio.file.Files
-
 import org.apache.spark.sql.SparkSession
 
 /**
@@ -11,7 +9,7 @@ import org.apache.spark.sql.SparkSession
  */
 object TestSpark {
   lazy val session: SparkSession = {
-    val warehouse = Files.createTempDirectory("bloomindex-warehouse")
+    val warehouse = TempDirs.create("bloomindex-warehouse")
     val s = SparkSession.builder()
       .master("local[2]")
       .appName("bloomindex-scala-tests")
