@@ -70,6 +70,9 @@ lazy val root = (project in file("."))
     Test / javaOptions ++= Seq(
       "--add-modules", "jdk.incubator.vector",
       "-Xmx2g",
+      // The serial collector: on 2 cores G1's concurrent threads cost more than they save on a
+      // 2 GB heap (docs/decisions.md, "CI time, again").
+      "-XX:+UseSerialGC",
       // Spark on JDK 17 needs these opens (same list as spark-submit's defaults).
       "--add-opens=java.base/java.lang=ALL-UNNAMED",
       "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",

@@ -133,6 +133,10 @@ def spark(tmp_path_factory):
                # local[2]: the driver's class path is the executors' too.
                .config("spark.driver.extraClassPath", str(TEST_JAR))
                .config("spark.driver.memory", "2g")
+               # The serial collector: on 2 cores shared by two workers' JVMs, G1's concurrent
+               # threads cost more than they save on a 2 GB heap (about 10% of the suite's time,
+               # docs/decisions.md "CI time, again"). BLOOMINDEX_TEST_JAVA_OPTIONS replaces it.
+               .config("spark.driver.extraJavaOptions", os.environ.get("BLOOMINDEX_TEST_JAVA_OPTIONS", "-XX:+UseSerialGC"))
                # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
                .config("spark.databricks.delta.snapshotPartitions", "2")
                # Indexes follow writes only where a test asks (OPTIONS (refresh = ...)): the other
