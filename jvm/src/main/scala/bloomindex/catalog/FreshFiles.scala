@@ -87,7 +87,7 @@ object FreshFiles {
         } finally folders.close()
       })
       out.or(java.util.BitSet.valueOf(words))
-    } else if (!s3(fs, files, requests, perRun, (k, now) => keep(out.set(_), k, now))) {
+    } else if (!s3(fs, files, requests, perRun, out)) {
       // Not S3 listed in parallel runs (S3Listing): a listing per folder, or a flat one of many.
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
       val ancestor = commonFolder(byDir.keys.toSeq)
@@ -121,20 +121,25 @@ object FreshFiles {
   /**
    * `files` checked on S3 with listings in parallel runs of `perRun` keys, `requests` at once, by
    * folder for at most [[FolderLimit]] folders, else over their common folder
-   * ([[S3Listing.runsFor]]), `keep` called for each; false, and nothing kept, where S3Listing does
-   * not list this file system or its listing failed: the caller then lists as Hadoop does. The
-   * folders are told from the keys' strings (no parent `Path` built per file).
+   * ([[S3Listing.runsFor]]): the position of each file whose object has the listed size and time
+   * is set in `out`. False, and nothing set, where S3Listing does not list this file system or
+   * its listing failed: the caller then lists as Hadoop does. The folders are told from the
+   * keys' strings (no parent `Path` built per file), and each file is compared with its object's
+   * size and time as listed (no `FileStatus` built per file; the listing's objects are files).
    */
   private def s3(fs: org.apache.hadoop.fs.FileSystem, files: IndexedSeq[FileStatus], requests: Int, perRun: Int,
-      keep: (Int, Option[FileStatus]) => Unit): Boolean = S3Listing.lister(fs).exists { lister =>
+      out: java.util.BitSet): Boolean = S3Listing.lister(fs).exists { lister =>
     val authority = fs.getUri.getAuthority
     if (!files.forall(f => f.getPath.toUri.getAuthority == authority)) false
     else try {
       val keys = files.map(f => S3Listing.key(f.getPath))
       val wanted = S3Listing.sortedDistinct(keys)
       val now = lister.statuses(S3Listing.runsFor(wanted, FolderLimit, perRun), requests)
-      files.indices.foreach { k =>
-        keep(k, Option(now.get(keys(k))).map(n => new FileStatus(n.size, false, 1, 0L, n.modified, files(k).getPath)))
+      var k = 0
+      while (k < files.size) {
+        val n = now.get(keys(k))
+        if (n != null && n.size == files(k).getLen && n.modified == files(k).getModificationTime) out.set(k)
+        k += 1
       }
       true
     } catch {
