@@ -48,6 +48,12 @@ lazy val root = (project in file("."))
     target := sys.env.get("BLOOMINDEX_BUILD_DIR").map(file).getOrElse(baseDirectory.value / "target"),
     Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
     Compile / javaSource := baseDirectory.value / "jvm" / "src" / "main" / "java",
+    // What differs between Spark lines at compile time (bloomindex.compat.RuntimeFilteringForwarders):
+    // scala-spark-4.1 for a compile check against Spark 4.1, scala-spark-4.2 for 4.2 and newer.
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "jvm" / "src" / "main" / {
+      val Array(major, minor) = sparkVersion.value.split("\\.").take(2).map(_.toInt)
+      if (major == 4 && minor < 2) "scala-spark-4.1" else "scala-spark-4.2"
+    },
     Compile / resourceDirectory := baseDirectory.value / "jvm" / "src" / "main" / "resources",
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
     Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",

@@ -3,7 +3,7 @@ package bloomindex.source.iceberg
 import scala.util.control.NonFatal
 
 import bloomindex.catalog.{IndexCatalog, PruningInfo, SkippedFiles}
-import bloomindex.compat.SparkShim
+import bloomindex.compat.RuntimeFilteringForwarders
 import bloomindex.pruning.PrunedScan
 
 import org.apache.spark.sql.connector.expressions.NamedReference
@@ -19,7 +19,7 @@ import org.apache.spark.sql.types.StructType
  * pruned the same way.
  */
 final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: PruningInfo)
-    extends Scan with SupportsRuntimeV2Filtering with PrunedScan {
+    extends Scan with SupportsRuntimeV2Filtering with RuntimeFilteringForwarders with PrunedScan {
 
   override def readSchema(): StructType = delegate.readSchema()
   override def description(): String = s"${delegate.description()} [Bloom index ${info.index}: " +
@@ -37,13 +37,6 @@ final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: 
     case r: SupportsRuntimeV2Filtering => r.filter(predicates)
     case _ =>
   }
-  // Spark 4.2 added these two with defaults, Spark 4.1 has neither: the delegate's are called by
-  // name (without these overrides scalac compiles forwarders to 4.2's defaults into this class,
-  // references that 4.1's jars do not resolve: make test-spark-versions' link check).
-  override def pushedPredicates(): Array[Predicate] =
-    SparkShim.callIfPresent(delegate, "pushedPredicates", Array.empty[Predicate])
-  override def supportsIterativePushdown(): Boolean =
-    SparkShim.callIfPresent(delegate, "supportsIterativePushdown", false)
 }
 
 /** Iceberg's batch, its input partitions without the skipped files' tasks. */
