@@ -161,7 +161,7 @@ test-flips: $(JAR)
 
 # The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases,
 # the schema-mapping suite with 5,000 queries and the other filter designs' with 600 each (CI runs
-# 600, 300, 300 and 60).
+# 300, 300, 200 and 60).
 test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping or algorithms_index"
 test-nightly-queries: export BLOOMINDEX_DIFF_QUERIES = 20000
 test-nightly-queries: export BLOOMINDEX_ALG_QUERIES = 600
@@ -170,7 +170,7 @@ test-nightly-queries: export BLOOMINDEX_MAPPING_QUERIES = 5000
 test-nightly-queries: test-python
 
 # The text search suite (issue 25) at full size: 20,000 random predicates, each planned on two indexed
-# column variants, and 1,500 of them executed (CI: 2,000 planned on one variant each and 150, in `make test`).
+# column variants, and 1,500 of them executed (CI: 1,000 planned on one variant each and 80, in `make test`).
 test-nightly-text: export BLOOMINDEX_TEXT_QUERIES = 20000
 test-nightly-text: export BLOOMINDEX_TEXT_EXECUTED = 1500
 test-nightly-text: export BLOOMINDEX_TEXT_PLANS = 2

@@ -51,8 +51,12 @@ lazy val root = (project in file("."))
     // What differs between Spark lines at compile time (bloomindex.compat.RuntimeFilteringForwarders):
     // scala-spark-4.1 for a compile check against Spark 4.1, scala-spark-4.2 for 4.2 and newer.
     Compile / unmanagedSourceDirectories += baseDirectory.value / "jvm" / "src" / "main" / {
-      val Array(major, minor) = sparkVersion.value.split("\\.").take(2).map(_.toInt)
-      if (major == 4 && minor < 2) "scala-spark-4.1" else "scala-spark-4.2"
+      val Line = """^(\d+)\.(\d+)""".r.unanchored
+      sparkVersion.value match {
+        case Line(major, minor) if major.toInt < 4 || (major.toInt == 4 && minor.toInt < 2) => "scala-spark-4.1"
+        case Line(_, _) => "scala-spark-4.2"
+        case v => sys.error(s"cannot read the Spark version '$v' (BLOOMINDEX_SPARK_VERSION or the pin): expected <major>.<minor>...")
+      }
     },
     Compile / resourceDirectory := baseDirectory.value / "jvm" / "src" / "main" / "resources",
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",

@@ -229,9 +229,12 @@ def test_text_differential_random_patterns(spark, text_table):
     # filter would prune do prune (the filters' false positives aside), kind by kind.
     assert prunable_plans >= planned // 5, summary
     assert pruned_prunable >= 0.8 * prunable_plans, summary
+    # Each kind prunable in at least 0.5% of the plans (about half the rarest kinds' share: at
+    # CI's 1,000 plans endswith and ilike have 10 each), so that every kind is exercised at any size.
+    floor = max(5, planned // 200)
     for op in ("like", "contains", "startswith", "endswith", "eq", "in", "ilike"):
         perfect, did = by_op.get(op, (0, 0))
-        assert perfect >= 10 and did >= 0.7 * perfect, (op, summary)
+        assert perfect >= floor and did >= 0.7 * perfect, (op, floor, summary)
 
 
 def test_text_model_is_sound_without_spark():

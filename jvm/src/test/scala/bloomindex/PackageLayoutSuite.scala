@@ -13,7 +13,9 @@ import org.scalatest.funsuite.AnyFunSuite
  */
 class PackageLayoutSuite extends AnyFunSuite {
 
-  private val roots = Seq("jvm/src/main/scala", "jvm/src/main/java").map(Paths.get(_))
+  // With the per-Spark-line folders (build.sbt): each compiles into the same packages.
+  private val roots = Seq("jvm/src/main/scala", "jvm/src/main/java", "jvm/src/main/scala-spark-4.1",
+    "jvm/src/main/scala-spark-4.2").map(Paths.get(_))
 
   private def sources: Seq[Path] = roots.filter(Files.isDirectory(_)).flatMap { r =>
     Files.walk(r).iterator().asScala.filter(p => p.toString.endsWith(".scala") || p.toString.endsWith(".java")).toSeq

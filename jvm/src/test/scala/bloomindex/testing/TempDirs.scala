@@ -8,11 +8,19 @@ import java.nio.file.attribute.BasicFileAttributes
  * Temporary folders of the Scala suites: each under one folder of this test run, which is deleted
  * with everything in it when the JVM exits (sbt forks one for the suites), so a run leaves nothing
  * in the system's temporary folder however many tables and indexes its tests wrote.
+ *
+ * The deletion is a hook of Hadoop's `ShutdownHookManager`, which runs its hooks one after the
+ * other by priority: at [[DeletePriority]], after Spark's (all of Spark's hooks, the
+ * SparkContext's stop among them, run within one hook at priority 40; stopping writes the
+ * workload history under the indexes' roots, which are in this folder) and before Hadoop closes
+ * its file systems (10).
  */
 object TempDirs {
+  private val DeletePriority = 20
+
   private lazy val runRoot: Path = {
     val root = Files.createTempDirectory("bloomindex-scala-tests")
-    sys.addShutdownHook(deleteRecursively(root))
+    org.apache.hadoop.util.ShutdownHookManager.get().addShutdownHook(() => deleteRecursively(root), DeletePriority)
     root
   }
 

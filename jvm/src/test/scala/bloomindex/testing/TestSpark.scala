@@ -23,7 +23,8 @@ object TestSpark {
       .config("spark.bloomindex.refresh.default", "manual")
       .getOrCreate()
     s.sparkContext.setLogLevel("ERROR")
-    sys.addShutdownHook(s.stop())
+    // Stopped at the JVM's exit by the SparkContext's own shutdown hook (before TempDirs deletes
+    // the folders it wrote to).
     s
   }
 }
