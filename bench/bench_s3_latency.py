@@ -128,7 +128,7 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int = 0) -> dict:
+def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int) -> dict:
     """One fresh driver: the table listed, then the first point lookup's planning through the proxy."""
     import s3_helpers
     from latency_proxy import LatencyProxy
@@ -166,12 +166,12 @@ def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int = 0)
     # The test rig's own CPU in the same window, on the same two cores: the moto server (Python,
     # it renders every listing page's XML) and this process (the latency proxy's thread copies
     # every byte). A real object store's work is not on the driver's machine.
-    server0 = process_cpu_s(moto_pid) if moto_pid else 0.0
+    server0 = process_cpu_s(moto_pid)
     proxy0 = time.process_time()
     t0 = time.perf_counter()
     plan = q._jdf.queryExecution().executedPlan()
     plan_s = time.perf_counter() - t0
-    rig_cpu_s = time.process_time() - proxy0 + ((process_cpu_s(moto_pid) - server0) if moto_pid else 0.0)
+    rig_cpu_s = time.process_time() - proxy0 + process_cpu_s(moto_pid) - server0
     # The driver JVM's CPU time (all its threads) during the planning: the part of the wall time
     # that is work, not waiting for requests (or for a core, on a loaded machine).
     plan_cpu_s = process_cpu_s(jvm_pid) - cpu0

@@ -29,8 +29,12 @@ object FreshFiles {
   /** At most this many files of one folder are checked one status each; more by a listing of the folder. */
   val StatLimit = 2
 
+  /** Whether storage still holds what `listed` says: a file of its size and modification time (ms). */
+  private def same(listed: FileStatus, isFile: Boolean, size: Long, modified: Long): Boolean =
+    isFile && size == listed.getLen && modified == listed.getModificationTime
+
   private def same(listed: FileStatus, now: FileStatus): Boolean =
-    now.isFile && now.getLen == listed.getLen && now.getModificationTime == listed.getModificationTime
+    same(listed, now.isFile, now.getLen, now.getModificationTime)
 
   /**
    * On an object store (any scheme but the file systems below), files in more than this many
@@ -75,7 +79,7 @@ object FreshFiles {
             try {
               // One stat per file (java.io.File's length, lastModified and isFile are one each).
               val a = folders.attributes(f.getPath.toUri.getPath)
-              if (a.isRegularFile && a.size == f.getLen && a.lastModifiedTime.toMillis == f.getModificationTime) {
+              if (same(f, a.isRegularFile, a.size, a.lastModifiedTime.toMillis)) {
                 words(k >>> 6) |= 1L << k
               }
             } catch {
@@ -138,7 +142,7 @@ object FreshFiles {
       var k = 0
       while (k < files.size) {
         val n = now.get(keys(k))
-        if (n != null && n.size == files(k).getLen && n.modified == files(k).getModificationTime) out.set(k)
+        if (n != null && same(files(k), isFile = true, n.size, n.modified)) out.set(k)
         k += 1
       }
       true

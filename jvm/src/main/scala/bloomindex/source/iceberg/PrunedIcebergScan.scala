@@ -19,7 +19,7 @@ import org.apache.spark.sql.types.StructType
  * pruned the same way.
  */
 final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: PruningInfo)
-    extends Scan with SupportsRuntimeV2Filtering with RuntimeFilteringForwarders with PrunedScan {
+    extends Scan with RuntimeFilteringForwarders with PrunedScan {
 
   override def readSchema(): StructType = delegate.readSchema()
   override def description(): String = s"${delegate.description()} [Bloom index ${info.index}: " +
