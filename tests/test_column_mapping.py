@@ -15,7 +15,7 @@ import pytest
 
 from bloomindex import BloomIndex
 from index_helpers import confs, entry_text
-from test_decoding_regressions import assert_not_applied, assert_prunes, same, write_text_files
+from test_decoding_regressions import JOIN_FILTER, PRUNING, assert_not_applied, assert_prunes, same, write_text_files
 
 V1_LIST = "spark.sql.sources.useV1SourceList"
 
@@ -309,6 +309,62 @@ def test_join_filter_not_applied_over_a_cached_listing_of_a_rewritten_file(spark
         assert same(spark, lambda: spark.sql(q)) == [(first + 600, "x")]
     finally:
         _drop(spark, "cached_j")
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_plan_run_after_refresh_table_reads_a_file_rewritten_after_it_was_planned(spark, root, tmp_path, partitioned):
+    # The decision is made when the plan is optimized; the plan runs later, after the file was
+    # rewritten in place and REFRESH TABLE gave its scan a new listing: the file is read.
+    p = str(tmp_path / "pq")
+    if partitioned:
+        files = []
+        for i in range(4):
+            os.makedirs(os.path.join(p, f"q={i // 2}"), exist_ok=True)
+            files.append(os.path.join(p, f"q={i // 2}", f"part-{i}.parquet"))
+            _write_parquet_file(spark, files[-1], list(range(100 + 10 * i, 110 + 10 * i)))
+    else:
+        files = _parquet_folder(spark, p)
+    t, v = "planned_t", 100 + 600
+    try:
+        part = (", q INT) USING parquet PARTITIONED BY (q)" if partitioned else ") USING parquet")
+        spark.sql(f"CREATE TABLE {t} (k BIGINT, s STRING{part} LOCATION '{p}'")
+        if partitioned:
+            spark.sql(f"ALTER TABLE {t} RECOVER PARTITIONS")
+        spark.sql(f"CREATE BLOOM INDEX planned_ix ON {t} FOR COLUMNS (k)")
+        with confs(spark, {PRUNING: "true"}):
+            df = spark.sql(f"SELECT k FROM {t} WHERE k = {v}")
+            text = BloomIndex(spark).explain(df)  # plans df: no file holds v yet, all are skipped
+            assert "planned_ix (log version 1) kept 0/4 files" in text, text
+            _rewrite_same_size(spark, files[0], 600)
+            spark.sql(f"REFRESH TABLE {t}")
+            assert [r.k for r in df.collect()] == [v]
+    finally:
+        _drop(spark, t)
+
+
+def test_a_join_run_after_its_indexed_side_changed_keeps_the_rows_of_the_new_keys(spark, root):
+    # The join filter is chosen when the plan is optimized; an INSERT into the indexed side
+    # before the plan runs refreshes that side's listing: the filter, which does not hold the
+    # new key, must not drop the rows that now match.
+    try:
+        spark.sql("CREATE TABLE later_dim (k BIGINT, name STRING) USING parquet")
+        spark.sql("INSERT INTO later_dim VALUES (1, 'one'), (2, 'two')")
+        spark.sql("CREATE BLOOM INDEX later_dim_ix ON later_dim FOR COLUMNS (k) OPTIONS (global = true)")
+        # A key the filter certainly does not hold (no false positive): the filter decides its rows.
+        new = next(k for k in range(1000, 1100) if not spark.sql(
+            f"SELECT bloom_might_contain('later_dim_ix', 'k', CAST({k} AS BIGINT))").first()[0])
+        spark.sql("CREATE TABLE later_fact (k BIGINT, v STRING) USING parquet")
+        spark.sql(f"INSERT INTO later_fact VALUES (1, 'f1'), ({new}, 'fnew')")
+        q = "SELECT f.v, d.name FROM later_fact f JOIN later_dim d ON f.k = d.k"
+        with confs(spark, {JOIN_FILTER: "true"}):
+            df = spark.sql(q)
+            assert "join filter: index later_dim_ix" in BloomIndex(spark).explain(df)  # plans df, runs nothing
+            spark.sql(f"INSERT INTO later_dim VALUES ({new}, 'new')")
+            assert sorted(map(tuple, df.collect())) == [("f1", "one"), ("fnew", "new")]
+            # Planned again, the join is not filtered (the index is stale) and answers the same.
+            assert sorted(map(tuple, spark.sql(q).collect())) == [("f1", "one"), ("fnew", "new")]
+    finally:
+        _drop(spark, "later_fact", "later_dim")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -59,10 +59,28 @@ object FreshFiles {
       perRun: Int = S3Listing.PageKeys): java.util.BitSet = {
     val out = new java.util.BitSet(files.size)
     if (files.isEmpty) return out
+    // One file system a call: a scan over several (a local folder and an HDFS one) is checked
+    // on each by its own route, never one's files by another's (a local file of the same path).
+    val first = files.head.getPath.toUri
+    def onFirst(k: Int): Boolean = {
+      val u = files(k).getPath.toUri
+      java.util.Objects.equals(u.getScheme, first.getScheme) && java.util.Objects.equals(u.getAuthority, first.getAuthority)
+    }
+    if (!files.indices.forall(onFirst)) {
+      val byFs = files.indices.groupBy { k => val u = files(k).getPath.toUri; (u.getScheme, u.getAuthority) }
+      byFs.values.foreach { ks =>
+        val part = unchanged(conf, ks.map(files), threads, requests, perRun)
+        var j = part.nextSetBit(0)
+        while (j >= 0) { out.set(ks(j)); j = part.nextSetBit(j + 1) }
+      }
+      return out
+    }
     def keep(found: Int => Unit, k: Int, now: Option[FileStatus]): Unit =
       if (now.exists(same(files(k), _))) found(k)
     val fs = files.head.getPath.getFileSystem(conf)
-    if (fs.getScheme == "file") {
+    // The file system's own scheme from its URI (`getScheme` is not implemented by every one).
+    val scheme = fs.getUri.getScheme
+    if (scheme == "file" && (first.getScheme == null || first.getScheme == "file")) {
       // Local disk: each file's size and time straight from the OS (the time in milliseconds, as
       // Hadoop's local file system reports it), without building a status, a qualified path or a
       // parent path each.
@@ -95,7 +113,7 @@ object FreshFiles {
       // Not S3 listed in parallel runs (S3Listing): a listing per folder, or a flat one of many.
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
       val ancestor = commonFolder(byDir.keys.toSeq)
-      if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(fs.getScheme) && ancestor.isDefined) {
+      if (byDir.size > FolderLimit && !HierarchicalSchemes.contains(scheme) && ancestor.isDefined) {
         guarded(ancestor.get) {
           val now = new java.util.HashMap[String, FileStatus]()
           val it = fs.listFiles(ancestor.get, true)

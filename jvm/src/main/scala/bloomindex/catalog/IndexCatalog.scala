@@ -261,9 +261,13 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       val info = PruningInfo(view.name, view.entry.version, n - skipCount, n, bytes, Nil, notes)
       val maxPaths = spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_SKIPPED_PATHS_MAX)
       val files: SkippedFiles = if (skipCount <= maxPaths) {
-        val paths = Set.newBuilder[String]
+        val paths = Map.newBuilder[String, (Long, Long)]
         var j = skip.nextSetBit(0)
-        while (j >= 0) { paths += SourceResolver.normalize(listed(j).getPath); j = skip.nextSetBit(j + 1) }
+        while (j >= 0) {
+          val f = listed(j)
+          paths += SourceResolver.normalize(f.getPath) -> ((f.getLen, f.getModificationTime))
+          j = skip.nextSetBit(j + 1)
+        }
         SkippedFiles.Paths(paths.result())
       } else {
         // Positions in the first column the predicate reads: every skipped file is held by it.
@@ -318,9 +322,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /**
    * The global filter of `column` (the scan's exact name) that holds every value the scan can
    * produce for it: an index over the scan's source with global filters, the column decoded
-   * as the scan decodes it, and every current file of the source held as it is now.
+   * as the scan decodes it, and every current file of the source held as it is now; with the
+   * files it was found to hold ([[Coverage]]: the plan checks, when it runs, that its scan
+   * still lists those).
    */
-  def globalFilterFor(scan: ScanSource, attribute: String): Either[String, GlobalFilter] = {
+  def globalFilterFor(scan: ScanSource, attribute: String): Either[String, (GlobalFilter, Coverage)] = {
     val column = scanColumn(scan, attribute)
     val views = try viewsFor(scan) catch {
       case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
@@ -347,7 +353,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     } match {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
-        try Right(GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name))
+        try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name),
+          Coverage.of(scan, files)))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")

@@ -230,7 +230,7 @@ private[catalog] object S3Listing {
 
   /** A [[Lister]] for `fs` where it is S3A and lists as the object's doc says; None otherwise. */
   def lister(fs: FileSystem): Option[Lister] =
-    if (fs.getScheme != "s3a") None
+    if (fs.getUri.getScheme != "s3a") None
     else try {
       val loader = fs.getClass.getClassLoader
       val internals = Class.forName("org.apache.hadoop.fs.s3a.S3AInternals", false, loader)

@@ -3,7 +3,7 @@ package bloomindex.catalog
 import bloomindex.layout.ColumnData
 import bloomindex.source.SourceResolver
 
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 
 /**
  * The files a pruning decision skips, by normalized path ([[bloomindex.source.SourceResolver.normalize]]):
@@ -15,11 +15,19 @@ import org.apache.hadoop.fs.Path
  *    built or held: a million skipped files cost 125 KB, not a set of a million paths.
  * Both skip only files of the decided listing the index found unable to match: a path the
  * decision did not skip (a file listed since, another file) is not in either.
+ *
+ * A scan tests a listed file by [[contains(f:org\.apache\.hadoop\.fs\.FileStatus)* its identity]]:
+ * path, size and modification time as decided. A listing taken again after the decision (a
+ * `REFRESH TABLE` between a plan's optimization and its run, a partitioned table's files listed
+ * again at the scan) may list a skipped path rewritten since: that file is read.
  */
 sealed trait SkippedFiles {
+  /** Whether the decision skipped the file of this normalized path (whatever its size and time now). */
   def contains(path: String): Boolean
   /** [[contains]] of the path's normalized string. */
   def contains(path: Path): Boolean
+  /** Whether the decision skipped this file as it is listed now: the same path, size and modification time. */
+  def contains(f: FileStatus): Boolean
   def size: Int
   def isEmpty: Boolean = size == 0
   def nonEmpty: Boolean = !isEmpty
@@ -30,13 +38,16 @@ sealed trait SkippedFiles {
 
 object SkippedFiles {
 
-  val empty: SkippedFiles = Paths(Set.empty)
+  val empty: SkippedFiles = Paths(Map.empty)
 
-  final case class Paths(set: Set[String]) extends SkippedFiles {
-    def contains(path: String): Boolean = set.contains(path)
-    def contains(path: Path): Boolean = set.nonEmpty && set.contains(SourceResolver.normalize(path))
-    def size: Int = set.size
-    def paths: Iterator[String] = set.iterator
+  /** Each skipped file's normalized path, with its size and modification time as decided. */
+  final case class Paths(files: Map[String, (Long, Long)]) extends SkippedFiles {
+    def contains(path: String): Boolean = files.contains(path)
+    def contains(path: Path): Boolean = files.nonEmpty && files.contains(SourceResolver.normalize(path))
+    def contains(f: FileStatus): Boolean =
+      files.nonEmpty && files.get(SourceResolver.normalize(f.getPath)).contains((f.getLen, f.getModificationTime))
+    def size: Int = files.size
+    def paths: Iterator[String] = files.keysIterator
   }
 
   /**
@@ -52,6 +63,11 @@ object SkippedFiles {
     }
     def contains(path: Path): Boolean = {
       val i = column.indexOf(path)
+      i >= 0 && bits.get(i)
+    }
+    // The decision skips only files the column holds as listed: its size and time are the decided ones.
+    def contains(f: FileStatus): Boolean = {
+      val i = column.indexOf(f.getPath, f.getLen, f.getModificationTime)
       i >= 0 && bits.get(i)
     }
     def paths: Iterator[String] = Iterator.iterate(bits.nextSetBit(0))(i => bits.nextSetBit(i + 1))

@@ -2,6 +2,7 @@ package bloomindex.execution
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
+import bloomindex.catalog.IndexCatalog
 import bloomindex.join.{BloomMightContain, KeyHash}
 
 import org.apache.spark.rdd.RDD
@@ -45,8 +46,19 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) ext
     val numIn = metrics("numInputRows")
     val numOut = metrics("numOutputRows")
     val time = metrics("filterTime")
+    // A join filter is applied only while the indexed side lists the files the filter was
+    // found to hold when the plan was optimized: the plan may run long after (a DataFrame kept,
+    // explained first) and that side's scan then reads what its file index lists now.
+    val applied = checks.filter(c => c.coverage.forall { coverage =>
+      coverage.holds() || {
+        IndexCatalog.warnOnce(s"bloomindex: join filter ${c.global.ref} not applied: the files of its indexed side " +
+          s"($coverage) changed after the query was planned; plan the query again to filter its rows")
+        false
+      }
+    })
+    if (applied.isEmpty) return child.execute()
     val attrs = child.output
-    val bound = checks.map(c => c.copy(child = BindReferences.bindReference(c.child, attrs)))
+    val bound = applied.map(c => c.copy(child = BindReferences.bindReference(c.child, attrs), coverage = None))
     BloomFilterExec.columnarInput(child) match {
       case Some(columnar) =>
         columnar.executeColumnar().mapPartitions({ batches =>
@@ -152,7 +164,7 @@ private final class BatchChecker(checks: Seq[BloomMightContain]) {
 
   // A key that is a column is read from its vector; anything else is computed per row.
   private val ordinals: Array[Int] = checks.map {
-    case BloomMightContain(b: BoundReference, _, _) => b.ordinal
+    case BloomMightContain(b: BoundReference, _, _, _) => b.ordinal
     case _ => -1
   }.toArray
   private val keyProjections: Array[UnsafeProjection] = checks.map { c =>

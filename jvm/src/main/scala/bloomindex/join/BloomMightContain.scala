@@ -1,6 +1,6 @@
 package bloomindex.join
 
-import bloomindex.catalog.{GlobalFilter, IndexCatalog}
+import bloomindex.catalog.{Coverage, GlobalFilter, IndexCatalog}
 import bloomindex.errors.BloomIndexErrors
 
 import org.apache.spark.sql.SparkSession
@@ -18,8 +18,13 @@ import org.apache.spark.unsafe.types.UTF8String
  * Evaluated one row at a time only where it cannot be planned as [[bloomindex.execution.BloomFilterExec]]
  * (which hashes a batch of keys and checks them in bulk): a conjunct of a filter becomes that
  * operator; elsewhere (inside an OR, in a projection) this row-at-a-time form runs.
+ *
+ * `coverage`: for a join filter the rule added, the indexed side's files the filter was found
+ * to hold when the plan was optimized. Such a check runs only as [[bloomindex.execution.BloomFilterExec]],
+ * which lets every row through when the indexed side lists other files by the time the plan runs.
+ * The SQL function has none: it answers with the filter of the version it named when analyzed.
  */
-case class BloomMightContain(child: Expression, global: GlobalFilter, keyHash: KeyHash)
+case class BloomMightContain(child: Expression, global: GlobalFilter, keyHash: KeyHash, coverage: Option[Coverage] = None)
   extends UnaryExpression with Predicate with CodegenFallback {
 
   override def nullable: Boolean = true

@@ -1,6 +1,6 @@
 package bloomindex.join
 
-import bloomindex.catalog.{GlobalFilter, IndexCatalog}
+import bloomindex.catalog.{Coverage, GlobalFilter, IndexCatalog}
 import bloomindex.compat.SparkShim
 import bloomindex.source.{ScanSource, SourceProviders}
 
@@ -94,8 +94,9 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
       notes: scala.collection.mutable.Builder[String, Seq[String]]): LogicalPlan = {
     val existing = app.flatMap(_.expressions.flatMap(_.collect { case b: BloomMightContain => b }))
     val checks = pairs.flatMap { case (appKey, sourceKey) =>
-      globalFilterOf(sourceKey, source).flatMap { global =>
-        KeyHash.forTypes(appKey.dataType, global.ref.dataType, global.algorithm.hash).map(kh => BloomMightContain(appKey, global, kh))
+      globalFilterOf(sourceKey, source).flatMap { case (global, coverage) =>
+        KeyHash.forTypes(appKey.dataType, global.ref.dataType, global.algorithm.hash)
+          .map(kh => BloomMightContain(appKey, global, kh, Some(coverage)))
       } match {
         case Right(check) => Some(check)
         case Left(why) =>
@@ -134,7 +135,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
   }
 
   /** The global filter that holds every value `key` can take on `side`, or why there is none. */
-  private def globalFilterOf(key: Expression, side: LogicalPlan): Either[String, GlobalFilter] = {
+  private def globalFilterOf(key: Expression, side: LogicalPlan): Either[String, (GlobalFilter, Coverage)] = {
     val column = key match {
       case a: Attribute => Right(a)
       case _: KnownFloatingPointNormalized =>
@@ -147,13 +148,13 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
     column.flatMap { a =>
       origin(side, a.exprId).toRight("its values do not come unchanged from a file source").flatMap {
         case (leaf, name) => indexed(leaf, name).filterOrElse(
-          g => g.ref.dataType == a.dataType || KeyHash.integralWidth(a.dataType) > 0 && KeyHash.integralWidth(g.ref.dataType) > 0,
+          { case (g, _) => g.ref.dataType == a.dataType || KeyHash.integralWidth(a.dataType) > 0 && KeyHash.integralWidth(g.ref.dataType) > 0 },
           s"type mismatch: ${a.name} is ${a.dataType.sql}, the index holds ${name} as another type")
       }
     }
   }
 
-  private def indexed(leaf: ScanSource, column: String): Either[String, GlobalFilter] =
+  private def indexed(leaf: ScanSource, column: String): Either[String, (GlobalFilter, Coverage)] =
     new IndexCatalog(spark).globalFilterFor(leaf, column)
 }
 

@@ -31,12 +31,14 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
       case Some(k) => if (k.files.isEmpty) Nil else Seq(PartitionDirectory(InternalRow.empty, k.files))
       case None if skipped.isEmpty => delegate.listFiles(partitionFilters, dataFilters)
       case None => delegate.listFiles(partitionFilters, dataFilters).map { pd =>
-        pd.copy(files = pd.files.filterNot(f => skipped.contains(f.getPath)))
+        pd.copy(files = pd.files.filterNot(f => skipped.contains(f.fileStatus)))
       }.filter(_.files.nonEmpty)
     }
 
-  override def inputFiles: Array[String] =
-    delegate.inputFiles.filterNot(p => skipped.contains(new Path(p)))
+  override def inputFiles: Array[String] = delegate match {
+    case p: PartitioningAwareFileIndex => p.allFiles().filterNot(skipped.contains).map(_.getPath.toUri.toString).toArray
+    case other => other.inputFiles.filterNot(p => skipped.contains(new Path(p)))
+  }
 
   override def refresh(): Unit = delegate.refresh()
 

@@ -52,6 +52,24 @@ class FreshFilesSuite extends AnyFunSuite {
     assert(FreshFiles.unchanged(new Configuration(), IndexedSeq.empty, 2).isEmpty)
   }
 
+  test("files of several file systems: each checked by its own, never one's files by another's route") {
+    val root = TempDirs.create("fresh-fs").toFile
+    val f = new File(root, "part-0.parquet")
+    Files.write(f.toPath, Array.fill[Byte](10)(1))
+    val conf = new Configuration()
+    // A scheme this configuration maps to a file system that cannot answer for its paths.
+    conf.set("fs.mirror.impl", classOf[org.apache.hadoop.fs.RawLocalFileSystem].getName)
+    conf.setBoolean("fs.mirror.impl.disable.cache", true)
+    val local = new Path(root.toURI).getFileSystem(conf).getFileStatus(new Path(f.toURI))
+    // The same path on another file system, listed with the local file's size and time (a
+    // mirror): the local disk must not answer for it.
+    val other = new FileStatus(local.getLen, false, 1, 0L, local.getModificationTime, new Path("mirror", null, f.getAbsolutePath))
+    for (files <- Seq(IndexedSeq(local, other), IndexedSeq(other, local, local))) {
+      val bits = FreshFiles.unchanged(conf, files, 1)
+      files.indices.foreach(k => assert(bits.get(k) == (files(k) eq local), s"${files.map(_.getPath)}: ${files(k).getPath}"))
+    }
+  }
+
   test("S3 listing runs: every wanted key is in exactly one run, each run's range is its keys, folders kept apart") {
     import S3Listing.{KeyOrder, Run}
     val rnd = new scala.util.Random(26)

@@ -128,6 +128,14 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
       files.foreach { f =>
         assert(p.skipped.contains(f.getPath) == q.skipped.contains(f.getPath), s"$sql: ${f.getPath}")
         assert(q.skipped.contains(f.getPath) == q.skipped.contains(f.getPath.toString), s"$sql: ${f.getPath}")
+        // By identity: the listed file as decided is skipped by both forms; the same path with
+        // another size or modification time (rewritten since, listed again) by neither.
+        assert(p.skipped.contains(f) == p.skipped.contains(f.getPath) && q.skipped.contains(f) == q.skipped.contains(f.getPath),
+          s"$sql: ${f.getPath}")
+        for (other <- Seq(new FileStatus(f.getLen + 1, false, 1, 0L, f.getModificationTime, f.getPath),
+            new FileStatus(f.getLen, false, 1, 0L, f.getModificationTime + 1000, f.getPath))) {
+          assert(!p.skipped.contains(other) && !q.skipped.contains(other), s"$sql: ${f.getPath} rewritten")
+        }
       }
       // A file the decision did not list is never skipped.
       assert(!q.skipped.contains(new org.apache.hadoop.fs.Path(files.head.getPath.getParent, "part-new.parquet")))

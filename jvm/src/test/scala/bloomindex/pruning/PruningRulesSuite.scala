@@ -37,6 +37,22 @@ class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
       case r: org.apache.spark.sql.execution.datasources.HadoopFsRelation => r.location
     }.collect { case b: BloomPrunedFileIndex => b }
 
+  /**
+   * A pruned index that kept one of the four files, listed again after a skipped file was
+   * rewritten and the listing refreshed (a plan run after `REFRESH TABLE`): that file is read.
+   */
+  private def assertReadsRewritten(pruned: org.apache.spark.sql.execution.datasources.FileIndex,
+      listed: => Seq[org.apache.hadoop.fs.FileStatus]): Unit = {
+    val before = listed
+    assert(before.size == 1, before)
+    val victim = new java.io.File(path).listFiles().find(f => f.getName.endsWith(".parquet") &&
+      !before.exists(_.getPath.getName == f.getName)).get
+    assert(victim.setLastModified(victim.lastModified() + 7000))
+    pruned.refresh()
+    val after = listed.map(_.getPath.getName).toSet
+    assert(after == before.map(_.getPath.getName).toSet + victim.getName, after)
+  }
+
   test("BloomIndexPruning (pre-CBO): a filter on a V1 file relation gets a pruned file index") {
     // The analyzed plan, before any of Spark's rules: the filter sits right on the relation.
     val plan = query.queryExecution.analyzed
@@ -44,6 +60,7 @@ class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
     val pruned = prunedIndexes(new BloomIndexPruning(spark).apply(plan))
     assert(pruned.size == 1 && pruned.head.info.filesKept == 1 && pruned.head.info.filesTotal == 4, pruned)
     assert(pruned.head.skipped.size == 3)
+    assertReadsRewritten(pruned.head, pruned.head.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus))
     // Off: the plan is returned as it is.
     spark.conf.set("spark.bloomindex.pruning.enabled", "false")
     assert(new BloomIndexPruning(spark).apply(plan) eq plan)
@@ -87,7 +104,9 @@ class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
     }
     assert(indexes.size == 1, planned)
     indexes.head match {
-      case b: BloomPrunedV2FileIndex => assert(b.info.filesKept == 1 && b.allFiles().size == 1)
+      case b: BloomPrunedV2FileIndex =>
+        assert(b.info.filesKept == 1 && b.allFiles().size == 1)
+        assertReadsRewritten(b, b.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus))
       case other => fail(s"not pruned: $other")
     }
     // A plan it has nothing to prune in is left to Spark's strategies.

@@ -1,11 +1,14 @@
 package bloomindex.source.files
 
-import bloomindex.catalog.{Decision, PruningInfo}
+import scala.collection.mutable
+
+import bloomindex.catalog.{Decision, PruningInfo, SkippedFiles}
 import bloomindex.pruning.PrunedScan
 
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.execution.datasources.{FileStatusCache, InMemoryFileIndex, PartitionSpec}
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.datasources.{PartitionDirectory, PartitionSpec, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.v2.FileScan
 import org.apache.spark.sql.execution.datasources.v2.csv.CSVScan
 import org.apache.spark.sql.execution.datasources.v2.json.JsonScan
@@ -14,20 +17,41 @@ import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan
 import org.apache.spark.sql.types.StructType
 
 /**
- * For V2 file scans: a file index over just the files kept, with the original index's
- * partition layout, so partition values and partition pruning work as before. V2 scans take
- * a `PartitioningAwareFileIndex`, hence a new index over the kept files, not a wrapper.
+ * For V2 file scans: the scan's own file index minus the files the decision skipped, tested by
+ * identity (path, size, modification time) each time the scan lists (a `REFRESH TABLE` between
+ * planning and running gives the scan a new listing: a skipped path rewritten since, and files
+ * added since, are read). Partition values and partition pruning are the delegate's. V2 scans
+ * take a `PartitioningAwareFileIndex`, hence a subclass that delegates, not a wrapper.
  */
 class BloomPrunedV2FileIndex(
     spark: SparkSession,
-    kept: Seq[Path],
-    partitionSchema: Option[StructType],
-    spec: Option[PartitionSpec],
+    val delegate: PartitioningAwareFileIndex,
+    val skipped: SkippedFiles,
     val info: PruningInfo)
-  extends InMemoryFileIndex(spark, kept, Map.empty, partitionSchema, FileStatusCache.getOrCreate(spark), spec, None) with PrunedScan {
+  extends PartitioningAwareFileIndex(spark, Map.empty, Some(delegate.partitionSchema)) with PrunedScan {
 
-  // Its root paths are the kept files themselves (it lists them), so EXPLAIN's Location line
-  // reads `BloomPrunedV2FileIndex(<kept> paths)[...]`.
+  override def rootPaths: Seq[Path] = delegate.rootPaths
+
+  override def partitionSpec(): PartitionSpec = delegate.partitionSpec()
+
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    delegate.listFiles(partitionFilters, dataFilters).map { pd =>
+      pd.copy(files = pd.files.filterNot(f => skipped.contains(f.fileStatus)))
+    }.filter(_.files.nonEmpty)
+
+  override def allFiles(): Seq[FileStatus] = delegate.allFiles().filterNot(skipped.contains)
+
+  override protected def leafFiles: mutable.LinkedHashMap[Path, FileStatus] =
+    mutable.LinkedHashMap(allFiles().map(f => f.getPath -> f): _*)
+
+  override protected def leafDirToChildrenFiles: Map[Path, Array[FileStatus]] =
+    allFiles().toArray.groupBy(_.getPath.getParent)
+
+  override def inputFiles: Array[String] = allFiles().map(_.getPath.toUri.toString).toArray
+
+  override def sizeInBytes: Long = allFiles().map(_.getLen).sum
+
+  override def refresh(): Unit = delegate.refresh()
 
   override def toString: String =
     s"BloomPrunedV2FileIndex(${info.index} v${info.version}: kept ${info.filesKept} of ${info.filesTotal} files)"
@@ -37,10 +61,7 @@ object BloomPrunedV2FileIndex {
 
   /** The scan over the kept files, or None for a scan type we do not know how to rebuild. */
   def prune(spark: SparkSession, scan: FileScan, d: Decision): Option[FileScan] = {
-    val old = scan.fileIndex
-    val kept = old.allFiles().map(_.getPath).filterNot(p => d.skipped.contains(p))
-    val spec = Some(old.partitionSpec()).filter(_.partitionColumns.nonEmpty)
-    lazy val idx = new BloomPrunedV2FileIndex(spark, kept, Some(old.partitionSchema), spec, d.info)
+    lazy val idx = new BloomPrunedV2FileIndex(spark, scan.fileIndex, d.skipped, d.info)
     scan match {
       case p: ParquetScan => Some(p.copy(fileIndex = idx))
       case o: OrcScan => Some(o.copy(fileIndex = idx))

@@ -1,0 +1,81 @@
+package bloomindex.catalog
+
+import java.nio.charset.StandardCharsets
+
+import scala.util.control.NonFatal
+
+import bloomindex.compat.SparkShim
+import bloomindex.source.ScanSource
+
+import org.apache.hadoop.fs.FileStatus
+import org.apache.spark.sql.catalyst.expressions.XXH64
+import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex
+import org.apache.spark.unsafe.Platform
+
+/**
+ * The files of a scan a join filter's global filter was found to hold, when the plan was
+ * optimized: their identities (path, size, modification time) as a count and two sums of
+ * hashes. A plan may run long after it was optimized (a DataFrame kept and collected again,
+ * `explain` first), and its scan of the indexed side then reads what its file index lists at
+ * that time: after a `REFRESH TABLE`, an `INSERT` (which refreshes the table's listing in
+ * place) or a Delta commit, files the filter never held. [[holds]], on the driver when the plan
+ * runs, tells whether the scan still lists exactly those files; where it does not, the join
+ * filter lets every row through ([[bloomindex.execution.BloomFilterExec]]).
+ *
+ * Serializable so that the expression holding it can be; only the driver's copy answers.
+ */
+final class Coverage private (
+    @transient private val scan: ScanSource,
+    private val count: Int,
+    private val sum1: Long,
+    private val sum2: Long,
+    @transient private val listing: java.lang.ref.WeakReference[AnyRef]) extends Serializable {
+
+  /**
+   * Whether the scan lists now the files it listed then. The same listing object of an
+   * in-memory file index (not refreshed since) answers at once; otherwise the scan is listed
+   * again and compared. False where it cannot be listed.
+   */
+  def holds(): Boolean = scan != null && {
+    val same = scan.index match {
+      case p: PartitioningAwareFileIndex if listing != null && listing.get != null =>
+        SparkShim.listingOf(p).exists(_ eq listing.get)
+      case _ => false
+    }
+    same || (try Coverage.fingerprint(scan.allFiles()) == ((count, sum1, sum2)) catch { case NonFatal(_) => false })
+  }
+
+  override def equals(o: Any): Boolean = o match {
+    case c: Coverage => c.count == count && c.sum1 == sum1 && c.sum2 == sum2 &&
+      Option(c.scan).map(_.identity) == Option(scan).map(_.identity)
+    case _ => false
+  }
+  override def hashCode(): Int = (count, sum1, sum2).hashCode()
+  override def toString: String = s"Coverage($count files of ${Option(scan).map(_.display).getOrElse("?")})"
+}
+
+object Coverage {
+
+  /** What `files`, the listing of `scan` a global filter was found to hold, are. */
+  def of(scan: ScanSource, files: Seq[FileStatus]): Coverage = {
+    val (n, s1, s2) = fingerprint(files)
+    val listing = scan.index match {
+      case p: PartitioningAwareFileIndex => SparkShim.listingOf(p).orNull
+      case _ => null
+    }
+    new Coverage(scan, n, s1, s2, new java.lang.ref.WeakReference[AnyRef](listing))
+  }
+
+  /** The count of `files` and two order-free sums of hashes of their identities. */
+  private[catalog] def fingerprint(files: Seq[FileStatus]): (Int, Long, Long) = {
+    var s1, s2 = 0L
+    files.foreach { f =>
+      val b = f.getPath.toString.getBytes(StandardCharsets.UTF_8)
+      def h(seed: Long): Long = XXH64.hashLong(f.getModificationTime,
+        XXH64.hashLong(f.getLen, XXH64.hashUnsafeBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length, seed)))
+      s1 += h(0L)
+      s2 += h(0x9E3779B97F4A7C15L)
+    }
+    (files.size, s1, s2)
+  }
+}
