@@ -367,6 +367,28 @@ def test_a_join_run_after_its_indexed_side_changed_keeps_the_rows_of_the_new_key
         _drop(spark, "later_fact", "later_dim")
 
 
+def test_an_index_of_a_data_column_does_not_answer_for_a_partition_column_of_that_name(spark, root, tmp_path):
+    # Files under k=1/ and k=2/ also hold a data column k (10 and 20). Read recursively, k is
+    # the files' column, and that is what the index holds; read plainly, k is the partition
+    # column (the folder names): the index must not answer for it.
+    p = str(tmp_path / "kk")
+    for folder, value in ((1, 10), (2, 20)):
+        os.makedirs(os.path.join(p, f"k={folder}"))
+        _write_parquet_file(spark, os.path.join(p, f"k={folder}", "part-0.parquet"), [value, value])
+    BloomIndex(spark).create("kk_ix", spark.read.option("recursiveFileLookup", "true").parquet(p), ["k"])
+
+    def plain(v):
+        return lambda: spark.read.parquet(p).where(f"k = {v}").select("s", "k")
+
+    assert len(same(spark, plain(1), "partition column k = 1")) == 2
+    assert same(spark, plain(10), "partition column k = 10") == []
+    assert_not_applied(spark, plain(1), "kk_ix", "partition column")
+    # Read as it was indexed, the index answers.
+    rec = lambda: spark.read.option("recursiveFileLookup", "true").parquet(p).where("k = 10").select("k")
+    assert same(spark, rec, "data column k = 10") == [(10,), (10,)]
+    assert_prunes(spark, rec, "kk_ix")
+
+
 # ---------------------------------------------------------------------------------------------
 # equality under a collation: filters of collation keys
 

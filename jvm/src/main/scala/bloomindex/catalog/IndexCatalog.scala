@@ -166,7 +166,17 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   def unusableColumns(entry: LogEntry, scan: ScanSource,
       names: Map[String, String]): Map[String, String] = {
     val spec = entry.spec
-    entry.data.flatMap(_.decoding) match {
+    // Whatever the build: a column that is one of the scan's partition columns (its values are
+    // the folders' names; an index built over the same files read otherwise holds the files'
+    // column of that name), or one its provider supplies values of that no file holds.
+    val partitions = try scan.index.partitionSchema.fieldNames.toSeq catch { case NonFatal(_) => Nil }
+    val always = spec.columns.flatMap { c =>
+      val scanned = names.getOrElse(c.name, c.sourceName)
+      if (partitions.exists(p => conf.resolver(p, scanned))) {
+        Some(c.name -> s"${c.name}: a partition column of ${scan.display} (its values are folder names, not the files' values)")
+      } else scan.provider.unusable(scan, scanned).map(c.name -> _)
+    }.toMap
+    (entry.data.flatMap(_.decoding) match {
       case None =>
         val why = s"built before decoding contexts were recorded; REFRESH BLOOM INDEX ${spec.name} FULL records one"
         IndexCatalog.warnOnce(s"bloomindex: index '${spec.name}' $why (not used until then)")
@@ -182,7 +192,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           case None => scan.decoding(conf, names.getOrElse(c, c)).map(_.copy(name = c))
         }
         (DecodingContext.changes(built, scan.format, current) ++ unrecorded).toMap
-    }
+    }) ++ always
   }
 
   // ---------------------------------------------------------------- file pruning

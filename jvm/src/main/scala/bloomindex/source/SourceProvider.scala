@@ -158,6 +158,12 @@ trait SourceProvider {
   def readable(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation,
       files: Seq[SourceFile]): (HadoopFsRelation, Seq[SourceFile]) = (rel, files)
 
+  /**
+   * Why the scan's `column` (its exact name) may not be answered for by any index column, however
+   * it was built (a value the format supplies that no data file holds); None where it may.
+   */
+  def unusable(scan: ScanSource, column: String): Option[String] = None
+
   /** Refuses an indexed column the build cannot read as the source does (`field`: as the build's relation has it). */
   def checkColumn(field: StructField, column: ColumnSpec, spec: IndexSpec): Unit = ()
 

@@ -168,6 +168,15 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
     }
   }
 
+  /**
+   * A column with an initial default (Iceberg v3) is read as the default from files written
+   * before it was added; a build reads those files' missing column as null, so no index column
+   * may answer for it (one built before this was refused is not used).
+   */
+  override def unusable(scan: ScanSource, column: String): Option[String] =
+    scan.dataSchema.fields.find(_.name == column).filter(IcebergTables.hasInitialDefault)
+      .map(_ => s"$column: has an Iceberg initial default, which files written before it was added do not hold")
+
   /** Data files are Parquet with field ids, matched by id as the build's footer read does. */
   override def footerFilters(s: SourceSpec): Boolean = true
 
@@ -380,6 +389,9 @@ object IcebergErrors {
 
   def columnType(column: String, source: String, icebergType: String): AnalysisException =
     BloomIndexErrors.error("BLOOM_INDEX_ICEBERG_COLUMN_TYPE", Map("column" -> column, "source" -> source, "type" -> icebergType))
+
+  def initialDefault(column: String, source: String): AnalysisException =
+    BloomIndexErrors.error("BLOOM_INDEX_ICEBERG_INITIAL_DEFAULT", Map("column" -> column, "source" -> source))
 
   def fileFormat(source: String, format: String, path: String): AnalysisException =
     BloomIndexErrors.error("BLOOM_INDEX_ICEBERG_FILE_FORMAT", Map("source" -> source, "format" -> format, "path" -> path))

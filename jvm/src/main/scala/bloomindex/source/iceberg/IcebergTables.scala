@@ -43,6 +43,8 @@ object IcebergTables extends Logging {
   /** Iceberg's type of a column, in the schema's field metadata. */
   val TypeKey = "iceberg.type"
   private val SupportedKey = "iceberg.indexable"
+  /** Whether a column has an initial default (Iceberg v3: the value of files written before it was added). */
+  private val InitialDefaultKey = "iceberg.initialDefault"
 
   /** Iceberg types a build reads with Spark's Parquet reader into the values Iceberg's reader gives. */
   private val Supported: Set[TypeID] = Set(TypeID.BOOLEAN, TypeID.INTEGER, TypeID.LONG, TypeID.FLOAT, TypeID.DOUBLE,
@@ -73,6 +75,7 @@ object IcebergTables extends Logging {
       .putLong(DecodingContext.ParquetFieldIdKey, f.fieldId().toLong)
       .putString(TypeKey, f.`type`().toString)
       .putBoolean(SupportedKey, Supported.contains(f.`type`().typeId()))
+      .putBoolean(InitialDefaultKey, initialDefaultOf(f))
       .build()
     StructField(f.name(), SparkSchemaUtil.convert(f.`type`()), f.isOptional, md)
   })
@@ -503,14 +506,29 @@ object IcebergTables extends Logging {
     relation(spark, ownTable(r), Nil)
   }
 
-  /** Refuses an indexed column whose Iceberg type a build cannot read as Iceberg does. */
+  /**
+   * Refuses an indexed column whose Iceberg type a build cannot read as Iceberg does, or that has
+   * an initial default ([[hasInitialDefault]]).
+   */
   def checkColumnType(field: StructField, source: String): Unit = {
     if (field.metadata.contains(TypeKey)) {
       if (!field.metadata.getBoolean(SupportedKey)) {
         throw IcebergErrors.columnType(field.name, source, field.metadata.getString(TypeKey))
       }
     }
+    if (hasInitialDefault(field)) throw IcebergErrors.initialDefault(field.name, source)
   }
+
+  /**
+   * Whether the column has an initial default: Iceberg reads it as that value from data files
+   * written before the column was added, where a build reading by field id finds no column
+   * (null). An Iceberg without defaults (before 1.8) has none.
+   */
+  def hasInitialDefault(field: StructField): Boolean =
+    field.metadata.contains(InitialDefaultKey) && field.metadata.getBoolean(InitialDefaultKey)
+
+  private def initialDefaultOf(f: org.apache.iceberg.types.Types.NestedField): Boolean =
+    try f.initialDefault() != null catch { case _: NoSuchMethodError => false }
 
   // ---------------------------------------------------------------- scan tasks (pruning)
 
