@@ -23,11 +23,12 @@ object PlanBloomFilters extends Rule[SparkPlan] {
       else if (!rest.forall(_.deterministic)) {
         // The join rule's checks run only as the operator, which tests when the plan runs that
         // the indexed side still lists the files the filter holds: here they are left out.
-        val kept = SparkShim.conjuncts(condition).filterNot {
+        val all = SparkShim.conjuncts(condition)
+        val kept = all.filterNot {
           case b: BloomMightContain => b.coverage.isDefined
           case _ => false
         }
-        if (kept.isEmpty) child else FilterExec(kept.reduce[Expression](And), child)
+        if (kept.size == all.size) f else if (kept.isEmpty) child else FilterExec(kept.reduce[Expression](And), child)
       } else {
         val exec = BloomFilterExec(checks.map(_.asInstanceOf[BloomMightContain]), child)
         if (rest.isEmpty) exec else FilterExec(rest.reduce[Expression](And), exec)
