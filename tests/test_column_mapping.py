@@ -389,6 +389,35 @@ def test_an_index_of_a_data_column_does_not_answer_for_a_partition_column_of_tha
     assert_prunes(spark, rec, "kk_ix")
 
 
+@pytest.mark.parametrize("task_filters", ["0", "100000"])
+@pytest.mark.parametrize("new_k_id", [None, 8])
+def test_parquet_field_ids_read_by_id_after_an_on_write_append(spark, root, tmp_path, new_k_id, task_filters):
+    # A session reading Parquet by field id reads each file's column of the id, whatever its
+    # name. File 1 has k with id 7; an append writes k (id 8, or none) and j with id 7: read as
+    # k by id 7, the appended file's values are j's. Neither the write's tasks (which hash the
+    # column by name) nor a refresh reading the file by name may answer for it.
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    def fid(c, i):
+        return F.col(c).alias(c, metadata={"parquet.field.id": i})
+
+    p = str(tmp_path / "ids")
+    with confs(spark, {"spark.sql.parquet.fieldId.read.enabled": "true", "spark.sql.parquet.filterPushdown": "false",
+                       "spark.bloomindex.refresh.writeTaskFilters": task_filters}):
+        spark.createDataFrame([(i, f"v{i}") for i in range(10)], "k BIGINT, s STRING") \
+            .select(fid("k", 7), "s").coalesce(1).write.parquet(p)
+        spark.sql(f"CREATE BLOOM INDEX ids_ix ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+        new = spark.createDataFrame([(1000 + i, 2000 + i, f"w{i}") for i in range(5)], "k BIGINT, j BIGINT, s STRING")
+        new.select(F.col("k") if new_k_id is None else fid("k", new_k_id), fid("j", 7), "s") \
+            .coalesce(1).write.mode("append").parquet(p)
+        schema = StructType([StructField("k", LongType(), True, {"parquet.field.id": 7}), StructField("s", StringType())])
+        by_id = lambda v: (lambda: spark.read.schema(schema).parquet(p).where(f"k = {v}"))
+        assert same(spark, by_id(2003), "k = 2003 by field id 7") == [(2003, "w3")]
+        assert same(spark, by_id(3), "k = 3 by field id 7") == [(3, "v3")]
+        assert same(spark, by_id(1003), "k = 1003 by field id 7") == []
+
+
 # ---------------------------------------------------------------------------------------------
 # equality under a collation: filters of collation keys
 

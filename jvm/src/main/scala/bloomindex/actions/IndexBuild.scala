@@ -4,7 +4,7 @@ import bloomindex.indexing.{IndexBuilder, WrittenFilters}
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
-import bloomindex.source.{Snapshot, SourceFile, SourceResolver}
+import bloomindex.source.{DecodingContext, Snapshot, SourceFile, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
@@ -91,7 +91,8 @@ private[actions] object IndexBuild extends Logging {
       StepClock.mark("fpp auto")
       // The files whose filters their write's tasks built, for every column (at the rate this
       // version records): not read.
-      val prebuilt = if (resolved.global) Nil else written.map(_.forFiles(readFiles, resolved.columns)).getOrElse(Nil)
+      val prebuilt = if (resolved.global) Nil
+        else written.filter(w => sameFieldIds(w, decoding, resolved)).map(_.forFiles(readFiles, resolved.columns)).getOrElse(Nil)
       val fromWrite = prebuilt.iterator.map(_.path).toSet.size
       if (written.isDefined) logInfo(s"Bloom index '${ctx.name}': $fromWrite of ${readFiles.size} new files' filters " +
         "built by the write that wrote them")
@@ -101,6 +102,19 @@ private[actions] object IndexBuild extends Logging {
       (r, (resolved, fromWrite))
     }
     Built(result, tableVersion, decoding, reused.folders, Some(built._1), built._2)
+  }
+
+  /**
+   * Whether the write's tasks hashed the columns the build reads: a task hashes the written
+   * column of the index column's name, while a session reading Parquet by field id reads the
+   * file's column of the field id the build's decoding has (none: by name). So each indexed
+   * column must have been written with exactly that field id (or none where it has none).
+   */
+  private def sameFieldIds(w: WrittenFilters, decoding: Decoding, spec: IndexSpec): Boolean = w.schema.exists { written =>
+    spec.columns.forall { c =>
+      val id = decoding.column(c.name).flatMap(_.physical.get("fieldId"))
+      written.fields.find(_.name == c.sourceName).exists(f => DecodingContext.physicalOf(f).get("fieldId") == id)
+    }
   }
 
   /** The rows of `rows` whose file is one of `unchanged`, as it is now. */

@@ -284,7 +284,9 @@ object DecodingContext {
     if (built.dataType != scan.dataType) {
       return Some(s"$c: type differs: built as ${built.dataType}, queried as ${scan.dataType}")
     }
-    // A physical name defaults to the column's own; a field id counts where both sides have one.
+    // A physical name defaults to the column's own; a field id counts where both sides have one,
+    // and where either side reads Parquet by field id, whether there is one at all (without one
+    // the column is read by name: another physical column of a file whose ids differ).
     val builtPhysical = built.physical.getOrElse("physicalName", built.name)
     val scanPhysical = scan.physical.getOrElse("physicalName", scan.name)
     if (builtPhysical != scanPhysical) {
@@ -292,6 +294,10 @@ object DecodingContext {
     }
     (built.physical.get("fieldId"), scan.physical.get("fieldId")) match {
       case (Some(a), Some(b)) if a != b => return Some(s"$c: another physical column: built from field id $a, now $b")
+      case (a, b) if a.isDefined != b.isDefined &&
+          (built.settings.get(ParquetFieldIds).contains("true") || scan.settings.get(ParquetFieldIds).contains("true")) =>
+        return Some(s"$c: another physical column: built ${a.fold("by name")(i => s"from field id $i")}, " +
+          s"now read ${b.fold("by name")(i => s"by field id $i")}")
       case _ =>
     }
     (built.physical.get(TableCreated), scan.physical.get(TableCreated)) match {
