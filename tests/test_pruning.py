@@ -14,7 +14,7 @@ from pyspark.sql import Row, types as T
 from bloomindex import BloomIndex
 from index_helpers import assert_batch_same_with_pruning_off
 
-N_QUERIES = int(os.environ.get("BLOOMINDEX_DIFF_QUERIES", "300"))
+N_QUERIES = int(os.environ.get("BLOOMINDEX_DIFF_QUERIES", "200"))
 # Predicates answered per query, each in a UNION ALL branch of its own (index_helpers.batched_answers).
 DIFF_BATCH = 25
 # The test hook choosing how a pruning decision holds the files it skips (catalog/SkippedFiles).
