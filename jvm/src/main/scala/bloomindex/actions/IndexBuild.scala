@@ -112,8 +112,8 @@ private[actions] object IndexBuild extends Logging {
    */
   private def sameFieldIds(w: WrittenFilters, decoding: Decoding, spec: IndexSpec): Boolean = w.schema.exists { written =>
     spec.columns.forall { c =>
-      val id = decoding.column(c.name).flatMap(_.physical.get("fieldId"))
-      written.fields.find(_.name == c.sourceName).exists(f => DecodingContext.physicalOf(f).get("fieldId") == id)
+      val id = decoding.column(c.name).flatMap(_.physical.get(DecodingContext.FieldId))
+      written.fields.find(_.name == c.sourceName).exists(f => DecodingContext.physicalOf(f).get(DecodingContext.FieldId) == id)
     }
   }
 

@@ -29,7 +29,7 @@ final class Coverage private (
     private val count: Int,
     private val sum1: Long,
     private val sum2: Long,
-    @transient private val listing: java.lang.ref.WeakReference[AnyRef]) extends Serializable {
+    @transient private val listing: Option[SparkShim.ListingMark]) extends Serializable {
 
   /**
    * Whether the scan lists now the files it listed then. The same listing object of an
@@ -38,8 +38,7 @@ final class Coverage private (
    */
   def holds(): Boolean = scan != null && {
     val same = scan.index match {
-      case p: PartitioningAwareFileIndex if listing != null && listing.get != null =>
-        SparkShim.listingOf(p).exists(_ eq listing.get)
+      case p: PartitioningAwareFileIndex => listing.exists(_.current(p))
       case _ => false
     }
     same || (try Coverage.fingerprint(scan.allFiles()) == ((count, sum1, sum2)) catch { case NonFatal(_) => false })
@@ -60,10 +59,10 @@ object Coverage {
   def of(scan: ScanSource, files: Seq[FileStatus]): Coverage = {
     val (n, s1, s2) = fingerprint(files)
     val listing = scan.index match {
-      case p: PartitioningAwareFileIndex => SparkShim.listingOf(p).orNull
-      case _ => null
+      case p: PartitioningAwareFileIndex => SparkShim.listingOf(p).map(new SparkShim.ListingMark(_))
+      case _ => None
     }
-    new Coverage(scan, n, s1, s2, new java.lang.ref.WeakReference[AnyRef](listing))
+    new Coverage(scan, n, s1, s2, listing)
   }
 
   /** The count of `files` and two order-free sums of hashes of their identities. */

@@ -53,6 +53,18 @@ object SparkShim {
     }
 
   /**
+   * A listing ([[listingOf]]) held weakly, to tell later whether an index still holds it: the
+   * index holds its current listing, so a listing let go is not the current one.
+   */
+  final class ListingMark(listing: AnyRef) {
+    private val of = new java.lang.ref.WeakReference(listing)
+    def current(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex): Boolean = {
+      val l = of.get
+      l != null && listingOf(index).exists(_ eq l)
+    }
+  }
+
+  /**
    * A copy of `node` with its constructor argument `old` (found by identity, exactly once)
    * replaced by `replacement`, built by Spark's `makeCopy` like any tree transformation.
    */

@@ -18,12 +18,12 @@ object PlanBloomFilters extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
     case f @ FilterExec(condition, child) if condition.exists(_.isInstanceOf[BloomMightContain]) =>
-      val (checks, rest) = SparkShim.conjuncts(condition).partition(_.isInstanceOf[BloomMightContain])
+      val all = SparkShim.conjuncts(condition)
+      val (checks, rest) = all.partition(_.isInstanceOf[BloomMightContain])
       if (checks.isEmpty) f
       else if (!rest.forall(_.deterministic)) {
         // The join rule's checks run only as the operator, which tests when the plan runs that
         // the indexed side still lists the files the filter holds: here they are left out.
-        val all = SparkShim.conjuncts(condition)
         val kept = all.filterNot {
           case b: BloomMightContain => b.coverage.isDefined
           case _ => false

@@ -64,20 +64,17 @@ object BloomPrunedFileIndex {
   /**
    * The files an unpartitioned `PartitioningAwareFileIndex` lists for a scan, less those the
    * decision skipped, as decided (`files`, in the listing's order), while that index still holds
-   * the listing the decision was made on (`listing`, [[bloomindex.compat.SparkShim.listingOf]],
-   * held weakly: the index holds its current listing, so a listing gone is not the current one).
+   * the listing the decision was made on (`listing`, [[bloomindex.compat.SparkShim.ListingMark]]).
    * Then the scan's files are these, not the index's million files each looked up again in the
    * skipped set (at a million files, a second of the first query's driver time). Not used, and
    * the files filtered as ever, after a `refresh` of the index, or for a scan that filters on
    * file metadata (`_metadata.file_name = ...`: Spark prunes files by them in `listFiles`).
    */
-  final class Kept(listing: AnyRef, val files: Array[FileStatus]) {
-    private val of = new java.lang.ref.WeakReference(listing)
+  final class Kept(listing: SparkShim.ListingMark, val files: Array[FileStatus]) {
 
     def answers(index: FileIndex, dataFilters: Seq[Expression]): Boolean = index match {
       case p: PartitioningAwareFileIndex if p.partitionSchema.isEmpty =>
-        val now = SparkShim.listingOf(p)
-        now.isDefined && (now.get eq of.get) && !dataFilters.exists(_.references.exists(a => internal(a.metadata)))
+        listing.current(p) && !dataFilters.exists(_.references.exists(a => internal(a.metadata)))
       case _ => false
     }
 

@@ -117,7 +117,7 @@ object DecodingContext {
   /** Where a Parquet file stores `field`, when its metadata says (a field id; empty: under its own name). */
   def physicalOf(field: StructField): Map[String, String] = {
     val m = field.metadata
-    if (m.contains(ParquetFieldIdKey)) Map("fieldId" -> m.getLong(ParquetFieldIdKey).toString) else Map.empty
+    if (m.contains(ParquetFieldIdKey)) Map(FieldId -> m.getLong(ParquetFieldIdKey).toString) else Map.empty
   }
 
   /** [[ColumnDecoding.physical]]'s key for the position a format reads a column from (see [[mapping]]). */
@@ -292,7 +292,7 @@ object DecodingContext {
     if (builtPhysical != scanPhysical) {
       return Some(s"$c: another physical column: built from '$builtPhysical', the table now reads '$scanPhysical'")
     }
-    (built.physical.get("fieldId"), scan.physical.get("fieldId")) match {
+    (built.physical.get(FieldId), scan.physical.get(FieldId)) match {
       case (Some(a), Some(b)) if a != b => return Some(s"$c: another physical column: built from field id $a, now $b")
       case (a, b) if a.isDefined != b.isDefined &&
           (built.settings.get(ParquetFieldIds).contains("true") || scan.settings.get(ParquetFieldIds).contains("true")) =>

@@ -346,7 +346,7 @@ object DeltaProvider {
     val m = field.metadata
     val out = Map.newBuilder[String, String]
     if (m.contains(PhysicalNameKey)) out += DecodingContext.PhysicalName -> m.getString(PhysicalNameKey)
-    if (m.contains(FieldIdKey)) out += "fieldId" -> m.getLong(FieldIdKey).toString
+    if (m.contains(FieldIdKey)) out += DecodingContext.FieldId -> m.getLong(FieldIdKey).toString
     else out ++= DecodingContext.physicalOf(field)
     out.result()
   }

@@ -47,10 +47,6 @@ class BloomPrunedV2FileIndex(
   override protected def leafDirToChildrenFiles: Map[Path, Array[FileStatus]] =
     allFiles().toArray.groupBy(_.getPath.getParent)
 
-  override def inputFiles: Array[String] = allFiles().map(_.getPath.toUri.toString).toArray
-
-  override def sizeInBytes: Long = allFiles().map(_.getLen).sum
-
   override def refresh(): Unit = delegate.refresh()
 
   override def toString: String =
