@@ -22,14 +22,27 @@ FILES = 8          # data files per table (one per append)
 PER_FILE = 200     # rows per file
 
 
-def _same(spark, sql: str) -> list:
-    """The rows of `sql` with pruning on; asserts the same rows with it off."""
-    on = sorted(map(tuple, spark.sql(sql).collect()), key=repr)
-    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+# The index off: no file pruned, no join filter.
+OFF = ("spark.bloomindex.pruning.enabled", "spark.bloomindex.joinFilter.enabled")
+
+
+def _rows_off(make) -> list:
+    """The rows of the DataFrame `make()` builds with the index off (the session's settings restored after)."""
+    conf = make().sparkSession.conf
+    before = {key: conf.get(key, None) for key in OFF}
+    for key in OFF:
+        conf.set(key, "false")
     try:
-        off = sorted(map(tuple, spark.sql(sql).collect()), key=repr)
+        return sorted(map(tuple, make().collect()), key=repr)
     finally:
-        spark.conf.unset("spark.bloomindex.pruning.enabled")
+        for key, value in before.items():
+            conf.unset(key) if value is None else conf.set(key, value)
+
+
+def _same(spark, sql: str) -> list:
+    """The rows of `sql` as the session is set (the index on); asserts the same rows with the index off."""
+    on = sorted(map(tuple, spark.sql(sql).collect()), key=repr)
+    off = _rows_off(lambda: spark.sql(sql))
     assert on == off, sql
     return on
 
@@ -313,15 +326,9 @@ def test_partition_evolution(spark, root, table):
 
 
 def _same_df(make) -> list:
-    """The rows of the DataFrame `make()` builds with pruning on; asserts the same rows with it off."""
-    spark = make().sparkSession
+    """The rows of the DataFrame `make()` builds as the session is set; asserts the same rows with the index off."""
     on = sorted(map(tuple, make().collect()), key=repr)
-    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
-    try:
-        off = sorted(map(tuple, make().collect()), key=repr)
-    finally:
-        spark.conf.unset("spark.bloomindex.pruning.enabled")
-    assert on == off
+    assert on == _rows_off(make)
     return on
 
 
@@ -570,6 +577,39 @@ def test_join_filter_either_side(spark, root, table):
     finally:
         spark.conf.unset("spark.bloomindex.joinFilter.enabled")
         spark.sql(f"DROP TABLE IF EXISTS {dim}")
+
+
+def test_incremental_read_gets_no_join_filter(spark, root, table):
+    """An incremental read (`start-snapshot-id`/`end-snapshot-id`) reads the files appended over a
+    range of snapshots, also one a later DELETE replaced: the current snapshot's index, whose
+    global filter no longer holds the deleted key, must not filter the other side of a join."""
+    spark.sql(f"CREATE TABLE {table} (k STRING, name STRING) USING iceberg")
+    spark.createDataFrame([(f"k{i}", f"n{i}") for i in range(10)], "k STRING, name STRING").coalesce(1) \
+        .writeTo(table).append()
+    first = _snapshot_id(spark, table)
+    spark.createDataFrame([(f"k{i}", f"n{i}") for i in range(10, 20)], "k STRING, name STRING").coalesce(1) \
+        .writeTo(table).append()
+    second = _snapshot_id(spark, table)
+    spark.sql(f"DELETE FROM {table} WHERE k = 'k15'")  # copy-on-write: the second file is replaced
+    spark.sql(f"CREATE BLOOM INDEX incr_ix ON {table} FOR COLUMNS (k) OPTIONS (global = true)")
+    spark.createDataFrame([("k15", 1), ("k12", 2), ("zzz", 3)], "k STRING, w INT").createOrReplaceTempView("incr_probe")
+
+    def appended():
+        return (spark.read.format("iceberg").option("start-snapshot-id", str(first))
+                .option("end-snapshot-id", str(second)).load(table))
+
+    spark.conf.set("spark.bloomindex.joinFilter.enabled", "true")
+    try:
+        join = lambda: spark.table("incr_probe").join(appended(), "k").select("k", "w", "name")
+        assert _same_df(join) == [("k12", 2, "n12"), ("k15", 1, "n15")]
+        assert "bloom_might_contain" not in join()._jdf.queryExecution().optimizedPlan().toString()
+        assert _same_df(lambda: appended().where("k = 'k15'")) == [("k15", "n15")]
+        # The same join over the table as it is now is filtered (and has no k15).
+        now = lambda: spark.table("incr_probe").join(spark.table(table), "k").select("k", "w", "name")
+        assert _same_df(now) == [("k12", 2, "n12")]
+        assert "bloom_might_contain" in now()._jdf.queryExecution().optimizedPlan().toString()
+    finally:
+        spark.conf.unset("spark.bloomindex.joinFilter.enabled")
 
 
 def test_python_api_and_path_table(spark, root, table, warehouse):

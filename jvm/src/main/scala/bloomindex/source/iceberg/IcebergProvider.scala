@@ -104,9 +104,18 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
     case _ => false
   }
 
+  /**
+   * A read of the snapshot the relation's table is pinned to: a relation without Iceberg's
+   * incremental read options, or a scan built as a plain batch read. An incremental read
+   * (`start-snapshot-id`, `end-snapshot-id`, ...: Iceberg's `SparkIncrementalAppendScan`) reads
+   * the files appended over a range of snapshots, files a later commit may have removed, which
+   * the snapshot's files (what a join filter's coverage is checked against) do not show: it has
+   * no source here, so no index answers for it.
+   */
   override def describe(plan: LogicalPlan): Option[ScanSource] = plan match {
-    case r: DataSourceV2Relation if isIcebergTable(r.table) => Some(IcebergTables.scanSource(this, r))
-    case s: DataSourceV2ScanRelation if isIcebergTable(s.relation.table) => Some(IcebergTables.scanSource(this, s.relation))
+    case r: DataSourceV2Relation if isIcebergTable(r.table) && !isIncremental(r) => Some(IcebergTables.scanSource(this, r))
+    case s: DataSourceV2ScanRelation if isIcebergTable(s.relation.table) && isBatchQueryScan(s.scan) && !isIncremental(s.relation) =>
+      Some(IcebergTables.scanSource(this, s.relation))
     case _ => None
   }
 
@@ -361,6 +370,12 @@ object IcebergProvider {
 
   /** A plain read of an Iceberg table (not a copy-on-write rewrite's scan, not a changelog). */
   def isBatchQueryScan(s: Scan): Boolean = s != null && s.getClass.getName == BatchQueryScanClass
+
+  /** Iceberg's read options (`SparkReadOptions`) that make a read incremental over snapshots. */
+  private val IncrementalOptions = Seq("start-snapshot-id", "end-snapshot-id", "start-timestamp", "end-timestamp")
+
+  /** A relation read with any of Iceberg's incremental options (keys are case-insensitive). */
+  def isIncremental(r: DataSourceV2Relation): Boolean = IncrementalOptions.exists(r.options.containsKey)
 }
 
 /**
