@@ -12,6 +12,7 @@ import xxhash
 
 import bloomindex
 from bloomindex import Sbbf, expected_fpp, hash_value, hash_values, optimal_num_bytes
+from bloomindex.filters import for_ndv
 
 
 def test_fixed_width_hashing_is_xxh64_of_the_plain_encoding():
@@ -32,6 +33,40 @@ def test_numpy_input_hashes_like_python_values():
     assert hash_values(days, "date").tolist() == hash_values([dt.date(1969, 7, 20), dt.date(2024, 2, 29)], "date").tolist()
     micros = np.array(["1969-07-20T20:17:40.000001"], dtype="datetime64[us]")
     assert hash_values(micros, "timestamp_ntz").tolist() == hash_values([dt.datetime(1969, 7, 20, 20, 17, 40, 1)], "timestamp_ntz").tolist()
+
+
+def test_numpy_ints_are_decimal_numbers_not_unscaled_values():
+    """An int array for a decimal is the numbers themselves, as a list of ints is (5 is 5.00 of
+    decimal(5,2)), at every precision (INT32, INT64 and FIXED_LEN_BYTE_ARRAY decimals)."""
+    ints = [5, -7, 0, 99]
+    for t in ("decimal(5,2)", "decimal(9,0)", "decimal(18,3)", "decimal(20,2)", "decimal(38,10)"):
+        for dtype in (np.int8, np.int16, np.int64, np.uint32):
+            arr = np.array([i for i in ints if dtype is not np.uint32 or i >= 0], dtype=dtype)
+            assert hash_values(arr, t).tolist() == hash_values(arr.tolist(), t).tolist(), (t, dtype)
+    f = Sbbf(1024)
+    f.insert([decimal.Decimal("5.00")], "decimal(5,2)")
+    assert f.check(np.array([5]), "decimal(5,2)").tolist() == [True]
+    with pytest.raises(ValueError, match="1000 does not fit decimal.5,2."):
+        hash_values(np.array([1000]), "decimal(5,2)")
+
+
+def test_a_zero_is_looked_for_as_either_zero():
+    """Spark's (and Python's) 0.0 = -0.0: the filter holds whichever bits were written."""
+    for t in ("double", "float"):
+        for stored, asked in ((-0.0, 0.0), (0.0, -0.0)):
+            f = Sbbf(1024)
+            f.insert([stored, 2.5], t)
+            assert f.might_contain(asked, t), (t, stored)
+            assert f.check(np.array([asked, 2.5, 7.0]), t).tolist() == [True, True, False]
+            assert f.check([asked, None, 7.0], t).tolist() == [True, False]
+            for design in ("sbbf-murmur3", "classic"):
+                g = for_ndv(100, 0.01, design)
+                g.insert([stored], t)
+                assert g.might_contain(asked, t) and g.check([asked, 7.0], t).tolist() == [True, False], design
+    # Nonzero values are not widened: a filter of -1.0 says nothing of 1.0.
+    f = Sbbf(32)
+    f.insert([-1.0], "double")
+    assert hash_value(1.0, "double") != hash_value(-1.0, "double")
 
 
 def test_dates_timestamps_and_decimals_hash_their_plain_integers():

@@ -38,7 +38,7 @@ from ._checks import (CLASSIC_MIN_BYTES, MAX_BYTES, MAX_HASHES, check_classic_by
                       hashes_array)
 from ._headers import (CLASSIC_HEADER, MURMUR3_HEADER, classic_header, murmur3_header, read_classic_header,
                        read_murmur3_header)
-from .hashing import hash_values
+from .hashing import check_values, hash_values
 from .sbbf import Sbbf, blocked_fpp, optimal_num_bytes
 
 __all__ = ["ALGORITHMS", "BloomFilter", "ClassicBloomFilter", "SbbfMurmur3", "deserialize",
@@ -68,8 +68,9 @@ class _Values:
         self.insert_hashes(hash_values(values, spark_type, self.hash_name))
 
     def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
-        """``np.bool_`` per non-null value: False when it was certainly never inserted."""
-        return self.check_hashes(hash_values(values, spark_type, self.hash_name))
+        """``np.bool_`` per non-null value: False when it was certainly never inserted (a float
+        or double zero is looked for as either zero, as Spark's equality matches both)."""
+        return check_values(self.check_hashes, values, spark_type, self.hash_name)
 
     def might_contain(self, value: Any, spark_type: str) -> bool:
         """False when ``value`` (of Spark type ``spark_type``) is certainly not in the filter."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 from collections.abc import Iterable as _Iterable
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import xxhash
@@ -80,6 +80,23 @@ def hash_values(values: Iterable[Any] | np.ndarray, spark_type: str, hash_name: 
                            dtype=np.uint64, count=len(items))
     return np.fromiter((of_bytes(_as_bytes(v, t)) for v in items),
                        dtype=np.uint64, count=len(items))
+
+
+def check_values(check_hashes: Callable[[np.ndarray], np.ndarray], values: Iterable[Any] | np.ndarray,
+                 spark_type: str, hash_name: str) -> np.ndarray:
+    """``check_hashes`` of each non-null value as Spark's equality sees it: a float or double
+    zero is equal to the other zero (``0.0 = -0.0`` in Spark, as in Python), whose bits and hash
+    differ, so a zero may be in the filter as either."""
+    _check_args(values, spark_type, hash_name)
+    t = parse_type(spark_type)
+    if t.physical not in ("FLOAT", "DOUBLE"):
+        return check_hashes(hash_values(values, spark_type, hash_name))
+    arr = _float_array(values, np.float32 if t.physical == "FLOAT" else np.float64)
+    out = check_hashes(hash_values(arr, spark_type, hash_name))
+    zeros = arr == 0
+    if zeros.any():
+        out = out | check_hashes(hash_values(np.where(zeros, -arr, arr), spark_type, hash_name))
+    return out
 
 
 def _check_args(values: Any, spark_type: Any, hash_name: Any) -> None:
@@ -137,6 +154,14 @@ def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
         arr = values.astype(np.int64)
         if values.dtype == np.uint64 and (values > np.iinfo(np.int64).max).any():
             raise ValueError("values: uint64 values beyond bigint's range")
+        if t.name == "decimal":
+            # An int is the number itself, as in a list (5 is 5.00 of decimal(5,2)), not the
+            # unscaled value: scaled here, after checking it fits (so the product cannot overflow).
+            whole = (10**t.precision - 1) // 10**t.scale
+            if arr.size and (arr.min() < -whole or arr.max() > whole):
+                bad = arr[(arr < -whole) | (arr > whole)][0]
+                raise ValueError(f"values: {bad} does not fit {t.simple_string}")
+            arr = arr * np.int64(10**t.scale)
     elif isinstance(values, np.ndarray) and values.dtype.kind == "M":
         unit = "D" if t.name == "date" else "us"
         arr = values.astype(f"datetime64[{unit}]").astype(np.int64)

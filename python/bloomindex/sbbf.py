@@ -10,7 +10,7 @@ import numpy as np
 from ._checks import (MAX_BYTES, MIN_BYTES, check_data, check_fpp, check_ndv, check_power_of_two, check_sbbf_bytes,
                       hashes_array)
 from ._headers import is_murmur3_header, read_sbbf_header, sbbf_header
-from .hashing import hash_values
+from .hashing import check_values, hash_values
 
 __all__ = ["Sbbf", "optimal_num_bytes", "MIN_BYTES", "MAX_BYTES"]
 
@@ -210,11 +210,12 @@ class Sbbf:
         """False when ``value`` (of Spark type ``spark_type``) is certainly not in the filter."""
         if value is None:
             raise ValueError("value: None is never in a Bloom filter; use the null count")
-        return bool(self.check_hashes(hash_values([value], spark_type, self.hash_name))[0])
+        return bool(self.check([value], spark_type)[0])
 
     def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
-        """:meth:`might_contain` for many non-null values at once: ``np.bool_`` per value."""
-        return self.check_hashes(hash_values(values, spark_type, self.hash_name))
+        """:meth:`might_contain` for many non-null values at once: ``np.bool_`` per value (a
+        float or double zero is looked for as either zero, as Spark's equality matches both)."""
+        return check_values(self.check_hashes, values, spark_type, self.hash_name)
 
     def merge(self, other: "Sbbf") -> "Sbbf":
         """ORs ``other`` (an :class:`Sbbf` of the same size) into this filter and returns ``self``."""
