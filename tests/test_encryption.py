@@ -195,3 +195,99 @@ def test_session_column_keys_encrypt_the_index(spark, root, keys, tmp_path):
     finally:
         _set(spark, before)
     assert all(open(f, "rb").read()[:4] == b"PARE" for f in _data_files(root, "sess_idx")["v"])
+
+
+def _move_encrypted_file_in(spark, tmp_path, path: str, name: str, start: int) -> None:
+    """One file whose `id` is encrypted with colk (rows start..start+99), moved into `path` as `name`."""
+    from pyspark.sql import functions as F
+
+    enc = str(tmp_path / f"enc-{start}")
+    (spark.range(start, start + 100, 1, 1).select("id", (F.col("id") % 7).alias("w")).write
+       .option("parquet.encryption.column.keys", "colk:id").option("parquet.encryption.footer.key", "footk")
+       .parquet(enc))
+    (f,) = glob.glob(os.path.join(enc, "*.parquet"))
+    os.rename(f, os.path.join(path, name))
+
+
+def _no_filter_in_the_clear(root: str, name: str, spark) -> None:
+    """No index file anyone can read without a key holds an `id` filter or checksum of it."""
+    stored = [bytes(r.filter) for r in spark.read.parquet(os.path.join(root, name, "data")).collect() if r.column == "id"]
+    assert stored
+    for f in glob.glob(os.path.join(root, name, "data", "**", "*"), recursive=True):
+        if os.path.isfile(f) and not os.path.basename(f).startswith("."):
+            raw = open(f, "rb").read()
+            assert not any(flt[-64:] in raw for flt in stored), f
+
+
+def test_an_encrypted_file_outside_the_footer_sample_encrypts_the_index(spark, root, keys, tmp_path):
+    """CREATE samples 16 footers; a file the sample misses that encrypts `id` must still make the
+    index of `id` encrypted (else its filter would be readable with no key). Then a REFRESH that
+    brings the first encrypted file into a plaintext index encrypts the new version."""
+    from pyspark.sql import functions as F
+
+    import pyarrow as pa
+
+    path = str(tmp_path / "mixed")
+    os.makedirs(path)
+    # 200 plaintext files (pyarrow: quicker than 200 Spark tasks) and one encrypted: the sample
+    # reads 16 footers spread over the listing (in directory order), so it misses that one in
+    # about 92% of runs; the index must be encrypted in all of them.
+    for i in range(200):
+        ids = pa.array(range(i * 20, i * 20 + 20), pa.int64())
+        pq.write_table(pa.table({"id": ids, "w": pa.compute.remainder(ids, 7)}), os.path.join(path, f"part-{i:05d}.parquet"))
+    _move_encrypted_file_in(spark, tmp_path, path, "part-99999-late.parquet", 100000)
+    bi = bloomindex.BloomIndex(spark)
+    bi.create("mixed_idx", path, ["id"], source_format="parquet")
+    d = bi.describe("mixed_idx")
+    assert d["encryption"] == "id (key colk)" and d["files_indexed"] == "201"
+    assert all(open(f, "rb").read()[:4] == b"PARE" for f in _data_files(root, "mixed_idx")["id"])
+    _no_filter_in_the_clear(root, "mixed_idx", spark)
+    df = spark.read.parquet(path)
+    assert_same_with_pruning_off(spark, lambda: df.filter("id IN (100005, 17, 100150)"))
+    read = df.filter("id = 100005").inputFiles()
+    assert any(f.endswith("part-99999-late.parquet") for f in read) and len(read) <= 10  # pruned (fpp 1%)
+
+    # A plaintext index, then an encrypted file appended and refreshed.
+    path2 = str(tmp_path / "later")
+    spark.range(0, 600, 1, 6).select("id", (F.col("id") % 7).alias("w")).write.parquet(path2)
+    bi.create("later_idx", path2, ["id"], source_format="parquet")
+    assert bi.describe("later_idx")["encryption"] == "none"
+    _move_encrypted_file_in(spark, tmp_path, path2, "part-99999-late.parquet", 200000)
+    bi.refresh("later_idx")
+    d = bi.describe("later_idx")
+    assert d["encryption"] == "id (key colk)" and d["files_indexed"] == "7" and d["damage"] == "none"
+    latest = max(glob.glob(os.path.join(root, "later_idx", "data", "*")), key=os.path.getmtime)
+    ids = glob.glob(os.path.join(latest, "column=id", "*.parquet"))
+    assert ids and all(open(f, "rb").read()[:4] == b"PARE" for f in ids)
+    df2 = spark.read.parquet(path2)
+    assert_same_with_pruning_off(spark, lambda: df2.filter("id IN (200005, 17, 1000)"))
+
+
+def test_an_encrypted_global_filter_keeps_its_checksum_and_count_encrypted(spark, root, keys, tmp_path):
+    """The global filter's CRC32C would confirm a guessed set of values, and its distinct count
+    tells how many there are: both only in the encrypted file, not in the clear nor in the log."""
+    import json
+    import struct
+
+    path = str(tmp_path / "g")
+    (spark.range(0, 600, 1, 3).selectExpr("id", "id % 3 AS k").write
+       .option("parquet.encryption.column.keys", "colk:id,k").option("parquet.encryption.footer.key", "footk")
+       .parquet(path))
+    bi = bloomindex.BloomIndex(spark)
+    bi.create("gck_idx", path, ["k"], source_format="parquet", global_filter=True)
+    d = bi.describe("gck_idx", extended=True)
+    assert d["encryption"] == "k (key colk)" and d["column.k.global_ndv"] == "encrypted"
+    (g_file,) = _data_files(root, "gck_idx", "_global")["k"]
+    (g,) = spark.read.parquet(os.path.dirname(os.path.dirname(g_file))).collect()
+    raw = open(g_file, "rb").read()
+    assert raw[:4] == b"PARE"
+    assert struct.pack("<i", g.checksum) not in raw and bytes(g.filter)[-32:] not in raw
+    logs = sorted(glob.glob(os.path.join(root, "gck_idx", "_log", "*.json")))
+    assert "k" not in json.load(open(logs[-1]))["data"]["globalNdv"]
+    # A refresh sizes from the encrypted count, and the join filter still answers.
+    spark.range(600, 700, 1, 1).selectExpr("id", "id % 5 AS k").write.mode("append") \
+        .option("parquet.encryption.column.keys", "colk:id,k").option("parquet.encryption.footer.key", "footk") \
+        .parquet(path)
+    bi.refresh("gck_idx")
+    assert bi.describe("gck_idx")["damage"] == "none"
+    assert spark.sql("SELECT bloom_might_contain('gck_idx', 'k', CAST(4 AS BIGINT))").head()[0] is True

@@ -205,7 +205,8 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     out += s"column.${c.name}.filter_bytes" -> bytes.toString
     out += s"column.${c.name}.files_from_footer" -> fromFooter.toString
     out += s"column.${c.name}.files_from_data" -> (files - fromFooter).toString
-    if (spec.global) out += s"column.${c.name}.global_ndv" -> d.globalNdv.getOrElse(c.name, 0L).toString
+    // An encrypted column's count is kept out of the (plaintext) log.
+    if (spec.global) out += s"column.${c.name}.global_ndv" -> d.globalNdv.get(c.name).map(_.toString).getOrElse("encrypted")
     if (files < d.indexedFiles) {
       damage += s"column ${c.name}: ${d.indexedFiles - files} of ${d.indexedFiles} indexed files have no index " +
         s"row (index data files under ${d.dir} missing or unreadable)"

@@ -42,7 +42,11 @@ private[actions] object IndexBuild extends Logging {
     val (relation, current, tableVersion) =
       (SourceResolver.following(spark, spec, recorded, preferNames, snapshot.relation), snapshot.files, snapshot.version)
     val decoding = SourceResolver.decoding(spark, spec, relation)
-    IndexEncryption.prepare(spark, spec, current, dataDir.toString)
+    // The base version's encrypted columns stay encrypted (its rows may be carried).
+    val baseKeys: Map[String, Option[String]] = base.flatMap(_.data)
+      .flatMap(d => IndexEncryption.plan(ctx.hadoopConf, IndexStore.dataDir(ctx.log.indexDir, d).toString))
+      .map(_.columnKeys.map { case (c, k) => c -> Option(k) }).getOrElse(Map.empty)
+    IndexEncryption.prepare(spark, spec, current, dataDir.toString, baseKeys)
     StepClock.mark("decoding")
     // The base's global filters, when the index has them: one that is damaged or fails its
     // checksum cannot be merged into (the new filter would miss the values it held), so the
@@ -57,27 +61,51 @@ private[actions] object IndexBuild extends Logging {
     if (globalDamaged) logWarning(s"Bloom index '${ctx.name}': a global filter of the base version is missing or damaged; " +
       "rebuilding in full")
     val baseData = base.flatMap(_.data).filterNot(_ => globalDamaged)
-    val kept = baseData.filter(d => IndexLayout.of(d) == IndexLayout.Probes &&
-      IndexBuilder.layoutFor(spark, dataDir.toString) == IndexLayout.Probes)
-      .flatMap(d => keptProbes(ctx, spec, d, current, optimize))
-    StepClock.mark("probe footers")
-    val (toBuild, carried, reused) = (baseData, kept) match {
-      case (None, _) => (current, None, ReusedProbes.None)
-      case (Some(_), Some(k)) =>
-        val carried = if (k.carried.isEmpty) None else Some(unchangedRows(ctx, IndexStore.probeRowsOf(spark, k.carried,
-          k.carriedPartitions, k.checksums), current.filter(f => k.unchanged.contains(f.path))))
-        (current.filterNot(f => k.unchanged.contains(f.path)), carried, k.reused)
-      case (Some(d), None) =>
-        // The incremental file diff: files held as they are now, by every column, are carried;
-        // the rest built (so a file whose row a damaged index file lost is built again).
-        val rows = IndexStore.rows(spark, ctx.log.indexDir, d)
-        val known = IndexStore.fileIdentities(rows, spec.columns.size)
-        val unchanged = current.filter(f => known.contains((f.path, f.size, f.modificationTime)))
-        val keep = unchanged.map(_.path).toSet
-        (current.filterNot(f => keep.contains(f.path)), Some(unchangedRows(ctx, rows, unchanged)), ReusedProbes.None)
+    // What is built, carried and kept, under the layout the encryption plan in `dataDir` gives.
+    def diff(): (Seq[SourceFile], Option[DataFrame], ReusedProbes) = {
+      val kept = baseData.filter(d => IndexLayout.of(d) == IndexLayout.Probes &&
+        IndexBuilder.layoutFor(spark, dataDir.toString) == IndexLayout.Probes)
+        .flatMap(d => keptProbes(ctx, spec, d, current, optimize))
+      StepClock.mark("probe footers")
+      (baseData, kept) match {
+        case (None, _) => (current, None, ReusedProbes.None)
+        case (Some(_), Some(k)) =>
+          val carried = if (k.carried.isEmpty) None else Some(unchangedRows(ctx, IndexStore.probeRowsOf(spark, k.carried,
+            k.carriedPartitions, k.checksums), current.filter(f => k.unchanged.contains(f.path))))
+          (current.filterNot(f => k.unchanged.contains(f.path)), carried, k.reused)
+        case (Some(d), None) =>
+          // The incremental file diff: files held as they are now, by every column, are carried;
+          // the rest built (so a file whose row a damaged index file lost is built again).
+          val rows = IndexStore.rows(spark, ctx.log.indexDir, d)
+          val known = IndexStore.fileIdentities(rows, spec.columns.size)
+          val unchanged = current.filter(f => known.contains((f.path, f.size, f.modificationTime)))
+          val keep = unchanged.map(_.path).toSet
+          (current.filterNot(f => keep.contains(f.path)), Some(unchangedRows(ctx, rows, unchanged)), ReusedProbes.None)
+      }
     }
+    var (toBuild, carried, reused) = diff()
+    // The footer of every file to read, not a sample: a column encrypted there that the plan
+    // leaves unencrypted is planned now, before anything is written (its filters would tell its
+    // values to anyone who can read the index); the layout, so what is kept, may change with it.
+    var encryptedKnown = baseKeys
+    var unplanned = IndexEncryption.unplanned(spark, spec, toBuild, IndexEncryption.plan(ctx.hadoopConf, dataDir.toString))
+    while (unplanned.nonEmpty && !unplanned.keySet.subsetOf(encryptedKnown.keySet)) {
+      logWarning(s"Bloom index '${ctx.name}': files to index encrypt ${unplanned.keys.toSeq.sorted.mkString(", ")}, " +
+        "which the sampled footers did not show; planning the index's encryption again")
+      encryptedKnown ++= unplanned
+      IndexEncryption.dropPlan(ctx.hadoopConf, dataDir.toString)
+      IndexEncryption.prepare(spark, spec, current, dataDir.toString, encryptedKnown)
+      val again = diff()
+      toBuild = again._1; carried = again._2; reused = again._3
+      unplanned = IndexEncryption.unplanned(spark, spec, toBuild, IndexEncryption.plan(ctx.hadoopConf, dataDir.toString))
+    }
+    StepClock.mark("encryption")
     val baseGlobal = if (globalDamaged) Map.empty[String, Array[Byte]] else baseGlobal0.getOrElse(Map.empty)
-    val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else baseData.map(_.globalNdv).getOrElse(Map.empty)
+    // An encrypted column's count is not in the log: its global filter's row has it.
+    val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else baseData.map { d =>
+      if (spec.columns.forall(c => d.globalNdv.contains(c.name))) d.globalNdv
+      else IndexStore.globalNdv(spark, ctx.log.indexDir, d) ++ d.globalNdv
+    }.getOrElse(Map.empty)
     // Files the build cannot read as the source does (its provider says which) are left out:
     // not indexed, read in full by queries.
     val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)

@@ -47,8 +47,11 @@ class IndexCryptoFactory extends EncryptionPropertiesFactory {
 }
 
 object IndexCryptoFactory {
-  /** The fields of index rows that tell something about a column's values. */
-  val SensitiveFields: Seq[String] = Seq("filter", "ndv", "null_count")
+  /**
+   * The fields of index rows that tell something about a column's values: a checksum of a
+   * filter too (a guessed set of values can be checked against it).
+   */
+  val SensitiveFields: Seq[String] = Seq("filter", "ndv", "null_count", "checksum")
 
   def encodeKeys(keys: Map[String, String]): String =
     keys.toSeq.sorted.map { case (c, k) => s"${enc(c)}=${enc(k)}" }.mkString("&")

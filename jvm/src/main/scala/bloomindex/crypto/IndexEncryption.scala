@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import bloomindex.compat.ConfWritable
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.IndexSpec
 import bloomindex.source.SourceFile
@@ -33,10 +34,13 @@ import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
  * settings as reading the source; without them the index is skipped, with a warning.
  *
  * A source column counts as encrypted when the session's `parquet.encryption.column.keys`
- * (or `parquet.encryption.uniform.key`) names it, or when a sample of the source's Parquet
- * footers shows encrypted chunks of it (their key metadata gives the master key id). With
- * encrypted columns and no crypto factory in the session, the build is refused unless the
- * index says `allow_unencrypted_index = true`.
+ * (or `parquet.encryption.uniform.key`) names it, when a sample of the source's Parquet
+ * footers shows encrypted chunks of it (their key metadata gives the master key id), when the
+ * version the build starts from encrypted it, or when the footer of any file the build reads
+ * shows an encrypted chunk of it ([[unplanned]]: checked before anything is written, so a
+ * file encrypted among plaintext ones the sample missed cannot leave its filter unencrypted).
+ * With encrypted columns and no crypto factory in the session, the build is refused unless
+ * the index says `allow_unencrypted_index = true`.
  *
  * The plan of a version is written next to its data (`_encryption`, hidden from readers).
  */
@@ -57,7 +61,7 @@ object IndexEncryption extends Logging {
   /** Indexed column -> its master key id when known, for the columns the source encrypts. */
   def sourceEncryption(conf: Configuration, spec: IndexSpec, files: Seq[SourceFile]): Map[String, Option[String]] = {
     // By source column; each of its index columns (an equality and text filters) takes its key.
-    val names = spec.columns.map(_.sourceName).distinct
+    val names = sourceNames(spec)
     def indexed(c: String): Option[String] = names.find(_.equalsIgnoreCase(c.trim.takeWhile(_ != '.')))
     val uniform = Option(conf.getTrimmed(UniformKey)).filter(_.nonEmpty)
     val fromConf: Map[String, Option[String]] = uniform match {
@@ -72,29 +76,74 @@ object IndexEncryption extends Logging {
       else footerEncryption(conf, names, files)
     // A key named by the files wins: that is the key their data is encrypted with.
     val bySource = (fromConf.keySet ++ fromFooters.keySet).map(c => c -> fromFooters.get(c).flatten.orElse(fromConf.get(c).flatten)).toMap
-    spec.columns.flatMap(c => bySource.get(c.sourceName).map(c.name -> _)).toMap
+    byIndexColumn(spec, bySource)
   }
+
+  private def sourceNames(spec: IndexSpec): Seq[String] = spec.columns.map(_.sourceName).distinct
+
+  /** Source column -> key, as index column -> key (each index column of a source column takes its key). */
+  private def byIndexColumn(spec: IndexSpec, bySource: Map[String, Option[String]]): Map[String, Option[String]] =
+    spec.columns.flatMap(c => bySource.get(c.sourceName).map(c.name -> _)).toMap
 
   private def footerEncryption(conf: Configuration, names: Seq[String], files: Seq[SourceFile]): Map[String, Option[String]] = {
     val step = math.max(1, files.size / FooterSample)
     val sample = files.indices.by(step).take(FooterSample).map(files(_))
-    sample.flatMap { f =>
-      val path = new Path(f.path)
+    byName(sample.flatMap(f => encryptedIn(conf, names, f.path)))
+  }
+
+  private def byName(found: Seq[(String, Option[String])]): Map[String, Option[String]] =
+    found.groupBy(_._1).map { case (c, ks) => c -> ks.flatMap(_._2).headOption }
+
+  /** The columns of `names` that the Parquet file at `path` encrypts, with their master key ids when known. */
+  private def encryptedIn(conf: Configuration, names: Seq[String], file: String): Seq[(String, Option[String])] = {
+    val path = new Path(file)
+    try {
+      val reader = ParquetFileReader.open(HadoopInputFile.fromPath(path, conf), HadoopReadOptions.builder(conf, path).build())
       try {
-        val reader = ParquetFileReader.open(HadoopInputFile.fromPath(path, conf), HadoopReadOptions.builder(conf, path).build())
+        reader.getRowGroups.asScala.toSeq.flatMap(_.getColumns.asScala).filter(_.isEncrypted).flatMap { c =>
+          names.find(_.equalsIgnoreCase(c.getPath.toArray()(0))).map(_ -> masterKeyId(c))
+        }
+      } finally reader.close()
+    } catch {
+      // An encrypted footer this session cannot decrypt: any column may be encrypted.
+      case e: ParquetCryptoRuntimeException =>
+        logWarning(s"Parquet footer of $path is encrypted and cannot be read here: ${e.getMessage}")
+        names.map(_ -> None)
+      case NonFatal(_) => Nil // unreadable for another reason: the data pass reports it
+    }
+  }
+
+  /** Files whose footers [[unplanned]] reads on the driver; more are read by a Spark job. */
+  private val DriverFooters = 64
+
+  /**
+   * The index columns that a footer of `files` (those a build is about to read) shows
+   * encrypted while `plan` leaves them unencrypted, with their master key ids when known
+   * (Parquet sources; every file, not a sample). Read on the driver for a few files, by a
+   * Spark job for more.
+   */
+  def unplanned(spark: SparkSession, spec: IndexSpec, files: Seq[SourceFile], plan: Option[Plan]): Map[String, Option[String]] = {
+    if (spec.source.format != "parquet" || files.isEmpty) return Map.empty
+    val names = sourceNames(spec).filter(n => spec.columns.exists(c => c.sourceName == n && !plan.exists(_.columnKeys.contains(c.name))))
+    if (names.isEmpty) return Map.empty
+    val conf = spark.sessionState.newHadoopConfWithOptions(spec.source.options)
+    val paths = files.map(_.path)
+    val found =
+      if (paths.size <= DriverFooters) paths.flatMap(encryptedIn(conf, names, _))
+      else {
+        val sc = spark.sparkContext
+        val shipped = sc.broadcast(new ConfWritable(conf))
         try {
-          reader.getRowGroups.asScala.toSeq.flatMap(_.getColumns.asScala).filter(_.isEncrypted).flatMap { c =>
-            names.find(_.equalsIgnoreCase(c.getPath.toArray()(0))).map(_ -> masterKeyId(c))
-          }
-        } finally reader.close()
-      } catch {
-        // An encrypted footer this session cannot decrypt: any column may be encrypted.
-        case e: ParquetCryptoRuntimeException =>
-          logWarning(s"Parquet footer of $path is encrypted and cannot be read here: ${e.getMessage}")
-          names.map(_ -> None)
-        case NonFatal(_) => Nil // unreadable for another reason: the data pass reports it
+          sc.setJobDescription(s"bloomindex: encrypted columns in the footers of ${paths.size} files")
+          sc.parallelize(paths, math.max(1, math.min(sc.defaultParallelism * 4, paths.size / DriverFooters)))
+            .mapPartitions(ps => ps.flatMap(encryptedIn(shipped.value.conf, names, _)).toSeq.distinct.iterator)
+            .collect().toSeq
+        } finally {
+          sc.setJobDescription(null)
+          shipped.destroy()
+        }
       }
-    }.groupBy(_._1).map { case (c, ks) => c -> ks.flatMap(_._2).headOption }
+    byIndexColumn(spec, byName(found)).filter { case (c, _) => !plan.exists(_.columnKeys.contains(c)) }
   }
 
   private val json = new ObjectMapper()
@@ -113,9 +162,14 @@ object IndexEncryption extends Logging {
    * Refuses (an AnalysisException) when source columns are encrypted and the session cannot
    * encrypt the index, unless the index allows an unencrypted index.
    */
-  def prepare(spark: SparkSession, spec: IndexSpec, files: Seq[SourceFile], dir: String): Option[Plan] = {
+  def prepare(spark: SparkSession, spec: IndexSpec, files: Seq[SourceFile], dir: String,
+      known: Map[String, Option[String]] = Map.empty): Option[Plan] = {
     val conf = spark.sessionState.newHadoopConfWithOptions(spec.source.options)
-    val encrypted = sourceEncryption(conf, spec, files)
+    val sampled = sourceEncryption(conf, spec, files)
+    // Columns known encrypted otherwise (the base version's plan, footers of the files to read):
+    // a key found in the files wins.
+    val encrypted = sampled ++ known.collect { case (c, k) if spec.columns.exists(_.name == c) =>
+      c -> sampled.get(c).flatten.orElse(k) }
     if (encrypted.isEmpty) return None
     val factory = Option(conf.getTrimmed(FactoryClass)).filter(_.nonEmpty)
     val footer = Option(conf.getTrimmed(FooterKey)).filter(_.nonEmpty)
@@ -139,6 +193,12 @@ object IndexEncryption extends Logging {
         logInfo(s"Bloom index '${spec.name}': encrypting the index data of ${plan.columnKeys.toSeq.sorted.map { case (c, k) => s"$c (key $k)" }.mkString(", ")}")
         Some(plan)
     }
+  }
+
+  /** Removes the plan recorded in `dir` (before [[prepare]] decides again, nothing written there yet). */
+  def dropPlan(conf: Configuration, dir: String): Unit = {
+    val p = new Path(dir, MarkerName)
+    p.getFileSystem(conf).delete(p, false)
   }
 
   private def writePlan(conf: Configuration, dir: String, plan: Plan): Unit = {

@@ -53,8 +53,11 @@ object IndexBuilder {
     run.write(carried)
     IndexSummary.write(spark.sessionState.newHadoopConf(), dir, spec, run.rowsWritten, reused)
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
+    // Not in the (plaintext) log for an encrypted column: its global filter's row holds it, encrypted.
+    val encrypted = IndexEncryption.plan(spark.sessionState.newHadoopConf(), dir).map(_.columnKeys.keySet).getOrElse(Set.empty)
     val globalNdv = if (!spec.global) Map.empty[String, Long]
-      else spec.columns.map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
+      else spec.columns.filterNot(c => encrypted(c.name))
+        .map(c => c.name -> (run.globalNdv.getOrElse(c.name, 0L) + baseGlobalNdv.getOrElse(c.name, 0L))).toMap
     val indexed = run.indexed()
     BuildResult(indexed.count, indexed.bytes, indexed.filterBytes, indexed.fromFooters, globalNdv,
       run.layout.name)

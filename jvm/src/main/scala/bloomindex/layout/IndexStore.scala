@@ -268,6 +268,11 @@ object IndexStore {
       }
     }
 
+  /** Column name -> the distinct count its global filter's row records (encrypted with the filter where the column is). */
+  def globalNdv(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Long] =
+    spark.read.schema(IndexSchemas.GlobalSchema).parquet(IndexSchemas.globalDir(dataDir(indexDir, data).toString))
+      .select("column", "ndv").collect().map(r => r.getString(0) -> r.getLong(1)).toMap
+
   /**
    * Column name -> the global filter in Parquet's serialized form. Data with checksums (log
    * format 6 on): a row whose checksum is missing or does not match its column and filter is left
