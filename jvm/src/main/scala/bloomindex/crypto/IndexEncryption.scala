@@ -7,6 +7,7 @@ import scala.util.control.NonFatal
 
 import bloomindex.compat.ConfWritable
 import bloomindex.errors.BloomIndexErrors
+import bloomindex.layout.IndexStore
 import bloomindex.log.IndexSpec
 import bloomindex.source.SourceFile
 
@@ -129,8 +130,13 @@ object IndexEncryption extends Logging {
     val conf = spark.sessionState.newHadoopConfWithOptions(spec.source.options)
     val paths = files.map(_.path)
     val found =
-      if (paths.size <= DriverFooters) paths.flatMap(encryptedIn(conf, names, _))
-      else {
+      if (paths.size <= DriverFooters) {
+        // Object stores: a footer is a request or two, so several at once.
+        val each = new Array[Seq[(String, Option[String])]](paths.size)
+        IndexStore.inParallel(spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS),
+          paths.indices.map(i => () => each(i) = encryptedIn(conf, names, paths(i))))
+        each.toSeq.flatten
+      } else {
         val sc = spark.sparkContext
         val shipped = sc.broadcast(new ConfWritable(conf))
         try {
