@@ -291,3 +291,15 @@ def test_an_encrypted_global_filter_keeps_its_checksum_and_count_encrypted(spark
     bi.refresh("gck_idx")
     assert bi.describe("gck_idx")["damage"] == "none"
     assert spark.sql("SELECT bloom_might_contain('gck_idx', 'k', CAST(4 AS BIGINT))").head()[0] is True
+
+    def global_ndv() -> int:
+        latest = max(glob.glob(os.path.join(root, "gck_idx", "data", "*")), key=os.path.getmtime)
+        (row,) = spark.read.parquet(os.path.join(latest, "_global")).collect()
+        return row.ndv
+
+    # The running count (3 + the new file's 5: an upper bound), in the encrypted row, refresh after refresh.
+    assert global_ndv() == 8
+    for f in glob.glob(os.path.join(path, "*.parquet"))[:1]:
+        os.remove(f)
+    bi.refresh("gck_idx")
+    assert global_ndv() == 8

@@ -124,10 +124,13 @@ object IndexEncryption extends Logging {
    * Spark job for more.
    */
   def unplanned(spark: SparkSession, spec: IndexSpec, files: Seq[SourceFile], plan: Option[Plan]): Map[String, Option[String]] = {
+    // Without a crypto factory a build cannot read an encrypted column at all (it fails), so
+    // nothing of one can be written in the clear: no footers to read.
     if (spec.source.format != "parquet" || files.isEmpty) return Map.empty
+    val conf = spark.sessionState.newHadoopConfWithOptions(spec.source.options)
+    if (Option(conf.getTrimmed(FactoryClass)).forall(_.isEmpty)) return Map.empty
     val names = sourceNames(spec).filter(n => spec.columns.exists(c => c.sourceName == n && !plan.exists(_.columnKeys.contains(c.name))))
     if (names.isEmpty) return Map.empty
-    val conf = spark.sessionState.newHadoopConfWithOptions(spec.source.options)
     val paths = files.map(_.path)
     val found =
       if (paths.size <= DriverFooters) {
@@ -139,13 +142,14 @@ object IndexEncryption extends Logging {
       } else {
         val sc = spark.sparkContext
         val shipped = sc.broadcast(new ConfWritable(conf))
+        val description = sc.getLocalProperty("spark.job.description")
         try {
           sc.setJobDescription(s"bloomindex: encrypted columns in the footers of ${paths.size} files")
           sc.parallelize(paths, math.max(1, math.min(sc.defaultParallelism * 4, paths.size / DriverFooters)))
             .mapPartitions(ps => ps.flatMap(encryptedIn(shipped.value.conf, names, _)).toSeq.distinct.iterator)
             .collect().toSeq
         } finally {
-          sc.setJobDescription(null)
+          sc.setJobDescription(description)
           shipped.destroy()
         }
       }

@@ -36,7 +36,8 @@ private final class BuildRun(
     dir: String,
     baseGlobal: Map[String, Array[Byte]],
     reusedRows: Seq[IndexFiles.RowWritten] = Nil,
-    prebuilt: Seq[FileFilter] = Nil) extends Logging {
+    prebuilt: Seq[FileFilter] = Nil,
+    baseGlobalNdv: Map[String, Long] = Map.empty) extends Logging {
 
   import DistinctPass._
 
@@ -134,7 +135,7 @@ private final class BuildRun(
     }
     if (files.isEmpty) {
       if (spec.global) IndexBuilder.writeGlobals(spark, spec, dir, Map.empty, Map.empty, baseGlobal,
-        cols.map(c => IndexFilters.globalBytes(c, 1)))
+        cols.map(c => IndexFilters.globalBytes(c, 1)), baseGlobalNdv)
       if (prebuilt.isEmpty) writeRows(Nil, unwritten)
       return
     }
@@ -304,7 +305,7 @@ private final class BuildRun(
     }
     if (spec.global) {
       IndexBuilder.writeGlobals(spark, spec, dir, globalBits,
-        cols.indices.map(i => i -> globals(cols(i).name)).toMap, baseGlobal, globalSizes)
+        cols.indices.map(i => i -> globals(cols(i).name)).toMap, baseGlobal, globalSizes, baseGlobalNdv)
     }
   }
 }

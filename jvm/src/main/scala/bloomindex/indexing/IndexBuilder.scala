@@ -49,7 +49,7 @@ object IndexBuilder {
       baseGlobalNdv: Map[String, Long] = Map.empty,
       reused: ReusedProbes = ReusedProbes.None,
       prebuilt: Seq[FileFilter] = Nil): BuildResult = {
-    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal, reused.rows, prebuilt)
+    val run = new BuildRun(spark, spec, relation, files, dir, baseGlobal, reused.rows, prebuilt, baseGlobalNdv)
     run.write(carried)
     IndexSummary.write(spark.sessionState.newHadoopConf(), dir, spec, run.rowsWritten, reused)
     // After an incremental refresh the global count is an upper bound: old + new files' counts.
@@ -86,7 +86,8 @@ object IndexBuilder {
       built: Map[Int, Array[Byte]],
       globalNdv: Map[Int, Long],
       baseGlobal: Map[String, Array[Byte]],
-      sizes: Array[Int]): Unit = {
+      sizes: Array[Int],
+      baseNdv: Map[String, Long] = Map.empty): Unit = {
     val rows = spec.columns.indices.map { i =>
       val c = spec.columns(i)
       // A column with no non-null value in the new files still gets its global filter; an
@@ -97,7 +98,9 @@ object IndexBuilder {
         .getOrElse(IndexFilters.ofBytes(c, base.map(_.numBytes).getOrElse(sizes(i))))
       base.foreach(f.merge)
       val bytes = f.toBytes
-      Row(c.name, globalNdv.getOrElse(i, 0L), bytes, IndexSchemas.globalChecksum(c.name, bytes))
+      // The running count (an upper bound after incremental refreshes), as the log records it:
+      // the log leaves an encrypted column's out, and the next refresh reads it from here.
+      Row(c.name, globalNdv.getOrElse(i, 0L) + baseNdv.getOrElse(c.name, 0L), bytes, IndexSchemas.globalChecksum(c.name, bytes))
     }
     encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), IndexSchemas.GlobalSchema).write.mode("error"),
       spark, dir).parquet(IndexSchemas.globalDir(dir))
