@@ -1,13 +1,13 @@
 package bloomindex.crypto
 
 import java.nio.charset.StandardCharsets
+import java.util.concurrent.{Callable, Executors}
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import bloomindex.compat.ConfWritable
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.layout.IndexStore
 import bloomindex.log.IndexSpec
 import bloomindex.source.SourceFile
 
@@ -135,10 +135,12 @@ object IndexEncryption extends Logging {
     val found =
       if (paths.size <= DriverFooters) {
         // Object stores: a footer is a request or two, so several at once.
-        val each = new Array[Seq[(String, Option[String])]](paths.size)
-        IndexStore.inParallel(spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS),
-          paths.indices.map(i => () => each(i) = encryptedIn(conf, names, paths(i))))
-        each.toSeq.flatten
+        val threads = math.max(1, math.min(spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS), paths.size))
+        val pool = Executors.newFixedThreadPool(threads)
+        try paths.map(p => pool.submit(new Callable[Seq[(String, Option[String])]] {
+          def call(): Seq[(String, Option[String])] = encryptedIn(conf, names, p)
+        })).flatMap(_.get())
+        finally pool.shutdownNow()
       } else {
         val sc = spark.sparkContext
         val shipped = sc.broadcast(new ConfWritable(conf))
