@@ -50,6 +50,15 @@ def test_numpy_ints_are_decimal_numbers_not_unscaled_values():
         hash_values(np.array([1000]), "decimal(5,2)")
 
 
+def test_nat_is_a_null_and_a_lone_surrogate_is_refused():
+    days = np.array(["2024-02-29", "NaT"], dtype="datetime64[D]")
+    assert hash_values(days, "date").tolist() == hash_values([dt.date(2024, 2, 29), None], "date").tolist()
+    micros = np.array(["NaT"], dtype="datetime64[us]")
+    assert hash_values(micros, "timestamp").size == 0
+    with pytest.raises(ValueError, match="values: .* lone surrogate"):
+        hash_values(["ok", "\ud800"], "string")
+
+
 def test_a_zero_is_looked_for_as_either_zero():
     """Spark's (and Python's) 0.0 = -0.0: the filter holds whichever bits were written."""
     for t in ("double", "float"):

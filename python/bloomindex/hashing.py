@@ -164,7 +164,8 @@ def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
             arr = arr * np.int64(10**t.scale)
     elif isinstance(values, np.ndarray) and values.dtype.kind == "M":
         unit = "D" if t.name == "date" else "us"
-        arr = values.astype(f"datetime64[{unit}]").astype(np.int64)
+        # NaT is a null, skipped as None is in a list.
+        arr = values[~np.isnat(values)].astype(f"datetime64[{unit}]").astype(np.int64)
     else:
         convert = _CONVERTERS.get(t.name, _to_int)
         # Each converter checks its value's range, so every item fits an int64.
@@ -248,7 +249,11 @@ def _decimal_flba(v: Any, t: SparkType) -> bytes:
 def _as_bytes(v: Any, t: SparkType) -> bytes:
     if t.name == "string":
         if isinstance(v, str):
-            return v.encode("utf-8")
+            try:
+                return v.encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate: no UTF-8 form, so no Spark string holds it.
+                raise ValueError(f"values: {v!r} is not valid Unicode (a lone surrogate has no UTF-8 form)") from None
         raise TypeError(f"values: {v!r} is not a str ({type(v).__name__}; string takes str)")
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v)
