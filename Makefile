@@ -179,9 +179,17 @@ test-nightly-text: $(JAR) $(TEST_JAR)
 
 # The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
 # tests/cluster/test_packages.py submits a job with --packages from dist/maven.
-test: $(VENV)/.installed $(SBT_JAR)
+test: $(SBT_JAR)
 	rm -rf dist/maven
-	$(SBT) stageJars stageTestJar test publish
+	mkdir -p target
+	# The Python environment is made while sbt compiles and runs the Scala tests: pip keeps about
+	# one core busy, the Scala tests leave about a third of two idle (vmstat over a CI run), and
+	# sbt needs nothing of it. sbt stages the jars into python/ only after its tests, long after
+	# pip's editable install (which reads no jar) has ended; either failing fails the target.
+	$(MAKE) --no-print-directory $(VENV)/.installed > target/venv.log 2>&1 & venv=$$!; \
+	  $(SBT) test stageJars stageTestJar publish; sbt=$$?; \
+	  wait $$venv; venv=$$?; cat target/venv.log; \
+	  test $$sbt -eq 0 && test $$venv -eq 0
 	$(BUILD_WHEEL)
 	$(PY) -m pytest tests $(PYTEST_XDIST) --durations=25 $(PYTEST_ARGS)
 	# The cluster tests and the Connect tests at once, a process each (each mostly waits on one
