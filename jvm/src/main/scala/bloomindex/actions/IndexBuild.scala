@@ -46,15 +46,15 @@ private[actions] object IndexBuild extends Logging {
     val baseKeys: Map[String, Option[String]] = base.flatMap(_.data)
       .flatMap(d => IndexEncryption.plan(ctx.hadoopConf, IndexStore.dataDir(ctx.log.indexDir, d).toString))
       .map(_.columnKeys.map { case (c, k) => c -> Option(k) }).getOrElse(Map.empty)
-    IndexEncryption.prepare(spark, spec, current, dataDir.toString, baseKeys)
+    var plan = IndexEncryption.prepare(spark, spec, current, dataDir.toString, baseKeys)
     StepClock.mark("decoding")
     // The base's global filters, when the index has them: one that is damaged or fails its
     // checksum cannot be merged into (the new filter would miss the values it held), so the
     // build is then a full one.
-    val baseGlobal0: Option[Map[String, Array[Byte]]] = base.flatMap(_.data).filter(_ => spec.global).map { d =>
-      try IndexStore.globalFilters(spark, ctx.log.indexDir, d) catch {
+    val baseGlobal0: Option[Map[String, IndexStore.GlobalRow]] = base.flatMap(_.data).filter(_ => spec.global).map { d =>
+      try IndexStore.globalRows(spark, ctx.log.indexDir, d) catch {
         case scala.util.control.NonFatal(e) => logWarning(s"Bloom index '${ctx.name}': global filters unreadable " +
-          s"(${e.getMessage}); rebuilding in full"); Map.empty[String, Array[Byte]]
+          s"(${e.getMessage}); rebuilding in full"); Map.empty[String, IndexStore.GlobalRow]
       }
     }
     val globalDamaged = baseGlobal0.exists(g => !spec.columns.forall(c => g.contains(c.name)))
@@ -88,24 +88,23 @@ private[actions] object IndexBuild extends Logging {
     // leaves unencrypted is planned now, before anything is written (its filters would tell its
     // values to anyone who can read the index); the layout, so what is kept, may change with it.
     var encryptedKnown = baseKeys
-    var unplanned = IndexEncryption.unplanned(spark, spec, toBuild, IndexEncryption.plan(ctx.hadoopConf, dataDir.toString))
+    var unplanned = IndexEncryption.unplanned(spark, spec, toBuild, plan)
     while (unplanned.nonEmpty && !unplanned.keySet.subsetOf(encryptedKnown.keySet)) {
       logWarning(s"Bloom index '${ctx.name}': files to index encrypt ${unplanned.keys.toSeq.sorted.mkString(", ")}, " +
         "which the sampled footers did not show; planning the index's encryption again")
       encryptedKnown ++= unplanned
       IndexEncryption.dropPlan(ctx.hadoopConf, dataDir.toString)
-      IndexEncryption.prepare(spark, spec, current, dataDir.toString, encryptedKnown)
+      plan = IndexEncryption.prepare(spark, spec, current, dataDir.toString, encryptedKnown)
       val again = diff()
       toBuild = again._1; carried = again._2; reused = again._3
-      unplanned = IndexEncryption.unplanned(spark, spec, toBuild, IndexEncryption.plan(ctx.hadoopConf, dataDir.toString))
+      unplanned = IndexEncryption.unplanned(spark, spec, toBuild, plan)
     }
     StepClock.mark("encryption")
-    val baseGlobal = if (globalDamaged) Map.empty[String, Array[Byte]] else baseGlobal0.getOrElse(Map.empty)
+    val baseRows = if (globalDamaged) Map.empty[String, IndexStore.GlobalRow] else baseGlobal0.getOrElse(Map.empty)
+    val baseGlobal = baseRows.map { case (c, r) => c -> r.filter }
     // An encrypted column's count is not in the log: its global filter's row has it.
-    val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long] else baseData.map { d =>
-      if (spec.columns.forall(c => d.globalNdv.contains(c.name))) d.globalNdv
-      else IndexStore.globalNdv(spark, ctx.log.indexDir, d) ++ d.globalNdv
-    }.getOrElse(Map.empty)
+    val baseNdv = if (baseGlobal.isEmpty) Map.empty[String, Long]
+      else baseRows.map { case (c, r) => c -> r.ndv } ++ baseData.map(_.globalNdv).getOrElse(Map.empty)
     // Files the build cannot read as the source does (its provider says which) are left out:
     // not indexed, read in full by queries.
     val (readRelation, readFiles) = SourceResolver.readable(spark, spec, relation, toBuild)

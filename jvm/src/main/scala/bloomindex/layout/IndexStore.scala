@@ -268,25 +268,30 @@ object IndexStore {
       }
     }
 
-  /** Column name -> the distinct count its global filter's row records (encrypted with the filter where the column is). */
-  def globalNdv(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Long] =
-    spark.read.schema(IndexSchemas.GlobalSchema).parquet(IndexSchemas.globalDir(dataDir(indexDir, data).toString))
-      .select("column", "ndv").collect().map(r => r.getString(0) -> r.getLong(1)).toMap
+  /** One column's global filter (Parquet's serialized form) and the distinct count its row records. */
+  final case class GlobalRow(filter: Array[Byte], ndv: Long)
+
+  /** Column name -> the global filter in Parquet's serialized form ([[globalRows]]). */
+  def globalFilters(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Array[Byte]] =
+    globalRows(spark, indexDir, data).map { case (c, r) => c -> r.filter }
 
   /**
-   * Column name -> the global filter in Parquet's serialized form. Data with checksums (log
-   * format 6 on): a row whose checksum is missing or does not match its column and filter is left
-   * out (one warning naming the index file; the join is then not filtered on that column).
+   * Column name -> its global filter's row (the count is encrypted with the filter where the
+   * column is; the log leaves such a column's count out). Data with checksums (log format 6 on):
+   * a row whose checksum is missing or does not match its column and filter is left out (one
+   * warning naming the index file; the join is then not filtered on that column).
    */
-  def globalFilters(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, Array[Byte]] = {
+  def globalRows(spark: SparkSession, indexDir: Path, data: IndexData): Map[String, GlobalRow] = {
     val dir = IndexSchemas.globalDir(dataDir(indexDir, data).toString)
     val rows = spark.read.schema(IndexSchemas.GlobalSchema).parquet(dir)
       .select(org.apache.spark.sql.functions.input_file_name(), org.apache.spark.sql.functions.col("column"),
-        org.apache.spark.sql.functions.col("filter"), org.apache.spark.sql.functions.col("checksum")).collect()
+        org.apache.spark.sql.functions.col("filter"), org.apache.spark.sql.functions.col("checksum"),
+        org.apache.spark.sql.functions.col("ndv")).collect()
     rows.flatMap { r =>
       val (column, filter) = (r.getString(1), r.getAs[Array[Byte]](2))
-      if (!data.checksums || (!r.isNullAt(3) && r.getInt(3) == IndexSchemas.globalChecksum(column, filter))) Some(column -> filter)
-      else {
+      if (!data.checksums || (!r.isNullAt(3) && r.getInt(3) == IndexSchemas.globalChecksum(column, filter))) {
+        Some(column -> GlobalRow(filter, r.getLong(4)))
+      } else {
         val why = s"global filter of column $column fails its checksum (CRC32C)"
         bloomindex.log.Checksums.recordDamage(r.getString(0), why)
         bloomindex.log.IndexLog.warnOnce(s"bloomindex: ${r.getString(0)}: $why; joins are not filtered on it, " +
