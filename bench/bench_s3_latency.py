@@ -67,6 +67,8 @@ CASE_CONF = {
     "on": {},
     "before": {"spark.bloomindex.load.coalesceGapBytes": "-1", "spark.bloomindex.load.footerReadBytes": "0"},
     "off": {"spark.bloomindex.pruning.enabled": "false"},
+    # `on` with the check's S3 listing pages read by the AWS SDK's own reader (before S3ListPage).
+    "sdkpages": {"spark.internal.bloomindex.test.s3ReadPages": "false"},
     # The index without checking the files to skip against storage (see FreshFiles).
     "unchecked": {"spark.bloomindex.pruning.checkFiles": "false"},
     "table": {},
@@ -156,7 +158,7 @@ def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int) -> 
     q = df.where(f"k = {key}")
     proxy.keep_log = bool(os.environ.get("BENCH_LAT_DEBUG"))
     if proxy.keep_log:  # the load's own timings (INFO: summary, footers, build) on stderr
-        for logger in ("bloomindex.layout.IndexLayout", "bloomindex.catalog.IndexCache"):
+        for logger in ("bloomindex.layout.IndexLayout", "bloomindex.catalog.IndexCache", "bloomindex.catalog.FreshFiles"):
             spark._jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
                 logger, spark._jvm.org.apache.logging.log4j.Level.INFO)
     jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
@@ -227,7 +229,7 @@ def main() -> None:
                     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
                     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
                     if os.environ.get("BENCH_LAT_DEBUG"):
-                        print("\n".join(ln for ln in p.stderr.splitlines() if ln.startswith("REQ ")), file=sys.stderr)
+                        print("\n".join(ln for ln in p.stderr.splitlines() if ln.startswith("REQ ") or "bloomindex: " in ln), file=sys.stderr)
                     if line is None:
                         print(p.stderr[-3000:], file=sys.stderr)
                         raise SystemExit(f"case {case} at {n} failed")

@@ -402,6 +402,13 @@ def test_the_check_against_storage_lists_s3_in_parallel_runs_of_known_keys(spark
     now = lister.get().statuses(runs, 4)
     expected = {k: s3.head_object(Bucket=BUCKET, Key=k)["ContentLength"] for k in keys if not k.endswith(names[7])}
     assert {k: now.get(k).size() for k in keys if now.containsKey(k)} == expected
+    # Every page read from its bytes (S3ListPage), none by the SDK's reader; which reads the same.
+    pages = lister.get().pages()
+    assert pages._1() >= 14 and pages._2() == 0, (pages._1(), pages._2())
+    by_sdk = jvm.bloomindex.catalog.S3Listing.lister(fs, False).get()
+    now_sdk = by_sdk.statuses(runs, 4)
+    assert by_sdk.pages()._1() == 0 and by_sdk.pages()._2() >= 14
+    assert now_sdk.equals(now), (now_sdk.toString(), now.toString())
     # The check itself: the unchanged files, by position in the listing.
     bits = jvm.bloomindex.catalog.FreshFiles.unchanged(conf, files, 2, 4, 3)
     unchanged = {files.apply(j).getPath().getName() if folders == 1 else

@@ -24,7 +24,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
  * with one recursive (flat) listing of their common folder. On local disk, each file's size and
  * time are read from the OS directly. See docs/decisions.md ("A listing older than the file").
  */
-object FreshFiles {
+object FreshFiles extends org.apache.spark.internal.Logging {
 
   /** At most this many files of one folder are checked one status each; more by a listing of the folder. */
   val StatLimit = 2
@@ -53,10 +53,11 @@ object FreshFiles {
    * Which of `files` (statuses from a listing) have on storage still the listed size and
    * modification time: the set bits are their positions in `files`. A file gone, changed, or
    * whose status cannot be read now is left out: it is not skipped. `threads` check local files,
-   * `requests` list on S3 at once, `perRun` files a run of an S3 listing (tests set fewer).
+   * `requests` list on S3 at once, `perRun` files a run of an S3 listing (tests set fewer),
+   * `readPages`: an S3 listing's pages read by [[S3ListPage]] (false: by the SDK; benches compare).
    */
   def unchanged(conf: Configuration, files: IndexedSeq[FileStatus], threads: Int, requests: Int = 1,
-      perRun: Int = S3Listing.PageKeys): java.util.BitSet = {
+      perRun: Int = S3Listing.PageKeys, readPages: Boolean = true): java.util.BitSet = {
     val out = new java.util.BitSet(files.size)
     if (files.isEmpty) return out
     // One file system a call: a scan over several (a local folder and an HDFS one) is checked
@@ -69,7 +70,7 @@ object FreshFiles {
     if (!files.indices.forall(onFirst)) {
       val byFs = files.indices.groupBy { k => val u = files(k).getPath.toUri; (u.getScheme, u.getAuthority) }
       byFs.values.foreach { ks =>
-        val part = unchanged(conf, ks.map(files), threads, requests, perRun)
+        val part = unchanged(conf, ks.map(files), threads, requests, perRun, readPages)
         var j = part.nextSetBit(0)
         while (j >= 0) { out.set(ks(j)); j = part.nextSetBit(j + 1) }
       }
@@ -109,7 +110,7 @@ object FreshFiles {
         } finally folders.close()
       })
       out.or(java.util.BitSet.valueOf(words))
-    } else if (!s3(fs, files, requests, perRun, out)) {
+    } else if (!s3(fs, files, requests, perRun, readPages, out)) {
       // Not S3 listed in parallel runs (S3Listing): a listing per folder, or a flat one of many.
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)
       val ancestor = commonFolder(byDir.keys.toSeq)
@@ -150,13 +151,18 @@ object FreshFiles {
    * size and time as listed (no `FileStatus` built per file; the listing's objects are files).
    */
   private def s3(fs: org.apache.hadoop.fs.FileSystem, files: IndexedSeq[FileStatus], requests: Int, perRun: Int,
-      out: java.util.BitSet): Boolean = S3Listing.lister(fs).exists { lister =>
+      readPages: Boolean, out: java.util.BitSet): Boolean = S3Listing.lister(fs, readPages).exists { lister =>
     val authority = fs.getUri.getAuthority
     if (!files.forall(f => f.getPath.toUri.getAuthority == authority)) false
     else try {
+      val start = System.nanoTime()
       val keys = files.map(f => S3Listing.key(f.getPath))
       val wanted = S3Listing.sortedDistinct(keys)
-      val now = lister.statuses(S3Listing.runsFor(wanted, FolderLimit, perRun), requests)
+      val runs = S3Listing.runsFor(wanted, FolderLimit, perRun)
+      val now = lister.statuses(runs, requests)
+      val (read, bySdk) = lister.pages
+      logInfo(f"bloomindex: checked ${files.size} file(s) on S3 in ${runs.size} run(s): $read page(s) read, " +
+        f"$bySdk by the SDK's reader, ${(System.nanoTime() - start) / 1e6}%.0f ms")
       var k = 0
       while (k < files.size) {
         val n = now.get(keys(k))

@@ -313,7 +313,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val sql = spark.sessionState.conf
     val (threads, requests, perRun) = (sql.getConf(BloomIndexSQLConf.LOAD_THREADS),
       sql.getConf(BloomIndexSQLConf.LOAD_REQUESTS), sql.getConf(BloomIndexSQLConf.TEST_CHECK_RUN_FILES))
-    () => FreshFiles.unchanged(conf, files, threads, requests, perRun)
+    val readPages = sql.getConf(BloomIndexSQLConf.TEST_S3_READ_PAGES)
+    () => FreshFiles.unchanged(conf, files, threads, requests, perRun, readPages)
   }
 
   /** Loads the view's `columns`; false (and one warning) when they cannot be read (damaged, or encrypted and no keys). */

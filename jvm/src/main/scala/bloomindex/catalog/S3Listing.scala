@@ -1,6 +1,6 @@
 package bloomindex.catalog
 
-import java.lang.reflect.Method
+import java.lang.reflect.{InvocationHandler, Method}
 
 import scala.util.control.NonFatal
 
@@ -20,8 +20,10 @@ import org.apache.hadoop.fs.{FileSystem, Path}
  *
  * The requests go through S3A's own S3 client (`S3AFileSystem.getS3AInternals.getAmazonS3Client`,
  * AWS SDK v2), with S3A's credentials, endpoint, region, retries and connection pool; reached by
- * reflection, as the SDK is not on bloomindex's class path where hadoop-aws is not. The statuses
- * are those S3A's listing gives (the object's size and its time in milliseconds). Where the
+ * reflection, as the SDK is not on bloomindex's class path where hadoop-aws is not. Each page's
+ * bytes are read by [[S3ListPage]] (key, size, time only) where the SDK lets a request carry a
+ * plugin ([[PageReader]]), by the SDK's own reader otherwise or where [[S3ListPage]] refuses
+ * them. The statuses are those S3A's listing gives (the object's size and its time in milliseconds). Where the
  * listing cannot be this one, [[lister]] gives None and the caller lists as Hadoop does: S3A
  * without that method, a store listed with ListObjects v1 (`fs.s3a.list.version` = 1),
  * client-side encryption (S3A corrects listed sizes), requester-pays buckets and access points
@@ -139,7 +141,13 @@ private[catalog] object S3Listing {
   }
 
   /** Lists through one S3A file system's client; see [[lister]]. */
-  final class Lister private[S3Listing] (client: AnyRef, bucket: String, sdk: Sdk) {
+  final class Lister private[S3Listing] (client: AnyRef, bucket: String, sdk: Sdk, readPages: Boolean) {
+
+    private val pagesRead = new java.util.concurrent.atomic.AtomicLong()
+    private val pagesBySdk = new java.util.concurrent.atomic.AtomicLong()
+
+    /** Pages read so far: by [[S3ListPage]], by the SDK. */
+    def pages: (Long, Long) = (pagesRead.get, pagesBySdk.get)
 
     /**
      * The current status of every object `runs` cover (the keys they were made of among them;
@@ -168,26 +176,117 @@ private[catalog] object S3Listing {
         b = sdk.maxKeys.invoke(b, Integer.valueOf(PageKeys))
         if (token != null) b = sdk.continuationToken.invoke(b, token)
         else if (run.after != null) b = sdk.startAfter.invoke(b, run.after)
+        val reader = if (readPages) sdk.pageReader.map(_.attachTo(b)) else None
         val response = sdk.list.invoke(client, sdk.build.invoke(b))
-        val it = sdk.contents.invoke(response).asInstanceOf[java.util.List[AnyRef]].iterator()
-        while (!done && it.hasNext) {
-          val o = it.next()
-          val key = sdk.key.invoke(o).asInstanceOf[String]
+        val page = reader.flatMap(r => Option(r.page)) match {
+          case Some(p) => pagesRead.incrementAndGet(); p
+          case None => pagesBySdk.incrementAndGet(); sdk.page(response)
+        }
+        var e = 0
+        while (!done && e < page.count) {
+          val key = page.keys(e)
           val order = KeyOrder.compare(key, last)
           if (order > 0) done = true
           else {
-            val size = sdk.size.invoke(o).asInstanceOf[java.lang.Long]
-            val time = sdk.lastModified.invoke(o).asInstanceOf[java.time.Instant]
-            if (size != null && time != null) into.add(key -> Now(size.longValue, time.toEpochMilli))
+            into.add(key -> Now(page.sizes(e), page.modified(e)))
             if (order == 0) done = true
           }
+          e += 1
         }
         if (!done) {
-          token = if (java.lang.Boolean.TRUE == sdk.truncated.invoke(response)) sdk.next.invoke(response).asInstanceOf[String] else null
+          token = if (page.truncated) page.next else null
           if (token == null) done = true
         }
       }
     }
+  }
+
+  /**
+   * Where a page's bytes go to [[S3ListPage]] instead of the SDK's reader: a request plugin
+   * (AWS SDK 2.21 and later) that adds, for that one request, an interceptor taking the body of
+   * a successful answer. When [[S3ListPage]] reads it, the SDK is given an empty listing to read
+   * and the page is kept ([[PageRead.page]]); when it refuses it, the SDK is given the same bytes
+   * and the caller uses the SDK's answer. Both reached through `java.lang.reflect.Proxy` over the
+   * SDK's own interfaces, from S3A's class loader.
+   */
+  private[S3Listing] final class PageReader(loader: ClassLoader, requestBuilder: Class[_]) {
+    private def cls(name: String): Class[_] = Class.forName(name, false, loader)
+    private val interceptorType = cls("software.amazon.awssdk.core.interceptor.ExecutionInterceptor")
+    private val pluginType = cls("software.amazon.awssdk.core.SdkPlugin")
+    private val configBuilder = cls("software.amazon.awssdk.core.SdkServiceClientConfiguration$Builder")
+    private val clientOverride = cls("software.amazon.awssdk.core.client.config.ClientOverrideConfiguration")
+    private val clientOverrideBuilder = cls("software.amazon.awssdk.core.client.config.ClientOverrideConfiguration$Builder")
+    private val requestOverride = cls("software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration")
+    private val requestOverrideBuilder = cls("software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration$Builder")
+    private val transmitted = cls("software.amazon.awssdk.core.interceptor.Context$AfterTransmission")
+    private val getOverride = configBuilder.getMethod("overrideConfiguration")
+    private val setOverride = configBuilder.getMethod("overrideConfiguration", clientOverride)
+    private val toBuilder = clientOverride.getMethod("toBuilder")
+    private val addInterceptor = clientOverrideBuilder.getMethod("addExecutionInterceptor", interceptorType)
+    private val buildClientOverride = clientOverrideBuilder.getMethod("build")
+    private val newRequestOverride = requestOverride.getMethod("builder")
+    private val addPlugin = requestOverrideBuilder.getMethod("addPlugin", pluginType)
+    private val buildRequestOverride = requestOverrideBuilder.getMethod("build")
+    private val setRequestOverride = requestBuilder.getMethod("overrideConfiguration", requestOverride)
+    private val httpResponse = transmitted.getMethod("httpResponse")
+    private val responseBody = transmitted.getMethod("responseBody")
+    private val successful = cls("software.amazon.awssdk.http.SdkHttpResponse").getMethod("isSuccessful")
+    private val modifyBody = interceptorType.getMethod("modifyHttpResponseContent",
+      cls("software.amazon.awssdk.core.interceptor.Context$ModifyHttpResponse"),
+      cls("software.amazon.awssdk.core.interceptor.ExecutionAttributes"))
+    private val configure = pluginType.getMethod("configureClient", configBuilder)
+
+    /** What the SDK reads in place of a page [[S3ListPage]] has read. */
+    private val Empty = "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"></ListBucketResult>"
+      .getBytes(java.nio.charset.StandardCharsets.UTF_8)
+
+    /** Sets on request builder `b` the plugin that reads its answer's page into the returned holder. */
+    def attachTo(b: AnyRef): PageRead = {
+      val read = new PageRead
+      val interceptor = proxy(interceptorType) { (self, m, args) =>
+        if (m == modifyBody) body(args(0), read) else InvocationHandler.invokeDefault(self, m, args: _*)
+      }
+      val plugin = proxy(pluginType) { (self, m, args) =>
+        if (m == configure) {
+          val config = args(0)
+          val withReader = addInterceptor.invoke(toBuilder.invoke(getOverride.invoke(config)), interceptor)
+          setOverride.invoke(config, buildClientOverride.invoke(withReader))
+          null
+        } else InvocationHandler.invokeDefault(self, m, args: _*)
+      }
+      val over = buildRequestOverride.invoke(addPlugin.invoke(newRequestOverride.invoke(null), plugin))
+      setRequestOverride.invoke(b, over)
+      read
+    }
+
+    /** The body the SDK reads instead of `context`'s: see the class's doc. */
+    private def body(context: AnyRef, read: PageRead): java.util.Optional[java.io.InputStream] = {
+      val original = responseBody.invoke(context).asInstanceOf[java.util.Optional[java.io.InputStream]]
+      read.page = null
+      if (!original.isPresent || !successful.invoke(httpResponse.invoke(context)).asInstanceOf[Boolean]) original
+      else {
+        val in = original.get
+        val bytes = try in.readAllBytes() finally in.close()
+        read.page = try S3ListPage.parse(bytes) catch { case _: S3ListPage.Malformed => null }
+        java.util.Optional.of(new java.io.ByteArrayInputStream(if (read.page != null) Empty else bytes))
+      }
+    }
+
+    /** An instance of `iface` (from the SDK's loader) whose own methods are `handler`'s, Object's answered here. */
+    private def proxy(iface: Class[_])(handler: (AnyRef, Method, Array[AnyRef]) => AnyRef): AnyRef =
+      java.lang.reflect.Proxy.newProxyInstance(loader, Array(iface), new InvocationHandler {
+        def invoke(self: AnyRef, m: Method, args: Array[AnyRef]): AnyRef = m.getName match {
+          case "hashCode" if m.getParameterCount == 0 => Integer.valueOf(System.identityHashCode(self))
+          case "equals" if m.getParameterCount == 1 => java.lang.Boolean.valueOf(self eq args(0))
+          case "toString" if m.getParameterCount == 0 => "bloomindex S3 list page reader"
+          case _ => handler(self, m, if (args == null) Array.empty[AnyRef] else args)
+        }
+      })
+  }
+
+  /** The page a request's answer held, where [[S3ListPage]] read it (null: the SDK did). */
+  private[S3Listing] final class PageRead {
+    @volatile var page: S3ListPage.Page = null
   }
 
   /** The SDK's classes and methods, from S3A's class loader. */
@@ -213,6 +312,27 @@ private[catalog] object S3Listing {
     val key: Method = s3Object.getMethod("key")
     val size: Method = s3Object.getMethod("size")
     val lastModified: Method = s3Object.getMethod("lastModified")
+
+    /** The reader of pages' bytes, where this SDK has request plugins (2.21 and later). */
+    val pageReader: Option[PageReader] =
+      try Some(new PageReader(loader, requestBuilder)) catch { case NonFatal(_) | _: LinkageError => None }
+
+    /** `response`'s page as the SDK read it: its objects with a size and a time. */
+    def page(response: AnyRef): S3ListPage.Page = {
+      val contents = this.contents.invoke(response).asInstanceOf[java.util.List[AnyRef]]
+      val (keys, sizes, times) = (new Array[String](contents.size), new Array[Long](contents.size), new Array[Long](contents.size))
+      var count = 0
+      contents.forEach { o =>
+        val size = this.size.invoke(o).asInstanceOf[java.lang.Long]
+        val time = lastModified.invoke(o).asInstanceOf[java.time.Instant]
+        if (size != null && time != null) {
+          keys(count) = key.invoke(o).asInstanceOf[String]; sizes(count) = size.longValue; times(count) = time.toEpochMilli
+          count += 1
+        }
+      }
+      val truncated = java.lang.Boolean.TRUE == this.truncated.invoke(response)
+      new S3ListPage.Page(keys, sizes, times, count, truncated, if (truncated) next.invoke(response).asInstanceOf[String] else null)
+    }
   }
 
   /** S3A settings under which its listing is not a plain ListObjectsV2 of the bucket: see the object's doc. */
@@ -229,7 +349,13 @@ private[catalog] object S3Listing {
   }
 
   /** A [[Lister]] for `fs` where it is S3A and lists as the object's doc says; None otherwise. */
-  def lister(fs: FileSystem): Option[Lister] =
+  def lister(fs: FileSystem): Option[Lister] = lister(fs, readPages = true)
+
+  /**
+   * As [[lister]]; `readPages`: each page's bytes read by [[S3ListPage]] where the SDK lets them
+   * be (false: by the SDK's own reader; tests compare the two).
+   */
+  def lister(fs: FileSystem, readPages: Boolean): Option[Lister] =
     if (fs.getUri.getScheme != "s3a") None
     else try {
       val loader = fs.getClass.getClassLoader
@@ -240,7 +366,7 @@ private[catalog] object S3Listing {
         val sdk = new Sdk(loader)
         val handle = fs.getClass.getMethod("getS3AInternals").invoke(fs)
         val client = internals.getMethod("getAmazonS3Client", classOf[String]).invoke(handle, "bloomindex: checking a listing")
-        Some(new Lister(client, bucket, sdk))
+        Some(new Lister(client, bucket, sdk, readPages))
       }
     } catch {
       case NonFatal(_) | _: LinkageError => None

@@ -341,6 +341,15 @@ object BloomIndexSQLConf {
     .checkValue(n => n > 0 && n <= 1000, "Must be a whole number in [1, 1000].")
     .createWithDefault(1000)
 
+  /** Bench hook, not for users: whether the check's S3 listing reads pages itself ([[bloomindex.catalog.S3ListPage]]). */
+  val TEST_S3_READ_PAGES: ConfigEntry[Boolean] = buildConf("spark.internal.bloomindex.test.s3ReadPages")
+    .internal()
+    .doc("Bench only: false makes the check's S3 listing read each page with the AWS SDK's own " +
+      "reader instead of bloomindex's (the figures before and after, in one run).")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
   /** Test hook, not for users: the most files a pruning decision holds by path ([[bloomindex.catalog.SkippedFiles]]). */
   val TEST_SKIPPED_PATHS_MAX: ConfigEntry[Int] = buildConf("spark.internal.bloomindex.test.skippedPathsMax")
     .internal()

@@ -1,0 +1,308 @@
+package bloomindex.catalog
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+/**
+ * One page of a ListObjectsV2 answer, read from its XML bytes: each object's key, size and
+ * modification time (ms), whether the listing goes on and the token to continue with.
+ *
+ * Why not the AWS SDK's own reading: it builds a DOM of the whole page, then an `S3Object` per
+ * entry through builders, and parses each time with a `DateTimeFormatter`: at 100,000 objects
+ * about 1.5 s of CPU on the driver (bench/README.md, `make bench-s3-latency`), the largest part
+ * of the check against storage on S3. This reads the bytes once, keeps only the three fields,
+ * and reads a time of S3's form (`2026-11-27T10:00:00.000Z`) by arithmetic.
+ *
+ * It reads what S3 writes and refuses the rest ([[Malformed]]): the caller then lets the SDK read
+ * the same bytes. Refused: a root other than `ListBucketResult`, a document type, tags that do
+ * not nest, a character reference or entity it does not know, a carriage return in a field
+ * (an XML reader turns it into a line feed: left to the SDK to do exactly that), a size that is
+ * not a decimal number, a time of another form, and a `KeyCount` other than the entries and
+ * common prefixes read. Comments, processing instructions, CDATA sections and attributes are
+ * read as XML has them. An entry without a key, size or time is left out, as the SDK's reading
+ * leaves it with a null the caller skips.
+ */
+private[catalog] object S3ListPage {
+
+  /** The page's objects (the first `count` of each array), whether it is truncated and its next token. */
+  final class Page(val keys: Array[String], val sizes: Array[Long], val modified: Array[Long], val count: Int,
+      val truncated: Boolean, val next: String)
+
+  /** Bytes this reader does not take: the caller lets the SDK read them. */
+  final class Malformed(message: String) extends Exception(message)
+
+  private def fail(message: String): Nothing = throw new Malformed(message)
+
+  // Fields read, by where they are: the root's children and an entry's.
+  private val Root = "ListBucketResult"
+  private val Contents = "Contents"
+  private val Prefixes = "CommonPrefixes"
+
+  /** The page `bytes` hold. */
+  def parse(bytes: Array[Byte]): Page = new Reader(bytes).page()
+
+  private final class Reader(b: Array[Byte]) {
+    private val n = b.length
+    private var i = 0
+    // Open elements' names, the root first.
+    private var open = new Array[String](16)
+    private var depth = 0
+    // The field being read: its text so far, held as one byte range while it is a single plain run.
+    private var capturing = false
+    private var runStart = -1
+    private var runEnd = -1
+    private val text = new java.lang.StringBuilder()
+    // The entry being read.
+    private var key: String = null
+    private var size = -1L
+    private var time = Long.MinValue
+    // The page.
+    private var keys = new Array[String](1024)
+    private var sizes = new Array[Long](1024)
+    private var times = new Array[Long](1024)
+    private var count = 0
+    private var entries = 0
+    private var prefixes = 0
+    private var keyCount = -1L
+    private var truncated = false
+    private var next: String = null
+    private var rootSeen = false
+
+    def page(): Page = {
+      while (i < n) {
+        if (b(i) == '<') markup() else chars()
+      }
+      if (depth != 0) fail("unclosed element " + open(depth - 1))
+      if (!rootSeen) fail("no " + Root)
+      if (keyCount >= 0 && keyCount != entries + prefixes) {
+        fail(s"KeyCount $keyCount, but $entries entries and $prefixes common prefixes")
+      }
+      new Page(keys, sizes, times, count, truncated, next)
+    }
+
+    private def startsWith(s: String): Boolean = {
+      if (i + s.length > n) return false
+      var k = 0
+      while (k < s.length) { if (b(i + k) != s.charAt(k)) return false; k += 1 }
+      true
+    }
+
+    /** The position of `s` at or after `from`; fails when absent. */
+    private def find(s: String, from: Int): Int = {
+      var j = from
+      val first = s.charAt(0).toByte
+      while (j + s.length <= n) {
+        if (b(j) == first) {
+          var k = 1
+          while (k < s.length && b(j + k) == s.charAt(k)) k += 1
+          if (k == s.length) return j
+        }
+        j += 1
+      }
+      fail("unterminated markup, expected " + s)
+    }
+
+    private def markup(): Unit = {
+      if (startsWith("<?")) i = find("?>", i + 2) + 2
+      else if (startsWith("<!--")) i = find("-->", i + 4) + 3
+      else if (startsWith("<![CDATA[")) {
+        val end = find("]]>", i + 9)
+        if (capturing) piece(i + 9, end, raw = true)
+        i = end + 3
+      } else if (startsWith("<!")) fail("document type or declaration")
+      else if (startsWith("</")) {
+        val (name, end) = nameAt(i + 2)
+        var j = end
+        while (j < n && isSpace(b(j))) j += 1
+        if (j >= n || b(j) != '>') fail("malformed end tag " + name)
+        if (depth == 0 || open(depth - 1) != name) fail("end tag " + name + " does not close " + (if (depth == 0) "anything" else open(depth - 1)))
+        close()
+        i = j + 1
+      } else {
+        val (name, end) = nameAt(i + 1)
+        // Attributes: skipped, quotes respected (a '>' may stand in a value).
+        var j = end
+        var quote: Byte = 0
+        while (j < n && (quote != 0 || b(j) != '>')) {
+          if (quote != 0) { if (b(j) == quote) quote = 0 }
+          else if (b(j) == '"' || b(j) == '\'') quote = b(j)
+          j += 1
+        }
+        if (j >= n) fail("unterminated start tag " + name)
+        val empty = b(j - 1) == '/'
+        openElement(name)
+        if (empty) close()
+        i = j + 1
+      }
+    }
+
+    private def isSpace(c: Byte): Boolean = c == ' ' || c == '\n' || c == '\t' || c == '\r'
+
+    private def nameAt(from: Int): (String, Int) = {
+      var j = from
+      while (j < n && !isSpace(b(j)) && b(j) != '>' && b(j) != '/') j += 1
+      if (j == from) fail("markup without a name")
+      (new String(b, from, j - from, UTF_8), j)
+    }
+
+    private def openElement(name: String): Unit = {
+      if (capturing) fail("element " + name + " inside field " + open(depth - 1))
+      if (depth == 0) {
+        if (rootSeen) fail("a second root element " + name)
+        if (name != Root) fail("root element " + name + ", not " + Root)
+        rootSeen = true
+      }
+      if (depth == open.length) open = java.util.Arrays.copyOf(open, depth * 2)
+      open(depth) = name
+      depth += 1
+      if (depth == 2 && name == Contents) { key = null; size = -1L; time = Long.MinValue }
+      capturing = (depth == 2 && (name == "IsTruncated" || name == "NextContinuationToken" || name == "KeyCount")) ||
+        (depth == 3 && open(1) == Contents && (name == "Key" || name == "Size" || name == "LastModified"))
+      if (capturing) { runStart = -1; text.setLength(0) }
+    }
+
+    private def close(): Unit = {
+      val name = open(depth - 1)
+      if (capturing) {
+        val value = if (runStart >= 0) new String(b, runStart, runEnd - runStart, UTF_8) else text.toString
+        capturing = false
+        if (depth == 2) name match {
+          case "IsTruncated" => truncated = value match {
+            case "true" => true
+            case "false" => false
+            case other => fail("IsTruncated " + other)
+          }
+          case "NextContinuationToken" => next = value
+          case "KeyCount" => keyCount = decimal(value, "KeyCount")
+        } else name match {
+          case "Key" => key = value
+          case "Size" => size = decimal(value, "Size")
+          case "LastModified" => time = S3ListPage.millis(value)
+        }
+      } else if (depth == 2 && name == Contents) {
+        entries += 1
+        if (key != null && size >= 0 && time != Long.MinValue) {
+          if (count == keys.length) {
+            keys = java.util.Arrays.copyOf(keys, count * 2)
+            sizes = java.util.Arrays.copyOf(sizes, count * 2)
+            times = java.util.Arrays.copyOf(times, count * 2)
+          }
+          keys(count) = key; sizes(count) = size; times(count) = time
+          count += 1
+        }
+      } else if (depth == 2 && name == Prefixes) prefixes += 1
+      depth -= 1
+    }
+
+    /** Character data up to the next markup: kept where a field is being read. */
+    private def chars(): Unit = {
+      var j = i
+      while (j < n && b(j) != '<') j += 1
+      if (capturing) piece(i, j, raw = false)
+      else if (depth == 0) {
+        var k = i
+        while (k < j) { if (!isSpace(b(k))) fail("text outside the root element"); k += 1 }
+      }
+      i = j
+    }
+
+    /** Text `from` until `until` of the field being read; `raw`: a CDATA section's (no references). */
+    private def piece(from: Int, until: Int, raw: Boolean): Unit = {
+      var plain = true
+      var k = from
+      while (k < until) {
+        val c = b(k)
+        if (c == '\r') fail("a carriage return in a field")
+        if (c == '&' && !raw) plain = false
+        k += 1
+      }
+      if (plain && runStart < 0 && text.length == 0) { runStart = from; runEnd = until }
+      else {
+        if (runStart >= 0) { text.append(new String(b, runStart, runEnd - runStart, UTF_8)); runStart = -1 }
+        if (plain) text.append(new String(b, from, until - from, UTF_8))
+        else references(from, until)
+      }
+    }
+
+    /** Text with references (`&amp;`, `&#38;`, `&#x26;` ...) read. */
+    private def references(from: Int, until: Int): Unit = {
+      var k = from
+      while (k < until) {
+        var amp = k
+        while (amp < until && b(amp) != '&') amp += 1
+        if (amp > k) text.append(new String(b, k, amp - k, UTF_8))
+        if (amp < until) {
+          var semi = amp + 1
+          while (semi < until && b(semi) != ';') semi += 1
+          if (semi >= until) fail("unterminated reference")
+          val name = new String(b, amp + 1, semi - amp - 1, UTF_8)
+          name match {
+            case "amp" => text.append('&')
+            case "lt" => text.append('<')
+            case "gt" => text.append('>')
+            case "quot" => text.append('"')
+            case "apos" => text.append('\'')
+            case _ if name.length > 1 && name.charAt(0) == '#' =>
+              val code = try {
+                if (name.charAt(1) == 'x') Integer.parseInt(name.substring(2), 16) else Integer.parseInt(name.substring(1), 10)
+              } catch { case _: NumberFormatException => fail("character reference &" + name + ";") }
+              if (code < 0 || code > Character.MAX_CODE_POINT || (code >= 0xD800 && code <= 0xDFFF)) {
+                fail("character reference &" + name + ";")
+              }
+              text.appendCodePoint(code)
+            case _ => fail("entity &" + name + ";")
+          }
+          k = semi + 1
+        } else k = until
+      }
+    }
+  }
+
+  private def decimal(value: String, field: String): Long = {
+    if (value.isEmpty || value.length > 18) fail(field + " " + value)
+    var v = 0L
+    var k = 0
+    while (k < value.length) {
+      val c = value.charAt(k)
+      if (c < '0' || c > '9') fail(field + " " + value)
+      v = v * 10 + (c - '0')
+      k += 1
+    }
+    v
+  }
+
+  /**
+   * Milliseconds since the epoch of a time in S3's form, `yyyy-MM-ddTHH:mm:ss[.fraction]Z`, as
+   * `Instant.parse(value).toEpochMilli` gives them (the fraction cut to milliseconds); any other
+   * form is [[Malformed]].
+   */
+  def millis(value: String): Long = {
+    def digits(from: Int, count: Int): Int = {
+      var v = 0
+      var k = from
+      while (k < from + count) {
+        val c = value.charAt(k)
+        if (c < '0' || c > '9') fail("LastModified " + value)
+        v = v * 10 + (c - '0')
+        k += 1
+      }
+      v
+    }
+    val len = value.length
+    if (len < 20 || value.charAt(4) != '-' || value.charAt(7) != '-' || value.charAt(10) != 'T' ||
+        value.charAt(13) != ':' || value.charAt(16) != ':' || value.charAt(len - 1) != 'Z') fail("LastModified " + value)
+    val (year, month, day) = (digits(0, 4), digits(5, 2), digits(8, 2))
+    val (hour, minute, second) = (digits(11, 2), digits(14, 2), digits(17, 2))
+    if (hour > 23 || minute > 59 || second > 59) fail("LastModified " + value)
+    var fraction = 0
+    if (len > 20) {
+      if (value.charAt(19) != '.' || len == 21 || len > 30) fail("LastModified " + value)
+      digits(20, len - 21) // every digit checked, the first three kept
+      var k = 20
+      while (k < 23) { fraction = fraction * 10 + (if (k < len - 1) value.charAt(k) - '0' else 0); k += 1 }
+    }
+    val date = try java.time.LocalDate.of(year, month, day) catch {
+      case _: java.time.DateTimeException => fail("LastModified " + value)
+    }
+    date.toEpochDay * 86400000L + ((hour * 60L + minute) * 60L + second) * 1000L + fraction
+  }
+}
