@@ -56,8 +56,13 @@ class ListingCache:
     MaxKeys asks (S3A asks 5,000). Here: moto's own sorted answer for a (bucket, prefix,
     delimiter) is kept and each page of it served by bisection (the same keys, folders, order,
     truncation and continuation tokens as moto's), at most 1,000 keys a page as S3 does, and the
-    page's XML written directly. Any request that may write (not GET or HEAD) drops every kept
-    answer, before it runs."""
+    page's XML written directly. A page once answered is kept as bytes and served again for the
+    same request (path, query and host name: the same bucket, prefix, delimiter, start and token),
+    without moto's request handling: S3 answers a listing in tens of milliseconds of its own
+    machines, not of the driver's cores, where moto's Python would take the driver's. A request
+    that may write (not GET or HEAD) drops, before it runs, the kept answers and pages of the
+    listings it may change ([[forget]]); one written while a listing was read keeps it from being
+    kept."""
 
     MAX_KEYS = 1000  # S3's most keys a page
 
@@ -66,6 +71,7 @@ class ListingCache:
         self.lock = threading.Lock()
         self.generation = 0
         self.answers: dict = {}
+        self.pages: dict = {}  # (host, path, query) -> (status, headers, body) of a ListObjectsV2 page
         from moto.s3.models import S3Backend
         from moto.s3.responses import S3Response
 
@@ -78,14 +84,15 @@ class ListingCache:
 
             limit = (backend._pagination_tokens.get(continuation_token) if continuation_token else start_after)
             with cache.lock:
-                key = (id(backend), bucket.name, prefix, delimiter, cache.generation)
+                key = (id(backend), bucket.name, prefix or "", delimiter)
+                generation = cache.generation
                 answer = cache.answers.get(key)
             if answer is None:
                 # moto's whole sorted answer: every key and folder, from the first.
                 entries, _, _ = original(backend, bucket, prefix, delimiter, None, None, 0x7FFFFFFF)
                 answer = (entries, [e.name if hasattr(e, "name") else e for e in entries])
                 with cache.lock:
-                    if key[-1] == cache.generation:
+                    if generation == cache.generation:  # no write since it was listed
                         cache.answers[key] = answer
             entries, names = answer
             start = bisect.bisect_right(names, limit) if limit else 0
@@ -124,12 +131,64 @@ class ListingCache:
         out.append("</ListBucketResult>")
         return "".join(out)
 
-    def __call__(self, environ, start_response):
-        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
-            with self.lock:
-                self.generation += 1
+    def forget(self, environ) -> None:
+        """Drops what a write may change: the kept answers and pages of listings whose prefix the
+        written key starts with, in its bucket; everything where the request names no single key
+        (a multi-object delete) or the bucket is not in the path."""
+        import urllib.parse
+
+        host = (environ.get("HTTP_HOST") or "").rsplit(":", 1)[0]
+        parts = (environ.get("PATH_INFO") or "").lstrip("/").split("/", 1)
+        query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        single = (host in ("127.0.0.1", "localhost") and len(parts) == 2 and parts[1] and parts[1].isascii()
+                  and "delete" not in query)
+        with self.lock:
+            self.generation += 1
+            if not single:
                 self.answers.clear()
-        return self.app(environ, start_response)
+                self.pages.clear()
+                return
+            bucket, written = parts
+
+            def listed(page_key) -> bool:
+                _, path, q = page_key
+                prefix = urllib.parse.parse_qs(q, keep_blank_values=True).get("prefix", [""])[0]
+                return path.strip("/") == bucket and written.startswith(prefix)
+
+            self.answers = {k: v for k, v in self.answers.items() if not (k[1] == bucket and written.startswith(k[2]))}
+            self.pages = {k: v for k, v in self.pages.items() if not listed(k)}
+
+    def __call__(self, environ, start_response):
+        method = environ.get("REQUEST_METHOD")
+        if method not in ("GET", "HEAD"):
+            self.forget(environ)
+            return self.app(environ, start_response)
+        query = environ.get("QUERY_STRING", "")
+        if method != "GET" or "list-type=2" not in query:
+            return self.app(environ, start_response)
+        # The host without its port: a bench's drivers reach moto through proxies of their own ports.
+        key = ((environ.get("HTTP_HOST") or "").rsplit(":", 1)[0], environ.get("PATH_INFO"), query)
+        with self.lock:
+            generation = self.generation
+            page = self.pages.get(key)
+        if os.environ.get("BLOOMINDEX_MOTO_DEBUG"):
+            print("LISTPAGE", "hit" if page is not None else "miss", key, file=sys.stderr, flush=True)
+        if page is not None:
+            status, headers, body = page
+            start_response(status, headers)
+            return [body]
+        kept = {}
+
+        def keep(status, headers, exc_info=None):
+            kept["status"], kept["headers"] = status, list(headers)
+            return start_response(status, headers, exc_info) if exc_info else start_response(status, headers)
+
+        body = b"".join(self.app(environ, keep))
+        if kept.get("status", "").startswith("200"):
+            with self.lock:
+                if generation == self.generation:
+                    self.pages[key] = (kept["status"], kept["headers"], body)
+        return [body]
 
 
 class Seeding:

@@ -410,7 +410,7 @@ def test_the_check_against_storage_lists_s3_in_parallel_runs_of_known_keys(spark
     assert by_sdk.pages()._1() == 0 and by_sdk.pages()._2() >= 14
     assert now_sdk.equals(now), (now_sdk.toString(), now.toString())
     # The check itself: the unchanged files, by position in the listing.
-    bits = jvm.bloomindex.catalog.FreshFiles.unchanged(conf, files, 2, 4, 3)
+    bits = jvm.bloomindex.catalog.FreshFiles.unchanged(conf, files, 2, 4, 3, True)
     unchanged = {files.apply(j).getPath().getName() if folders == 1 else
                  "/".join(str(files.apply(j).getPath()).split("/")[-2:])
                  for j in range(files.size()) if bits.get(j)}
@@ -422,7 +422,7 @@ def test_the_check_against_storage_lists_s3_in_parallel_runs_of_known_keys(spark
     fs1 = path.getFileSystem(v1)
     try:
         assert not jvm.bloomindex.catalog.S3Listing.lister(fs1).isDefined()
-        bits1 = jvm.bloomindex.catalog.FreshFiles.unchanged(v1, files, 2, 4, 3)
+        bits1 = jvm.bloomindex.catalog.FreshFiles.unchanged(v1, files, 2, 4, 3, True)
         assert bits1.equals(bits), (bits1.toString(), bits.toString())
     finally:
         fs1.close()
