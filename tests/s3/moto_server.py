@@ -153,7 +153,8 @@ class ListingCache:
             def listed(page_key) -> bool:
                 _, path, q = page_key
                 prefix = urllib.parse.parse_qs(q, keep_blank_values=True).get("prefix", [""])[0]
-                return path.strip("/") == bucket and written.startswith(prefix)
+                # A page whose path names no bucket (virtual-host style) may be any bucket's.
+                return path.strip("/") in (bucket, "") and written.startswith(prefix)
 
             self.answers = {k: v for k, v in self.answers.items() if not (k[1] == bucket and written.startswith(k[2]))}
             self.pages = {k: v for k, v in self.pages.items() if not listed(k)}
@@ -161,8 +162,12 @@ class ListingCache:
     def __call__(self, environ, start_response):
         method = environ.get("REQUEST_METHOD")
         if method not in ("GET", "HEAD"):
+            # Before the write and again once it is done: a listing read while it ran is not kept.
             self.forget(environ)
-            return self.app(environ, start_response)
+            try:
+                return self.app(environ, start_response)
+            finally:
+                self.forget(environ)
         query = environ.get("QUERY_STRING", "")
         if method != "GET" or "list-type=2" not in query:
             return self.app(environ, start_response)

@@ -15,11 +15,14 @@ import java.nio.charset.StandardCharsets.UTF_8
  * It reads what S3 writes and refuses the rest ([[Malformed]]): the caller then lets the SDK read
  * the same bytes. Refused: a root other than `ListBucketResult`, a document type, tags that do
  * not nest, a character reference or entity it does not know, a carriage return in a field
- * (an XML reader turns it into a line feed: left to the SDK to do exactly that), a size that is
- * not a decimal number, a time of another form, and a `KeyCount` other than the entries and
- * common prefixes read. Comments, processing instructions, CDATA sections and attributes are
- * read as XML has them. An entry without a key, size or time is left out, as the SDK's reading
- * leaves it with a null the caller skips.
+ * (an XML reader turns it into a line feed: left to the SDK to do exactly that), a comment,
+ * instruction or CDATA section inside a field (the SDK's reader keeps only the text after it), a
+ * field given twice, a prefixed name, a declared encoding other than UTF-8 or bytes that are not
+ * UTF-8, a size that is not a decimal number, a time of another form, keys URL-encoded (an
+ * `EncodingType`: the SDK decodes them), a truncated page without a continuation token, and a
+ * `KeyCount` other than the entries and common prefixes read. Comments, instructions and CDATA
+ * between elements, and attributes, are skipped as XML has them. An entry without a key, size
+ * or time is left out, as the SDK's reading leaves it with a null the caller skips.
  */
 private[catalog] object S3ListPage {
 
@@ -64,6 +67,7 @@ private[catalog] object S3ListPage {
     private var prefixes = 0
     private var keyCount = -1L
     private var truncated = false
+    private var truncatedSeen = false
     private var next: String = null
     private var rootSeen = false
 
@@ -73,6 +77,7 @@ private[catalog] object S3ListPage {
       }
       if (depth != 0) fail("unclosed element " + open(depth - 1))
       if (!rootSeen) fail("no " + Root)
+      if (truncated && (next == null || next.isEmpty)) fail("a truncated page without a continuation token")
       if (keyCount >= 0 && keyCount != entries + prefixes) {
         fail(s"KeyCount $keyCount, but $entries entries and $prefixes common prefixes")
       }
@@ -102,13 +107,16 @@ private[catalog] object S3ListPage {
     }
 
     private def markup(): Unit = {
-      if (startsWith("<?")) i = find("?>", i + 2) + 2
-      else if (startsWith("<!--")) i = find("-->", i + 4) + 3
-      else if (startsWith("<![CDATA[")) {
-        val end = find("]]>", i + 9)
-        if (capturing) piece(i + 9, end, raw = true)
-        i = end + 3
-      } else if (startsWith("<!")) fail("document type or declaration")
+      // In a field only text and references: the SDK's reader keeps the last run of text before
+      // a comment, instruction or CDATA section, where XML keeps all of it.
+      if (capturing && (startsWith("<?") || startsWith("<!"))) fail("markup inside field " + open(depth - 1))
+      if (startsWith("<?")) {
+        val end = find("?>", i + 2)
+        if (startsWith("<?xml")) declaration(new String(b, i, end - i, UTF_8))
+        i = end + 2
+      } else if (startsWith("<!--")) i = find("-->", i + 4) + 3
+      else if (startsWith("<![CDATA[")) i = find("]]>", i + 9) + 3
+      else if (startsWith("<!")) fail("document type or declaration")
       else if (startsWith("</")) {
         val (name, end) = nameAt(i + 2)
         var j = end
@@ -135,13 +143,30 @@ private[catalog] object S3ListPage {
       }
     }
 
+    /** The XML declaration: bytes in another encoding than UTF-8 are the SDK's to read. */
+    private def declaration(text: String): Unit = {
+      val at = text.indexOf("encoding")
+      if (at >= 0) {
+        val value = text.substring(at + "encoding".length).trim.stripPrefix("=").trim
+        if (value.length < 2) fail("XML declaration " + text)
+        val quote = value.charAt(0)
+        val end = value.indexOf(quote, 1)
+        if ((quote != '"' && quote != '\'') || end < 0 || !value.substring(1, end).equalsIgnoreCase("UTF-8")) {
+          fail("XML declaration " + text)
+        }
+      }
+    }
+
     private def isSpace(c: Byte): Boolean = c == ' ' || c == '\n' || c == '\t' || c == '\r'
 
     private def nameAt(from: Int): (String, Int) = {
       var j = from
       while (j < n && !isSpace(b(j)) && b(j) != '>' && b(j) != '/') j += 1
       if (j == from) fail("markup without a name")
-      (new String(b, from, j - from, UTF_8), j)
+      val name = new String(b, from, j - from, UTF_8)
+      // A prefixed name (`s3:Key`): the SDK matches its local part, this reader would not.
+      if (name.indexOf(':') >= 0) fail("prefixed name " + name)
+      (name, j)
     }
 
     private def openElement(name: String): Unit = {
@@ -155,6 +180,8 @@ private[catalog] object S3ListPage {
       open(depth) = name
       depth += 1
       if (depth == 2 && name == Contents) { key = null; size = -1L; time = Long.MinValue }
+      // Keys URL-encoded (`EncodingType` url: the SDK decodes them) are the SDK's to read.
+      if (depth == 2 && name == "EncodingType") fail("keys encoded (EncodingType)")
       capturing = (depth == 2 && (name == "IsTruncated" || name == "NextContinuationToken" || name == "KeyCount")) ||
         (depth == 3 && open(1) == Contents && (name == "Key" || name == "Size" || name == "LastModified"))
       if (capturing) { runStart = -1; text.setLength(0) }
@@ -163,20 +190,24 @@ private[catalog] object S3ListPage {
     private def close(): Unit = {
       val name = open(depth - 1)
       if (capturing) {
-        val value = if (runStart >= 0) new String(b, runStart, runEnd - runStart, UTF_8) else text.toString
+        val value = if (runStart >= 0) utf8(runStart, runEnd) else text.toString
         capturing = false
+        // A field given twice: the SDK's reader refuses the page.
+        def once[T](current: T, unset: T, read: => T): T = if (current != unset) fail("a second " + name) else read
         if (depth == 2) name match {
-          case "IsTruncated" => truncated = value match {
-            case "true" => true
-            case "false" => false
-            case other => fail("IsTruncated " + other)
-          }
-          case "NextContinuationToken" => next = value
-          case "KeyCount" => keyCount = decimal(value, "KeyCount")
+          case "IsTruncated" =>
+            truncated = once(truncatedSeen, false, value match {
+              case "true" => true
+              case "false" => false
+              case other => fail("IsTruncated " + other)
+            })
+            truncatedSeen = true
+          case "NextContinuationToken" => next = once(next, null, value)
+          case "KeyCount" => keyCount = once(keyCount, -1L, decimal(value, "KeyCount"))
         } else name match {
-          case "Key" => key = value
-          case "Size" => size = decimal(value, "Size")
-          case "LastModified" => time = S3ListPage.millis(value)
+          case "Key" => key = once(key, null, value)
+          case "Size" => size = once(size, -1L, decimal(value, "Size"))
+          case "LastModified" => time = once(time, Long.MinValue, S3ListPage.millis(value))
         }
       } else if (depth == 2 && name == Contents) {
         entries += 1
@@ -197,7 +228,7 @@ private[catalog] object S3ListPage {
     private def chars(): Unit = {
       var j = i
       while (j < n && b(j) != '<') j += 1
-      if (capturing) piece(i, j, raw = false)
+      if (capturing) piece(i, j)
       else if (depth == 0) {
         var k = i
         while (k < j) { if (!isSpace(b(k))) fail("text outside the root element"); k += 1 }
@@ -205,22 +236,35 @@ private[catalog] object S3ListPage {
       i = j
     }
 
-    /** Text `from` until `until` of the field being read; `raw`: a CDATA section's (no references). */
-    private def piece(from: Int, until: Int, raw: Boolean): Unit = {
+    /** Text `from` until `until` of the field being read. */
+    private def piece(from: Int, until: Int): Unit = {
       var plain = true
       var k = from
       while (k < until) {
         val c = b(k)
         if (c == '\r') fail("a carriage return in a field")
-        if (c == '&' && !raw) plain = false
+        if (c == '&') plain = false
         k += 1
       }
       if (plain && runStart < 0 && text.length == 0) { runStart = from; runEnd = until }
       else {
-        if (runStart >= 0) { text.append(new String(b, runStart, runEnd - runStart, UTF_8)); runStart = -1 }
-        if (plain) text.append(new String(b, from, until - from, UTF_8))
+        if (runStart >= 0) { text.append(utf8(runStart, runEnd)); runStart = -1 }
+        if (plain) text.append(utf8(from, until))
         else references(from, until)
       }
+    }
+
+    /** Bytes `from` until `until` as UTF-8; bytes that are not UTF-8 are the SDK's to refuse. */
+    private def utf8(from: Int, until: Int): String = {
+      var k = from
+      while (k < until && b(k) >= 0) k += 1
+      if (k == until) new String(b, from, until - from, java.nio.charset.StandardCharsets.ISO_8859_1) // ASCII
+      else try {
+        UTF_8.newDecoder()
+          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+          .decode(java.nio.ByteBuffer.wrap(b, from, until - from)).toString
+      } catch { case _: java.nio.charset.CharacterCodingException => fail("bytes that are not UTF-8") }
     }
 
     /** Text with references (`&amp;`, `&#38;`, `&#x26;` ...) read. */
@@ -229,7 +273,7 @@ private[catalog] object S3ListPage {
       while (k < until) {
         var amp = k
         while (amp < until && b(amp) != '&') amp += 1
-        if (amp > k) text.append(new String(b, k, amp - k, UTF_8))
+        if (amp > k) text.append(utf8(k, amp))
         if (amp < until) {
           var semi = amp + 1
           while (semi < until && b(semi) != ';') semi += 1

@@ -248,9 +248,12 @@ private[catalog] object S3Listing {
       }
       val plugin = proxy(pluginType) { (self, m, args) =>
         if (m == configure) {
-          val config = args(0)
-          val withReader = addInterceptor.invoke(toBuilder.invoke(getOverride.invoke(config)), interceptor)
-          setOverride.invoke(config, buildClientOverride.invoke(withReader))
+          // An SDK whose request configuration cannot take the interceptor reads the page itself.
+          try {
+            val config = args(0)
+            val withReader = addInterceptor.invoke(toBuilder.invoke(getOverride.invoke(config)), interceptor)
+            setOverride.invoke(config, buildClientOverride.invoke(withReader))
+          } catch { case NonFatal(_) => }
           null
         } else InvocationHandler.invokeDefault(self, m, args: _*)
       }
@@ -266,7 +269,9 @@ private[catalog] object S3Listing {
       if (!original.isPresent || !successful.invoke(httpResponse.invoke(context)).asInstanceOf[Boolean]) original
       else {
         val in = original.get
-        val bytes = try in.readAllBytes() finally in.close()
+        // An I/O error leaves as the SDK's own reading would raise it (unchecked: retried as such).
+        val bytes = try in.readAllBytes() catch { case e: java.io.IOException => throw new java.io.UncheckedIOException(e) }
+          finally try in.close() catch { case _: java.io.IOException => }
         read.page = try S3ListPage.parse(bytes) catch { case _: S3ListPage.Malformed => null }
         java.util.Optional.of(new java.io.ByteArrayInputStream(if (read.page != null) Empty else bytes))
       }

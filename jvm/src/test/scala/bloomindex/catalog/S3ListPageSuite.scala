@@ -6,9 +6,10 @@ import org.scalatest.funsuite.AnyFunSuite
 
 /**
  * The reader of ListObjectsV2 pages (issue 26: the check against storage on S3 without the SDK's
- * DOM): on documents written as S3 writes them, and on random ones written with every form XML
- * allows for the same text (references, CDATA, comments, attributes), it reads what the JDK's
- * XML parser reads; what it does not take, it refuses, so the SDK reads it.
+ * DOM): on documents written as S3 writes them, and on random ones written in the forms XML
+ * allows for the same text (references, attributes; comments and CDATA between elements), it
+ * reads what the JDK's XML parser reads; what the SDK's reader would read otherwise (a comment
+ * inside a field, a field twice, a prefixed name, encoded keys ...), it refuses, so the SDK reads it.
  */
 class S3ListPageSuite extends AnyFunSuite {
   import S3ListPage.{Malformed, parse}
@@ -59,6 +60,18 @@ class S3ListPageSuite extends AnyFunSuite {
       new String(doc(entry("t/a", time = "2026-11-27T24:00:00.000Z")), UTF_8),
       new String(doc(entry("t/a", time = "Fri, 27 Nov 2026 10:00:00 GMT")), UTF_8),
       new String(doc(entry("t/a"), extra = "<KeyCount>2</KeyCount>"), UTF_8), // fewer entries than S3 counted
+      new String(doc(entry("t/a%20b"), extra = "<EncodingType>url</EncodingType>"), UTF_8), // the SDK decodes "t/a b"
+      // The SDK's reader keeps only the text after a comment, instruction or CDATA in a field.
+      new String(doc(entry("t/a<!-- c -->b")), UTF_8),
+      new String(doc(entry("t/a<?pi x?>b")), UTF_8),
+      new String(doc(entry("t/a<![CDATA[b]]>")), UTF_8),
+      new String(doc(entry("t/a", size = "1</Size><Size>2")), UTF_8), // a field twice: the SDK refuses it
+      new String(doc(entry("t/a") + "<Contents><Key>t/b</Key><Key>t/c</Key></Contents>"), UTF_8),
+      new String(doc(entry("t/a"), extra = "<IsTruncated>false</IsTruncated>"), UTF_8),
+      new String(doc("<Contents><s3:Key>t/a</s3:Key></Contents>"), UTF_8), // the SDK reads the local name
+      new String(doc(entry("t/a")), UTF_8).replace("encoding=\"UTF-8\"", "encoding=\"ISO-8859-1\""),
+      new String(doc("", truncated = true), UTF_8), // truncated, no token to go on with
+      new String(doc("", truncated = true, extra = "<NextContinuationToken></NextContinuationToken>"), UTF_8),
       new String(doc("<IsTruncated>maybe</IsTruncated>"), UTF_8),
       new String(doc("<Contents><Key>t/<b>x</b></Key></Contents>"), UTF_8),
       "<ListBucketResult><Contents></ListBucketResult>",
@@ -69,6 +82,15 @@ class S3ListPageSuite extends AnyFunSuite {
     refused.foreach { xml =>
       intercept[Malformed](parse(xml.getBytes(UTF_8)))
     }
+    // Bytes that are not UTF-8 in a key: the SDK's parser refuses them; so does this reader.
+    val bytes = doc(entry("t/a\u00E9"))
+    val at = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf("t/a") + 3
+    bytes(at + 1) = 'x'.toByte // the second byte of 'é' (0xC3 0xA9) broken
+    intercept[Malformed](parse(bytes))
+    // Comments and CDATA between elements, and a declared UTF-8, are read past.
+    val p = parse(doc("<!-- a --><Contents><![CDATA[ x ]]><Key>t/a</Key><!-- b --><Size>1</Size>" +
+      "<LastModified>2026-11-27T10:00:00.000Z</LastModified></Contents>"))
+    assert(objects(p).map(_._1) == Seq("t/a"))
   }
 
   test("times: S3's form read as Instant.parse reads it, to the millisecond") {
@@ -84,7 +106,7 @@ class S3ListPageSuite extends AnyFunSuite {
     }
   }
 
-  test("random pages in every form XML allows: the same objects as the JDK's XML parser reads") {
+  test("random pages in the forms XML allows S3 to use: the same objects as the JDK's XML parser reads") {
     val rnd = new scala.util.Random(2026)
     val alphabet = "ab/=_-. +&<>\"'%\u00E9\u4E2D\t\n\uD83D\uDE00"
     def randomKey(): String = {
@@ -96,19 +118,16 @@ class S3ListPageSuite extends AnyFunSuite {
       }
       b.toString
     }
-    // The text written as XML may write it: plain where allowed, a named or numeric reference, in CDATA, split by a comment.
+    // The text written as XML may write it: plain where allowed, a named or numeric reference.
     def written(text: String): String = {
       val out = new java.lang.StringBuilder
       var k = 0
       while (k < text.length) {
         val cp = text.codePointAt(k)
         val s = new String(Character.toChars(cp))
-        val needs = cp == '&' || cp == '<' || cp < 0x20 && cp != '\t' && cp != '\n'
         out.append(rnd.nextInt(6) match {
           case 0 => s"&#$cp;"
           case 1 => s"&#x${Integer.toHexString(cp)};"
-          case 2 if !needs && cp != '>' => s"<![CDATA[$s]]>"
-          case 3 if !needs => s + "<!-- c -->"
           case _ => cp match {
             case '&' => "&amp;"
             case '<' => "&lt;"
@@ -130,7 +149,8 @@ class S3ListPageSuite extends AnyFunSuite {
         val size = if (rnd.nextInt(10) == 0) None else Some(rnd.nextLong(1L << 40))
         val time = if (rnd.nextInt(10) == 0) None else Some(java.time.Instant.ofEpochMilli(rnd.nextLong(4102444800000L)).toString)
         val ws = if (rnd.nextBoolean()) "\n  " else ""
-        s"$ws<Contents$ws><Key attr='x>y'>${written(key)}</Key>$ws" +
+        val between = if (rnd.nextBoolean()) "<!-- c --><![CDATA[ d ]]>" else ""
+        s"$ws<Contents$ws>$between<Key attr='x>y'>${written(key)}</Key>$ws$between" +
           time.map(t => s"<LastModified>$t</LastModified>").getOrElse("") +
           s"<Owner><ID>o</ID><DisplayName/></Owner>" + size.map(s => s"<Size>$s</Size>").getOrElse("") +
           (if (rnd.nextBoolean()) "<ChecksumAlgorithm>CRC64NVME</ChecksumAlgorithm>" else "") + s"</Contents>$ws"
