@@ -196,6 +196,43 @@ def test_bad_input_gets_an_error_condition(spark, root, tmp_path):
         bi.what_if([], "SELECT 1")
 
 
+def test_a_command_given_as_the_query_is_refused_and_not_run(spark, root, tmp_path):
+    """EXPLAIN BLOOM INDEX FOR, WHATIF and RECOMMEND ... FOR plan their query: a command given
+    there (which `spark.sql` would run at once) is refused, and nothing it names changes."""
+    t = _table(spark, tmp_path)
+    spark.sql("DROP TABLE IF EXISTS advisor_keep")
+    spark.read.parquet(t).write.saveAsTable("advisor_keep")
+    try:
+        before = spark.sql("SELECT count(*) AS n FROM advisor_keep").head().n
+        commands = ["DROP TABLE advisor_keep",
+                    f"INSERT OVERWRITE advisor_keep SELECT * FROM parquet.`{t}` WHERE false",
+                    f"INSERT INTO advisor_keep SELECT * FROM parquet.`{t}`",
+                    "CREATE TABLE advisor_other AS SELECT * FROM advisor_keep",
+                    "SET spark.bloomindex.pruning.enabled = false",
+                    "CREATE BLOOM INDEX advisor_idx ON advisor_keep FOR COLUMNS (id)"]
+        bi = BloomIndex(spark)
+        for c in commands:
+            for run in (lambda: spark.sql(f"EXPLAIN BLOOM INDEX FOR {c}").collect(),
+                        lambda: spark.sql(f"EXPLAIN BLOOM INDEX WHATIF (id) FOR {c}").collect(),
+                        lambda: spark.sql(f"RECOMMEND BLOOM INDEXES FOR {c}").collect(),
+                        lambda: bi.what_if("id", c).collect(),
+                        lambda: bi.recommend(query=c).collect()):
+                with pytest.raises(Exception) as e:
+                    run()
+                assert _condition(e.value) == "BLOOM_INDEX_NOT_A_QUERY", (c, e.value)
+                assert "takes a query, not a command" in str(e.value)
+        assert spark.sql("SELECT count(*) AS n FROM advisor_keep").head().n == before == ROWS
+        assert not spark.catalog.tableExists("advisor_other")
+        assert spark.conf.get("spark.bloomindex.pruning.enabled") != "false"
+        assert bi.list().count() == 0
+        # A query is still explained.
+        plan = spark.sql("EXPLAIN BLOOM INDEX FOR SELECT * FROM advisor_keep WHERE id = 3").head().plan
+        assert plan.startswith("scan of spark_catalog.default.advisor_keep: no Bloom index"), plan
+    finally:
+        spark.sql("DROP TABLE IF EXISTS advisor_keep")
+        spark.sql("DROP TABLE IF EXISTS advisor_other")
+
+
 def test_plot_recommendations(spark, root, tmp_path):
     import matplotlib  # the `plot` extra, in the test environment
 

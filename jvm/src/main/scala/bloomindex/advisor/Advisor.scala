@@ -61,7 +61,7 @@ object Advisor {
     val onSpec = on.map(ref => SourceResolver.resolve(spark, ref))
     val scans = (mode match {
       case FromHistory => Workload.fromHistory(WorkloadHistory.read(spark))
-      case ForQuery(q) => Workload.fromQuery(spark, q)
+      case ForQuery(q) => Workload.fromQuery(spark, q, "RECOMMEND BLOOM INDEXES ... FOR")
     }).filter(s => onSpec.forall(spec => SourceProviders.sameSource(spec, identity(s.source))))
     val existing = new IndexRoot(spark).list().filter(_.state == "ACTIVE")
     val groups = scans.groupBy(_.source.key).values.toSeq.sortBy(_.head.source.display).flatMap { ss =>

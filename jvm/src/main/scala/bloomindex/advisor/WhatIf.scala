@@ -29,7 +29,7 @@ object WhatIf {
     // No fpp given: the session's default; under 'auto', the advisor's rate per column (FppModel's).
     val fixed: Option[Double] = fpp.orElse(scala.util.Try(spark.sessionState.conf.getConf(
       org.apache.spark.sql.bloomindex.BloomIndexSQLConf.FPP_DEFAULT).trim.toDouble).toOption)
-    val scans = Workload.fromQuery(spark, query)
+    val scans = Workload.fromQuery(spark, query, "EXPLAIN BLOOM INDEX WHATIF")
     val bySource = scans.groupBy(_.source.key).values.toSeq.sortBy(_.head.source.display)
     val samples = bySource.map { ss =>
       ss -> SourceSample.of(spark, ss.head.source, Advisor.sampleFiles(spark),

@@ -79,9 +79,9 @@ object Workload {
     WorkloadScan(ScannedSource.of(r), if (looks.isEmpty) Opaque else AllOf(looks), 1L, r.filesListed, r.filesRead, r.index)
   }
 
-  /** The scans of `query`'s optimized plan that have a filter, with its literal values. */
-  def fromQuery(spark: SparkSession, query: String): Seq[WorkloadScan] = {
-    val plan = spark.sql(query).queryExecution.optimizedPlan
+  /** The scans of `query`'s optimized plan that have a filter, with its literal values (a command is refused). */
+  def fromQuery(spark: SparkSession, query: String, command: String): Seq[WorkloadScan] = {
+    val plan = bloomindex.sql.QueryText.dataFrame(spark, query, command).queryExecution.optimizedPlan
     scansOf(plan).map { case (scan, condition, cond) =>
       val listing = listed(scan, condition)
       WorkloadScan(ScannedSource.of(scan), cond, 1L, listing.map(_.size.toLong), None, None, listing)

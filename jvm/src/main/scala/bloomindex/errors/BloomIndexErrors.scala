@@ -226,6 +226,10 @@ object BloomIndexErrors {
   def whatIfColumnNotFound(column: String, sources: String): AnalysisException =
     error("BLOOM_INDEX_WHATIF_COLUMN_NOT_FOUND", Map("column" -> column, "sources" -> sources))
 
+  /** The text `command` plans (EXPLAIN BLOOM INDEX FOR, WHATIF, RECOMMEND ... FOR) holds `statement`, a command. */
+  def notAQuery(command: String, statement: String): AnalysisException =
+    error("BLOOM_INDEX_NOT_A_QUERY", Map("command" -> command, "statement" -> statement))
+
   def invalidConf(key: String, problem: String): AnalysisException =
     error("BLOOM_INDEX_INVALID_CONF", Map("key" -> key, "problem" -> problem))
 

@@ -12,13 +12,14 @@ import org.apache.spark.sql.types.StringType
 /**
  * `EXPLAIN BLOOM INDEX FOR <query>`: one row, column `plan`, with [[ExplainBloomIndexCommand.report]]
  * of the query. The query is kept as text and planned when the command runs, in the session
- * that runs it (so a temporary view a Spark Connect client registered resolves).
+ * that runs it (so a temporary view a Spark Connect client registered resolves); a command is
+ * refused, not run ([[QueryText]]).
  */
 case class ExplainBloomIndexCommand(query: String) extends LeafRunnableCommand {
 
   override val output: Seq[Attribute] = Seq(AttributeReference("plan", StringType, nullable = false)())
 
-  override def run(spark: SparkSession): Seq[Row] = Seq(Row(ExplainBloomIndexCommand.report(spark.sql(query))))
+  override def run(spark: SparkSession): Seq[Row] = Seq(Row(ExplainBloomIndexCommand.report(QueryText.dataFrame(spark, query, "EXPLAIN BLOOM INDEX FOR"))))
 }
 
 object ExplainBloomIndexCommand {
