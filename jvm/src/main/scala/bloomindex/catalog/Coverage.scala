@@ -29,19 +29,33 @@ final class Coverage private (
     private val count: Int,
     private val sum1: Long,
     private val sum2: Long,
-    @transient private val listing: Option[SparkShim.ListingMark]) extends Serializable {
+    @transient private val listing: Option[SparkShim.ListingMark],
+    @transient private val check: Option[StorageCheck]) extends Serializable {
 
   /**
-   * Whether the scan lists now the files it listed then. The same listing object of an
-   * in-memory file index (not refreshed since) answers at once; otherwise the scan is listed
-   * again and compared. False where it cannot be listed.
+   * Whether the scan lists now the files it listed then, with the bytes they had then. The
+   * same listing object of an in-memory file index (not refreshed since) answers at once;
+   * otherwise the scan is listed again and compared. Where the files were checked against
+   * storage when the plan was optimized, a run in another execution checks them again
+   * ([[StorageCheck]]): a file rewritten in place under an unchanged listing is not held.
+   * False where the scan cannot be listed; `now`: the SQL execution of the run (null: none).
    */
-  def holds(): Boolean = scan != null && {
+  def holds(now: String): Boolean = scan != null && {
     val same = scan.index match {
       case p: PartitioningAwareFileIndex => listing.exists(_.current(p))
       case _ => false
     }
-    same || (try Coverage.fingerprint(scan.allFiles()) == ((count, sum1, sum2)) catch { case NonFatal(_) => false })
+    (same || (try Coverage.fingerprint(scan.allFiles()) == ((count, sum1, sum2)) catch { case NonFatal(_) => false })) &&
+      unchangedOnStorage(now)
+  }
+
+  private def unchangedOnStorage(now: String): Boolean = check.forall { c =>
+    !c.due(now) || {
+      val files = try scan.allFiles().toIndexedSeq catch { case NonFatal(_) => null }
+      val unchanged = files != null && c.unchanged(files).cardinality() == files.size
+      if (unchanged) c.confirm(now)
+      unchanged
+    }
   }
 
   override def equals(o: Any): Boolean = o match {
@@ -55,14 +69,14 @@ final class Coverage private (
 
 object Coverage {
 
-  /** What `files`, the listing of `scan` a global filter was found to hold, are. */
-  def of(scan: ScanSource, files: Seq[FileStatus]): Coverage = {
+  /** What `files`, the listing of `scan` a global filter was found to hold, are; `check`: what they passed on storage. */
+  def of(scan: ScanSource, files: Seq[FileStatus], check: Option[StorageCheck] = None): Coverage = {
     val (n, s1, s2) = fingerprint(files)
     val listing = scan.index match {
       case p: PartitioningAwareFileIndex => SparkShim.listingOf(p).map(new SparkShim.ListingMark(_))
       case _ => None
     }
-    new Coverage(scan, n, s1, s2, listing)
+    new Coverage(scan, n, s1, s2, listing, check)
   }
 
   /** The count of `files` and two order-free sums of hashes of their identities. */

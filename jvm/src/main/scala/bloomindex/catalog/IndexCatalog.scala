@@ -21,9 +21,11 @@ final case class PruningInfo(index: String, version: Long, filesKept: Int, files
  * Which files of a scan to skip, and what to say about it; `bytesRead`: the bytes of the files
  * the scan reads before pruning (`info.filesTotal` of them); `kept`, for
  * an unfiltered listing ([[IndexCatalog.decide]]): the positions in it of the files the scan
- * reads and the decision keeps.
+ * reads and the decision keeps; `check`: the check against storage the skipped files passed,
+ * for a run of the plan in a later execution to make again ([[StorageCheck]]).
  */
-final case class Decision(skipped: SkippedFiles, info: PruningInfo, bytesRead: Long, kept: Option[Array[Int]] = None)
+final case class Decision(skipped: SkippedFiles, info: PruningInfo, bytesRead: Long, kept: Option[Array[Int]] = None,
+    check: Option[StorageCheck] = None)
 
 /**
  * An ACTIVE index version whose source is a scan's, as that scan may use it: `unusable` maps
@@ -220,10 +222,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val translated = views.map(v => v -> FilePredicate.translate(condition, v))
     // Where an index may prune, the scan's files are checked against storage (FreshFiles) on
     // other threads while the index data loads, so the check adds little to planning.
-    val fresh = if (!checksFiles(scan) || listed.isEmpty || !translated.exists(_._2.isRight)) None else {
-      val check = freshCheck(listed)
-      Some(java.util.concurrent.CompletableFuture.supplyAsync(() => check()))
-    }
+    val checker = if (!checksFiles(scan) || listed.isEmpty || !translated.exists(_._2.isRight)) None else Some(freshChecker)
+    val fresh = checker.map(check => java.util.concurrent.CompletableFuture.supplyAsync(() => check(listed)))
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     val notApplied = Seq.newBuilder[String]
     // The files the scan reads, how many and their bytes: from the first probe, else counted.
@@ -293,7 +293,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         kept.andNot(skip)
         kept.stream().toArray
       }
-      Decision(files, info, readBytes, keptAt)
+      Decision(files, info, readBytes, keptAt, checker.map(new StorageCheck(_, StorageCheck.executionId(spark))))
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
@@ -305,16 +305,16 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   private def checksFiles(scan: ScanSource): Boolean = scan.listingMayBeStale && spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_CHECK_FILES)
 
   /**
-   * The check of `files` against storage ([[FreshFiles.unchanged]]) with this session's settings,
+   * The check of files against storage ([[FreshFiles.unchanged]]) with this session's settings,
    * read now (on the planning thread); the check runs when called.
    */
-  private def freshCheck(files: IndexedSeq[FileStatus]): () => java.util.BitSet = {
+  private def freshChecker: IndexedSeq[FileStatus] => java.util.BitSet = {
     val conf = spark.sessionState.newHadoopConf()
     val sql = spark.sessionState.conf
     val (threads, requests, perRun) = (sql.getConf(BloomIndexSQLConf.LOAD_THREADS),
       sql.getConf(BloomIndexSQLConf.LOAD_REQUESTS), sql.getConf(BloomIndexSQLConf.TEST_CHECK_RUN_FILES))
     val readPages = sql.getConf(BloomIndexSQLConf.TEST_S3_READ_PAGES)
-    () => FreshFiles.unchanged(conf, files, threads, requests, perRun, readPages)
+    files => FreshFiles.unchanged(conf, files, threads, requests, perRun, readPages)
   }
 
   /** Loads the view's `columns`; false (and one warning) when they cannot be read (damaged, or encrypted and no keys). */
@@ -351,12 +351,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case NonFatal(e) => return Left(s"cannot list ${scan.display} (${e.getMessage})")
     }
     // The filter answers for the values the scan reads: from the files as they are on storage.
-    if (checksFiles(scan)) {
-      val unchanged = freshCheck(files.toIndexedSeq)()
-      val changed = files.size - unchanged.cardinality()
-      if (changed > 0) {
-        return Left(s"$changed file(s) of ${scan.display} changed on storage since it was listed (REFRESH TABLE takes a new listing)")
-      }
+    val checker = if (checksFiles(scan)) Some(freshChecker) else None
+    val changed = checker.fold(0)(check => files.size - check(files.toIndexedSeq).cardinality())
+    if (changed > 0) {
+      return Left(s"$changed file(s) of ${scan.display} changed on storage since it was listed (REFRESH TABLE takes a new listing)")
     }
     usable.find { v =>
       val i = v.indexColumn(column)
@@ -365,7 +363,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
         try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name),
-          Coverage.of(scan, files)))
+          Coverage.of(scan, files, checker.map(new StorageCheck(_, StorageCheck.executionId(spark))))))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")

@@ -9,7 +9,7 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, BoundReference, Expression, SortOrder, UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
-import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.{DateType, IntegerType, LongType, TimestampNTZType, TimestampType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
@@ -49,8 +49,9 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) ext
     // A join filter is applied only while the indexed side lists the files the filter was
     // found to hold when the plan was optimized: the plan may run long after (a DataFrame kept,
     // explained first) and that side's scan then reads what its file index lists now.
+    val now = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
     val applied = checks.filter(c => c.coverage.forall { coverage =>
-      coverage.holds() || {
+      coverage.holds(now) || {
         IndexCatalog.warnOnce(s"bloomindex: join filter ${c.global.ref} not applied: the files of its indexed side " +
           s"($coverage) changed after the query was planned; plan the query again to filter its rows")
         false

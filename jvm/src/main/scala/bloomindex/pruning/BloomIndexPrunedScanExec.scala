@@ -6,7 +6,7 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
-import org.apache.spark.sql.execution.{SQLExecution, SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.{ColumnarToRowExec, SQLExecution, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
@@ -28,22 +28,27 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
     "filesSkipped" -> SQLMetrics.createMetric(sparkContext, "files skipped by Bloom index"),
     "filesKept" -> SQLMetrics.createMetric(sparkContext, "files kept by Bloom index"))
 
-  private def postMetrics(): Unit = {
-    metrics("filesSkipped").set((info.filesTotal - info.filesKept).toLong)
-    metrics("filesKept").set(info.filesKept.toLong)
+  /**
+   * The scan this run reads (`child`, or a copy that reads skipped files found changed on
+   * storage since the plan was decided in another execution: [[RecheckedScan]]), its metrics posted.
+   */
+  private def scanToRun(): SparkPlan = {
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    val (scan, ran) = RecheckedScan.of(child, executionId).getOrElse((child, info))
+    metrics("filesSkipped").set((ran.filesTotal - ran.filesKept).toLong)
+    metrics("filesKept").set(ran.filesKept.toLong)
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics.values.toSeq)
+    scan
   }
 
-  override protected def doExecute(): RDD[InternalRow] = {
-    postMetrics()
-    child.execute()
+  // A V2 scan whose files were all skipped plans as a scan of rows (it has no partition to read
+  // batches from); its copy that reads changed files may read batches: made rows here.
+  override protected def doExecute(): RDD[InternalRow] = scanToRun() match {
+    case s if s.supportsColumnar && !child.supportsColumnar => ColumnarToRowExec(s).execute()
+    case s => s.execute()
   }
 
-  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
-    postMetrics()
-    child.executeColumnar()
-  }
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = scanToRun().executeColumnar()
 
   override def simpleString(maxFields: Int): String =
     s"BloomIndexPruned [index=${info.index}, version=${info.version}, " +

@@ -1,6 +1,6 @@
 package bloomindex.pruning
 
-import bloomindex.catalog.{PruningInfo, SkippedFiles}
+import bloomindex.catalog.{PruningInfo, SkippedFiles, StorageCheck}
 import bloomindex.source.WrappingFileIndex
 
 import bloomindex.compat.SparkShim
@@ -20,8 +20,16 @@ import org.apache.spark.sql.types.StructType
  * an already-listed index.
  */
 class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, val info: PruningInfo,
-    val kept: Option[BloomPrunedFileIndex.Kept] = None)
-  extends WrappingFileIndex with PrunedScan {
+    val kept: Option[BloomPrunedFileIndex.Kept] = None, val check: Option[StorageCheck] = None)
+  extends WrappingFileIndex with CheckedSkips {
+
+  def skippedNow(): IndexedSeq[FileStatus] = (delegate match {
+    case p: PartitioningAwareFileIndex => p.allFiles()
+    case other => other.listFiles(Nil, Nil).flatMap(_.files.map(_.fileStatus))
+  }).filter(skipped.contains).toIndexedSeq
+
+  def without(changed: Set[String], info: PruningInfo): BloomPrunedFileIndex =
+    new BloomPrunedFileIndex(delegate, SkippedFiles.Except(skipped, changed), info)
 
   override def rootPaths: Seq[Path] =
     new Path("bloomindex", info.index, s"/kept-${info.filesKept}-of-${info.filesTotal}") +: delegate.rootPaths

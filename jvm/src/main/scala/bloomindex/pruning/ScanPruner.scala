@@ -73,3 +73,17 @@ final class ExplainContext(val df: DataFrame) {
 trait PrunedScan {
   def info: PruningInfo
 }
+
+/**
+ * A pruned file index whose skipped files were checked against storage when the plan was
+ * optimized (`check`), so that a run of the plan in a later execution checks them again
+ * ([[RecheckedScan]]).
+ */
+trait CheckedSkips extends PrunedScan {
+  def skipped: bloomindex.catalog.SkippedFiles
+  def check: Option[bloomindex.catalog.StorageCheck]
+  /** The files the index's delegate lists now that it skips. */
+  def skippedNow(): IndexedSeq[org.apache.hadoop.fs.FileStatus]
+  /** The same index less the skipped files at `changed` (normalized paths), described by `info`, checked no more. */
+  def without(changed: Set[String], info: PruningInfo): CheckedSkips
+}

@@ -2,8 +2,8 @@ package bloomindex.source.files
 
 import scala.collection.mutable
 
-import bloomindex.catalog.{Decision, PruningInfo, SkippedFiles}
-import bloomindex.pruning.PrunedScan
+import bloomindex.catalog.{Decision, PruningInfo, SkippedFiles, StorageCheck}
+import bloomindex.pruning.CheckedSkips
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
@@ -27,8 +27,14 @@ class BloomPrunedV2FileIndex(
     spark: SparkSession,
     val delegate: PartitioningAwareFileIndex,
     val skipped: SkippedFiles,
-    val info: PruningInfo)
-  extends PartitioningAwareFileIndex(spark, Map.empty, Some(delegate.partitionSchema)) with PrunedScan {
+    val info: PruningInfo,
+    val check: Option[StorageCheck] = None)
+  extends PartitioningAwareFileIndex(spark, Map.empty, Some(delegate.partitionSchema)) with CheckedSkips {
+
+  def skippedNow(): IndexedSeq[FileStatus] = delegate.allFiles().filter(skipped.contains).toIndexedSeq
+
+  def without(changed: Set[String], info: PruningInfo): BloomPrunedV2FileIndex =
+    new BloomPrunedV2FileIndex(spark, delegate, SkippedFiles.Except(skipped, changed), info)
 
   override def rootPaths: Seq[Path] = delegate.rootPaths
 
@@ -56,14 +62,15 @@ class BloomPrunedV2FileIndex(
 object BloomPrunedV2FileIndex {
 
   /** The scan over the kept files, or None for a scan type we do not know how to rebuild. */
-  def prune(spark: SparkSession, scan: FileScan, d: Decision): Option[FileScan] = {
-    lazy val idx = new BloomPrunedV2FileIndex(spark, scan.fileIndex, d.skipped, d.info)
-    scan match {
-      case p: ParquetScan => Some(p.copy(fileIndex = idx))
-      case o: OrcScan => Some(o.copy(fileIndex = idx))
-      case c: CSVScan => Some(c.copy(fileIndex = idx))
-      case j: JsonScan => Some(j.copy(fileIndex = idx))
-      case _ => None
-    }
+  def prune(spark: SparkSession, scan: FileScan, d: Decision): Option[FileScan] =
+    withIndex(scan, new BloomPrunedV2FileIndex(spark, scan.fileIndex, d.skipped, d.info, d.check))
+
+  /** `scan` over `idx`, or None for a scan type we do not know how to rebuild. */
+  def withIndex(scan: FileScan, idx: => PartitioningAwareFileIndex): Option[FileScan] = scan match {
+    case p: ParquetScan => Some(p.copy(fileIndex = idx))
+    case o: OrcScan => Some(o.copy(fileIndex = idx))
+    case c: CSVScan => Some(c.copy(fileIndex = idx))
+    case j: JsonScan => Some(j.copy(fileIndex = idx))
+    case _ => None
   }
 }

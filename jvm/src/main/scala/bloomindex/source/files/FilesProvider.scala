@@ -240,7 +240,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
       val (listing, files, unfiltered) = FilesProvider.listing(base, partitionFilters)
       ScanHistory.decide(spark, f, f.condition, of(rel, l.catalogTable), files, unfiltered).map { d =>
         val kept = for (at <- d.kept; of <- listing) yield new BloomPrunedFileIndex.Kept(new SparkShim.ListingMark(of), at.map(files(_)))
-        val idx = new BloomPrunedFileIndex(base, d.skipped, d.info, kept)
+        val idx = new BloomPrunedFileIndex(base, d.skipped, d.info, kept, d.check)
         f.copy(child = SparkShim.withRelation(l, rel.copy(location = idx)(rel.sparkSession)))
       }
     case _ => None

@@ -1,0 +1,80 @@
+package bloomindex.pruning
+
+import scala.util.control.NonFatal
+
+import bloomindex.catalog.{IndexCatalog, PruningInfo, StorageCheck}
+import bloomindex.compat.SparkShim
+import bloomindex.source.SourceResolver
+import bloomindex.source.files.BloomPrunedV2FileIndex
+
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
+
+/**
+ * The scan a run of a pruned scan reads. A plan decided in one SQL execution may run in another
+ * (`explain()` then `collect()`, a cached DataFrame computed at its first action, a second action
+ * on the same plan), after a skipped file was rewritten in place under the scan's unchanged
+ * listing. Where the decision checked the skipped files against storage, such a run checks them
+ * again ([[bloomindex.catalog.StorageCheck]]) and, where any changed, reads a new copy of the
+ * scan that skips all but those (the scan's own file list is fixed once it is first computed).
+ * A run in the execution that decided, or one already confirmed, reads the scan as it is.
+ */
+object RecheckedScan {
+
+  /** The scan to run in SQL execution `now` (null: none) and what it skips, or None for `scan` as it is. */
+  def of(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo)] = scan match {
+    // A scan that produces rows is its own code-generated stage below the marker.
+    case w: WholeStageCodegenExec => of(w.child, now).map { case (s, info) => SparkShim.replaceArg(w, w.child, s) -> info }
+    case _ => scanOf(scan, now)
+  }
+
+  private def scanOf(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo)] = {
+    val index: Option[CheckedSkips] = scan match {
+      case s: FileSourceScanExec => Some(s.relation.location).collect { case c: CheckedSkips => c }
+      case b: BatchScanExec => Some(b.scan).collect { case f: FileScan => f.fileIndex }.collect { case c: CheckedSkips => c }
+      case _ => None
+    }
+    for {
+      idx <- index
+      check <- idx.check if check.due(now)
+      changed <- changedFiles(idx, check, now)
+    } yield rebuild(scan, idx, changed)
+  }
+
+  /** The skipped files found changed (None: none changed, and the check is confirmed for this run). */
+  private def changedFiles(idx: CheckedSkips, check: StorageCheck, now: String): Option[Seq[(String, Long)]] = {
+    val files = try idx.skippedNow() catch {
+      case NonFatal(e) =>
+        IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: the files a plan skips could not be listed to check " +
+          s"them again (${e.getMessage}); the scan is read unpruned")
+        return Some(idx.skipped.paths.map(_ -> 0L).toSeq)
+    }
+    val unchanged = check.unchanged(files)
+    if (unchanged.cardinality() == files.size) {
+      check.confirm(now)
+      None
+    } else {
+      val changed = files.indices.filterNot(unchanged.get).map(i => SourceResolver.normalize(files(i).getPath) -> files(i).getLen)
+      IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: ${changed.size} file(s) it skips changed on storage after the " +
+        "plan was optimized (in an earlier execution) and are read whole; REFRESH TABLE takes a new listing")
+      Some(changed)
+    }
+  }
+
+  /** A copy of `scan` that reads the `changed` files too (paths and sizes). */
+  private def rebuild(scan: SparkPlan, idx: CheckedSkips, changed: Seq[(String, Long)]): (SparkPlan, PruningInfo) = {
+    val info = idx.info.copy(filesKept = math.min(idx.info.filesTotal, idx.info.filesKept + changed.size),
+      bytesSkipped = math.max(0L, idx.info.bytesSkipped - changed.map(_._2).sum))
+    val fresh = idx.without(changed.map(_._1).toSet, info)
+    val rebuilt: Option[SparkPlan] = (scan, fresh) match {
+      case (s: FileSourceScanExec, f: BloomPrunedFileIndex) =>
+        Some(SparkShim.withRelation(s, s.relation.copy(location = f)(s.relation.sparkSession)))
+      case (b: BatchScanExec, f: BloomPrunedV2FileIndex) =>
+        BloomPrunedV2FileIndex.withIndex(b.scan.asInstanceOf[FileScan], f).map(s => SparkShim.replaceArg(b, b.scan, s))
+      case _ => None
+    }
+    // Never the scan as it is, which would skip the changed files.
+    rebuilt.getOrElse(throw new IllegalStateException(
+      s"bloomindex: ${idx.info.index}: a scan whose skipped files changed cannot be rebuilt (${scan.nodeName})")) -> info
+  }
+}
