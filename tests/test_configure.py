@@ -68,6 +68,59 @@ def test_configure_on_a_local_connect_builder_sets_the_jvm_launch_not_the_builde
     assert "spark.jars" not in b._options and EXTENSIONS_CLASS in os.environ["PYSPARK_SUBMIT_ARGS"]
 
 
+_BUILDER_VALUES = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension", "spark.jars": "/x/udf.jar",
+                   "spark.jars.packages": "org.example:udf_2.13:1.0", "spark.jars.excludes": "org.example:old",
+                   "spark.driver.extraJavaOptions": "-Xss4m", "spark.executor.extraJavaOptions": "-Xss8m"}
+
+
+def _submit_confs() -> dict[str, str]:
+    import shlex
+
+    args = shlex.split(os.environ["PYSPARK_SUBMIT_ARGS"])
+    return dict(args[i + 1].split("=", 1) for i in range(len(args) - 1) if args[i] == "--conf")
+
+
+def test_configure_on_a_local_connect_builder_appends_to_what_the_builder_holds(monkeypatch):
+    """PySpark starts the local server with PYSPARK_SUBMIT_ARGS and then the builder's options
+    over them: a key the builder holds gets the classic path's value (the builder's first, then
+    bloomindex's) in both, or the builder's value alone would replace bloomindex's."""
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "pyspark-shell")  # restored after the test
+    b = bloomindex.configure(_Builder(**{"spark.remote": "local[2]"}, **_BUILDER_VALUES), kernel="scalar")
+    opts = b._options
+    assert opts["spark.sql.extensions"] == f"io.delta.sql.DeltaSparkSessionExtension,{EXTENSIONS_CLASS}"
+    assert opts["spark.jars"] == ",".join(["/x/udf.jar", *bloomindex.jar_paths()])
+    assert opts["spark.driver.extraJavaOptions"] == f"-Xss4m {VECTOR_MODULE_FLAG} -Dbloomindex.kernel=scalar"
+    assert opts["spark.executor.extraJavaOptions"] == f"-Xss8m {VECTOR_MODULE_FLAG} -Dbloomindex.kernel=scalar"
+    # Without delta=True bloomindex adds no package: the builder's stay as they were.
+    assert opts["spark.jars.packages"] == "org.example:udf_2.13:1.0"
+    assert opts["spark.jars.excludes"] == "org.example:old"
+    assert set(opts) == {"spark.remote", *_BUILDER_VALUES}  # no key the builder did not hold
+    confs = _submit_confs()  # what the server's JVM is launched with
+    assert {k: confs[k] for k in _BUILDER_VALUES} == {k: opts[k] for k in _BUILDER_VALUES}
+    # A second call changes nothing.
+    before = os.environ["PYSPARK_SUBMIT_ARGS"], dict(opts)
+    bloomindex.configure(b, kernel="scalar")
+    assert (os.environ["PYSPARK_SUBMIT_ARGS"], b._options) == before
+
+
+@pytest.mark.delta
+def test_configure_delta_on_a_local_connect_builder_appends_to_its_packages(monkeypatch):
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "pyspark-shell")
+    b = bloomindex.configure(_Builder(**{"spark.remote": "local[2]"}, **_BUILDER_VALUES), delta=True)
+    opts = b._options
+    packages = opts["spark.jars.packages"].split(",")
+    assert packages[0] == "org.example:udf_2.13:1.0" and packages[1].startswith("io.delta:delta-spark_2.13:")
+    excluded = opts["spark.jars.excludes"].split(",")
+    assert excluded[0] == "org.example:old" and "org.apache.parquet:*" in excluded
+    # Delta's extension was the builder's already: after bloomindex's once, not twice.
+    assert opts["spark.sql.extensions"] == f"io.delta.sql.DeltaSparkSessionExtension,{EXTENSIONS_CLASS}"
+    confs = _submit_confs()
+    assert confs["spark.jars.packages"] == opts["spark.jars.packages"]
+    assert confs["spark.jars.excludes"] == opts["spark.jars.excludes"]
+
+
 def test_configure_on_a_remote_connect_builder_sets_nothing(monkeypatch):
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
     b = bloomindex.configure(_Builder(**{"spark.remote": "sc://127.0.0.1:15002"}), delta=True)

@@ -47,7 +47,7 @@ class ConnectBackend(Backend):
             else:
                 target = _table_name(self._spark, source)
             return self._sql(head + target + tail)[0][0]
-        return self._with_view(source, lambda view: self._sql(f"{head}VIEW {view}{tail}")[0][0])
+        return self._with_view(source, lambda spark, view: self._sql(f"{head}VIEW {view}{tail}", spark)[0][0])
 
     def refresh(self, name: str, full: bool) -> Any:
         return self._sql(f"REFRESH BLOOM INDEX {_ident(name)} {'FULL' if full else 'INCREMENTAL'}")[0][0]
@@ -80,7 +80,8 @@ class ConnectBackend(Backend):
 
     def explain(self, df: "DataFrame") -> Any:
         """``EXPLAIN BLOOM INDEX FOR SELECT * FROM <a temporary view of df>``."""
-        return self._with_view(df, lambda view: self._sql(f"EXPLAIN BLOOM INDEX FOR SELECT * FROM {view}")[0][0])
+        return self._with_view(df, lambda spark, view: self._sql(f"EXPLAIN BLOOM INDEX FOR SELECT * FROM {view}",
+                                                                  spark)[0][0])
 
     def join_filter_metrics(self, df: "DataFrame") -> builtins.list[Iterable[tuple[Any, Any]]]:
         """The Bloom filter operators' metrics in the plan metrics of ``df``'s last action."""
@@ -113,21 +114,25 @@ class ConnectBackend(Backend):
                    if m.name == _FILTER_NODE and id(m) not in seen)
         return out
 
-    def _sql(self, statement: str) -> builtins.list[Any]:
-        """A statement's rows, with bloomindex's exception classes."""
-        return convert(lambda: self._spark.sql(statement).collect())()
+    def _sql(self, statement: str, spark: "SparkSession | None" = None) -> builtins.list[Any]:
+        """A statement's rows (in ``spark``, by default this backend's session), with
+        bloomindex's exception classes."""
+        session = self._spark if spark is None else spark
+        return convert(lambda: session.sql(statement).collect())()
 
-    def _with_view(self, df: "DataFrame", use: Callable[[str], Any]) -> Any:
-        """``use(view)`` with ``df`` as a temporary view of a fresh name, dropped afterwards.
-        ``df``'s execution info (its last action's metrics) is kept: registering the view
-        replaces it on Connect."""
+    def _with_view(self, df: "DataFrame", use: "Callable[[SparkSession, str], Any]") -> Any:
+        """``use(session, view)`` with ``df`` as a temporary view of a fresh name in ``df``'s
+        session (the one a statement reading the view must run in, as the classic API uses
+        ``df.sparkSession``), dropped afterwards. ``df``'s execution info (its last action's
+        metrics) is kept: registering the view replaces it on Connect."""
         view = f"_bloomindex_{uuid.uuid4().hex}"
+        session = df.sparkSession
         info = getattr(df, "_execution_info", None)
         convert(df.createOrReplaceTempView)(view)
         try:
-            return use(view)
+            return use(session, view)
         finally:
-            self._spark.catalog.dropTempView(view)
+            session.catalog.dropTempView(view)
             if hasattr(df, "_execution_info"):
                 df._execution_info = info
 

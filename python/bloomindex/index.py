@@ -140,6 +140,7 @@ class BloomIndex:
             opts["algorithm"] = _opt(algorithm)
         if global_filter:
             opts["global"] = _opt(global_filter)
+        _check_once(w, opts)
         return bool(self._backend.create(name, source, source_format, entries, opts, if_not_exists))
 
     def refresh(self, name: str, mode: str = "incremental") -> int:
@@ -383,6 +384,18 @@ def _check_option(where: str, key: Any, value: Any) -> None:
         raise ArgumentTypeError(f"{where}: option {key} must be {_OPTION_TYPES}, got {type_name(value)}")
 
 
+def _check_once(where: str, names: Iterable[str]) -> None:
+    """No option name twice in two spellings: names ignore case (the JVM lower-cases them and
+    keeps one of the values, SQL's OPTIONS refuses the statement), so ``fpp=0.01, FPP=0.5`` is
+    a ValueError naming both."""
+    seen: dict[str, str] = {}
+    for name in names:
+        first = seen.setdefault(name.lower(), name)
+        if first != name:
+            raise ValueError(f"{where}: option {name.lower()!r} is given twice, as {first!r} and {name!r} "
+                             "(option names ignore case)")
+
+
 @dataclasses.dataclass(frozen=True)
 class TextColumn:
     """A text filter on a string column, for :meth:`BloomIndex.create`'s ``columns``: made by
@@ -406,6 +419,7 @@ def _text_options(where: str, case: Any, extra: Mapping[str, Any]) -> tuple[tupl
         opts["case"] = case
     for k, v in opts.items():
         _check_option(where, k, v)
+    _check_once(where, opts)
     return tuple((k, _opt(v)) for k, v in opts.items())
 
 
@@ -476,6 +490,7 @@ def _columns(columns: Any) -> builtins.list[_Entry]:
             for k, v in o.items():
                 _check_option(f"create: columns: column {c}", k, v)
             own.update({k: _opt(v) for k, v in o.items()})
+            _check_once(f"create: columns: column {c.name if isinstance(c, TextColumn) else c}", own)
         if isinstance(c, TextColumn):
             entries.append((c.name, c.kind, own))
         else:

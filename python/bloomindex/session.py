@@ -133,6 +133,9 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
       (``--conf`` options put before what the variable held; set here, read when PySpark
       launches the JVM), not into the builder, whose options a Connect session can only set
       at run time (static ones print ``CANNOT_MODIFY_CONFIG`` warnings and have no effect).
+      A key the builder holds already (``spark.sql.extensions``, ``spark.jars`` ...) is the
+      exception: PySpark sets the builder's options over the variable's when it starts the
+      server, so the builder gets the appended value there too, as on classic.
     - ``remote("sc://host:port")``: nothing can be set from the client; ``builder`` is returned
       as it is. The server must have been started with bloomindex's jars, its extension and the
       Vector module, e.g.::
@@ -156,9 +159,16 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     if remote is None and api_mode != "connect":
         _settings(builder, kernel, delta, iceberg, iceberg_catalogs)
     elif remote is None or remote.startswith("local"):  # PySpark starts a Connect server here
-        settings = _Settings()
+        # What the builder holds of the keys _settings reads: appended to as on classic.
+        held = {k: v for k in _HELD if (v := _get(builder, k)) is not None}
+        settings = _Settings(held)
         _settings(settings, kernel, delta, iceberg, iceberg_catalogs)
         os.environ[SUBMIT_ARGS] = submit_args(settings._options, os.environ.get(SUBMIT_ARGS))
+        # PySpark sets the builder's options over the submit arguments' when it starts the
+        # server: those keys get the appended value there too (no key the builder lacked).
+        for key, value in held.items():
+            if settings._options[key] != value:
+                builder.config(key, settings._options[key])
     return builder
 
 
@@ -199,11 +209,16 @@ def _check_configure(builder: Any, kernel: Any, delta: Any, iceberg: Any, iceber
 SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 
 
+#: The keys :func:`configure` appends to (or keeps) when the builder holds them.
+_HELD = ("spark.jars", "spark.jars.packages", "spark.jars.excludes", "spark.sql.extensions",
+         "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions", "spark.sql.catalog.spark_catalog")
+
+
 class _Settings:
     """Records what :func:`configure` sets, as a builder's ``config`` and ``_options``."""
 
-    def __init__(self) -> None:
-        self._options: dict[str, str] = {}
+    def __init__(self, options: dict[str, str] | None = None) -> None:
+        self._options: dict[str, str] = dict(options or {})
 
     def config(self, key: str, value: str) -> "_Settings":
         self._options[key] = value

@@ -51,6 +51,26 @@ def test_explain_and_create_leave_no_view_and_keep_the_metrics(spark, root, tmp_
         bi.join_filter_metrics(spark.read.parquet(path))
 
 
+def test_a_dataframe_of_another_session_is_indexed_and_explained_in_its_session(spark, root, tmp_path):
+    """The temporary view is the DataFrame's session's, so the statement reading it runs there
+    too (the classic API uses df.sparkSession), and the view is dropped there."""
+    path = str(tmp_path / "other")
+    spark.range(0, 100, numPartitions=2).write.parquet(path)
+    other = spark.cloneSession()  # a second session of the server, with spark's settings
+    df = other.read.parquet(path).where("id = 5")
+    bi = BloomIndex(spark)
+    try:
+        assert bi.create("o", df, ["id"])
+        assert "index o (log version 1) kept 1/2 files" in bi.explain(df)
+        for s in (spark, other):
+            assert not [t.name for t in s.catalog.listTables() if t.name.startswith("_bloomindex_")]
+        assert [r.name for r in bi.list().collect()] == ["o"]
+    finally:
+        # Not other.stop(), which stops the local server; an open client would retry its
+        # cleanup against the stopped server at exit.
+        other.client.close()
+
+
 def test_set_refresh_and_refresh_on_write_on_connect(spark, root, tmp_path):
     """The refresh option on a Connect session: set at CREATE, changed with set_refresh (SQL's
     ALTER BLOOM INDEX), and an append through the session refreshes an on_write index."""
