@@ -81,7 +81,7 @@ object Workload {
 
   /** The scans of `query`'s optimized plan that have a filter, with its literal values (a command is refused). */
   def fromQuery(spark: SparkSession, query: String, command: String): Seq[WorkloadScan] = {
-    val plan = bloomindex.sql.QueryText.dataFrame(spark, query, command).queryExecution.optimizedPlan
+    val plan = QueryText.dataFrame(spark, query, command).queryExecution.optimizedPlan
     scansOf(plan).map { case (scan, condition, cond) =>
       val listing = listed(scan, condition)
       WorkloadScan(ScannedSource.of(scan), cond, 1L, listing.map(_.size.toLong), None, None, listing)

@@ -8,6 +8,7 @@ import bloomindex.compat.SparkShim
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory, PartitioningAwareFileIndex}
 import org.apache.spark.sql.types.StructType
 
@@ -30,6 +31,11 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
 
   def without(changed: Set[String], info: PruningInfo): BloomPrunedFileIndex =
     new BloomPrunedFileIndex(delegate, SkippedFiles.Except(skipped, changed), info)
+
+  def inScan(scan: SparkPlan): Option[SparkPlan] = scan match {
+    case s: FileSourceScanExec => Some(SparkShim.withRelation(s, s.relation.copy(location = this)(s.relation.sparkSession)))
+    case _ => None
+  }
 
   override def rootPaths: Seq[Path] =
     new Path("bloomindex", info.index, s"/kept-${info.filesKept}-of-${info.filesTotal}") +: delegate.rootPaths

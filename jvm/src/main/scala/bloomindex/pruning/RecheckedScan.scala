@@ -5,7 +5,6 @@ import scala.util.control.NonFatal
 import bloomindex.catalog.{IndexCatalog, PruningInfo, StorageCheck}
 import bloomindex.compat.SparkShim
 import bloomindex.source.SourceResolver
-import bloomindex.source.files.BloomPrunedV2FileIndex
 
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
@@ -66,13 +65,7 @@ object RecheckedScan {
     val info = idx.info.copy(filesKept = math.min(idx.info.filesTotal, idx.info.filesKept + changed.size),
       bytesSkipped = math.max(0L, idx.info.bytesSkipped - changed.map(_._2).sum))
     val fresh = idx.without(changed.map(_._1).toSet, info)
-    val rebuilt: Option[SparkPlan] = (scan, fresh) match {
-      case (s: FileSourceScanExec, f: BloomPrunedFileIndex) =>
-        Some(SparkShim.withRelation(s, s.relation.copy(location = f)(s.relation.sparkSession)))
-      case (b: BatchScanExec, f: BloomPrunedV2FileIndex) =>
-        BloomPrunedV2FileIndex.withIndex(b.scan.asInstanceOf[FileScan], f).map(s => SparkShim.replaceArg(b, b.scan, s))
-      case _ => None
-    }
+    val rebuilt = fresh.inScan(scan)
     // Never the scan as it is, which would skip the changed files.
     rebuilt.getOrElse(throw new IllegalStateException(
       s"bloomindex: ${idx.info.index}: a scan whose skipped files changed cannot be rebuilt (${scan.nodeName})")) -> info

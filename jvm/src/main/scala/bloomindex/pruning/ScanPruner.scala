@@ -86,4 +86,6 @@ trait CheckedSkips extends PrunedScan {
   def skippedNow(): IndexedSeq[org.apache.hadoop.fs.FileStatus]
   /** The same index less the skipped files at `changed` (normalized paths), described by `info`, checked no more. */
   def without(changed: Set[String], info: PruningInfo): CheckedSkips
+  /** A copy of `scan` (a scan that reads an index of this kind) reading this index instead; None for another scan. */
+  def inScan(scan: org.apache.spark.sql.execution.SparkPlan): Option[org.apache.spark.sql.execution.SparkPlan]
 }

@@ -1,5 +1,6 @@
 package bloomindex.sql
 
+import bloomindex.advisor.QueryText
 import bloomindex.join.{BloomMightContain, InjectBloomJoinFilters}
 import bloomindex.pruning.PruningReport
 

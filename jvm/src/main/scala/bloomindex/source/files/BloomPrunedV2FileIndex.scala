@@ -3,13 +3,15 @@ package bloomindex.source.files
 import scala.collection.mutable
 
 import bloomindex.catalog.{Decision, PruningInfo, SkippedFiles, StorageCheck}
+import bloomindex.compat.SparkShim
 import bloomindex.pruning.CheckedSkips
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{PartitionDirectory, PartitionSpec, PartitioningAwareFileIndex}
-import org.apache.spark.sql.execution.datasources.v2.FileScan
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
 import org.apache.spark.sql.execution.datasources.v2.csv.CSVScan
 import org.apache.spark.sql.execution.datasources.v2.json.JsonScan
 import org.apache.spark.sql.execution.datasources.v2.orc.OrcScan
@@ -35,6 +37,14 @@ class BloomPrunedV2FileIndex(
 
   def without(changed: Set[String], info: PruningInfo): BloomPrunedV2FileIndex =
     new BloomPrunedV2FileIndex(spark, delegate, SkippedFiles.Except(skipped, changed), info)
+
+  def inScan(scan: SparkPlan): Option[SparkPlan] = scan match {
+    case b: BatchScanExec => b.scan match {
+      case f: FileScan => BloomPrunedV2FileIndex.withIndex(f, this).map(s => SparkShim.replaceArg(b, b.scan, s))
+      case _ => None
+    }
+    case _ => None
+  }
 
   override def rootPaths: Seq[Path] = delegate.rootPaths
 

@@ -1,4 +1,4 @@
-package bloomindex.sql
+package bloomindex.advisor
 
 import bloomindex.errors.BloomIndexErrors
 
