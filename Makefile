@@ -182,14 +182,17 @@ test-nightly-text: $(JAR) $(TEST_JAR)
 test: $(SBT_JAR)
 	rm -rf dist/maven
 	mkdir -p target
-	# The Python environment is made while sbt compiles and runs the Scala tests: pip keeps about
-	# one core busy, the Scala tests leave about a third of two idle (vmstat over a CI run), and
-	# sbt needs nothing of it. sbt stages the jars into python/ only after its tests, long after
-	# pip's editable install (which reads no jar) has ended; either failing fails the target.
+	# The Python environments are made while sbt compiles and runs the Scala tests: pip keeps
+	# about one core busy, the Scala tests leave about a third of two idle (vmstat over a CI run),
+	# and sbt needs nothing of them. sbt stages the jars into python/ only after its tests, long
+	# after pip's editable install (which reads no jar) has ended; the Connect client's
+	# environment gets its dependencies here and the package later (test-connect-server). Any
+	# of the three failing fails the target.
 	$(MAKE) --no-print-directory $(VENV)/.installed > target/venv.log 2>&1 & venv=$$!; \
+	  $(MAKE) --no-print-directory $(CLIENT_VENV)/.deps > target/client-venv.log 2>&1 & client=$$!; \
 	  $(SBT) test stageJars stageTestJar publish; sbt=$$?; \
-	  wait $$venv; venv=$$?; cat target/venv.log; \
-	  test $$sbt -eq 0 && test $$venv -eq 0
+	  wait $$venv; venv=$$?; wait $$client; client=$$?; cat target/venv.log target/client-venv.log; \
+	  test $$sbt -eq 0 && test $$venv -eq 0 && test $$client -eq 0
 	$(BUILD_WHEEL)
 	$(PY) -m pytest tests $(PYTEST_XDIST) --durations=25 $(PYTEST_ARGS)
 	# The cluster tests and the Connect tests at once, a process each (each mostly waits on one
@@ -240,12 +243,19 @@ test-connect: $(JAR)
 	$(PYTEST_CONNECT) $(PYTEST_ARGS)
 
 # `pip install './python[connect]'`: what a Connect client installs (the extra brings pyspark-client).
-$(CLIENT_VENV)/.installed: $(JAR) $(PYTHON_SOURCES)
+# The client environment's dependencies without the package: the package's own and its
+# `connect` extra's, as python/pyproject.toml lists them (`make test` makes this beside the
+# Scala tests); then the package itself, built with the staged jars, without its dependencies.
+$(CLIENT_VENV)/.deps: python/pyproject.toml
 	rm -rf $(CLIENT_VENV)
 	$(PYTHON) -m venv $(CLIENT_VENV)
 	$(CLIENT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(CLIENT_VENV)/bin/python -m pip install -q $$($(PYTHON) -c "import tomllib; p = tomllib.load(open('python/pyproject.toml', 'rb'))['project']; print(' '.join(p['dependencies'] + p['optional-dependencies']['connect']))")
+	touch $@
+
+$(CLIENT_VENV)/.installed: $(JAR) $(PYTHON_SOURCES) $(CLIENT_VENV)/.deps
 	rm -rf python/build
-	$(CLIENT_VENV)/bin/python -m pip install -q './python[connect]'
+	$(CLIENT_VENV)/bin/python -m pip install -q --no-deps --force-reinstall './python'
 	touch $@
 
 test-connect-server: $(JAR) $(CLIENT_VENV)/.installed

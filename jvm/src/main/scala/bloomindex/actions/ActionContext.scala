@@ -119,22 +119,25 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
     (out.result(), None)
   }
 
-  /** Runs `f` in the index's Spark job group (the UI groups a build's jobs; Python polls it). */
+  /**
+   * Runs `f` in the index's Spark job group (the UI groups a build's jobs; Python polls it),
+   * then gives the thread back its own group, description and interrupt setting as they were
+   * (a Spark Connect operation sets them for its jobs; clearing them would leave its later
+   * jobs without them).
+   */
   def inJobGroup[T](description: String)(f: => T): T = {
     val sc = spark.sparkContext
-    val previous = Option(sc.getLocalProperty("spark.jobGroup.id"))
+    val saved = ActionContext.JobProperties.map(k => k -> sc.getLocalProperty(k))
     sc.setJobGroup(ActionContext.jobGroup(name), description, interruptOnCancel = true)
     bloomindex.indexing.BuildProgress.clear(ActionContext.jobGroup(name))
-    try f finally {
-      previous match {
-        case Some(g) => sc.setJobGroup(g, Option(sc.getLocalProperty("spark.job.description")).getOrElse(""))
-        case None => sc.clearJobGroup()
-      }
-    }
+    try f finally saved.foreach { case (k, v) => sc.setLocalProperty(k, v) } // null removes it
   }
 }
 
 object ActionContext {
+
+  /** The thread's job properties `SparkContext.setJobGroup` sets: group, description, interrupt on cancel. */
+  private val JobProperties = Seq("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
   /** What a VACUUM deleted: data folders (with their bytes) and log entries. */
   final case class Vacuumed(folders: Seq[(Path, Long)], logEntries: Int)

@@ -582,15 +582,17 @@ object IndexCatalog {
   private val lastBehind = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
   private val BehindRetryMs = 60000L
 
-  /** Reports `spec` behind when more than the set share of a scan's `files` is not covered (at most once a minute per index). */
+  /** Reports `spec` behind when more than the set share of a scan's `files` is not covered (at most once a minute per index and root). */
   private[catalog] def behind(spark: SparkSession, spec: bloomindex.log.IndexSpec, notCovered: Int, files: Int): Unit = {
     if (spec.refresh == bloomindex.log.RefreshMode.Manual || files == 0) return
     val share = spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_STALE_SHARE)
     if (notCovered.toDouble / files <= share) return
     val now = System.currentTimeMillis()
-    val last = lastBehind.get(spec.name)
+    // Per root and name: sessions of one JVM (a Connect server's clients) may use other roots.
+    val key = s"${new IndexRoot(spark).root}\u0000${spec.name}"
+    val last = lastBehind.get(key)
     if (last != null && now - last < BehindRetryMs) return
-    lastBehind.put(spec.name, now)
+    lastBehind.put(key, now)
     onBehind(spark, spec.name)
   }
 }

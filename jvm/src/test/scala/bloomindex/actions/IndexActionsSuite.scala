@@ -127,4 +127,27 @@ class IndexActionsSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(log.versions() == before :+ (before.last + 1))
     assert(answer()._1 == Seq(150L, 450L))
   }
+
+  test("a command gives the thread back its job group, description and interrupt setting as they were") {
+    val sc = spark.sparkContext
+    val keys = Seq("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+    def props: Seq[String] = keys.map(sc.getLocalProperty)
+    try {
+      // As a Spark Connect operation's thread: a description and interrupt on cancel, no group.
+      sc.setJobDescription("the client's operation")
+      sc.setInterruptOnCancel(true)
+      val before = props
+      assert(before == Seq(null, "the client's operation", "true"))
+      BloomIndex(spark).create("jobs_ev").onPath("parquet", path).columns("id").execute()
+      assert(props == before)
+      // A group of the caller's own: kept with its description and setting.
+      sc.setJobGroup("mine", "my jobs", interruptOnCancel = false)
+      val mine = props
+      BloomIndex(spark).refresh("jobs_ev")
+      assert(props == mine && mine == Seq("mine", "my jobs", "false"))
+    } finally {
+      sc.clearJobGroup()
+      BloomIndex(spark).drop("jobs_ev", ifExists = true)
+    }
+  }
 }
