@@ -342,6 +342,13 @@ def test_a_plan_run_after_refresh_table_reads_a_file_rewritten_after_it_was_plan
         _drop(spark, t)
 
 
+def _not_held(spark, index: str, keys) -> int:
+    """A key of `keys` that the global filter of column k of `index` certainly does not hold
+    (no false positive)."""
+    return next(k for k in keys if not spark.sql(
+        f"SELECT bloom_might_contain('{index}', 'k', CAST({k} AS BIGINT))").first()[0])
+
+
 @pytest.mark.parametrize("reader", ["v1", "v1_rows", "v2"])
 @pytest.mark.parametrize("run", ["explain_first", "cached"])
 def test_a_plan_run_in_a_later_execution_reads_a_file_rewritten_in_place(spark, root, tmp_path, run, reader):
@@ -391,9 +398,7 @@ def test_a_join_run_in_a_later_execution_keeps_the_rows_of_a_file_rewritten_in_p
     try:
         spark.sql(f"CREATE TABLE later_run_dim USING parquet LOCATION '{p}'")
         spark.sql("CREATE BLOOM INDEX later_run_dim_ix ON later_run_dim FOR COLUMNS (k) OPTIONS (global = true)")
-        # A key of the rewritten file the filter certainly does not hold (no false positive).
-        new = next(k for k in range(700, 710) if not spark.sql(
-            f"SELECT bloom_might_contain('later_run_dim_ix', 'k', CAST({k} AS BIGINT))").first()[0])
+        new = _not_held(spark, "later_run_dim_ix", range(700, 710))  # a key of the rewritten file
         spark.sql("CREATE TABLE later_run_fact (k BIGINT, v STRING) USING parquet")
         spark.sql(f"INSERT INTO later_run_fact VALUES (101, 'f1'), ({new}, 'fnew')")
         q = "SELECT f.v, d.k FROM later_run_fact f JOIN later_run_dim d ON f.k = d.k"
@@ -415,9 +420,7 @@ def test_a_join_run_after_its_indexed_side_changed_keeps_the_rows_of_the_new_key
         spark.sql("CREATE TABLE later_dim (k BIGINT, name STRING) USING parquet")
         spark.sql("INSERT INTO later_dim VALUES (1, 'one'), (2, 'two')")
         spark.sql("CREATE BLOOM INDEX later_dim_ix ON later_dim FOR COLUMNS (k) OPTIONS (global = true)")
-        # A key the filter certainly does not hold (no false positive): the filter decides its rows.
-        new = next(k for k in range(1000, 1100) if not spark.sql(
-            f"SELECT bloom_might_contain('later_dim_ix', 'k', CAST({k} AS BIGINT))").first()[0])
+        new = _not_held(spark, "later_dim_ix", range(1000, 1100))  # the filter decides its rows
         spark.sql("CREATE TABLE later_fact (k BIGINT, v STRING) USING parquet")
         spark.sql(f"INSERT INTO later_fact VALUES (1, 'f1'), ({new}, 'fnew')")
         q = "SELECT f.v, d.name FROM later_fact f JOIN later_dim d ON f.k = d.k"
