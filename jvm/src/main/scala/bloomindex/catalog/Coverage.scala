@@ -45,17 +45,10 @@ final class Coverage private (
       case p: PartitioningAwareFileIndex => listing.exists(_.current(p))
       case _ => false
     }
-    (same || (try Coverage.fingerprint(scan.allFiles()) == ((count, sum1, sum2)) catch { case NonFatal(_) => false })) &&
-      unchangedOnStorage(now)
-  }
-
-  private def unchangedOnStorage(now: String): Boolean = check.forall { c =>
-    !c.due(now) || {
-      val files = try scan.allFiles().toIndexedSeq catch { case NonFatal(_) => null }
-      val unchanged = files != null && c.unchanged(files).cardinality() == files.size
-      if (unchanged) c.confirm(now)
-      unchanged
-    }
+    // The scan listed at most once, for the comparison and the check alike.
+    lazy val files: Option[IndexedSeq[FileStatus]] = try Some(scan.allFiles().toIndexedSeq) catch { case NonFatal(_) => None }
+    (same || files.exists(f => Coverage.fingerprint(f) == ((count, sum1, sum2)))) &&
+      check.forall(c => !c.due(now) || files.exists(f => c.unchanged(f, now).cardinality() == f.size))
   }
 
   override def equals(o: Any): Boolean = o match {

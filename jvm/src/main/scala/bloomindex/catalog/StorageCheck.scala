@@ -8,7 +8,8 @@ import org.apache.spark.sql.execution.SQLExecution
  * The check against storage ([[FreshFiles]]) a plan's decision was made with, and when a run
  * of the plan must make it again. A plan is optimized once and may run later, in another
  * execution: `explain()` first and `collect()` after, a DataFrame cached and computed at its
- * first action, a scan run again by a second action on the same plan. A file rewritten in place
+ * first action (a second action on a plan that already ran reuses its RDD: no run of the
+ * plan's code sees it, docs/limitations.md). A file rewritten in place
  * in between keeps its size and time in the scan's listing, so the decision's identities still
  * match it, while Spark without the index would read its new bytes through that listing. So a
  * run in an execution other than the one the check was made (or last confirmed) in checks the
@@ -26,12 +27,17 @@ final class StorageCheck(check: IndexedSeq[FileStatus] => java.util.BitSet, deci
     if (now != null) now != confirmedIn
     else confirmedIn != null || System.nanoTime() - confirmedAt > StorageCheck.SameCallNanos
 
-  /** After a check found every file unchanged in execution `now`. */
-  def confirm(now: String): Unit = { confirmedIn = now; confirmedAt = System.nanoTime() }
+  private def confirm(now: String): Unit = { confirmedIn = now; confirmedAt = System.nanoTime() }
 
-  /** The positions of `files` whose status on storage is theirs (a failed check: none). */
-  def unchanged(files: IndexedSeq[FileStatus]): java.util.BitSet =
-    try check(files) catch { case scala.util.control.NonFatal(_) => new java.util.BitSet() }
+  /**
+   * The positions of `files` whose status on storage is theirs (a failed check: none), checked
+   * for a run in execution `now`; when that is every file, the check holds for `now`.
+   */
+  def unchanged(files: IndexedSeq[FileStatus], now: String): java.util.BitSet = {
+    val same = try check(files) catch { case scala.util.control.NonFatal(_) => new java.util.BitSet() }
+    if (same.cardinality() == files.size) confirm(now)
+    same
+  }
 }
 
 object StorageCheck {

@@ -48,11 +48,9 @@ object RecheckedScan {
           s"them again (${e.getMessage}); the scan is read unpruned")
         return Some(idx.skipped.paths.map(_ -> 0L).toSeq)
     }
-    val unchanged = check.unchanged(files)
-    if (unchanged.cardinality() == files.size) {
-      check.confirm(now)
-      None
-    } else {
+    val unchanged = check.unchanged(files, now)
+    if (unchanged.cardinality() == files.size) None
+    else {
       val changed = files.indices.filterNot(unchanged.get).map(i => SourceResolver.normalize(files(i).getPath) -> files(i).getLen)
       IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: ${changed.size} file(s) it skips changed on storage after the " +
         "plan was optimized (in an earlier execution) and are read whole; REFRESH TABLE takes a new listing")
