@@ -209,16 +209,31 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * leaves out are neither skipped nor counted.
    */
   def decide(condition: Expression, scan: ScanSource, files: Seq[FileStatus], unfiltered: Boolean = false): Option[Decision] = {
+    val listed: IndexedSeq[FileStatus] = files match {
+      case s: IndexedSeq[FileStatus] => s
+      case other => other.toIndexedSeq
+    }
+    // Read on the planning thread: the execution a check is made in (StorageCheck).
+    val execution = StorageCheck.executionId(spark)
+    MaxWait.within(spark, s"prune\u0000${indexes.root}\u0000${scan.identity}", s"the index data of ${scan.display}") {
+      decideNow(condition, scan, listed, unfiltered, execution)
+    } match {
+      case Right(d) => d
+      case Left(why) =>
+        val (n, readBytes) = IndexCatalog.readTally(listed, unfiltered)
+        Some(Decision(SkippedFiles.empty, PruningInfo("none", -1, n, n, 0L, Seq(why)), readBytes))
+    }
+  }
+
+  /** [[decide]], on the thread [[MaxWait]] gives it; `execution`: the planning thread's SQL execution. */
+  private def decideNow(condition: Expression, scan: ScanSource, listed: IndexedSeq[FileStatus], unfiltered: Boolean,
+      execution: String): Option[Decision] = {
     val views = try viewsFor(scan) catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: could not look for indexes (${e.getMessage}); not pruning")
         return None
     }
     if (views.isEmpty) return None
-    val listed: IndexedSeq[FileStatus] = files match {
-      case s: IndexedSeq[FileStatus] => s
-      case other => other.toIndexedSeq
-    }
     val translated = views.map(v => v -> FilePredicate.translate(condition, v))
     // Where an index may prune, the scan's files are checked against storage (FreshFiles) on
     // other threads while the index data loads, so the check adds little to planning.
@@ -293,7 +308,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         kept.andNot(skip)
         kept.stream().toArray
       }
-      Decision(files, info, readBytes, keptAt, checker.map(new StorageCheck(_, StorageCheck.executionId(spark))))
+      Decision(files, info, readBytes, keptAt, checker.map(new StorageCheck(_, execution)))
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
@@ -338,6 +353,15 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * still lists those).
    */
   def globalFilterFor(scan: ScanSource, attribute: String): Either[String, (GlobalFilter, Coverage)] = {
+    val execution = StorageCheck.executionId(spark)
+    MaxWait.within(spark, s"join\u0000${indexes.root}\u0000${scan.identity}\u0000$attribute",
+      s"the global filter of ${scan.display}.$attribute") {
+      globalFilterNow(scan, attribute, execution)
+    }.flatten
+  }
+
+  /** [[globalFilterFor]], on the thread [[MaxWait]] gives it; `execution`: the planning thread's SQL execution. */
+  private def globalFilterNow(scan: ScanSource, attribute: String, execution: String): Either[String, (GlobalFilter, Coverage)] = {
     val column = scanColumn(scan, attribute)
     val views = try viewsFor(scan) catch {
       case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
@@ -363,7 +387,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
         try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name),
-          Coverage.of(scan, files, checker.map(new StorageCheck(_, StorageCheck.executionId(spark))))))
+          Coverage.of(scan, files, checker.map(new StorageCheck(_, execution)))))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")

@@ -246,6 +246,18 @@ object BloomIndexSQLConf {
     .booleanConf
     .createWithDefault(true)
 
+  val PRUNING_MAX_WAIT: ConfigEntry[Long] = buildConf("spark.bloomindex.pruning.maxWait")
+    .doc("The longest a query's planning waits for its indexes: reading their log and data and " +
+      "checking the files to skip against storage, for file pruning, and a global filter, for " +
+      "the join filter. A scan whose decision is not made in time is planned unpruned (every " +
+      "file read; EXPLAIN BLOOM INDEX says why), one warning is logged, and the reads go on in " +
+      "the background so that a later query finds the index data loaded; while they do, the " +
+      "same scan does not wait again. A slow or stalled store costs a query at most this much.")
+    .version(Since)
+    .timeConf(java.util.concurrent.TimeUnit.MILLISECONDS)
+    .checkValue(_ > 0, "Must be > 0.")
+    .createWithDefaultString("30s")
+
   val HISTORY_ENABLED: ConfigEntry[Boolean] = buildConf("spark.bloomindex.history.enabled")
     .doc("When true, the workload history records each scan of an indexable source that a " +
       "query plans with a filter: the source, the columns under =, IN, <=> and IS NULL (names " +
@@ -393,7 +405,7 @@ object BloomIndexSQLConf {
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, FPP_AUTO_BUDGET, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
     LOAD_REQUESTS, LOAD_COALESCE_GAP_BYTES, LOAD_FOOTER_READ_BYTES,
-    PRUNING_CHECK_FILES, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, REFRESH_WRITE_TASK_FILTERS, OPTIMIZE_TARGET_FILE_BYTES,
+    PRUNING_CHECK_FILES, PRUNING_MAX_WAIT, REFRESH_DEFAULT, REFRESH_STALE_SHARE, REFRESH_STREAMING_BATCHES, REFRESH_MAX_PROBE_FILES, REFRESH_WRITE_TASK_FILTERS, OPTIMIZE_TARGET_FILE_BYTES,
     VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE,
     ADVISOR_SAMPLE_FILES, ADVISOR_MIN_SKIPPED_SHARE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT, TEST_SKIPPED_PATHS_MAX,

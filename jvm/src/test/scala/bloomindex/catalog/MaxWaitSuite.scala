@@ -1,0 +1,76 @@
+package bloomindex.catalog
+
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+
+import bloomindex.api.BloomIndex
+import bloomindex.testing.{StallingFileSystem, TempDirs, TestSpark}
+
+import org.apache.spark.sql.SparkSession
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * `spark.bloomindex.pruning.maxWait`: an index store that stops answering (a file system whose
+ * reads hang until released) costs a query at most the wait, never a wrong answer, and the index
+ * is used again once the store answers.
+ */
+class MaxWaitSuite extends AnyFunSuite {
+
+  private lazy val spark: SparkSession = TestSpark.session
+  private implicit val ec: ExecutionContext = ExecutionContext.global
+
+  /** `body`'s answer, failing the test where it does not come (a planning that waits on the stalled store). */
+  private def returns[T](body: => T): T = Await.result(Future(body), 90.seconds)
+
+  test("a stalled index store: queries are planned unpruned without waiting on it, right; pruned again once it answers") {
+    spark.sparkContext.hadoopConfiguration.set("fs.stall.impl", classOf[StallingFileSystem].getName)
+    spark.sparkContext.hadoopConfiguration.set("fs.AbstractFileSystem.stall.impl", classOf[bloomindex.testing.StallingFs].getName)
+    val root = "stall://" + TempDirs.create("bloomindex-stalled-root").toAbsolutePath.toString
+    val path = TempDirs.create("bloomindex-src").resolve("events").toString
+    val bi = BloomIndex(spark)
+    try {
+      spark.conf.set("spark.bloomindex.root", root)
+      spark.range(0, 400, 1, 4).selectExpr("id", "id % 7 AS k").write.parquet(path)
+      bi.create("stalled").onPath("parquet", path).columns("id", "k").option("global", "true").execute()
+      def query = spark.read.parquet(path).where("id = 150")
+      assert(bi.explain(query).contains("kept 1/4 files"), bi.explain(query))
+      val otherPath = TempDirs.create("bloomindex-src").resolve("other").toString
+      spark.range(0, 80, 1, 2).selectExpr("id * 10 AS id").write.parquet(otherPath)
+      def join = spark.read.parquet(otherPath).join(spark.read.parquet(path), "id")
+      val joined = join.collect().map(_.getLong(0)).sorted.toSeq
+      assert(joined == (0L until 400L by 10L), joined)
+      assert(bi.explain(join).contains("join filter: index stalled"), bi.explain(join))
+
+      // The store stops answering, the index's data is not in memory, and the wait is short.
+      IndexCache.clear()
+      spark.conf.set("spark.bloomindex.pruning.maxWait", "300ms")
+      StallingFileSystem.stall()
+      val before = StallingFileSystem.stalledReads
+      // Each returns while the store is still stalled: the planning did not wait for it.
+      val rows = returns(query.collect().map(_.getLong(0)).toSeq)
+      assert(rows == Seq(150L))
+      assert(StallingFileSystem.stalledReads > before, "the index store was never read")
+      val report = returns(bi.explain(query))
+      assert(!report.contains("kept 1/4"), report)
+      assert(report.contains("spark.bloomindex.pruning.maxWait"), report)
+      // A query on the same scan while the first read is still hanging does not wait again.
+      assert(report.contains("still being read for an earlier query"), report)
+      // The join filter: the global filter is not read in time either, and the join is right.
+      assert(returns(join.collect().map(_.getLong(0)).sorted.toSeq) == joined)
+      val joinReport = returns(bi.explain(join))
+      assert(joinReport.contains("join filter not applied") && joinReport.contains("spark.bloomindex.pruning.maxWait"), joinReport)
+      assert(!joinReport.contains("join filter: index stalled"), joinReport)
+
+      // The store answers again: the read that went on fills the cache, and the index prunes.
+      StallingFileSystem.release()
+      val deadline = System.currentTimeMillis() + 60000L
+      while (!bi.explain(query).contains("kept 1/4 files") && System.currentTimeMillis() < deadline) Thread.sleep(100)
+      assert(bi.explain(query).contains("kept 1/4 files"), bi.explain(query))
+      assert(query.collect().map(_.getLong(0)).toSeq == Seq(150L))
+    } finally {
+      StallingFileSystem.release()
+      spark.conf.unset("spark.bloomindex.pruning.maxWait")
+      IndexCache.clear()
+    }
+  }
+}
