@@ -36,6 +36,11 @@ val icebergCompileRuntime = "iceberg-spark-runtime-4.1_2.13"
 
 lazy val sparkVersion = settingKey[String]("The Spark version we compile against")
 
+// A compile check against a PySpark's own jars (make test-spark-versions: the folder `jars` of
+// the venv's pyspark), the very classes the smoke tests then run on, where that release's
+// artifacts are not all at hand on Maven Central; Spark is then not resolved from Maven.
+val sparkJarsDir: Option[File] = sys.env.get("BLOOMINDEX_SPARK_JARS").filter(_.nonEmpty).map(file)
+
 lazy val root = (project in file("."))
   .settings(
     name := "bloomindex",
@@ -63,13 +68,13 @@ lazy val root = (project in file("."))
     Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
     Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
     libraryDependencies ++= Seq(
-      "org.apache.spark" %% "spark-sql" % sparkVersion.value % Provided,
       "org.scala-lang" % "scala-library" % scalaVersion.value % Provided,
       "org.scala-lang" % "scala-reflect" % scalaVersion.value % Provided,
       "net.openhft" % "zero-allocation-hashing" % zeroAllocationHashingVersion,
       ("org.apache.iceberg" % icebergCompileRuntime % icebergVersion % Provided).intransitive(),
       "org.scalatest" %% "scalatest" % scalatestVersion % Test
-    ),
+    ) ++ (if (sparkJarsDir.isEmpty) Seq("org.apache.spark" %% "spark-sql" % sparkVersion.value % Provided) else Nil),
+    Compile / unmanagedJars ++= sparkJarsDir.toSeq.flatMap(d => (d * "*.jar").classpath),
     // Iceberg registers a data source (ServiceLoader): kept off the Scala tests' class path, which
     // runs on the build's Spark (Iceberg is tested on Spark 4.1 by `make test-iceberg`).
     Test / dependencyClasspath ~= (_.filterNot(_.data.getName.startsWith("iceberg-"))),
