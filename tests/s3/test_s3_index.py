@@ -428,6 +428,63 @@ def test_the_check_against_storage_lists_s3_in_parallel_runs_of_known_keys(spark
         fs1.close()
 
 
+def test_an_index_store_that_stalls_costs_a_query_at_most_max_wait(spark, moto):
+    """Issue 26, a slow store: the index root's bucket answers each request 20 s late (the
+    latency proxy); the source's bucket answers at once. With `maxWait` 1 s and the index not in
+    memory, a lookup is planned unpruned within about that, with the right rows, and its report
+    names the setting; once the store answers in time again, the read that went on loads the
+    index and lookups prune."""
+    import uuid
+
+    from bloomindex import BloomIndex
+    from latency_proxy import LatencyProxy
+
+    bucket = f"bloomindex-stalled-{uuid.uuid4().hex[:8]}"
+    moto.client().create_bucket(Bucket=bucket)
+    with LatencyProxy(moto.port, delay_ms=0, max_connections=64) as proxy:
+        endpoint = f"fs.s3a.bucket.{bucket}.endpoint"
+        spark.conf.set(endpoint, proxy.endpoint)
+        spark.conf.set("spark.bloomindex.root", f"s3a://{bucket}/indexes")
+        src = f"s3a://{BUCKET}/stalled-src-{uuid.uuid4().hex[:8]}"
+        bi = BloomIndex(spark)
+        try:
+            _write_source(spark, src)
+            spark.sql(f"CREATE BLOOM INDEX stalled_idx ON parquet.`{src}` FOR COLUMNS (k)")
+            expected, everything = _query(spark, src, "k = 123", pruning=False)
+            assert len(everything) == N_FILES
+            spark._jvm.bloomindex.catalog.IndexCache.clear()  # what a new driver has
+            spark.conf.set("spark.bloomindex.pruning.maxWait", "1s")
+            proxy.delay = 20.0
+            t0 = time.monotonic()
+            rows, files = _query(spark, src, "k = 123")
+            took = time.monotonic() - t0
+            assert rows == expected and files == everything
+            # Not a timing target: the planning did not wait for a single one of the 20 s requests.
+            assert took < 15.0, took
+            report = bi.explain(spark.read.parquet(src).where("k = 123"))
+            assert "spark.bloomindex.pruning.maxWait" in report, report
+            # The read given up on goes on (its requests end 20 s late) and loads the column, with
+            # no query asking; then lookups prune.
+            proxy.delay = 0.0
+            cache = spark._jvm.bloomindex.catalog.IndexCache
+            assert cache.heldColumns() == 0
+            deadline = time.monotonic() + 180
+            while cache.heldColumns() == 0 and time.monotonic() < deadline:
+                time.sleep(1)
+            assert cache.heldColumns() > 0
+            assert "kept 1/" in bi.explain(spark.read.parquet(src).where("k = 123"))
+            rows, files = _query(spark, src, "k = 123")
+            assert rows == expected and len(files) == 1, files
+        finally:
+            proxy.delay = 0.0
+            for k in (endpoint, PRUNING, "spark.bloomindex.pruning.maxWait"):
+                spark.conf.unset(k)
+            try:
+                spark.sql("DROP BLOOM INDEX IF EXISTS stalled_idx")
+            finally:
+                spark.conf.unset("spark.bloomindex.root")
+
+
 def test_a_point_lookup_on_a_fresh_driver_makes_no_bookkeeping_request_it_can_do_without(spark, moto):
     """Issue 26: before a query reads the probe files, it lists the index root and the log once
     each, reads the newest entry with the length its listing gave (no HEAD), does not look for

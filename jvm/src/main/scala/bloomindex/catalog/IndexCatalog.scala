@@ -215,7 +215,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     // Read on the planning thread: the execution a check is made in (StorageCheck).
     val execution = StorageCheck.executionId(spark)
-    MaxWait.within(spark, s"prune\u0000${indexes.root}\u0000${scan.identity}", s"the index data of ${scan.display}") {
+    MaxWait.within(spark, rootKey, s"the index data of ${scan.display}") {
       decideNow(condition, scan, listed, unfiltered, execution)
     } match {
       case Right(d) => d
@@ -224,6 +224,16 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         Some(Decision(SkippedFiles.empty, PruningInfo("none", -1, n, n, 0L, Seq(why)), readBytes))
     }
   }
+
+  /**
+   * Whether an index over `scan`'s source may answer for it, found within the wait ([[MaxWait]];
+   * false past it, so the scan is planned unpruned): for a provider that asks before listing.
+   */
+  def anyIndexFor(scan: ScanSource): Boolean =
+    MaxWait.within(spark, rootKey, s"the indexes of ${scan.display}")(viewsFor(scan).nonEmpty).getOrElse(false)
+
+  /** The index root, as [[MaxWait]] groups the reads of one store (a root not set right: its reads fail later, caught). */
+  private def rootKey: String = try indexes.root.toString catch { case NonFatal(_) => "" }
 
   /** [[decide]], on the thread [[MaxWait]] gives it; `execution`: the planning thread's SQL execution. */
   private def decideNow(condition: Expression, scan: ScanSource, listed: IndexedSeq[FileStatus], unfiltered: Boolean,
@@ -354,8 +364,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    */
   def globalFilterFor(scan: ScanSource, attribute: String): Either[String, (GlobalFilter, Coverage)] = {
     val execution = StorageCheck.executionId(spark)
-    MaxWait.within(spark, s"join\u0000${indexes.root}\u0000${scan.identity}\u0000$attribute",
-      s"the global filter of ${scan.display}.$attribute") {
+    MaxWait.within(spark, rootKey, s"the global filter of ${scan.display}.$attribute") {
       globalFilterNow(scan, attribute, execution)
     }.flatten
   }

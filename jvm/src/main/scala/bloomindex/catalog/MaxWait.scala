@@ -12,8 +12,10 @@ import org.apache.spark.sql.internal.SQLConf
  * thread of its own while the planning thread waits at most that long. Past it, the planning
  * goes on without the index's answer (the caller plans the scan unpruned: never a wrong answer,
  * only an unpruned one), and the work goes on to its end, so that what it loads is in the
- * cache for a later query. Until it ends, a query on the same `key` does not wait for it again:
- * a store that stalls costs one query the wait, not every query.
+ * cache for a later query. Until it ends, no work on the same index root waits (another scan of
+ * the same query, a join's filter, a later query): a store that stalls costs one wait, not one
+ * per scan, join key or query. A planning thread interrupted while it waits (a cancelled
+ * query) leaves its work running the same way.
  *
  * The work runs with the caller's session active and its SQL conf, so that what it reads of
  * either is what the planning thread would have read; the thread is made by the caller's, so
@@ -22,20 +24,19 @@ import org.apache.spark.sql.internal.SQLConf
  */
 private[bloomindex] object MaxWait {
 
-  /** Work past its wait that has not ended yet, by key. */
-  private val overdue = new ConcurrentHashMap[String, CompletableFuture[_]]()
+  /** Work past its wait (or whose query was cancelled while waiting) that has not ended yet, with its index root. */
+  private val overdue = ConcurrentHashMap.newKeySet[(String, CompletableFuture[_])]()
 
   /**
-   * `work`'s answer, or Left(why not) where it did not end within the session's wait or an
-   * earlier run for `key` is still overdue; `what` names the work in the reason and the warning.
-   * An exception of `work` is thrown here as it was thrown there.
+   * `work`'s answer, or Left(why not) where it did not end within the session's wait or work on
+   * index root `root` is still overdue; `what` names the work in the reason and the warning. An
+   * exception of `work` is thrown here as it was thrown there.
    */
-  def within[T](spark: SparkSession, key: String, what: String)(work: => T): Either[String, T] = {
+  def within[T](spark: SparkSession, root: String, what: String)(work: => T): Either[String, T] = {
     val waitMs = spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_MAX_WAIT)
-    val earlier = overdue.get(key)
-    if (earlier != null && !earlier.isDone) {
-      return Left(s"$what is still being read for an earlier query that waited " +
-        s"${BloomIndexSQLConf.PRUNING_MAX_WAIT.key} (${waitMs} ms) for it; not waiting again")
+    if (overdue.stream().anyMatch(e => e._1 == root && !e._2.isDone)) {
+      return Left(s"$what: a read of the index store that an earlier wait of " +
+        s"${BloomIndexSQLConf.PRUNING_MAX_WAIT.key} (${waitMs} ms) gave up on is still running; not waiting again")
     }
     val conf = SQLConf.get
     val done = new CompletableFuture[T]()
@@ -47,14 +48,22 @@ private[bloomindex] object MaxWait {
     }, "bloomindex-index-read")
     t.setDaemon(true)
     t.start()
+    def leave(): Unit = {
+      val entry = (root, done: CompletableFuture[_])
+      overdue.add(entry)
+      done.whenComplete((_, _) => overdue.remove(entry))
+    }
     try Right(done.get(waitMs, TimeUnit.MILLISECONDS)) catch {
       case _: TimeoutException =>
-        overdue.put(key, done)
-        done.whenComplete((_, _) => overdue.remove(key, done))
+        leave()
         val why = s"$what was not read within ${BloomIndexSQLConf.PRUNING_MAX_WAIT.key} (${waitMs} ms); " +
           "planned without it, the read goes on for later queries"
         IndexCatalog.warnOnce(s"bloomindex: $why")
         Left(why)
+      case e: InterruptedException =>
+        // A cancelled query: the read is not interrupted (Hadoop's streams do not all survive it).
+        leave()
+        throw e
       case e: ExecutionException => throw e.getCause
     }
   }

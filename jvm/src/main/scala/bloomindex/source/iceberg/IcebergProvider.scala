@@ -318,7 +318,7 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
       val source = IcebergTables.scanSource(this, s.relation)
       val catalog = new IndexCatalog(spark)
       // No index over the table: Iceberg's batch is not asked for (its partitions broadcast the table).
-      if (catalog.viewsFor(source).isEmpty) {
+      if (!catalog.anyIndexFor(source)) {
         if (record) ScanHistory.record(spark, s, ScanPruner.conjunction(conds), source, reportedFiles(s.scan), None)
         return None
       }

@@ -251,8 +251,9 @@ object BloomIndexSQLConf {
       "checking the files to skip against storage, for file pruning, and a global filter, for " +
       "the join filter. A scan whose decision is not made in time is planned unpruned (every " +
       "file read; EXPLAIN BLOOM INDEX says why), one warning is logged, and the reads go on in " +
-      "the background so that a later query finds the index data loaded; while they do, the " +
-      "same scan does not wait again. A slow or stalled store costs a query at most this much.")
+      "the background so that a later query finds the index data loaded; while they do, nothing " +
+      "under the same index root waits again (another scan, a join, a later query). A stalled " +
+      "store costs one wait of this much, not one per scan or query.")
     .version(Since)
     .timeConf(java.util.concurrent.TimeUnit.MILLISECONDS)
     .checkValue(_ > 0, "Must be > 0.")
