@@ -209,21 +209,27 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * leaves out are neither skipped nor counted.
    */
   def decide(condition: Expression, scan: ScanSource, files: Seq[FileStatus], unfiltered: Boolean = false): Option[Decision] = {
-    val listed: IndexedSeq[FileStatus] = files match {
-      case s: IndexedSeq[FileStatus] => s
-      case other => other.toIndexedSeq
-    }
     // Read on the planning thread: the execution a check is made in (StorageCheck).
     val execution = StorageCheck.executionId(spark)
     MaxWait.within(spark, rootKey, s"the index data of ${scan.display}") {
-      decideNow(condition, scan, listed, unfiltered, execution)
+      decideNow(condition, scan, files, unfiltered, execution)
     } match {
       case Right(d) => d
       case Left(why) =>
-        val (n, readBytes) = IndexCatalog.readTally(listed, unfiltered)
-        Some(Decision(SkippedFiles.empty, PruningInfo("none", -1, n, n, 0L, Seq(why)), readBytes))
+        val (n, readBytes) = IndexCatalog.readTally(indexed(files), unfiltered)
+        Some(unpruned(n, readBytes, Seq(why)))
     }
   }
+
+  /** `files` as a sequence read by position (copied only where it is not one). */
+  private def indexed(files: Seq[FileStatus]): IndexedSeq[FileStatus] = files match {
+    case s: IndexedSeq[FileStatus] => s
+    case other => other.toIndexedSeq
+  }
+
+  /** The decision that skips nothing of `n` files of `readBytes` bytes, saying `reasons`. */
+  private def unpruned(n: Int, readBytes: Long, reasons: Seq[String]): Decision =
+    Decision(SkippedFiles.empty, PruningInfo("none", -1, n, n, 0L, reasons), readBytes)
 
   /**
    * Whether an index over `scan`'s source may answer for it, found within the wait ([[MaxWait]];
@@ -236,7 +242,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   private def rootKey: String = try indexes.root.toString catch { case NonFatal(_) => "" }
 
   /** [[decide]], on the thread [[MaxWait]] gives it; `execution`: the planning thread's SQL execution. */
-  private def decideNow(condition: Expression, scan: ScanSource, listed: IndexedSeq[FileStatus], unfiltered: Boolean,
+  private def decideNow(condition: Expression, scan: ScanSource, files: Seq[FileStatus], unfiltered: Boolean,
       execution: String): Option[Decision] = {
     val views = try viewsFor(scan) catch {
       case NonFatal(e) =>
@@ -244,6 +250,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         return None
     }
     if (views.isEmpty) return None
+    val listed = indexed(files)
     val translated = views.map(v => v -> FilePredicate.translate(condition, v))
     // Where an index may prune, the scan's files are checked against storage (FreshFiles) on
     // other threads while the index data loads, so the check adds little to planning.
@@ -322,8 +329,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
-      .orElse(if (reasons.nonEmpty) Some(Decision(SkippedFiles.empty,
-        PruningInfo("none", -1, n, n, 0L, reasons), readBytes)) else None)
+      .orElse(if (reasons.nonEmpty) Some(unpruned(n, readBytes, reasons)) else None)
   }
 
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
