@@ -20,8 +20,8 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  * A version's data never changes, so sessions of one JVM share it.
  *
  * Bounded: at most `spark.bloomindex.cache.maxBytes` of [[ColumnData.heapBytes]] in all,
- * least recently used dropped first; loading a version of an index drops the other versions
- * of that index, so nothing grows with the versions a long session has seen. Entries of
+ * least recently used dropped first; loading a version of an index drops its older versions
+ * (never a newer one), so nothing grows with the versions a long session has seen. Entries of
  * encrypted data are shared only with sessions whose crypto settings are the same.
  */
 object IndexCache extends org.apache.spark.internal.Logging {
@@ -30,7 +30,7 @@ object IndexCache extends org.apache.spark.internal.Logging {
   private final case class Entry(data: ColumnData, keyAccess: Option[String])
 
   private val entries = new JLinkedHashMap[Key, Entry](16, 0.75f, true)
-  // The newest version seen of each index folder (warm path: no log entry re-read).
+  // The log entries of the versions held (warm path: no log entry re-read).
   private val entriesSeen = new java.util.concurrent.ConcurrentHashMap[(String, Long), LogEntry]()
 
   /** Forgets every loaded version (tests: what a new driver would see). */
@@ -52,6 +52,12 @@ object IndexCache extends org.apache.spark.internal.Logging {
   /** How many columns are loaded. */
   def heldColumns(): Int = synchronized(entries.size())
 
+  /** How many columns of `version` of the index in `indexDir` are held. */
+  def heldColumns(indexDir: Path, version: Long): Int = synchronized {
+    val dir = indexDir.toString
+    entries.keySet().stream().filter(k => k.indexDir == dir && k.version == version).count().toInt
+  }
+
   /** The log entry of `version`, if this JVM has loaded data of it. */
   def get(indexDir: Path, version: Long): Option[LogEntry] = Option(entriesSeen.get((indexDir.toString, version)))
 
@@ -72,13 +78,15 @@ object IndexCache extends org.apache.spark.internal.Logging {
     val loaded = read(spark, log.indexDir, entry, column)
     val cap = spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES)
     synchronized {
-      // Other versions of this index are of no further use.
+      // Older versions of this index are of no further use. Newer ones stay: this load may be
+      // late (a read a query stopped waiting for, MaxWait) or for a query of an older version
+      // (time travel), and must not cost the queries of the current version a reload.
       val it = entries.entrySet().iterator()
       while (it.hasNext) {
         val e = it.next()
-        if (e.getKey.indexDir == dir && e.getKey.version != entry.version) it.remove()
+        if (e.getKey.indexDir == dir && e.getKey.version < entry.version) it.remove()
       }
-      entriesSeen.keySet().removeIf(k => k._1 == dir && k._2 != entry.version)
+      entriesSeen.keySet().removeIf(k => k._1 == dir && k._2 < entry.version)
       entriesSeen.put((dir, entry.version), entry)
       loaded.foreach { case (k, e) => entries.put(k, e) }
       evict(cap, key)

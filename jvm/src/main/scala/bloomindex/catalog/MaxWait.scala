@@ -49,7 +49,7 @@ private[bloomindex] object MaxWait {
     t.setDaemon(true)
     t.start()
     def leave(): Unit = {
-      val entry = (root, done: CompletableFuture[_])
+      val entry: (String, CompletableFuture[_]) = (root, done)
       overdue.add(entry)
       done.whenComplete((_, _) => overdue.remove(entry))
     }

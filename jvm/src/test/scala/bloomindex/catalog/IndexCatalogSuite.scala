@@ -53,6 +53,36 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(decide("id IN (5L, 305L)").get.info.filesKept == 2)
   }
 
+  test("a late load of an older index version keeps the newer version's columns; a newer load drops both") {
+    val bi = bloomindex.api.BloomIndex(spark)
+    val log = new bloomindex.log.IndexRoot(spark).log("ev")
+    def version(): bloomindex.log.LogEntry = log.latest().get
+    def append(from: Long): Unit = {
+      spark.range(from, from + 100, 1, 1).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount")
+        .write.mode("append").parquet(path)
+      bi.refresh("ev")
+    }
+    val v1 = version()
+    append(1000)
+    val v2 = version()
+    assert(v2.version > v1.version)
+    IndexCache.clear()
+    assert(decide("id = 1050L").get.info.filesKept == 1)
+    val current = IndexCache.heldColumns(log.indexDir, v2.version)
+    assert(current > 0)
+    // A read of the older version that ends late (a query that stopped waiting for it, or
+    // one of an older version): the current version's columns stay loaded.
+    IndexCache.column(spark, log, v1, 0)
+    assert(IndexCache.heldColumns(log.indexDir, v2.version) == current)
+    assert(IndexCache.heldColumns(log.indexDir, v1.version) > 0)
+    // A newer version loaded drops every older one: nothing grows with the versions seen.
+    append(2000)
+    val v3 = version()
+    assert(decide("id = 2050L").get.info.filesKept == 1)
+    assert(IndexCache.heldColumns(log.indexDir, v3.version) > 0)
+    assert(IndexCache.heldColumns(log.indexDir, v2.version) == 0 && IndexCache.heldColumns(log.indexDir, v1.version) == 0)
+  }
+
   test("another source: an index over other folders does not answer") {
     val other = TempDirs.create("bloomindex-other").resolve("events").toString
     spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount").write.parquet(other)
