@@ -171,6 +171,13 @@ def jvm_api(spark):
     return jvm_api(spark)
 
 
+@pytest.fixture(scope="session")
+def vector_bits(spark) -> int:
+    """The session JVM's own word on its CPU's vectors. The lookup fails where configure() did
+    not put the Vector API module in the JVM's boot layer, and with it every test using this."""
+    return int(spark._jvm.jdk.incubator.vector.IntVector.SPECIES_PREFERRED.vectorBitSize())
+
+
 @pytest.fixture()
 def root(spark, tmp_path):
     """A fresh `spark.bloomindex.root` for one test, so indexes never leak between tests."""

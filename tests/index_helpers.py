@@ -300,3 +300,9 @@ def entry_text(entry: dict) -> str:
         return text
     body = text[:-1] + ',"crc32c":"'
     return body + "%08x" % crc32c(body.encode()) + '"}'
+
+
+def native_kernel(vector_bits: int) -> str:
+    """The SBBF kernel a JVM whose preferred vectors have `vector_bits` bits runs: the Vector
+    API one needs 256-bit integer vectors in hardware (AVX2; not 128-bit NEON)."""
+    return "vector" if vector_bits >= 256 else "scalar"

@@ -9,6 +9,7 @@ from pyspark.sql import SparkSession
 
 import bloomindex
 from bloomindex.session import EXTENSIONS_CLASS, VECTOR_MODULE_FLAG
+from index_helpers import native_kernel
 
 
 class _Builder:
@@ -128,23 +129,24 @@ def test_configure_on_a_remote_connect_builder_sets_nothing(monkeypatch):
     assert "PYSPARK_SUBMIT_ARGS" not in os.environ
 
 
-def test_the_session_has_the_extension_and_the_vector_kernel(spark, jvm_api):
+def test_the_session_has_the_extension_and_the_vector_kernel(spark, jvm_api, vector_bits):
     assert EXTENSIONS_CLASS in spark.conf.get("spark.sql.extensions")
-    assert jvm_api.defaultKernel() == "vector"
+    # The vector kernel wherever the CPU has 256-bit vectors (vector_bits: the module is loaded).
+    assert jvm_api.defaultKernel() == native_kernel(vector_bits)
     # The extension class loads in the session's JVM.
     loader = spark.sparkContext._jvm.Thread.currentThread().getContextClassLoader()
     assert loader.loadClass(EXTENSIONS_CLASS).getName() == EXTENSIONS_CLASS
     assert isinstance(spark, SparkSession)
 
 
-def test_task_kernels_in_local_mode(spark):
+def test_task_kernels_in_local_mode(spark, vector_bits):
     """In local mode tasks run in the driver's JVM (the cluster tests check executors')."""
     from bloomindex.session import task_kernels
 
     tasks = task_kernels(spark, 3)
     pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     assert len(tasks) == 3
-    assert all(t["executor"] == "driver" and t["pid"] == pid and t["sbbf"] == "vector" for t in tasks)
+    assert all(t["executor"] == "driver" and t["pid"] == pid and t["sbbf"] == native_kernel(vector_bits) for t in tasks)
     with pytest.raises(ValueError, match="tasks"):
         task_kernels(spark, 0)
 

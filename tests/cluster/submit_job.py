@@ -40,6 +40,8 @@ def main(work: str) -> None:
         "rows_on": on, "rows_off": off, "files_read": files_read, "files_total": files_total,
         "indexes": [r.name for r in spark.sql("SHOW BLOOM INDEXES").collect()],
         "driver_kernel": str(api.defaultKernel()),
+        # The driver JVM's own word on the CPU's vectors (the executors run on the same one).
+        "vector_bits": int(spark.sparkContext._jvm.jdk.incubator.vector.IntVector.SPECIES_PREFERRED.vectorBitSize()),
         "driver_pid": spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid(),
         "tasks": [{"executor": e, "pid": int(p), "sbbf": k} for e, p, k, _ in tasks],
         "master": spark.sparkContext.master,
