@@ -4,7 +4,7 @@ import java.util.concurrent.{ConcurrentHashMap, LinkedBlockingQueue, ThreadPoolE
 
 import scala.util.control.NonFatal
 
-import bloomindex.catalog.IndexCatalog
+import bloomindex.catalog.{IndexCatalog, MaxWait}
 import bloomindex.indexing.WrittenFilters
 import bloomindex.errors.ConcurrentBloomIndexUpdateException
 import bloomindex.log.{IndexRoot, IndexState, LogEntry, RefreshMode}
@@ -82,6 +82,39 @@ object WriteEvents extends Logging {
       case NonFatal(e) =>
         logWarning(s"bloomindex: could not list the Bloom indexes to refresh after a write of ${show(written)}: $e")
         Nil
+    }
+  }
+
+  /**
+   * [[indexesOf]] for a file source write about to run, within `spark.bloomindex.pruning.maxWait`
+   * ([[MaxWait]]): Left(why) where the index store did not answer in time (or a read of it is
+   * still past its wait), and the write goes on as if no index followed it ([[afterWriteLater]]).
+   */
+  private[actions] def indexesWithin(spark: SparkSession, written: SourceIdentity): Either[String, Seq[LogEntry]] =
+    MaxWait.within(spark, MaxWait.rootKey(spark), s"the Bloom indexes that follow writes of ${show(written)}")(indexesOf(spark, written))
+
+  /**
+   * After a write of `written` committed whose indexes could not be listed in time ([[indexesWithin]],
+   * `why`): the indexes that follow it are found and refreshed by the background refresher, which
+   * waits for the store as long as it takes (once per source while queued). Until then a query
+   * reads the new files whole (the index does not hold them).
+   */
+  def afterWriteLater(spark: SparkSession, written: SourceIdentity, why: String): Unit = {
+    val root = MaxWait.rootKey(spark)
+    logWarning(s"bloomindex: the Bloom indexes that follow ${show(written)} are refreshed in the background after this " +
+      s"write, not before it returns: $why")
+    val k = key(root, "\u0001" + show(written))
+    if (queued.add(k)) {
+      try refresher.execute(() => {
+        queued.remove(k)
+        try afterWrite(spark, written, inThread = false) catch {
+          case NonFatal(e) => logWarning(s"bloomindex: could not queue the refresh of the indexes of ${show(written)}: $e")
+        }
+      }) catch {
+        case NonFatal(e) =>
+          queued.remove(k)
+          logWarning(s"bloomindex: refresh after a write of ${show(written)} not queued ($e); its indexes stay stale until the next write or REFRESH")
+      }
     }
   }
 
@@ -335,13 +368,19 @@ case class RefreshAfterWrite(write: InsertIntoHadoopFsRelationCommand, written: 
 
   override def run(sparkSession: org.apache.spark.sql.classic.SparkSession, child: SparkPlan): Seq[Row] = {
     StepClock.timed(s"bloomindex: write of ${written.table.getOrElse(written.roots.mkString(", "))} and its refresh") {
-      val indexes = WriteEvents.indexesOf(sparkSession, written)
+      // Within maxWait: a stalled index store does not hold a write (indexed or not) from starting.
+      val indexes = WriteEvents.indexesWithin(sparkSession, written)
       StepClock.mark("indexes listed")
       // The write's tasks build the new files' filters where they can (WriteTasks): the refresh then reads no data.
-      val inTasks = if (indexes.isEmpty) None else WriteTasks.prepare(sparkSession, write, child, indexes)
+      val known = indexes.getOrElse(Nil)
+      val inTasks = if (known.isEmpty) None else WriteTasks.prepare(sparkSession, write, child, known)
       val rows = write.run(sparkSession, inTasks.map(_.plan).getOrElse(child))
       StepClock.mark("write")
-      WriteEvents.afterWrite(sparkSession, written, inThread = true, listed = Some(indexes), built = inTasks.flatMap(_.result()))
+      indexes match {
+        case Right(listed) =>
+          WriteEvents.afterWrite(sparkSession, written, inThread = true, listed = Some(listed), built = inTasks.flatMap(_.result()))
+        case Left(why) => WriteEvents.afterWriteLater(sparkSession, written, why)
+      }
       rows
     }
   }

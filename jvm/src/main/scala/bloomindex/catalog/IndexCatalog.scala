@@ -238,8 +238,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   def anyIndexFor(scan: ScanSource): Boolean =
     MaxWait.within(spark, rootKey, s"the indexes of ${scan.display}")(viewsFor(scan).nonEmpty).getOrElse(false)
 
-  /** The index root, as [[MaxWait]] groups the reads of one store (a root not set right: its reads fail later, caught). */
-  private def rootKey: String = try indexes.root.toString catch { case NonFatal(_) => "" }
+  /** The index root, as [[MaxWait]] groups the reads of one store. */
+  private def rootKey: String = MaxWait.rootKey(spark)
 
   /** [[decide]], on the thread [[MaxWait]] gives it; `execution`: the planning thread's SQL execution. */
   private def decideNow(condition: Expression, scan: ScanSource, files: Seq[FileStatus], unfiltered: Boolean,

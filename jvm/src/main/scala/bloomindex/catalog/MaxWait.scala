@@ -2,6 +2,10 @@ package bloomindex.catalog
 
 import java.util.concurrent.{CompletableFuture, ConcurrentHashMap, ExecutionException, TimeUnit, TimeoutException}
 
+import scala.util.control.NonFatal
+
+import bloomindex.log.IndexRoot
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 import org.apache.spark.sql.internal.SQLConf
@@ -17,12 +21,19 @@ import org.apache.spark.sql.internal.SQLConf
  * per scan, join key or query. A planning thread interrupted while it waits (a cancelled
  * query) leaves its work running the same way.
  *
+ * A file source write waits the same way for the list of the indexes that follow its writes
+ * ([[bloomindex.actions.RefreshAfterWrite]]): past the wait it is written as if none did, and
+ * their refresh is queued to the background.
+ *
  * The work runs with the caller's session active and its SQL conf, so that what it reads of
  * either is what the planning thread would have read; the thread is made by the caller's, so
  * it holds the caller's local properties (the job group, the SQL execution) as Spark copies them
  * to a new thread.
  */
 private[bloomindex] object MaxWait {
+
+  /** The key of the session's index root, as the reads of one store are grouped (a root not set right: its reads fail later, caught). */
+  def rootKey(spark: SparkSession): String = try new IndexRoot(spark).root.toString catch { case NonFatal(_) => "" }
 
   /** Work past its wait (or whose query was cancelled while waiting) that has not ended yet, with its index root. */
   private val overdue = ConcurrentHashMap.newKeySet[(String, CompletableFuture[_])]()

@@ -23,8 +23,7 @@ class MaxWaitSuite extends AnyFunSuite {
   private def returns[T](body: => T): T = Await.result(Future(body), 90.seconds)
 
   test("a stalled index store: queries are planned unpruned without waiting on it, right; pruned again once it answers") {
-    spark.sparkContext.hadoopConfiguration.set("fs.stall.impl", classOf[StallingFileSystem].getName)
-    spark.sparkContext.hadoopConfiguration.set("fs.AbstractFileSystem.stall.impl", classOf[bloomindex.testing.StallingFs].getName)
+    useStallingStore()
     val root = "stall://" + TempDirs.create("bloomindex-stalled-root").toAbsolutePath.toString
     val path = TempDirs.create("bloomindex-src").resolve("events").toString
     val bi = BloomIndex(spark)
@@ -80,5 +79,51 @@ class MaxWaitSuite extends AnyFunSuite {
       spark.conf.unset("spark.bloomindex.root")
       IndexCache.clear()
     }
+  }
+
+  test("a stalled index store does not hold a write: it returns, and its on-write index is refreshed once the store answers") {
+    useStallingStore()
+    val root = "stall://" + TempDirs.create("bloomindex-stalled-root").toAbsolutePath.toString
+    val path = TempDirs.create("bloomindex-src").resolve("written").toString
+    val bi = BloomIndex(spark)
+    def lookup = spark.read.parquet(path).where("id = 450")
+    try {
+      spark.conf.set("spark.bloomindex.root", root)
+      spark.range(0, 400, 1, 4).selectExpr("id", "id % 7 AS k").write.parquet(path)
+      bi.create("followed").onPath("parquet", path).columns("id").option("refresh", "on_write").execute()
+      val created = bi.describe("followed")("active_version")
+
+      IndexCache.clear()
+      spark.conf.set("spark.bloomindex.pruning.maxWait", "300ms")
+      StallingFileSystem.stall()
+      val before = StallingFileSystem.stalledReads
+      // The write returns while the store is still stalled; so does a write of a source no index follows.
+      returns(spark.range(400, 500, 1, 1).selectExpr("id", "id % 7 AS k").write.mode("append").parquet(path))
+      assert(StallingFileSystem.stalledReads > before, "the index store was never read")
+      val other = TempDirs.create("bloomindex-src").resolve("unindexed").toString
+      returns(spark.range(0, 10, 1, 1).write.parquet(other))
+      assert(spark.read.parquet(other).count() == 10)
+      // The new file is read (the index does not hold it yet): the right row.
+      assert(returns(lookup.collect().map(_.getLong(0)).toSeq) == Seq(450L))
+
+      // The store answers: the background refresher lists the index and refreshes it.
+      StallingFileSystem.release()
+      assert(bloomindex.actions.WriteEvents.awaitIdle(60000L), "the refresh queued by the write did not end")
+      spark.conf.unset("spark.bloomindex.pruning.maxWait")
+      assert(bi.describe("followed")("active_version").toLong > created.toLong)
+      assert(bi.explain(lookup).contains("kept 1/5 files"), bi.explain(lookup))
+      assert(lookup.collect().map(_.getLong(0)).toSeq == Seq(450L))
+    } finally {
+      StallingFileSystem.release()
+      spark.conf.unset("spark.bloomindex.pruning.maxWait")
+      spark.conf.unset("spark.bloomindex.root")
+      IndexCache.clear()
+    }
+  }
+
+  /** Roots under `stall://` are on [[StallingFileSystem]] (a local file system whose reads hang while stalled). */
+  private def useStallingStore(): Unit = {
+    spark.sparkContext.hadoopConfiguration.set("fs.stall.impl", classOf[StallingFileSystem].getName)
+    spark.sparkContext.hadoopConfiguration.set("fs.AbstractFileSystem.stall.impl", classOf[bloomindex.testing.StallingFs].getName)
   }
 }

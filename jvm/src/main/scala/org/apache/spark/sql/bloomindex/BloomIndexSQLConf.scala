@@ -253,7 +253,9 @@ object BloomIndexSQLConf {
       "file read; EXPLAIN BLOOM INDEX says why), one warning is logged, and the reads go on in " +
       "the background so that a later query finds the index data loaded; while they do, nothing " +
       "under the same index root waits again (another scan, a join, a later query). A stalled " +
-      "store costs one wait of this much, not one per scan or query.")
+      "store costs one wait of this much, not one per scan or query. A file source write waits " +
+      "as long for the list of the indexes that follow its source; past it, it is written as if " +
+      "none did, and their refresh is queued to the background.")
     .version(Since)
     .timeConf(java.util.concurrent.TimeUnit.MILLISECONDS)
     .checkValue(_ > 0, "Must be > 0.")
