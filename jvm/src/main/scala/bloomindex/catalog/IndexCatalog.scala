@@ -126,9 +126,25 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
   }
 
-  /** The indexes over `scan`'s source, each with the columns that may not answer for it and why. */
-  def viewsFor(scan: ScanSource): Seq[IndexView] =
-    activeFor(scan).map { case (log, entry) => view(log, entry, scan) }
+  /** The last scan this catalog found the indexes of, with them ([[viewsFor]]). */
+  @volatile private var found: (ScanSource, Seq[IndexView]) = null
+
+  /**
+   * The indexes over `scan`'s source, each with the columns that may not answer for it and why.
+   * Asked again for the same scan (Iceberg asks whether any index is over a table before it
+   * plans the table's files, then for the decision), this catalog answers with what it found the
+   * first time: the root and the logs are listed once a scan. An index version found is never
+   * wrong later (versions do not change; a newer one holds more files, an older one fewer).
+   */
+  def viewsFor(scan: ScanSource): Seq[IndexView] = {
+    val last = found
+    if (last != null && (last._1 eq scan)) last._2
+    else {
+      val views = activeFor(scan).map { case (log, entry) => view(log, entry, scan) }
+      found = (scan, views)
+      views
+    }
+  }
 
   /** `entry` of the index in `log` as `scan` may use it. */
   private def view(log: IndexLog, entry: LogEntry, scan: ScanSource): IndexView = {

@@ -22,11 +22,11 @@ object ScanHistory {
   /**
    * The catalog's decision for `scan` (its `files` as it will read them; `unfiltered`: see
    * [[IndexCatalog.decide]]) under `condition`, and the scan recorded, once per `key` (the scan's
-   * plan node) and SQL execution.
+   * plan node) and SQL execution. `catalog`: the one that already looked for the scan's indexes, if any.
    */
   def decide(spark: SparkSession, key: AnyRef, condition: Expression, scan: ScanSource,
-      files: Seq[FileStatus], unfiltered: Boolean = false): Option[Decision] = {
-    val d = new IndexCatalog(spark).decide(condition, scan, files, unfiltered)
+      files: Seq[FileStatus], unfiltered: Boolean = false, catalog: Option[IndexCatalog] = None): Option[Decision] = {
+    val d = catalog.getOrElse(new IndexCatalog(spark)).decide(condition, scan, files, unfiltered)
     // The files read and their bytes: the decision's count when it made one (its probe counted
     // them on its threads), else a pass over the listing (no boxed sum over a million files).
     record(spark, key, condition, scan, Some(d match {

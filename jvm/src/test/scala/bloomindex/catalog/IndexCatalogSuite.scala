@@ -83,6 +83,20 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(IndexCache.heldColumns(log.indexDir, v2.version) == 0 && IndexCache.heldColumns(log.indexDir, v1.version) == 0)
   }
 
+  test("a catalog asked twice for one scan's indexes looks for them once (Iceberg asks before planning its files, then decides)") {
+    val scan = scanOf(frame)
+    val catalog = new IndexCatalog(spark)
+    assert(catalog.viewsFor(scan).map(_.name) == Seq("ev"))
+    bloomindex.api.BloomIndex(spark).drop("ev")
+    // The same scan: what the catalog found, not looked for again.
+    assert(catalog.viewsFor(scan).map(_.name) == Seq("ev"))
+    // Its data went with the drop: the decision skips nothing (an index it cannot read never prunes).
+    assert(catalog.decide(condition("id = 150L"), scan, scan.allFiles()).forall(_.skipped.isEmpty))
+    // Another scan, or another catalog (the next query's): looked for again.
+    assert(catalog.viewsFor(scanOf(frame)).isEmpty)
+    assert(new IndexCatalog(spark).viewsFor(scan).isEmpty)
+  }
+
   test("another source: an index over other folders does not answer") {
     val other = TempDirs.create("bloomindex-other").resolve("events").toString
     spark.range(0, 400, 1, 4).selectExpr("id", "concat('s', id) AS s", "id % 3 AS amount").write.parquet(other)

@@ -327,7 +327,7 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
       if (perPartition.exists(_.isEmpty)) return None
       val files = perPartition.flatMap(_.get)
         .groupBy(f => f.getPath.toString).values.map(_.head).toSeq
-      if (record) ScanHistory.decide(spark, s, ScanPruner.conjunction(conds), source, files)
+      if (record) ScanHistory.decide(spark, s, ScanPruner.conjunction(conds), source, files, catalog = Some(catalog))
       else catalog.decide(ScanPruner.conjunction(conds), source, files)
     } catch {
       case NonFatal(e) =>
