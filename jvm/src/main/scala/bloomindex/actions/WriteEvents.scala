@@ -73,11 +73,15 @@ object WriteEvents extends Logging {
   private def following(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] =
     new IndexRoot(spark).list().filter(e => e.spec.refresh != RefreshMode.Manual && SourceProviders.sameSource(e.spec.source, written))
 
+  /** Whether `written` is an index's own data (written under the root by its builds): no index's source. */
+  private def indexData(spark: SparkSession, written: SourceIdentity): Boolean = {
+    val root = SourceProviders.normalizeRoot(new IndexRoot(spark).root.toString)
+    written.roots.nonEmpty && written.roots.forall(r => r == root || r.startsWith(root + "/"))
+  }
+
   /** The indexes that follow writes of `written` (none for a write of an index's own data, or when they cannot be listed). */
   private[actions] def indexesOf(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] = {
-    // An index's own data (written under the root by its builds) is no index's source.
-    val root = SourceProviders.normalizeRoot(new IndexRoot(spark).root.toString)
-    if (written.roots.nonEmpty && written.roots.forall(r => r == root || r.startsWith(root + "/"))) return Nil
+    if (indexData(spark, written)) return Nil
     try following(spark, written) catch {
       case NonFatal(e) =>
         logWarning(s"bloomindex: could not list the Bloom indexes to refresh after a write of ${show(written)}: $e")
@@ -87,33 +91,32 @@ object WriteEvents extends Logging {
 
   /**
    * [[indexesOf]] for a file source write about to run, within `spark.bloomindex.pruning.maxWait`
-   * ([[MaxWait]]): Left(why) where the index store did not answer in time (or a read of it is
-   * still past its wait), and the write goes on as if no index followed it ([[afterWriteLater]]).
+   * ([[MaxWait]]): Left(why) where the index store did not answer in time (or an earlier write's
+   * list of them is still past its wait), and the write goes on as if no index followed it
+   * ([[afterWriteLater]]). Writes wait apart from queries: a query's slow index load does not
+   * make a write leave its refresh to the background, nor a write's slow list a query unpruned.
    */
   private[actions] def indexesWithin(spark: SparkSession, written: SourceIdentity): Either[String, Seq[LogEntry]] =
-    MaxWait.within(spark, MaxWait.rootKey(spark), s"the Bloom indexes that follow writes of ${show(written)}")(indexesOf(spark, written))
+    if (indexData(spark, written)) Right(Nil)
+    else MaxWait.within(spark, "write\u0000" + MaxWait.rootKey(spark), s"the list of the Bloom indexes that follow writes of " +
+        s"${show(written)}", without = "written without it, they are refreshed in the background") {
+      indexesOf(spark, written)
+    }
 
   /**
    * After a write of `written` committed whose indexes could not be listed in time ([[indexesWithin]],
-   * `why`): the indexes that follow it are found and refreshed by the background refresher, which
-   * waits for the store as long as it takes (once per source while queued). Until then a query
-   * reads the new files whole (the index does not hold them).
+   * `why`): the background refresher lists them (as long as the store takes; once per source
+   * while queued) and refreshes them. Until then a query reads the new files whole (the index
+   * does not hold them); where that list fails, a warning says so and the indexes stay behind
+   * until the next write, a REFRESH, or a query finding them behind (`refresh.staleShare`).
    */
   def afterWriteLater(spark: SparkSession, written: SourceIdentity, why: String): Unit = {
     val root = MaxWait.rootKey(spark)
     logWarning(s"bloomindex: the Bloom indexes that follow ${show(written)} are refreshed in the background after this " +
       s"write, not before it returns: $why")
-    val k = key(root, "\u0001" + show(written))
-    if (queued.add(k)) {
-      try refresher.execute(() => {
-        queued.remove(k)
-        try afterWrite(spark, written, inThread = false) catch {
-          case NonFatal(e) => logWarning(s"bloomindex: could not queue the refresh of the indexes of ${show(written)}: $e")
-        }
-      }) catch {
-        case NonFatal(e) =>
-          queued.remove(k)
-          logWarning(s"bloomindex: refresh after a write of ${show(written)} not queued ($e); its indexes stay stale until the next write or REFRESH")
+    queue(key(root, "\u0001" + show(written)), s"the refresh of the Bloom indexes of ${show(written)}") {
+      try afterWrite(spark, written, inThread = false) catch {
+        case NonFatal(e) => logWarning(s"bloomindex: could not refresh the Bloom indexes of ${show(written)} after a write: $e")
       }
     }
   }
@@ -218,17 +221,18 @@ object WriteEvents extends Logging {
   }
 
   /** Queues a refresh of `name` to the background refresher, unless one is already queued. */
-  def enqueue(spark: SparkSession, name: String): Unit = {
-    val root = new IndexRoot(spark).root.toString
-    val k = key(root, name)
+  def enqueue(spark: SparkSession, name: String): Unit =
+    queue(key(new IndexRoot(spark).root.toString, name), s"background refresh of Bloom index '$name'")(refreshNow(spark, name))
+
+  /** Queues `task` (`what`) to the background refresher under `k`, unless a task of `k` is queued and has not started. */
+  private def queue(k: String, what: String)(task: => Unit): Unit =
     if (queued.add(k)) {
-      try refresher.execute(() => { queued.remove(k); refreshNow(spark, name) }) catch {
+      try refresher.execute(() => { queued.remove(k); task }) catch {
         case NonFatal(e) =>
           queued.remove(k)
-          logWarning(s"bloomindex: background refresh of Bloom index '$name' not queued ($e); it stays stale until the next write or REFRESH")
+          logWarning(s"bloomindex: $what not queued ($e); it stays stale until the next write or REFRESH")
       }
     }
-  }
 
   /** Waits until the background refresher has nothing queued or running (tests, and a driver about to stop). */
   def awaitIdle(timeoutMs: Long): Boolean = {

@@ -20,8 +20,9 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  * A version's data never changes, so sessions of one JVM share it.
  *
  * Bounded: at most `spark.bloomindex.cache.maxBytes` of [[ColumnData.heapBytes]] in all,
- * least recently used dropped first; loading a version of an index drops its older versions
- * (never a newer one), so nothing grows with the versions a long session has seen. Entries of
+ * least recently used dropped first; loading a version of an index drops its other versions
+ * (a late load of an older one while a newer is held is not kept), so nothing grows with the
+ * versions a long session has seen. Entries of
  * encrypted data are shared only with sessions whose crypto settings are the same.
  */
 object IndexCache extends org.apache.spark.internal.Logging {
@@ -30,7 +31,7 @@ object IndexCache extends org.apache.spark.internal.Logging {
   private final case class Entry(data: ColumnData, keyAccess: Option[String])
 
   private val entries = new JLinkedHashMap[Key, Entry](16, 0.75f, true)
-  // The log entries of the versions held (warm path: no log entry re-read).
+  // The log entry of the version held of each index folder (warm path: no log entry re-read).
   private val entriesSeen = new java.util.concurrent.ConcurrentHashMap[(String, Long), LogEntry]()
 
   /** Forgets every loaded version (tests: what a new driver would see). */
@@ -78,18 +79,26 @@ object IndexCache extends org.apache.spark.internal.Logging {
     val loaded = read(spark, log.indexDir, entry, column)
     val cap = spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES)
     synchronized {
-      // Older versions of this index are of no further use. Newer ones stay: this load may be
-      // late (a read a query stopped waiting for, MaxWait) or for a query of an older version
-      // (time travel), and must not cost the queries of the current version a reload.
-      val it = entries.entrySet().iterator()
-      while (it.hasNext) {
-        val e = it.next()
-        if (e.getKey.indexDir == dir && e.getKey.version < entry.version) it.remove()
+      // A load that ended after a newer version of the same index (same history: same creation
+      // time) was loaded, such as a read a query stopped waiting for (MaxWait), serves its caller
+      // and is not kept: queries use the newest version, and keeping it would push the newer
+      // one's columns out first (it would be the most recently used).
+      val newerHeld = entriesSeen.entrySet().stream().anyMatch { e =>
+        e.getKey._1 == dir && e.getKey._2 > entry.version && e.getValue.createdAt == entry.createdAt
       }
-      entriesSeen.keySet().removeIf(k => k._1 == dir && k._2 < entry.version)
-      entriesSeen.put((dir, entry.version), entry)
-      loaded.foreach { case (k, e) => entries.put(k, e) }
-      evict(cap, key)
+      if (!newerHeld) {
+        // Other versions of this index are of no further use (older ones, or another history's
+        // after the index's folder was removed and the index created again).
+        val it = entries.entrySet().iterator()
+        while (it.hasNext) {
+          val e = it.next()
+          if (e.getKey.indexDir == dir && e.getKey.version != entry.version) it.remove()
+        }
+        entriesSeen.keySet().removeIf(k => k._1 == dir && k._2 != entry.version)
+        entriesSeen.put((dir, entry.version), entry)
+        loaded.foreach { case (k, e) => entries.put(k, e) }
+        evict(cap, key)
+      }
     }
     loaded(key).data
   }

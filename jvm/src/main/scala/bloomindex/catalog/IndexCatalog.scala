@@ -134,7 +134,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * Asked again for the same scan (Iceberg asks whether any index is over a table before it
    * plans the table's files, then for the decision), this catalog answers with what it found the
    * first time: the root and the logs are listed once a scan. An index version found is never
-   * wrong later (versions do not change; a newer one holds more files, an older one fewer).
+   * wrong later: a version's data never changes, and a file is skipped only where the version
+   * holds it as it is now (path, size and modification time).
    */
   def viewsFor(scan: ScanSource): Seq[IndexView] = {
     val last = found

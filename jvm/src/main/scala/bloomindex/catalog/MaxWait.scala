@@ -38,14 +38,19 @@ private[bloomindex] object MaxWait {
   /** Work past its wait (or whose query was cancelled while waiting) that has not ended yet, with its index root. */
   private val overdue = ConcurrentHashMap.newKeySet[(String, CompletableFuture[_])]()
 
+  /** Whether work on index root `root` ([[rootKey]]) is past its wait and still running. */
+  def overdueOn(root: String): Boolean = overdue.stream().anyMatch(e => e._1 == root && !e._2.isDone)
+
   /**
    * `work`'s answer, or Left(why not) where it did not end within the session's wait or work on
-   * index root `root` is still overdue; `what` names the work in the reason and the warning. An
-   * exception of `work` is thrown here as it was thrown there.
+   * index root `root` is still overdue; `what` names the work in the reason and the warning,
+   * `without` what the caller does without it. An exception of `work` is thrown here as it was
+   * thrown there.
    */
-  def within[T](spark: SparkSession, root: String, what: String)(work: => T): Either[String, T] = {
+  def within[T](spark: SparkSession, root: String, what: String,
+      without: String = "planned without it, the read goes on for later queries")(work: => T): Either[String, T] = {
     val waitMs = spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_MAX_WAIT)
-    if (overdue.stream().anyMatch(e => e._1 == root && !e._2.isDone)) {
+    if (overdueOn(root)) {
       return Left(s"$what: a read of the index store that an earlier wait of " +
         s"${BloomIndexSQLConf.PRUNING_MAX_WAIT.key} (${waitMs} ms) gave up on is still running; not waiting again")
     }
@@ -67,8 +72,7 @@ private[bloomindex] object MaxWait {
     try Right(done.get(waitMs, TimeUnit.MILLISECONDS)) catch {
       case _: TimeoutException =>
         leave()
-        val why = s"$what was not read within ${BloomIndexSQLConf.PRUNING_MAX_WAIT.key} (${waitMs} ms); " +
-          "planned without it, the read goes on for later queries"
+        val why = s"$what was not read within ${BloomIndexSQLConf.PRUNING_MAX_WAIT.key} (${waitMs} ms); $without"
         IndexCatalog.warnOnce(s"bloomindex: $why")
         Left(why)
       case e: InterruptedException =>

@@ -53,7 +53,7 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(decide("id IN (5L, 305L)").get.info.filesKept == 2)
   }
 
-  test("a late load of an older index version keeps the newer version's columns; a newer load drops both") {
+  test("a late load of an older index version serves its caller and keeps the newer version's columns; a newer load drops the older") {
     val bi = bloomindex.api.BloomIndex(spark)
     val log = new bloomindex.log.IndexRoot(spark).log("ev")
     def version(): bloomindex.log.LogEntry = log.latest().get
@@ -70,17 +70,17 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(decide("id = 1050L").get.info.filesKept == 1)
     val current = IndexCache.heldColumns(log.indexDir, v2.version)
     assert(current > 0)
-    // A read of the older version that ends late (a query that stopped waiting for it, or
-    // one of an older version): the current version's columns stay loaded.
-    IndexCache.column(spark, log, v1, 0)
+    // A read of the older version that ends late (a query that stopped waiting for it): its
+    // caller gets the column, the current version's columns stay loaded, and it is not kept.
+    assert(IndexCache.column(spark, log, v1, 0).numFiles == 4)
     assert(IndexCache.heldColumns(log.indexDir, v2.version) == current)
-    assert(IndexCache.heldColumns(log.indexDir, v1.version) > 0)
-    // A newer version loaded drops every older one: nothing grows with the versions seen.
+    assert(IndexCache.heldColumns(log.indexDir, v1.version) == 0)
+    // A newer version loaded drops the older one: nothing grows with the versions seen.
     append(2000)
     val v3 = version()
     assert(decide("id = 2050L").get.info.filesKept == 1)
     assert(IndexCache.heldColumns(log.indexDir, v3.version) > 0)
-    assert(IndexCache.heldColumns(log.indexDir, v2.version) == 0 && IndexCache.heldColumns(log.indexDir, v1.version) == 0)
+    assert(IndexCache.heldColumns(log.indexDir, v2.version) == 0)
   }
 
   test("a catalog asked twice for one scan's indexes looks for them once (Iceberg asks before planning its files, then decides)") {

@@ -67,6 +67,10 @@ class MaxWaitSuite extends AnyFunSuite {
       val deadline = System.currentTimeMillis() + 60000L
       while (IndexCache.heldColumns() == 0 && System.currentTimeMillis() < deadline) Thread.sleep(100)
       assert(IndexCache.heldColumns() > 0, "the read given up on did not go on")
+      // It ends (after the column, the probe reads the block rows it needs): stalling the store
+      // again before then would hold it again, and queries would not wait for it.
+      while (MaxWait.overdueOn(MaxWait.rootKey(spark)) && System.currentTimeMillis() < deadline) Thread.sleep(100)
+      assert(!MaxWait.overdueOn(MaxWait.rootKey(spark)), "the read given up on did not end")
       // What it loaded serves the next lookup with the store stalled again (nothing left to read;
       // a generous wait, as a read would hang past it).
       spark.conf.set("spark.bloomindex.pruning.maxWait", "20s")
