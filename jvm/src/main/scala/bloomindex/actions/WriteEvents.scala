@@ -80,8 +80,11 @@ object WriteEvents extends Logging {
   }
 
   /** The indexes that follow writes of `written` (none for a write of an index's own data, or when they cannot be listed). */
-  private[actions] def indexesOf(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] = {
-    if (indexData(spark, written)) return Nil
+  private[actions] def indexesOf(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] =
+    if (indexData(spark, written)) Nil else listFollowing(spark, written)
+
+  /** [[following]], or none where they cannot be listed (a warning says so). */
+  private def listFollowing(spark: SparkSession, written: SourceIdentity): Seq[LogEntry] = {
     try following(spark, written) catch {
       case NonFatal(e) =>
         logWarning(s"bloomindex: could not list the Bloom indexes to refresh after a write of ${show(written)}: $e")
@@ -100,7 +103,7 @@ object WriteEvents extends Logging {
     if (indexData(spark, written)) Right(Nil)
     else MaxWait.within(spark, "write\u0000" + MaxWait.rootKey(spark), s"the list of the Bloom indexes that follow writes of " +
         s"${show(written)}", without = "written without it, they are refreshed in the background") {
-      indexesOf(spark, written)
+      listFollowing(spark, written)
     }
 
   /**
