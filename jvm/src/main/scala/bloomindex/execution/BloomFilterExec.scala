@@ -2,6 +2,8 @@ package bloomindex.execution
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
+import scala.util.control.NonFatal
+
 import bloomindex.catalog.IndexCatalog
 import bloomindex.join.{BloomMightContain, KeyHash}
 
@@ -19,7 +21,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * hashes every check's key into a `long[]` and tests the whole array with the filter's bulk
  * kernel (the vector one where the JVM has it), then lets through the rows every check
  * passed. A null key, or one no value of the indexed type can equal, never passes: such a
- * row cannot satisfy the equality the check stands for.
+ * row cannot satisfy the equality the check stands for. A key that cannot be computed (an ANSI
+ * error) passes: the operator runs below the query's other filters and joins, which may drop
+ * that row before its key is ever computed without the index.
  *
  * Input: when the child's rows come from columnar batches (a vectorized scan under its
  * column-to-row conversion), it reads the batches themselves: keys that are columns are
@@ -162,6 +166,12 @@ private final class BatchChecker(checks: Seq[BloomMightContain]) {
   private var valid = new Array[Boolean](BloomFilterExec.BatchRows)
   private var maybe = new Array[Boolean](BloomFilterExec.BatchRows)
   private var pass = new Array[Boolean](BloomFilterExec.BatchRows)
+  // Rows whose key could not be computed (an ANSI error: a division by zero, a bad cast): the
+  // check lets them through. Without it the key is computed only on the rows that reach the
+  // join, after the query's other filters (which the check runs below) and joins: the row
+  // is dropped there or the error is raised there, as Spark raises it without the index.
+  private var failed = new Array[Boolean](BloomFilterExec.BatchRows)
+  private var anyFailed = false
 
   // A key that is a column is read from its vector; anything else is computed per row.
   private val ordinals: Array[Int] = checks.map {
@@ -174,7 +184,7 @@ private final class BatchChecker(checks: Seq[BloomMightContain]) {
 
   private def ensure(n: Int): Unit = if (hashes.length < n) {
     hashes = new Array[Long](n); valid = new Array[Boolean](n)
-    maybe = new Array[Boolean](n); pass = new Array[Boolean](n)
+    maybe = new Array[Boolean](n); pass = new Array[Boolean](n); failed = new Array[Boolean](n)
   }
 
   def checkColumnar(batch: ColumnarBatch): Array[Boolean] = {
@@ -239,7 +249,12 @@ private final class BatchChecker(checks: Seq[BloomMightContain]) {
   }
 
   private def hashKey(k: Int, row: InternalRow, i: Int): Boolean = {
-    val key = keyProjections(k)(row)
+    val key = try keyProjections(k)(row) catch {
+      case NonFatal(_) =>
+        failed(i) = true
+        anyFailed = true
+        return false
+    }
     !key.isNullAt(0) && checks(k).keyHash.hashRow(key, 0, hashes, i)
   }
 
@@ -247,9 +262,19 @@ private final class BatchChecker(checks: Seq[BloomMightContain]) {
   private def apply(k: Int, n: Int): Unit = {
     checks(k).global.filter.checkAll(hashes, 0, n, maybe, 0)
     var i = 0
-    while (i < n) {
-      pass(i) = pass(i) && valid(i) && maybe(i)
-      i += 1
+    if (!anyFailed) {
+      while (i < n) {
+        pass(i) = pass(i) && valid(i) && maybe(i)
+        i += 1
+      }
+    } else {
+      // A row whose key failed passes this check (another check may still drop it).
+      while (i < n) {
+        pass(i) = pass(i) && (failed(i) || valid(i) && maybe(i))
+        failed(i) = false
+        i += 1
+      }
+      anyFailed = false
     }
   }
 }

@@ -12,7 +12,8 @@ import org.apache.spark.sql.execution.{FilterExec, SparkPlan}
  * hand) into a [[BloomFilterExec]] right below what is left of the filter, so the bulk check
  * runs first, on the scan's batches. Only when the rest of the condition is deterministic:
  * then the order in which the conjuncts drop rows does not matter (otherwise the join rule's
- * checks are dropped, and checks written by hand run row by row in the filter).
+ * checks are dropped, and checks written by hand run row by row in the filter), nor does it
+ * for a key that fails on a row the rest drops: the operator lets such a row through.
  */
 object PlanBloomFilters extends Rule[SparkPlan] {
 
