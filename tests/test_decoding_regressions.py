@@ -303,6 +303,66 @@ def test_parquet_timestamp_index_keeps_pruning_under_another_time_zone(spark, ro
                 assert_prunes(spark, q, "pq_ts")
 
 
+def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, root, tmp_path):
+    """ORC's `timestamp` type (Hive's writer) holds local times, which the readers make instants in
+    the JVM's default zone, whatever the session's: an index built in a JVM of one zone does not
+    answer for a JVM of another."""
+    path = str(tmp_path / "orc_hive_ts")
+    zones = spark._jvm.java.util.TimeZone
+    original = zones.getDefault()
+    read = lambda: spark.read.orc(path)
+    try:
+        zones.setDefault(zones.getTimeZone("UTC"))
+        with confs(spark, {TZ: "UTC", "spark.sql.orc.impl": "hive"}):
+            spark.range(40).selectExpr("CAST(id AS INT) AS k", "timestamp_seconds(1707696000 + id * 3600) AS ts") \
+                .repartition(4).write.orc(path)
+        with confs(spark, {TZ: "UTC"}):
+            BloomIndex(spark, progress=False).create("orc_hive_ts", read(), ["k", "ts"])
+            q = lambda: read().where("ts = TIMESTAMP'2024-02-12 05:00:00'")
+            assert [r[0] for r in same(spark, q)] == [5]
+            assert_prunes(spark, q, "orc_hive_ts")
+        zones.setDefault(zones.getTimeZone(LA))
+        with confs(spark, {TZ: "UTC"}):
+            # The same row reads 8 hours later in this JVM: the filters hold the other instant.
+            now = read().where("k = 5").selectExpr("CAST(ts AS STRING)").head()[0]
+            assert now == "2024-02-12 13:00:00"
+            q = lambda: read().where(f"ts = TIMESTAMP'{now}'")
+            assert [r[0] for r in same(spark, q)] == [5]
+            assert_not_applied(spark, q, "orc_hive_ts", "JVM default time zone", "differs")
+            assert_prunes(spark, lambda: read().where("k = 5"), "orc_hive_ts")  # not a timestamp: answers
+    finally:
+        zones.setDefault(original)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])
+def test_a_column_added_with_a_default_answers_only_where_read_with_it(spark, root, tmp_path, fmt):
+    """`ALTER TABLE ... ADD COLUMN b ... DEFAULT 'zz'`: the table reads b as 'zz' in the files
+    written before, a read of its folder by path as NULL. An index of the folder does not answer
+    for the table (nor one of the table for the folder); one of the table does."""
+    table, location = f"dflt_{fmt}", str(tmp_path / "dflt")
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    try:
+        spark.sql(f"CREATE TABLE {table} (id INT) USING {fmt} LOCATION '{location}'")
+        spark.sql(f"INSERT INTO {table} VALUES (1), (2)")
+        spark.sql(f"ALTER TABLE {table} ADD COLUMN b STRING DEFAULT 'zz'")
+        spark.sql(f"INSERT INTO {table} VALUES (3, 'q')")
+        by_path = lambda: spark.read.schema("id INT, b STRING").format(fmt).load(location)
+        BloomIndex(spark, progress=False).create(f"{table}_path", by_path(), ["b"])
+        q = lambda: spark.sql(f"SELECT id FROM {table} WHERE b = 'zz'")
+        assert [r[0] for r in same(spark, q)] == [1, 2]
+        for where in ["b IN ('zz', 'x')", "b <=> 'zz'", "b = 'q'"]:
+            same(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE {where}"), where)
+        assert_not_applied(spark, q, f"{table}_path", "default", "'zz'")
+        # By path those rows are NULL, and the folder's index answers.
+        assert same(spark, lambda: by_path().where("b = 'zz'")) == []
+        assert_prunes(spark, lambda: by_path().where("b = 'zz'"), f"{table}_path")
+        spark.sql(f"CREATE BLOOM INDEX {table}_t ON {table} FOR COLUMNS (b)")
+        assert [r[0] for r in same(spark, q)] == [1, 2]
+        assert_prunes(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE b = 'q'"), f"{table}_t")
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
 def test_csv_reader_option_timestamp_format_differs(spark, root, tmp_path):
     path = str(tmp_path / "fmt")
     write_text_files(path, [[f"{f * 10 + h},2021/0{f + 1}/0{h % 9 + 1} {h:02d}:30" for h in range(10)] for f in range(4)], "csv")

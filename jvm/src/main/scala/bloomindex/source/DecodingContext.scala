@@ -28,6 +28,11 @@ object DecodingContext {
   val ParquetInt96Rebase = "spark.sql.parquet.int96RebaseModeInRead"
   val ParquetInt96Conversion = "spark.sql.parquet.int96TimestampConversion"
   val OrcImpl = "spark.sql.orc.impl"
+  /**
+   * The driver JVM's default time zone (`user.timezone`), which ORC's readers read the local
+   * times of ORC's `timestamp` type in (files of Hive's writer: `spark.sql.orc.impl=hive`).
+   */
+  val JvmTimeZone = "jvm.timeZone"
   val AvroRebase = "spark.sql.avro.datetimeRebaseModeInRead"
 
   /** Formats whose files are text parsed by Spark's CSV and JSON parsers. */
@@ -92,6 +97,11 @@ object DecodingContext {
         }
       case "orc" =>
         add(CaseSensitive, OrcImpl)
+        // ORC's `timestamp` type holds local times, which its readers turn into instants in the
+        // JVM's default zone: the same file reads otherwise in a JVM of another zone. (Spark's
+        // own writer uses `timestamp with local time zone`, whose values are instants; which type
+        // a file has is the file's affair, so the zone is always recorded.)
+        if (dataType == TimestampType || dataType == TimestampNTZType) out += JvmTimeZone -> java.util.TimeZone.getDefault.getID
       case "avro" =>
         add(CaseSensitive)
         if (isDatetime(dataType)) {
@@ -138,6 +148,14 @@ object DecodingContext {
    */
   val Keys = "keys"
   val CollationKeyed = "collation"
+  /**
+   * [[ColumnDecoding.physical]]'s key for a column's existence default (Spark's `EXISTS_DEFAULT`
+   * field metadata, from `ALTER TABLE ... ADD COLUMN ... DEFAULT`): the value a read of the table
+   * gives the column in files written before it was added, where a read of the files by path, or
+   * of a table without the default, gives NULL.
+   */
+  val ExistsDefault = "existsDefault"
+  private val ExistsDefaultMetadataKey = "EXISTS_DEFAULT"
   private val SqlCorruptRecordColumn = "spark.sql.columnNameOfCorruptRecord"
 
   /**
@@ -180,7 +198,10 @@ object DecodingContext {
       case s: StringType if bloomindex.hash.CollationKeys.keyed(s) => Map(Keys -> CollationKeyed)
       case _ => Map.empty[String, String]
     }
-    ColumnDecoding(field.name, field.dataType.sql, physical ++ keys, settings, options)
+    val default =
+      if (field.metadata.contains(ExistsDefaultMetadataKey)) Map(ExistsDefault -> field.metadata.getString(ExistsDefaultMetadataKey))
+      else Map.empty[String, String]
+    ColumnDecoding(field.name, field.dataType.sql, physical ++ keys ++ default, settings, options)
   }
 
   /**
@@ -268,6 +289,7 @@ object DecodingContext {
 
   private val SettingNames = Map(
     SessionTimeZone -> "session time zone",
+    JvmTimeZone -> "JVM default time zone (user.timezone, which ORC's timestamp type is read in)",
     CaseSensitive -> "case sensitivity (spark.sql.caseSensitive)",
     TimeParserPolicy -> "datetime parser policy (spark.sql.legacy.timeParserPolicy)")
 
@@ -311,6 +333,10 @@ object DecodingContext {
       case _ =>
     }
     positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))
+    if (built.physical.get(ExistsDefault) != scan.physical.get(ExistsDefault)) {
+      return Some(s"$c: rows of files written before the column was added read as ${scan.physical.getOrElse(ExistsDefault, "NULL")} " +
+        s"now (the column's default), the index was built reading them as ${built.physical.getOrElse(ExistsDefault, "NULL")}")
+    }
     if (built.physical.get(Keys) != scan.physical.get(Keys)) {
       return Some(s"$c: the filters hold the strings' bytes, built before collation keys were stored; " +
         "REFRESH BLOOM INDEX ... FULL stores them")
