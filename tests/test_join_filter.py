@@ -229,6 +229,84 @@ def test_a_key_that_fails_only_on_rows_the_query_drops_fails_nothing(spark, tabl
         spark.conf.unset("spark.sql.parquet.enableVectorizedReader")
 
 
+def test_a_key_on_partition_columns_is_left_to_dynamic_partition_pruning(spark, tables, tmp_path):
+    """A check whose key reads only the other side's partition columns would be evaluated on
+    partition values when the scan lists its files, outside the operator: without its run-time
+    test of the indexed side's files and its tolerance of failing keys. It is not added; a key
+    on a data column of the same table still is."""
+    path = str(tmp_path / "fact_by_p")
+    spark.range(0, 400).selectExpr("id * 3 AS k", "id % 8 AS p", "id % 4 AS q", "id AS v") \
+        .write.partitionBy("p").parquet(path)
+    spark.read.parquet(path).createOrReplaceTempView("fact_by_p")
+    bi = BloomIndex(spark)
+    on, off, applied = _both(spark, "SELECT f.v, d.cat FROM fact_by_p f JOIN dim d ON f.p = d.k")
+    assert not applied and on == off and on
+    report = bi.explain(spark.sql("SELECT f.v, d.cat FROM fact_by_p f JOIN dim d ON f.p = d.k"))
+    assert "the key reads only partition columns" in report, report
+    on, off, applied = _both(spark, "SELECT f.v, d.cat FROM fact_by_p f JOIN dim d ON f.k = d.k AND f.p = d.ki % 8")
+    assert applied and on == off and on  # the data column k still filters
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        # A key failing on partition p=0, whose rows the WHERE drops.
+        on, off, applied = _both(spark, "SELECT f.v, d.cat FROM fact_by_p f JOIN dim d ON 60 DIV f.p = d.k WHERE f.q <> 0")
+        assert not applied and on == off and on
+    finally:
+        spark.conf.unset("spark.sql.ansi.enabled")
+
+
+def test_a_plan_with_a_partition_key_run_after_the_indexed_side_changed(spark, tables, tmp_path):
+    """Planned, then the indexed side gets a new key (a catalog table's INSERT, no refresh), then
+    run: the rows matching the new key are there, as without the filter."""
+    path = str(tmp_path / "fact_by_p2")
+    spark.range(0, 80).selectExpr("id AS v", "id % 8 AS p").write.partitionBy("p").parquet(path)
+    spark.read.parquet(path).createOrReplaceTempView("fact_by_p2")
+    spark.sql("DROP TABLE IF EXISTS dim_t")
+    try:
+        spark.sql("CREATE TABLE dim_t (k BIGINT, cat STRING) USING parquet")
+        spark.sql("INSERT INTO dim_t VALUES (1, 'a'), (2, 'b')")
+        spark.sql("CREATE BLOOM INDEX dim_t_idx ON dim_t FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
+        q = "SELECT f.v, d.cat FROM fact_by_p2 f JOIN dim_t d ON f.p = d.k"
+        planned = {}
+        for enabled in ("false", "true"):
+            spark.conf.set(ENABLED, enabled)
+            planned[enabled] = spark.sql(q)
+            planned[enabled]._jdf.queryExecution().optimizedPlan()
+        spark.conf.set(ENABLED, "true")
+        spark.sql("INSERT INTO dim_t VALUES (4, 'new')")
+        on, off = _rows(planned["true"]), _rows(planned["false"])
+        assert on == off and sum(1 for r in on if r[1] == "new") == 10
+    finally:
+        spark.conf.set(ENABLED, "true")
+        spark.sql("DROP TABLE IF EXISTS dim_t")
+
+
+def test_an_index_created_again_after_its_folder_was_removed_is_another_history(spark, tables, tmp_path):
+    """Its log starts again at the same versions: the driver must not take the filters it loaded
+    of the first history (global filters, index columns) for the second's."""
+    import shutil
+    even, odd = str(tmp_path / "dim_even"), str(tmp_path / "dim_odd")
+    spark.range(0, 300).selectExpr("id * 2 AS k").write.parquet(even)
+    spark.range(0, 300).selectExpr("id * 2 + 1 AS k").write.parquet(odd)
+    create = "CREATE BLOOM INDEX dim_again ON parquet.`{}` FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')"
+    spark.sql(create.format(even))
+    q_even = f"SELECT f.v FROM fact f JOIN parquet.`{even}` d ON f.k = d.k"
+    on, off, applied = _both(spark, q_even)
+    assert applied and on == off and on
+    assert spark.sql(f"SELECT count(*) FROM parquet.`{even}` WHERE k = 10").head()[0] == 1  # a pruned lookup loads k
+    shutil.rmtree(os.path.join(tables["root"], "dim_again"))
+    spark.sql(create.format(odd))
+    q_odd = f"SELECT f.v FROM fact f JOIN parquet.`{odd}` d ON f.k = d.k"
+    on, off, applied = _both(spark, q_odd)
+    assert applied and on == off and on
+    for k in (11, 10):
+        q = f"SELECT k FROM parquet.`{odd}` WHERE k = {k}"
+        with_index = _rows(spark.sql(q))
+        spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+        assert with_index == _rows(spark.sql(q))
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
+    spark.sql("DROP BLOOM INDEX dim_again")
+
+
 def test_filter_sits_below_the_exchange(spark, tables):
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     try:

@@ -2,6 +2,7 @@ package bloomindex.actions
 
 import java.util.UUID
 
+import bloomindex.catalog.IndexCache
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexSpec, IndexState, LogEntry}
 
@@ -49,6 +50,8 @@ final class CreateAction(ctx: ActionContext, spec: IndexSpec, frame: Option[Data
     val next = head.map(_.version + 1).getOrElse(0L)
     val created = ctx.now()
     val entry = LogEntry(next, IndexState.Creating, "CREATE", UUID.randomUUID().toString, created, created, spec, None)
+    // A new log where an earlier one was removed by hand: this JVM's entries of that one go.
+    if (head.isEmpty) IndexCache.forget(ctx.log.indexDir)
     ctx.log.commit(entry)
     entry
   }

@@ -13,8 +13,12 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.types.DataType
 
-/** One column's table-wide filter in one committed version of an index. */
-final case class GlobalFilterRef(index: String, indexDir: String, version: Long, column: String, dataType: DataType) {
+/**
+ * One column's table-wide filter in one committed version of an index; `createdAt` the index's
+ * history (an index folder removed and the index created again restarts its versions).
+ */
+final case class GlobalFilterRef(index: String, indexDir: String, createdAt: Long, version: Long, column: String,
+    dataType: DataType) {
   override def toString: String = s"$index.$column v$version"
 }
 
@@ -69,7 +73,7 @@ object GlobalFilter {
     if (!spec.global) throw BloomIndexErrors.notGlobal(spec.name)
     val data = entry.data.getOrElse(
       throw BloomIndexErrors.damaged(spec.name, s"version ${entry.version} has no data"))
-    val ref = GlobalFilterRef(spec.name, indexDir, entry.version, col.name, DataType.fromDDL(col.dataType))
+    val ref = GlobalFilterRef(spec.name, indexDir, entry.createdAt, entry.version, col.name, DataType.fromDDL(col.dataType))
     val key = (spark.sparkContext, ref, IndexEncryption.keyAccess(spark.sessionState.newHadoopConf()))
     cache.synchronized(Option(cache.get(key))).getOrElse {
       val bytes = IndexStore.globalFilters(spark, new org.apache.hadoop.fs.Path(indexDir), data).getOrElse(col.name,

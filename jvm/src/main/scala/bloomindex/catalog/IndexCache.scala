@@ -27,7 +27,9 @@ import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
  */
 object IndexCache extends org.apache.spark.internal.Logging {
 
-  private final case class Key(indexDir: String, version: Long, column: String)
+  // `createdAt`: the index's history. An index folder removed and the index created again starts
+  // its log at the same versions; its columns are another history's (types, filter designs).
+  private final case class Key(indexDir: String, createdAt: Long, version: Long, column: String)
   private final case class Entry(data: ColumnData, keyAccess: Option[String])
 
   private val entries = new JLinkedHashMap[Key, Entry](16, 0.75f, true)
@@ -59,6 +61,16 @@ object IndexCache extends org.apache.spark.internal.Logging {
     entries.keySet().stream().filter(k => k.indexDir == dir && k.version == version).count().toInt
   }
 
+  /**
+   * Forgets what this JVM loaded of the index in `indexDir` (a CREATE that starts a new log
+   * there: an earlier history's entries, under the same versions, must not stand for it).
+   */
+  def forget(indexDir: Path): Unit = synchronized {
+    val dir = indexDir.toString
+    entries.keySet().removeIf(k => k.indexDir == dir)
+    entriesSeen.keySet().removeIf(k => k._1 == dir)
+  }
+
   /** The log entry of `version`, if this JVM has loaded data of it. */
   def get(indexDir: Path, version: Long): Option[LogEntry] = Option(entriesSeen.get((indexDir.toString, version)))
 
@@ -69,7 +81,7 @@ object IndexCache extends org.apache.spark.internal.Logging {
   def column(spark: SparkSession, log: IndexLog, entry: LogEntry, column: Int): ColumnData = {
     val dir = log.indexDir.toString
     val name = entry.spec.columns(column).name
-    val key = Key(dir, entry.version, name)
+    val key = Key(dir, entry.createdAt, entry.version, name)
     lazy val conf = spark.sessionState.newHadoopConf()
     val hit = synchronized(Option(entries.get(key)))
     if (hit.exists(_.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)))) {
@@ -92,7 +104,7 @@ object IndexCache extends org.apache.spark.internal.Logging {
         val it = entries.entrySet().iterator()
         while (it.hasNext) {
           val e = it.next()
-          if (e.getKey.indexDir == dir && e.getKey.version != entry.version) it.remove()
+          if (e.getKey.indexDir == dir && (e.getKey.version != entry.version || e.getKey.createdAt != entry.createdAt)) it.remove()
         }
         entriesSeen.keySet().removeIf(k => k._1 == dir && k._2 != entry.version)
         entriesSeen.put((dir, entry.version), entry)
@@ -154,7 +166,7 @@ object IndexCache extends org.apache.spark.internal.Logging {
           s"missing or unreadable${if (failedFiles > 0) s": $failedFiles data files" else ""}); they are read, not " +
           s"pruned. REFRESH BLOOM INDEX ${spec.name} FULL repairs it")
       }
-      Key(indexDir.toString, entry.version, colName) -> Entry(d, access)
+      Key(indexDir.toString, entry.createdAt, entry.version, colName) -> Entry(d, access)
     }
     logInfo(f"bloomindex: index '${spec.name}' version ${entry.version} loaded " +
       f"(${builders.keys.map(spec.columns(_).name).mkString(", ")}): read ${(t1 - t0) / 1e6}%.1f ms, " +

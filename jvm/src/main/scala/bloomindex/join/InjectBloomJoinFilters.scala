@@ -6,13 +6,16 @@ import bloomindex.source.{ScanSource, SourceProviders}
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Cast, EqualTo, Exists, Expression, ExprId, InSubquery, KnownFloatingPointNormalized, ListQuery, SubqueryExpression}
+import org.apache.spark.sql.catalyst.catalog.HiveTableRelation
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeSet, Cast, EqualTo, Exists, Expression, ExprId, InSubquery, KnownFloatingPointNormalized, ListQuery, SubqueryExpression}
 import org.apache.spark.sql.catalyst.optimizer.PushDownPredicates
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, JOIN}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, FileTable}
 
 /**
  * Join pre-filtering: for an equi-join where one side's key is a column with a global filter
@@ -49,7 +52,9 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
           val notes = Seq.newBuilder[String]
           val newLeft = if (leftOk) withChecks(left, pairs, right, notes) else left
           val newRight = if (rightOk) withChecks(right, pairs.map(_.swap), left, notes) else right
-          val out = if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
+          // A side that got no check is kept as it was (pushing a check down and taking it out
+          // again, for a key on partition columns, makes an equal copy).
+          val out = if ((newLeft fastEquals left) && (newRight fastEquals right)) j else j.copy(left = newLeft, right = newRight)
           val n = notes.result()
           if (n.nonEmpty) out.setTagValue(NotAppliedTag, n)
           out
@@ -104,7 +109,35 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
           None
       }
     }.filterNot(c => existing.exists(e => e.global == c.global && e.child.semanticEquals(c.child)))
-    if (checks.isEmpty) app else pushDown(Filter(checks.reduce[Expression](And), app))
+    if (checks.isEmpty) app else withoutPartitionChecks(pushDown(Filter(checks.reduce[Expression](And), app)), app, notes)
+  }
+
+  /**
+   * `plan` without the checks pushed down to where a scan would take them as partition
+   * filters: a check whose key reads only a file source's partition columns (or its file
+   * metadata) right above it. Those are evaluated on partition values when the scan lists its
+   * files, outside [[bloomindex.execution.BloomFilterExec]]: without its test, when the plan
+   * runs, that the indexed side still lists the files the filter holds, and without its
+   * tolerance of a key that fails on a value the query's other filters drop. Such a key is
+   * left to Spark's dynamic partition pruning, which filters those partitions by the other
+   * side's actual keys.
+   */
+  private def withoutPartitionChecks(plan: LogicalPlan, app: LogicalPlan,
+      notes: scala.collection.mutable.Builder[String, Seq[String]]): LogicalPlan = plan.transformUp {
+    case f @ Filter(condition, child) if condition.exists(isJoinCheck) =>
+      val partitions = partitionAttributes(child)
+      val (dropped, kept) = SparkShim.conjuncts(condition).partition(c =>
+        isJoinCheck(c) && c.references.nonEmpty && c.references.subsetOf(partitions))
+      dropped.foreach { case c: BloomMightContain =>
+        notes += s"${rowsOf(c.child, app)} not checked against ${c.global.ref}: the key reads only partition " +
+          "columns, which the scan filters when it lists its files (left to Spark's dynamic partition pruning)"
+      }
+      if (dropped.isEmpty) f else if (kept.isEmpty) child else Filter(kept.reduce[Expression](And), child)
+  }
+
+  private def isJoinCheck(e: Expression): Boolean = e match {
+    case b: BloomMightContain => b.coverage.isDefined
+    case _ => false
   }
 
   /**
@@ -162,6 +195,36 @@ object InjectBloomJoinFilters {
 
   /** Why a join got no filter on a side that could have had one, for `BloomIndex.explain`. */
   val NotAppliedTag: TreeNodeTag[Seq[String]] = TreeNodeTag[Seq[String]]("bloomindex.joinFilter.notApplied")
+
+  /**
+   * The attributes of `plan`'s output that a filter right above it is evaluated on as partition
+   * values (Spark's file scans split off the filters that read only their partition columns
+   * and file metadata; a Hive table's scan its partition columns), through projections and
+   * filters, as Spark collapses those into the scan.
+   */
+  private[join] def partitionAttributes(plan: LogicalPlan): AttributeSet = plan match {
+    case p: Project =>
+      val below = partitionAttributes(p.child)
+      AttributeSet(p.projectList.collect {
+        case a: Attribute if below.contains(a) => a
+        case al @ Alias(a: Attribute, _) if below.contains(a) => al.toAttribute
+      })
+    case f: Filter => partitionAttributes(f.child)
+    case l: LogicalRelation => l.relation match {
+      case fs: HadoopFsRelation => notIn(l.output, fs.dataSchema.fieldNames)
+      case _ => AttributeSet.empty
+    }
+    case r: DataSourceV2Relation => r.table match {
+      case t: FileTable => notIn(r.output, t.dataSchema.fieldNames)
+      case _ => AttributeSet.empty
+    }
+    case h: HiveTableRelation => AttributeSet(h.partitionCols)
+    case _ => AttributeSet.empty
+  }
+
+  /** Attributes of `output` that are no data column (by name, any case): partition columns, file metadata. */
+  private def notIn(output: Seq[Attribute], dataColumns: Array[String]): AttributeSet =
+    AttributeSet(output.filterNot(a => dataColumns.exists(_.equalsIgnoreCase(a.name))))
 
   /** (left may be filtered, right may be filtered). */
   def filterable(joinType: JoinType): (Boolean, Boolean) = joinType match {
