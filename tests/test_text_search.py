@@ -459,3 +459,53 @@ def test_v2_scans_answer_alike(spark, text_table):
         spark.conf.unset("spark.sql.sources.useV1SourceList")
         spark.conf.unset("spark.bloomindex.pruning.enabled")
         spark.read.parquet(text_table.path).createOrReplaceTempView("text_t")
+
+
+def test_malformed_utf8_literals_and_values_never_lose_a_row(spark, root, tmp_path):
+    """`contains`, `startswith`, `instr` compare bytes: a literal that is not valid UTF-8 can lie
+    inside a well-formed character of a value. `LIKE` compares the value's `toString`, while a
+    folded filter holds the units of its `toValidString` lowered (each replaces malformed bytes
+    with U+FFFD, not the same number of times). Such literals, and ones holding U+FFFD, are not
+    pruned on; the rest still are."""
+    path = str(tmp_path / "malformed")
+    spark.sql("SELECT 0 AS k, 'ébcd' AS s").coalesce(1).write.parquet(path)
+    spark.sql("SELECT 1 AS k, CAST(unhex('61EDA0806225') AS STRING) AS s").coalesce(1).write.mode("append").parquet(path)
+    spark.sql("SELECT 2 AS k, 'Aİ x' AS s").coalesce(1).write.mode("append").parquet(path)
+    spark.sql("SELECT 3 AS k, 'zzzz' AS s").coalesce(1).write.mode("append").parquet(path)
+    spark.sql(f"CREATE BLOOM INDEX malformed_idx ON parquet.`{path}` FOR COLUMNS "
+              "(s USING NGRAMS (3) OPTIONS (case = 'lower'), s USING TOKENS, s USING NGRAMS (2))")
+    t = f"parquet.`{path}`"
+    cases = {
+        "contains(s, CAST(unhex('A9626364') AS STRING))": [0],      # 'ébcd' minus its first byte
+        "instr(s, CAST(unhex('A96263') AS STRING)) > 0": None,      # whatever Spark answers, with the index too
+        "startswith(s, CAST(unhex('41C4') AS STRING))": [2],        # 'A' and half of 'İ'
+        "s LIKE 'a\uFFFDb\\\\%'": [1],                                # U+FFFD, an escaped %: no wildcard
+        "s LIKE ANY ('a\uFFFDb\\\\%', 'nothing')": [1],
+    }
+    with_string_pushdown_off = {"spark.sql.parquet.filterPushdown.string.startsWith": "false"}
+    for key, value in with_string_pushdown_off.items():
+        spark.conf.set(key, value)
+    try:
+        for where, want in cases.items():
+            q = f"SELECT k FROM {t} WHERE {where}"
+            off = _answer_ids_k(spark, q, on=False)
+            assert want is None or off == want, where
+            assert _answer_ids_k(spark, q, on=True) == off, where
+        # Well-formed literals still prune.
+        _pruning(spark, True)
+        report = BloomIndex(spark).explain(spark.sql(f"SELECT k FROM {t} WHERE contains(s, 'bcd')"))
+        assert "kept 1/4 files" in report, report
+        assert _answer_ids_k(spark, f"SELECT k FROM {t} WHERE contains(s, 'bcd')", on=True) == [0]
+    finally:
+        for key in with_string_pushdown_off:
+            spark.conf.unset(key)
+        _pruning(spark, True)
+        spark.sql("DROP BLOOM INDEX IF EXISTS malformed_idx")
+
+
+def _answer_ids_k(spark, sql: str, on: bool) -> list[int]:
+    _pruning(spark, on)
+    try:
+        return sorted(r.k for r in spark.sql(sql).collect())
+    finally:
+        _pruning(spark, True)

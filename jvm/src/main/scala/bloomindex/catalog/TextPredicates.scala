@@ -22,6 +22,13 @@ import org.apache.spark.unsafe.types.UTF8String
  * Each match gives the column's attribute, whether the predicate is on `lower(c)`, and what it
  * requires of a filter with given settings ([[TextSearch]]); literals that are null match
  * nothing and are left to Spark (not pruned).
+ *
+ * A literal that is not valid UTF-8, or holds U+FFFD, is left to Spark too ([[Str]]): `contains`,
+ * `startswith`, `endswith`, `instr` and `locate` compare bytes, and a malformed literal's bytes
+ * can lie inside a well-formed character of a value, whose units never hold the literal's
+ * replacement character; `LIKE` compares the value's `toString`, while a folded filter holds
+ * the units of the value's `toValidString` lowered: both replace malformed bytes with U+FFFD, but
+ * not the same number of times.
  */
 private[catalog] object TextPredicates {
 
@@ -39,10 +46,13 @@ private[catalog] object TextPredicates {
 
   private object Str {
     def unapply(e: Expression): Option[String] = e match {
-      case Literal(s: UTF8String, _: StringType) => Some(s.toString)
+      case Literal(s: UTF8String, _: StringType) if wellFormed(s) => Some(s.toString)
       case _ => None
     }
   }
+
+  /** Valid UTF-8 without U+FFFD: a literal whose characters every reading of a value agrees on. */
+  private def wellFormed(s: UTF8String): Boolean = s.isValid && s.toString.indexOf('\uFFFD') < 0
 
   private object Positive {
     /** `x > 0`, `x >= 1`, `0 < x`, `1 <= x` (x an integer). */
@@ -63,10 +73,10 @@ private[catalog] object TextPredicates {
     case EndsWith(Column(a, on), Str(s)) => Some(Match(a, on, TextSearch.endsWith(_, s, on)))
     case Contains(Column(a, on), Str(s)) => Some(Match(a, on, TextSearch.contains(_, s, on)))
     case RLike(Column(a, on), Str(p)) => Some(Match(a, on, TextSearch.rlike(_, p, on)))
-    case LikeAll(Column(a, on), patterns) if patterns.nonEmpty && patterns.forall(_ != null) =>
+    case LikeAll(Column(a, on), patterns) if patterns.nonEmpty && patterns.forall(p => p != null && wellFormed(p)) =>
       val ps = patterns.map(_.toString)
       Some(Match(a, on, spec => ps.map(TextSearch.like(spec, _, '\\', on)).reduce(_ and _)))
-    case LikeAny(Column(a, on), patterns) if patterns.nonEmpty && patterns.forall(_ != null) =>
+    case LikeAny(Column(a, on), patterns) if patterns.nonEmpty && patterns.forall(p => p != null && wellFormed(p)) =>
       val ps = patterns.map(_.toString)
       Some(Match(a, on, spec => ps.map(TextSearch.like(spec, _, '\\', on)).reduce(_ or _)))
     case Positive(StringInstr(Column(a, on), Str(s))) => Some(Match(a, on, TextSearch.contains(_, s, on)))
@@ -77,7 +87,10 @@ private[catalog] object TextPredicates {
     case In(Lower(a: Attribute), list) if isString(a) && list.nonEmpty && list.forall(Str.unapply(_).isDefined) =>
       val values = list.flatMap(Str.unapply)
       Some(Match(a, Operand.Lower, TextSearch.in(_, values, Operand.Lower)))
-    case InSet(Lower(a: Attribute), set) if isString(a) && set.nonEmpty && set.forall(_.isInstanceOf[UTF8String]) =>
+    case InSet(Lower(a: Attribute), set) if isString(a) && set.nonEmpty && set.forall {
+          case u: UTF8String => wellFormed(u)
+          case _ => false
+        } =>
       val values = set.toSeq.map(_.toString)
       Some(Match(a, Operand.Lower, TextSearch.in(_, values, Operand.Lower)))
     case _ => None
