@@ -338,7 +338,7 @@ def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, roo
 def test_a_column_added_with_a_default_answers_only_where_read_with_it(spark, root, tmp_path, fmt):
     """`ALTER TABLE ... ADD COLUMN b ... DEFAULT 'zz'`: the table reads b as 'zz' in the files
     written before, a read of its folder by path as NULL. An index of the folder does not answer
-    for the table (nor one of the table for the folder); one of the table does."""
+    for the table; one of the table does, also one built before defaults were recorded."""
     table, location = f"dflt_{fmt}", str(tmp_path / "dflt")
     spark.sql(f"DROP TABLE IF EXISTS {table}")
     try:
@@ -352,11 +352,23 @@ def test_a_column_added_with_a_default_answers_only_where_read_with_it(spark, ro
         assert [r[0] for r in same(spark, q)] == [1, 2]
         for where in ["b IN ('zz', 'x')", "b <=> 'zz'", "b = 'q'"]:
             same(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE {where}"), where)
-        assert_not_applied(spark, q, f"{table}_path", "default", "'zz'")
+        assert_not_applied(spark, q, f"{table}_path", "default", "'zz'", "create the index on the table")
         # By path those rows are NULL, and the folder's index answers.
         assert same(spark, lambda: by_path().where("b = 'zz'")) == []
         assert_prunes(spark, lambda: by_path().where("b = 'zz'"), f"{table}_path")
         spark.sql(f"CREATE BLOOM INDEX {table}_t ON {table} FOR COLUMNS (b)")
+        assert [r[0] for r in same(spark, q)] == [1, 2]
+        assert_prunes(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE b = 'q'"), f"{table}_t")
+        # Its entry as a build before this change wrote it (no default recorded): it read the rows
+        # through the table, with the default, and still answers.
+        path = newest_active_log_file(root, f"{table}_t")
+        entry = json.load(open(path))
+        for col in entry["data"]["decoding"]["columns"]:
+            assert col["physical"].pop("existsDefault") == "'zz'"
+        os.remove(path)
+        with open(path, "w") as out:
+            out.write(entry_text(entry))
+        clear_index_cache(spark)
         assert [r[0] for r in same(spark, q)] == [1, 2]
         assert_prunes(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE b = 'q'"), f"{table}_t")
     finally:

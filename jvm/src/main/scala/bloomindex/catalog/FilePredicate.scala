@@ -155,6 +155,10 @@ object FilePredicate {
    * returned as stored).
    */
   private def padded(a: Attribute, n: Int, values: Seq[Any], index: IndexView): Either[NotApplicable, FilePredicate] = {
+    // A malformed literal would be probed as its decoded string's bytes, not its own.
+    if (values.exists { case s: org.apache.spark.unsafe.types.UTF8String => !s.isValid; case _ => false }) {
+      return Left(NotApplicable(s"CHAR($n) ${a.name}: a literal that is not valid UTF-8"))
+    }
     val forms = values.flatMap {
       case null => Nil
       case s: org.apache.spark.unsafe.types.UTF8String =>

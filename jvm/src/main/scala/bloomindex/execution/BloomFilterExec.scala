@@ -21,9 +21,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * hashes every check's key into a `long[]` and tests the whole array with the filter's bulk
  * kernel (the vector one where the JVM has it), then lets through the rows every check
  * passed. A null key, or one no value of the indexed type can equal, never passes: such a
- * row cannot satisfy the equality the check stands for. A key that cannot be computed (an ANSI
- * error) passes: the operator runs below the query's other filters and joins, which may drop
- * that row before its key is ever computed without the index.
+ * row cannot satisfy the equality the check stands for. A join check's key that cannot be
+ * computed (an ANSI error) passes: the operator runs below the query's other filters and joins,
+ * which may drop that row before its key is ever computed without the index.
  *
  * Input: when the child's rows come from columnar batches (a vectorized scan under its
  * column-to-row conversion), it reads the batches themselves: keys that are columns are
@@ -63,11 +63,15 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) ext
     })
     if (applied.isEmpty) return child.execute()
     val attrs = child.output
+    // The join rule's checks (with a coverage) let a row whose key fails through: the join
+    // computes that key again later, if the row gets there. A check written by hand fails as
+    // Spark's own filter would.
+    val tolerant = applied.map(_.coverage.isDefined).toArray
     val bound = applied.map(c => c.copy(child = BindReferences.bindReference(c.child, attrs), coverage = None))
     BloomFilterExec.columnarInput(child) match {
       case Some(columnar) =>
         columnar.executeColumnar().mapPartitions({ batches =>
-          val checker = new BatchChecker(bound)
+          val checker = new BatchChecker(bound, tolerant)
           val toRow = UnsafeProjection.create(attrs, attrs)
           batches.flatMap { batch =>
             val start = System.nanoTime()
@@ -81,7 +85,7 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) ext
         }, preservesPartitioning = true)
       case None =>
         child.execute().mapPartitions({ rows =>
-          val checker = new BatchChecker(bound)
+          val checker = new BatchChecker(bound, tolerant)
           val buffer = new Array[InternalRow](BloomFilterExec.BatchRows)
           // Upstream operators reuse their row objects: each buffered row is a copy.
           val groups = new Iterator[Iterator[InternalRow]] {
@@ -161,7 +165,7 @@ object BloomFilterExec {
  * The checks of one task: key hashes and results for up to one batch, reused batch after
  * batch. `checkColumnar`/`checkRows` return `pass`, true for the rows every check lets through.
  */
-private final class BatchChecker(checks: Seq[BloomMightContain]) {
+private final class BatchChecker(checks: Seq[BloomMightContain], tolerant: Array[Boolean]) {
   private var hashes = new Array[Long](BloomFilterExec.BatchRows)
   private var valid = new Array[Boolean](BloomFilterExec.BatchRows)
   private var maybe = new Array[Boolean](BloomFilterExec.BatchRows)
@@ -250,7 +254,7 @@ private final class BatchChecker(checks: Seq[BloomMightContain]) {
 
   private def hashKey(k: Int, row: InternalRow, i: Int): Boolean = {
     val key = try keyProjections(k)(row) catch {
-      case NonFatal(_) =>
+      case NonFatal(_) if tolerant(k) =>
         failed(i) = true
         anyFailed = true
         return false

@@ -16,6 +16,8 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, JOIN}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, FileTable}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.StructType
 
 /**
  * Join pre-filtering: for an equi-join where one side's key is a column with a global filter
@@ -113,24 +115,27 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
   }
 
   /**
-   * `plan` without the checks pushed down to where a scan would take them as partition
-   * filters: a check whose key reads only a file source's partition columns (or its file
-   * metadata) right above it. Those are evaluated on partition values when the scan lists its
-   * files, outside [[bloomindex.execution.BloomFilterExec]]: without its test, when the plan
-   * runs, that the indexed side still lists the files the filter holds, and without its
-   * tolerance of a key that fails on a value the query's other filters drop. Such a key is
-   * left to Spark's dynamic partition pruning, which filters those partitions by the other
-   * side's actual keys.
+   * `plan` without the checks pushed down to where they would be evaluated before the plan
+   * runs ([[InjectBloomJoinFilters.plannedAttributes]]): a check whose key reads only a file
+   * source's partition columns (or its file metadata) right above its scan, which the scan
+   * takes as a partition filter when it lists its files, or only a local relation's columns,
+   * which Spark filters while it optimizes. Either runs outside
+   * [[bloomindex.execution.BloomFilterExec]]: without its test, when the plan runs, that the
+   * indexed side still lists the files the filter holds, and without its tolerance of a key
+   * that fails on a value the query's other filters drop. A partitioned side is left to
+   * Spark's dynamic partition pruning, which filters its partitions by the other side's keys.
    */
   private def withoutPartitionChecks(plan: LogicalPlan, app: LogicalPlan,
       notes: scala.collection.mutable.Builder[String, Seq[String]]): LogicalPlan = plan.transformUp {
     case f @ Filter(condition, child) if condition.exists(isJoinCheck) =>
-      val partitions = partitionAttributes(child)
+      val planned = plannedAttributes(child)
       val (dropped, kept) = SparkShim.conjuncts(condition).partition(c =>
-        isJoinCheck(c) && c.references.nonEmpty && c.references.subsetOf(partitions))
-      dropped.foreach { case c: BloomMightContain =>
+        isJoinCheck(c) && c.references.nonEmpty && c.references.subsetOf(planned))
+      dropped.collect { case c: BloomMightContain =>
         notes += s"${rowsOf(c.child, app)} not checked against ${c.global.ref}: the key reads only partition " +
-          "columns, which the scan filters when it lists its files (left to Spark's dynamic partition pruning)"
+          "columns or local rows, which are filtered when the query is planned or lists its files, outside the " +
+          "check's test of the indexed side when the plan runs (a partitioned side is left to Spark's dynamic " +
+          "partition pruning)"
       }
       if (dropped.isEmpty) f else if (kept.isEmpty) child else Filter(kept.reduce[Expression](And), child)
   }
@@ -197,34 +202,41 @@ object InjectBloomJoinFilters {
   val NotAppliedTag: TreeNodeTag[Seq[String]] = TreeNodeTag[Seq[String]]("bloomindex.joinFilter.notApplied")
 
   /**
-   * The attributes of `plan`'s output that a filter right above it is evaluated on as partition
-   * values (Spark's file scans split off the filters that read only their partition columns
-   * and file metadata; a Hive table's scan its partition columns), through projections and
-   * filters, as Spark collapses those into the scan.
+   * The attributes of `plan`'s output that a filter right above it is evaluated on before the
+   * plan runs: a file scan's partition columns and file metadata (Spark's file scans split off
+   * the filters that read only those and apply them as they list files; a Hive table's scan,
+   * its partition columns), and every column of a local relation (Spark evaluates a filter
+   * over one while it optimizes); through projections and filters, as Spark collapses those.
    */
-  private[join] def partitionAttributes(plan: LogicalPlan): AttributeSet = plan match {
+  private[join] def plannedAttributes(plan: LogicalPlan): AttributeSet = plan match {
     case p: Project =>
-      val below = partitionAttributes(p.child)
+      val below = plannedAttributes(p.child)
       AttributeSet(p.projectList.collect {
         case a: Attribute if below.contains(a) => a
         case al @ Alias(a: Attribute, _) if below.contains(a) => al.toAttribute
       })
-    case f: Filter => partitionAttributes(f.child)
+    case f: Filter => plannedAttributes(f.child)
     case l: LogicalRelation => l.relation match {
-      case fs: HadoopFsRelation => notIn(l.output, fs.dataSchema.fieldNames)
+      case fs: HadoopFsRelation => beyondData(l.output, fs.dataSchema, fs.partitionSchema)
       case _ => AttributeSet.empty
     }
     case r: DataSourceV2Relation => r.table match {
-      case t: FileTable => notIn(r.output, t.dataSchema.fieldNames)
+      case t: FileTable => beyondData(r.output, t.dataSchema, t.fileIndex.partitionSchema)
       case _ => AttributeSet.empty
     }
     case h: HiveTableRelation => AttributeSet(h.partitionCols)
+    case l: LocalRelation => l.outputSet
     case _ => AttributeSet.empty
   }
 
-  /** Attributes of `output` that are no data column (by name, any case): partition columns, file metadata. */
-  private def notIn(output: Seq[Attribute], dataColumns: Array[String]): AttributeSet =
-    AttributeSet(output.filterNot(a => dataColumns.exists(_.equalsIgnoreCase(a.name))))
+  /**
+   * Attributes of `output` that are partition columns (also where the files hold a column of the
+   * same name) or no data column (file metadata), by the session's resolver.
+   */
+  private def beyondData(output: Seq[Attribute], data: StructType, partitions: StructType): AttributeSet = {
+    val resolver = SQLConf.get.resolver
+    AttributeSet(output.filter(a => partitions.fieldNames.exists(resolver(_, a.name)) || !data.fieldNames.exists(resolver(_, a.name))))
+  }
 
   /** (left may be filtered, right may be filtered). */
   def filterable(joinType: JoinType): (Boolean, Boolean) = joinType match {

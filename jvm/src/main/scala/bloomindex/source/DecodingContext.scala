@@ -101,7 +101,9 @@ object DecodingContext {
         // JVM's default zone: the same file reads otherwise in a JVM of another zone. (Spark's
         // own writer uses `timestamp with local time zone`, whose values are instants; which type
         // a file has is the file's affair, so the zone is always recorded.)
-        if (dataType == TimestampType || dataType == TimestampNTZType) out += JvmTimeZone -> java.util.TimeZone.getDefault.getID
+        if (dataType == TimestampType || dataType == TimestampNTZType) {
+          out += JvmTimeZone -> java.util.TimeZone.getDefault.toZoneId.normalized().getId  // UTC, Etc/UTC, GMT: Z
+        }
       case "avro" =>
         add(CaseSensitive)
         if (isDatetime(dataType)) {
@@ -333,9 +335,15 @@ object DecodingContext {
       case _ =>
     }
     positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))
-    if (built.physical.get(ExistsDefault) != scan.physical.get(ExistsDefault)) {
-      return Some(s"$c: rows of files written before the column was added read as ${scan.physical.getOrElse(ExistsDefault, "NULL")} " +
-        s"now (the column's default), the index was built reading them as ${built.physical.getOrElse(ExistsDefault, "NULL")}")
+    (built.physical.get(ExistsDefault), scan.physical.get(ExistsDefault)) match {
+      case (a, b) if a == b =>
+      // An index of the table built before defaults were recorded read the rows through the
+      // table, which gives them the default (fixed when the column was added).
+      case (None, Some(_)) if built.physical.contains(TableCreated) =>
+      case (None, Some(d)) => return Some(s"$c: the table gives rows of its files that lack the column its default ($d), " +
+        "the index was built from the files by path, which read them as NULL: create the index on the table")
+      case (a, b) => return Some(s"$c: rows of files that lack the column read as ${b.getOrElse("NULL")} now, the index " +
+        s"was built reading them as ${a.getOrElse("NULL")}")
     }
     if (built.physical.get(Keys) != scan.physical.get(Keys)) {
       return Some(s"$c: the filters hold the strings' bytes, built before collation keys were stored; " +
