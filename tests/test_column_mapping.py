@@ -15,7 +15,8 @@ import pytest
 
 from bloomindex import BloomIndex
 from index_helpers import confs, entry_text
-from test_decoding_regressions import JOIN_FILTER, PRUNING, assert_not_applied, assert_prunes, same, write_text_files
+from test_decoding_regressions import (JOIN_FILTER, PRUNING, assert_not_applied, assert_prunes, kept, report, same,
+                                       write_text_files)
 
 V1_LIST = "spark.sql.sources.useV1SourceList"
 
@@ -575,3 +576,38 @@ def test_char_columns_under_read_side_padding(spark, root, tmp_path):
         assert same(spark, lambda: spark.sql(q)) == []
     finally:
         _drop(spark, "chars_t")
+
+
+def test_char_equality_with_malformed_literal_is_not_pruned(spark, tmp_path):
+    """A CHAR literal that is not valid UTF-8 (`CAST(X'41C3' AS STRING)`) is compared by its
+    bytes, padded as Spark counts its characters; decoded, it would be probed as other bytes
+    (U+FFFD's), and the files holding it would be skipped. Such a literal is not pruned on."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    loc = str(tmp_path / "chars_bad")
+    _drop(spark, "chars_bad")
+    try:
+        spark.sql(f"CREATE TABLE chars_bad (c CHAR(5), id INT) USING parquet LOCATION '{loc}'")
+        for i in range(3):
+            spark.sql(f"INSERT INTO chars_bad VALUES ('k{i}', {i})")
+        spark.sql("INSERT INTO chars_bad SELECT CAST(X'41C3' AS STRING), 7")
+        # Another writer's malformed values, unpadded and padded.
+        values = [b"A\xc3", b"A\xc3 ", b"A\xc3   ", b"B\xff\xfe", b"B\xff\xfe  "]
+        pq.write_table(pa.table({"c": pa.array(values, pa.binary()),
+                                 "id": pa.array(range(100, 100 + len(values)), pa.int32())}),
+                       os.path.join(loc, "other-writer.parquet"))
+        spark.sql("REFRESH TABLE chars_bad")
+        spark.sql("CREATE BLOOM INDEX chars_bad_ix ON chars_bad FOR COLUMNS (c)")
+        for literal, rows in [("X'41C3'", [(100,)]), ("X'41C320'", [(7,), (101,), (102,)]),
+                              ("X'42FFFE'", [(103,), (104,)])]:
+            q = f"SELECT id FROM chars_bad WHERE c = CAST({literal} AS STRING)"
+            assert sorted(same(spark, lambda: spark.sql(q))) == rows, q
+            k = kept(report(spark, lambda: spark.sql(q)), "chars_bad_ix")
+            assert k is not None and k[0] == k[1], (q, k)  # no file skipped
+        # A well-formed literal on the same table is still pruned on.
+        q = "SELECT id FROM chars_bad WHERE c = 'k1'"
+        assert same(spark, lambda: spark.sql(q)) == [(1,)]
+        assert_prunes(spark, lambda: spark.sql(q), "chars_bad_ix")
+    finally:
+        _drop(spark, "chars_bad")

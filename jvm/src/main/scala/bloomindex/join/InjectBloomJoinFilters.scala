@@ -111,7 +111,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
           None
       }
     }.filterNot(c => existing.exists(e => e.global == c.global && e.child.semanticEquals(c.child)))
-    if (checks.isEmpty) app else withoutPartitionChecks(pushDown(Filter(checks.reduce[Expression](And), app)), app, notes)
+    if (checks.isEmpty) app else withoutPlannedChecks(pushDown(Filter(checks.reduce[Expression](And), app)), app, notes)
   }
 
   /**
@@ -125,7 +125,7 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
    * that fails on a value the query's other filters drop. A partitioned side is left to
    * Spark's dynamic partition pruning, which filters its partitions by the other side's keys.
    */
-  private def withoutPartitionChecks(plan: LogicalPlan, app: LogicalPlan,
+  private def withoutPlannedChecks(plan: LogicalPlan, app: LogicalPlan,
       notes: scala.collection.mutable.Builder[String, Seq[String]]): LogicalPlan = plan.transformUp {
     case f @ Filter(condition, child) if condition.exists(isJoinCheck) =>
       val planned = plannedAttributes(child)

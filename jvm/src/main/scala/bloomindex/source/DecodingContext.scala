@@ -6,6 +6,7 @@ import scala.util.Try
 
 import bloomindex.log.{ColumnDecoding, Decoding}
 
+import org.apache.spark.sql.catalyst.util.ResolveDefaultColumns
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 
@@ -157,7 +158,7 @@ object DecodingContext {
    * of a table without the default, gives NULL.
    */
   val ExistsDefault = "existsDefault"
-  private val ExistsDefaultMetadataKey = "EXISTS_DEFAULT"
+  private val ExistsDefaultMetadataKey = ResolveDefaultColumns.EXISTS_DEFAULT_COLUMN_METADATA_KEY
   private val SqlCorruptRecordColumn = "spark.sql.columnNameOfCorruptRecord"
 
   /**
