@@ -78,6 +78,28 @@ def test_a_zero_is_looked_for_as_either_zero():
     assert hash_value(1.0, "double") != hash_value(-1.0, "double")
 
 
+def test_a_nan_is_always_maybe():
+    """Spark's NaN = NaN holds for any two NaNs, whatever their bits (a NaN another writer, or
+    `inf * 0.0` on x86, wrote as 0xfff8... where Spark writes 0x7ff8...): a NaN looked for is
+    "maybe" in every filter, even one that holds no NaN, as no bits can rule it out."""
+    import struct
+
+    quiet = float("nan")
+    negative = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]
+    payload = struct.unpack("<d", struct.pack("<Q", 0x7FF0000000000001))[0]
+    for t in ("double", "float"):
+        for design in ("sbbf", "sbbf-murmur3", "classic"):
+            g = for_ndv(100, 0.01, design)
+            g.insert([quiet, 2.5], t)
+            for asked in (quiet, negative, payload):
+                assert g.might_contain(asked, t), (t, design, hex(struct.unpack("<Q", struct.pack("<d", asked))[0]))
+            assert g.check([negative, None, 7.0, 2.5], t).tolist() == [True, False, True], (t, design)
+            assert g.check(np.array([payload, 7.0]), t).tolist() == [True, False], (t, design)
+            empty = for_ndv(100, 0.01, design)
+            empty.insert([1.0], t)
+            assert empty.might_contain(negative, t) and not empty.might_contain(7.0, t), (t, design)
+
+
 def test_dates_timestamps_and_decimals_hash_their_plain_integers():
     assert hash_value(dt.date(1969, 12, 31), "date") == hash_value(-1, "int")
     aware = dt.datetime(1970, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1)))

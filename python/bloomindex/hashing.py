@@ -86,7 +86,9 @@ def check_values(check_hashes: Callable[[np.ndarray], np.ndarray], values: Itera
                  spark_type: str, hash_name: str) -> np.ndarray:
     """``check_hashes`` of each non-null value as Spark's equality sees it: a float or double
     zero is equal to the other zero (``0.0 = -0.0`` in Spark, as in Python), whose bits and hash
-    differ, so a zero may be in the filter as either."""
+    differ, so a zero may be in the filter as either; and every NaN is equal to every other NaN
+    in Spark (``NaN = NaN`` is true there), whatever its bits, so a NaN may be in the filter as
+    any of 2**52 bit patterns: a NaN is always "maybe"."""
     _check_args(values, spark_type, hash_name)
     t = parse_type(spark_type)
     if t.physical not in ("FLOAT", "DOUBLE"):
@@ -96,7 +98,7 @@ def check_values(check_hashes: Callable[[np.ndarray], np.ndarray], values: Itera
     zeros = arr == 0
     if zeros.any():
         out = out | check_hashes(hash_values(np.where(zeros, -arr, arr), spark_type, hash_name))
-    return out
+    return out | np.isnan(arr)
 
 
 def _check_args(values: Any, spark_type: Any, hash_name: Any) -> None:
