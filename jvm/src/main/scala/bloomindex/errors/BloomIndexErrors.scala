@@ -21,7 +21,7 @@ import org.apache.spark.sql.catalyst.trees.Origin
  * Spark attaches (`; line 1 pos 7`) but no query context: see [[BloomIndexAnalysisException]].
  *
  * API, one method per condition, named after it:
- *  - the index: [[notFound]], [[alreadyExists]], [[invalidName]], [[unsafeLocation]], [[damaged]],
+ *  - the index: [[notFound]], [[alreadyExists]], [[invalidName]], [[unsafeLocation]], [[damaged]], [[newerFormat]],
  *    [[columnNotFound]], [[notGlobal]], [[stale]], [[decodingContextChanged]],
  *    [[incrementalRefreshContextChanged]]; a lost commit race is [[ConcurrentBloomIndexUpdateException]]
  *    (condition `BLOOM_INDEX_CONCURRENT_UPDATE`, SQLSTATE 40001: retry the command);
@@ -91,6 +91,10 @@ object BloomIndexErrors {
   /** `path`, a folder of index `name`, is a symbolic link: writes would leave `root` (`rootKey`). */
   def unsafeLocation(name: String, path: String, rootKey: String, root: String): AnalysisException =
     error("BLOOM_INDEX_UNSAFE_LOCATION", Map("indexName" -> name, "path" -> path, "rootKey" -> rootKey, "root" -> root))
+
+  /** Index `name`'s log entry `version` is of a format newer than this build reads. */
+  def newerFormat(name: String, version: Long, problem: String): AnalysisException =
+    error("BLOOM_INDEX_NEWER_FORMAT", Map("indexName" -> name, "version" -> version.toString, "problem" -> problem))
 
   /** What is wrong with the stored index: "version 3 has no data", "already exists and its log ...". */
   def damaged(name: String, problem: String, cause: Throwable = null): AnalysisException =

@@ -84,7 +84,7 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
     while (vs.hasNext) {
       val (v, st) = vs.next()
       val e = try read(v, Some(st)) catch {
-        case err: LogJson.NewerFormatException => throw err
+        case err: LogJson.NewerFormatException => throw newer(v, err)
         case NonFatal(err) =>
           IndexLog.warnOnce(s"bloomindex: ${entryPath(v)} is damaged and skipped (${err.getMessage}); " +
             s"REFRESH BLOOM INDEX ${indexDir.getName} FULL repairs the index")
@@ -113,12 +113,20 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
       val v = it.next()
       try return Some(LogHead(vs.last, Some(read(v)), damaged.result()))
       catch {
-        case e: LogJson.NewerFormatException => throw e
+        case e: LogJson.NewerFormatException => throw newer(v, e)
         case NonFatal(e) => damaged += v -> e.getMessage
       }
     }
     Some(LogHead(vs.last, None, damaged.result()))
   }
+
+  /**
+   * An entry a newer bloomindex wrote stops every reader of the log (its meaning is unknown:
+   * skipping it as damage could take an older version for the current one): a command gets
+   * `BLOOM_INDEX_NEWER_FORMAT`, queries do not use the index.
+   */
+  private def newer(version: Long, e: LogJson.NewerFormatException) =
+    bloomindex.errors.BloomIndexErrors.newerFormat(indexDir.getName, version, e.getMessage)
 
   /** Commits `entry` as its version; throws [[ConcurrentBloomIndexUpdateException]] if taken. */
   def commit(entry: LogEntry): Unit =
