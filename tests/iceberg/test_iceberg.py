@@ -499,6 +499,106 @@ def test_refresh_after_add_files(spark, root, table, tmp_path):
     assert _kept(spark, q)[0] == total - 3
 
 
+def _import_folder(spark, table: str, path: str) -> None:
+    catalog, db, name = table.split(".")
+    spark.sql(f"CALL {catalog}.system.add_files(table => '{db}.{name}', source_table => '`parquet`.`{path}`')")
+
+
+def _with_confs(spark, confs: dict, body) -> None:
+    before = {k: spark.conf.get(k, None) for k in confs}
+    for k, v in confs.items():
+        spark.conf.set(k, v)
+    try:
+        body()
+    finally:
+        for k, v in before.items():
+            spark.conf.unset(k) if v is None else spark.conf.set(k, v)
+
+
+def test_imported_int96_read_as_iceberg_reads_them(spark, root, table, tmp_path):
+    """INT96 timestamps another writer than parquet-mr wrote (pyarrow), imported: Iceberg reads
+    them as stored; Spark's reader, under spark.sql.parquet.int96TimestampConversion, shifts
+    them by the session's zone. A build in such a session reads them as Iceberg does."""
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "int96"
+    src.mkdir()
+    for f in range(3):
+        ks = list(range(f * 10, f * 10 + 10))
+        ts = [datetime.datetime(2020, 1, 1) + datetime.timedelta(hours=k) for k in ks]
+        pq.write_table(pa.table({"k": pa.array(ks, pa.int64()), "ts": pa.array(ts, pa.timestamp("us"))}),
+                       str(src / f"part-{f}.parquet"), use_deprecated_int96_timestamps=True)
+    spark.sql(f"CREATE TABLE {table} (k BIGINT, ts TIMESTAMP) USING iceberg")
+    _import_folder(spark, table, str(src))
+    [(value,)] = spark.sql(f"SELECT cast(ts AS string) FROM {table} WHERE k = 15").collect()
+    _with_confs(spark, {"spark.sql.session.timeZone": "America/Los_Angeles",
+                        "spark.sql.parquet.int96TimestampConversion": "true"},
+                lambda: spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (ts)"))
+    q = f"SELECT k FROM {table} WHERE ts = timestamp'{value}'"
+    assert _same(spark, q) == [(15,)]
+    assert _kept(spark, q)[0] == 1
+
+
+def test_imported_files_without_ids_or_mapping_are_left_out(spark, root, table, tmp_path):
+    """Imported files without field ids, the table's name mapping removed: Iceberg reads them by
+    position. A build under spark.sql.parquet.fieldId.read.ignoreMissing would have read them
+    as nulls; they are left out of the index (read in full), the files Iceberg wrote are not."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "noids"
+    src.mkdir()
+    for f in range(2):
+        ks = list(range(f * 10, f * 10 + 10))
+        pq.write_table(pa.table({"id": pa.array(ks, pa.int64()), "k": pa.array([f"imp-{k}" for k in ks]),
+                                 "v": pa.array([k % 13 for k in ks], pa.int32())}), str(src / f"part-{f}.parquet"))
+    _create_table(spark, table)
+    _fill(spark, table, files=2, start=1)
+    _import_folder(spark, table, str(src))
+    spark.sql(f"ALTER TABLE {table} UNSET TBLPROPERTIES ('schema.name-mapping.default')")
+    _with_confs(spark, {"spark.sql.parquet.fieldId.read.ignoreMissing": "true"},
+                lambda: spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (id, k)"))
+    assert _log(root, "ix")[-1]["data"]["indexedFiles"] == 2
+    for q, ids in ((f"SELECT id FROM {table} WHERE id = 5", [5]), (f"SELECT id FROM {table} WHERE k = 'imp-15'", [15]),
+                   (f"SELECT id FROM {table} WHERE k = '{_key(250)}'", [250])):
+        assert [r[0] for r in _same(spark, q)] == ids, q
+    # The files Iceberg wrote are indexed: a key of one skips the other.
+    kept, total = _kept(spark, f"SELECT id FROM {table} WHERE k = '{_key(250)}'")
+    assert kept == 1 < total
+
+
+@pytest.mark.parametrize("kind", ["date", "int96"])
+def test_imported_legacy_calendar_files_are_left_out(spark, root, table, tmp_path, kind):
+    """Files Spark wrote in legacy calendar mode (their footer says so), imported: Spark's reader
+    rebases their old dates and INT96 timestamps whatever the session says, Iceberg reads them
+    as stored. They are left out of an index of a date or timestamp column (read in full)."""
+    src = str(tmp_path / "legacy")
+    write = {"date": ("spark.sql.parquet.datetimeRebaseModeInWrite", "date_add(date'1000-01-01', cast(id AS int)) AS d"),
+             "int96": ("spark.sql.parquet.int96RebaseModeInWrite",
+                       "timestamp'1000-01-01 00:00:00' + make_interval(0, 0, 0, cast(id AS int)) AS d")}[kind]
+    confs = {write[0]: "LEGACY"}
+    if kind == "int96":
+        confs["spark.sql.parquet.outputTimestampType"] = "INT96"
+    _with_confs(spark, confs, lambda: spark.range(0, 30, 1, 3).selectExpr("id AS k", write[1]).write.parquet(src))
+    dtype = "DATE" if kind == "date" else "TIMESTAMP"
+    spark.sql(f"CREATE TABLE {table} (k BIGINT, d {dtype}) USING iceberg")
+    _import_folder(spark, table, src)
+    spark.range(100, 110, 1, 1).selectExpr("id AS k", write[1]).writeTo(table).append()  # Iceberg's own file
+    [(value,)] = spark.sql(f"SELECT cast(d AS string) FROM {table} WHERE k = 5").collect()
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (d, k)")
+    assert _log(root, "ix")[-1]["data"]["indexedFiles"] == 1
+    literal = "date" if kind == "date" else "timestamp"
+    q = f"SELECT k FROM {table} WHERE d = {literal}'{value}'"
+    assert _same(spark, q) == [(5,)]
+    kept, total = _kept(spark, q)
+    assert kept == total  # the imported file that holds it is not indexed
+    [(own,)] = spark.sql(f"SELECT cast(d AS string) FROM {table} WHERE k = 105").collect()
+    assert _same(spark, f"SELECT k FROM {table} WHERE d = {literal}'{own}'") == [(105,)]
+
+
 def test_snapshot_of_a_parquet_table(spark, root, table, tmp_path):
     """Issue 30: Iceberg's `snapshot` procedure imports a Spark Parquet table's files as they are
     (no field ids, read through the name mapping), like add_files: an index over the snapshot

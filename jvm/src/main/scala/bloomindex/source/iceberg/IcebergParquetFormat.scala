@@ -80,7 +80,13 @@ final class IcebergParquetFormat(val nameMapping: Option[String], val renames: M
 object IcebergParquetFormat {
 
   /** The top-level column names of a Parquet file, and whether any of its columns (at any depth) has a field id. */
-  final case class FileColumns(hasIds: Boolean, names: Seq[String])
+  /**
+   * `rebased`: Spark's reader would rebase the file's dates and timestamps from the hybrid
+   * calendar, whatever the session says, as its footer says a Spark before 3.1 or one in legacy
+   * mode wrote it (`DataSourceUtils.datetimeRebaseSpec` / `int96RebaseSpec` take the mode from
+   * the file then); Iceberg's reader never rebases.
+   */
+  final case class FileColumns(hasIds: Boolean, names: Seq[String], rebased: Boolean = false)
 
   /**
    * `required` with each column named as `names` says, without field ids (read by name). Every
@@ -107,14 +113,28 @@ object IcebergParquetFormat {
       val input = HadoopInputFile.fromStatus(new FileStatus(f.size, false, 1, 0L, f.modificationTime, path), conf)
       val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, path).build())
       try {
-        val schema = reader.getFooter.getFileMetaData.getSchema
-        FileColumns(schema.getFields.asScala.exists(hasIds), schema.getFields.asScala.map(_.getName).toSeq)
+        val meta = reader.getFooter.getFileMetaData
+        val schema = meta.getSchema
+        FileColumns(schema.getFields.asScala.exists(hasIds), schema.getFields.asScala.map(_.getName).toSeq,
+          rebasedBySpark(meta.getKeyValueMetaData.asScala.toMap))
       } finally reader.close()
     } catch {
       // Read as the other files: the data pass reports it as Spark does.
       case NonFatal(_) => FileColumns(hasIds = true, Nil)
     }
   }
+
+  /**
+   * Whether Spark's reader takes a legacy (rebasing) mode from a file's key-value metadata for
+   * its dates, timestamps or INT96 values: written by Spark (its version key) before 3.1, or
+   * marked legacy. The version compares as Spark compares it (as a string).
+   */
+  private[iceberg] def rebasedBySpark(kv: Map[String, String]): Boolean =
+    // Spark's keys (`org.apache.spark.sql.SPARK_VERSION_METADATA_KEY` and the two legacy ones:
+    // private to Spark's sql package).
+    kv.get("org.apache.spark.version").exists { version =>
+      version < "3.1.0" || kv.contains("org.apache.spark.legacyDateTime") || kv.contains("org.apache.spark.legacyINT96")
+    }
 
   /** Whether `t` or a field nested in it has a field id (Iceberg's `ParquetSchemaUtil.hasIds`). */
   private def hasIds(t: Type): Boolean =

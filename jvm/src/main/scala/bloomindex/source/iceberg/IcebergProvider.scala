@@ -153,8 +153,11 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
    * change nothing for a query whose schema carries no field ids.
    */
   override def buildScope[T](spark: SparkSession, s: SourceSpec)(body: => T): T = {
-    val settings = Seq(DecodingContext.ParquetFieldIds -> "true", DecodingContext.ParquetRebase -> "CORRECTED",
-      DecodingContext.ParquetInt96Rebase -> "CORRECTED")
+    // Never shifting INT96 values by the session's zone (Iceberg does not), and never reading
+    // a file without field ids as nulls ([[IcebergTables.readable]] leaves such files out).
+    val settings = Seq(DecodingContext.ParquetFieldIds -> "true", DecodingContext.ParquetFieldIdsIgnoreMissing -> "false",
+      DecodingContext.ParquetRebase -> "CORRECTED", DecodingContext.ParquetInt96Rebase -> "CORRECTED",
+      DecodingContext.ParquetInt96Conversion -> "false")
     val conf = spark.sessionState.conf
     val before = settings.map { case (k, _) => k -> (if (conf.contains(k)) Some(conf.getConfString(k)) else None) }
     settings.foreach { case (k, v) => conf.setConfString(k, v) }

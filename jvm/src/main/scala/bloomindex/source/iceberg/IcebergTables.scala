@@ -3,6 +3,7 @@ package bloomindex.source.iceberg
 import java.util.Locale
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import bloomindex.errors.BloomIndexErrors
@@ -23,7 +24,7 @@ import org.apache.spark.sql.connector.catalog.{CatalogPlugin, TableCatalog}
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
-import org.apache.spark.sql.types.{MetadataBuilder, StructField, StructType}
+import org.apache.spark.sql.types.{DataType, DateType, MetadataBuilder, StructField, StructType, TimestampNTZType, TimestampType}
 
 /**
  * Everything that uses Iceberg's API (compile-only: Iceberg is on the class path only when the
@@ -453,27 +454,42 @@ object IcebergTables extends Logging {
    * column's field id. A file where that is not exactly one column (none: Iceberg would read
    * nulls or a default; several; or one whose name differs from another's only in case) is
    * left out of the index, with a warning: queries read it in full. Without a name mapping
-   * every file is read by field id (Iceberg's writers always write them; its import
-   * procedures set a mapping): a file without ids then fails the build, as Spark's reader does.
+   * (removed by hand), a file without ids is left out the same way: Iceberg reads it by
+   * fallback ids in column order, which no name says. A file whose footer makes Spark's reader
+   * rebase dates and timestamps (written by a Spark before 3.1 or in legacy mode: Spark takes
+   * the mode from the file, not the session) is left out when a date or timestamp column is
+   * indexed: Iceberg reads its values as stored.
    */
   def readable(spark: SparkSession, spec: IndexSpec, relation: HadoopFsRelation,
       files: Seq[SourceFile]): (HadoopFsRelation, Seq[SourceFile]) = relation.fileFormat match {
-    case f: IcebergParquetFormat if f.nameMapping.isDefined && files.nonEmpty =>
-      val mapping = NameMappingParser.fromJson(f.nameMapping.get)
+    case f: IcebergParquetFormat if files.nonEmpty =>
+      val mapping = f.nameMapping.map(NameMappingParser.fromJson)
       val ids = spec.columns.map(_.sourceName).distinct.map { c =>
         c -> relation.dataSchema.fields.find(_.name == c)
           .filter(_.metadata.contains(DecodingContext.ParquetFieldIdKey))
           .map(_.metadata.getLong(DecodingContext.ParquetFieldIdKey).toInt)
       }
+      val datetimes = spec.columns.exists(c => Try(DataType.fromDDL(c.dataType)).toOption.exists {
+        case DateType | TimestampType | TimestampNTZType => true
+        case _ => false
+      })
       val columns = IcebergParquetFormat.survey(spark, files)
       val resolved = files.flatMap { file =>
-        columns.get(file.path).filterNot(_.hasIds).map(c => file.path -> byMapping(mapping, ids, c.names))
+        columns.get(file.path).flatMap { c =>
+          if (datetimes && c.rebased) {
+            Some(file.path -> Left("Spark's reader would rebase its dates and timestamps (its footer says a Spark " +
+              "before 3.1 or in legacy mode wrote it), which Iceberg reads as stored"))
+          } else if (c.hasIds) None
+          else Some(file.path -> mapping.fold[Either[String, Map[String, String]]](
+            Left("it carries no field ids and the table has no name mapping (Iceberg reads it by position)"))(
+            byMapping(_, ids, c.names)))
+        }
       }
       val left = resolved.collect { case (p, Left(why)) => p -> why }
       if (left.nonEmpty) {
-        logWarning(s"Bloom index ${spec.name}: ${left.size} of ${files.size} files of ${spec.source.display} carry no " +
-          s"Parquet field ids and cannot be read by the table's name mapping as Iceberg reads them; they are not " +
-          s"indexed (queries read them in full): " + left.take(3).map { case (p, why) => s"$p: $why" }.mkString("; "))
+        logWarning(s"Bloom index ${spec.name}: ${left.size} of ${files.size} files of ${spec.source.display} cannot " +
+          s"be read as Iceberg reads them; they are not indexed (queries read them in full): " +
+          left.take(3).map { case (p, why) => s"$p: $why" }.mkString("; "))
       }
       val renames = resolved.collect { case (p, Right(r)) => p -> r }.toMap
       val skipped = left.map(_._1).toSet
