@@ -55,6 +55,13 @@ def test_nat_is_a_null_and_a_lone_surrogate_is_refused():
     assert hash_values(days, "date").tolist() == hash_values([dt.date(2024, 2, 29), None], "date").tolist()
     micros = np.array(["NaT"], dtype="datetime64[us]")
     assert hash_values(micros, "timestamp").size == 0
+    # A NaT in a list (NumPy's or pandas') is a null too, skipped as None is.
+    import pandas as pd
+    when = dt.datetime(2024, 2, 29, 12)
+    for t in ("timestamp", "timestamp_ntz"):
+        assert hash_values([pd.NaT, when, np.datetime64("NaT"), None], t).tolist() == hash_values([when], t).tolist()
+    assert hash_values([np.datetime64("NaT"), dt.date(2024, 2, 29)], "date").tolist() == \
+        hash_values([dt.date(2024, 2, 29)], "date").tolist()
     with pytest.raises(ValueError, match="values: .* lone surrogate"):
         hash_values(["ok", "\ud800"], "string")
 

@@ -170,8 +170,9 @@ def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
         arr = values[~np.isnat(values)].astype(f"datetime64[{unit}]").astype(np.int64)
     else:
         convert = _CONVERTERS.get(t.name, _to_int)
-        # Each converter checks its value's range, so every item fits an int64.
-        arr = np.asarray([convert(v, t) for v in values if v is not None], dtype=np.int64)
+        # Each converter checks its value's range, so every item fits an int64. A NaT (NumPy's
+        # or pandas') is a null, skipped as None is, and as NaT is in a datetime64 array.
+        arr = np.asarray([convert(v, t) for v in values if not _is_null(v)], dtype=np.int64)
     bounds = _INT_RANGES.get(t.name)
     if t.name == "decimal":
         limit = 10**t.precision - 1
@@ -182,6 +183,10 @@ def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
         bad = arr[(arr < bounds[0]) | (arr > bounds[1])][0]
         raise ValueError(f"values: {bad} is out of range for {t.simple_string}")
     return arr
+
+
+def _is_null(v: Any) -> bool:
+    return v is None or (isinstance(v, np.datetime64) and bool(np.isnat(v))) or type(v).__name__ == "NaTType"
 
 
 def _to_int(v: Any, t: SparkType) -> int:
