@@ -169,19 +169,29 @@ def probe_file_entries(path: str) -> tuple[str, list[dict], list[dict]]:
     (path, size, mtime, rows, nulls, hash count; format 2: ndv, from footer) with its bit set put
     back together from the block rows (``bits``, in Parquet's layout). Format 3 (log format 6):
     the footer's checksum and every block row's are checked (an AssertionError if one fails).
-    Format 4: the entries compact (the paths' shared folder once, varints)."""
+    Format 4: the entries compact (the paths' shared folder once, varints). Format 5: the footer's
+    checksum covers the column's name too (the file's folder names it)."""
     import struct
 
     data = open(path, "rb").read()
     magic = b"BIXPROBE"
     assert data[:8] == magic and data[-8:] == magic
     fmt, footer_len = struct.unpack(">ii", data[-16:-8])
-    assert fmt in (1, 2, 3, 4)
+    assert fmt in (1, 2, 3, 4, 5)
     end = len(data) - 16 - (4 if fmt >= 3 else 0)
     footer = memoryview(data)[end - footer_len:end]
     if fmt >= 3:
         (want,) = struct.unpack(">I", data[end:end + 4])
-        assert crc32c(bytes(footer) + data[-16:-8]) == want, f"{path}: footer fails its checksum"
+        covered = bytes(footer) + data[-16:-8]
+        if fmt >= 5:
+            # Format 5: the column's name too, the one its folder (`column=<escaped name>`) names.
+            from urllib.parse import unquote
+
+            folder = os.path.basename(os.path.dirname(path))
+            assert folder.startswith("column="), path
+            name = unquote(folder[len("column="):]).encode()
+            covered += struct.pack(">i", len(name)) + name
+        assert crc32c(covered) == want, f"{path}: footer fails its checksum"
     pos = 0
 
     def take(fmt):

@@ -544,25 +544,33 @@ def test_collated_index_built_before_collation_keys_is_not_used(spark, root, tmp
         _drop(spark, "coll_old")
 
 
+def _char_table(spark, table, index, loc, inserts, other_writer):
+    """A CHAR(5) table at `loc` written by Spark (`inserts`) and by another writer (the pyarrow
+    table `other_writer`, its values stored as they are, unpadded), then indexed on `c`."""
+    import pyarrow.parquet as pq
+
+    spark.sql(f"CREATE TABLE {table} (c CHAR(5), id INT) USING parquet LOCATION '{loc}'")
+    for statement in inserts:
+        spark.sql(statement)
+    pq.write_table(other_writer, os.path.join(loc, "other-writer.parquet"))
+    spark.sql(f"REFRESH TABLE {table}")
+    spark.sql(f"CREATE BLOOM INDEX {index} ON {table} FOR COLUMNS (c)")
+
+
 def test_char_columns_under_read_side_padding(spark, root, tmp_path):
     """CHAR(n) is read padded to n characters (spark.sql.readSideCharPadding, the default):
     `c = 'ab'` compares readSidePadding(c, 5) with 'ab   '. Spark stores CHAR values padded; a
     file written by another engine may hold 'ab' or 'ab ' unpadded, which read the same. Every
     stored form that pads to the value is probed."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     loc = str(tmp_path / "chars")
     _drop(spark, "chars_t")
     try:
-        spark.sql(f"CREATE TABLE chars_t (c CHAR(5), id INT) USING parquet LOCATION '{loc}'")
-        for i in range(3):
-            spark.sql(f"INSERT INTO chars_t VALUES ('k{i}', {i}), ('k{i}x', {10 + i})")
         # Another writer: unpadded values, one with a trailing space, and a five-character one.
-        pq.write_table(pa.table({"c": ["ab", "cd ", "efghi"], "id": pa.array([100, 101, 102], pa.int32())}),
-                       os.path.join(loc, "other-writer.parquet"))
-        spark.sql("REFRESH TABLE chars_t")
-        spark.sql("CREATE BLOOM INDEX chars_ix ON chars_t FOR COLUMNS (c)")
+        _char_table(spark, "chars_t", "chars_ix", loc,
+                    [f"INSERT INTO chars_t VALUES ('k{i}', {i}), ('k{i}x', {10 + i})" for i in range(3)],
+                    pa.table({"c": ["ab", "cd ", "efghi"], "id": pa.array([100, 101, 102], pa.int32())}))
         for q, rows in [("SELECT id FROM chars_t WHERE c = 'ab'", [(100,)]),
                         ("SELECT id FROM chars_t WHERE c = 'cd'", [(101,)]),
                         ("SELECT id FROM chars_t WHERE c = 'cd   '", [(101,)]),
@@ -583,22 +591,17 @@ def test_char_equality_with_malformed_literal_is_not_pruned(spark, tmp_path):
     bytes, padded as Spark counts its characters; decoded, it would be probed as other bytes
     (U+FFFD's), and the files holding it would be skipped. Such a literal is not pruned on."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     loc = str(tmp_path / "chars_bad")
     _drop(spark, "chars_bad")
     try:
-        spark.sql(f"CREATE TABLE chars_bad (c CHAR(5), id INT) USING parquet LOCATION '{loc}'")
-        for i in range(3):
-            spark.sql(f"INSERT INTO chars_bad VALUES ('k{i}', {i})")
-        spark.sql("INSERT INTO chars_bad SELECT CAST(X'41C3' AS STRING), 7")
         # Another writer's malformed values, unpadded and padded.
         values = [b"A\xc3", b"A\xc3 ", b"A\xc3   ", b"B\xff\xfe", b"B\xff\xfe  "]
-        pq.write_table(pa.table({"c": pa.array(values, pa.binary()),
-                                 "id": pa.array(range(100, 100 + len(values)), pa.int32())}),
-                       os.path.join(loc, "other-writer.parquet"))
-        spark.sql("REFRESH TABLE chars_bad")
-        spark.sql("CREATE BLOOM INDEX chars_bad_ix ON chars_bad FOR COLUMNS (c)")
+        _char_table(spark, "chars_bad", "chars_bad_ix", loc,
+                    [f"INSERT INTO chars_bad VALUES ('k{i}', {i})" for i in range(3)]
+                    + ["INSERT INTO chars_bad SELECT CAST(X'41C3' AS STRING), 7"],
+                    pa.table({"c": pa.array(values, pa.binary()),
+                              "id": pa.array(range(100, 100 + len(values)), pa.int32())}))
         for literal, rows in [("X'41C3'", [(100,)]), ("X'41C320'", [(7,), (101,), (102,)]),
                               ("X'42FFFE'", [(103,), (104,)])]:
             q = f"SELECT id FROM chars_bad WHERE c = CAST({literal} AS STRING)"

@@ -284,6 +284,46 @@ def log_entries_lenient(root, name):
     return out
 
 
+def test_probe_files_swapped_between_columns_are_damage_not_filters(spark, root, tmp_path):
+    """A build task writes one probe file per column, all of the same name (and here of the same
+    length): a misdirected copy or restore can put column s's file in column=k/ and k's in
+    column=s/, each whole, its checksums valid. Read as the other column's filters they would
+    skip files that hold the value. Probe file format 5's footer checksum covers the column's
+    name: each is refused as damage, its files read, not pruned; DESCRIBE says so, and the next
+    REFRESH (not FULL) builds them again."""
+    name = "swap_cols"
+    path = _source(spark, tmp_path, name)
+    spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k, s)")
+    before = differential(spark, path, seed=5, n=12)
+    data = os.path.join(root, name, log_entries(root, name)[-1]["data"]["dir"])
+    ks = {os.path.basename(p): p for p in glob.glob(os.path.join(data, "column=k", "_*.probe"))}
+    ss = {os.path.basename(p): p for p in glob.glob(os.path.join(data, "column=s", "_*.probe"))}
+    task = sorted(set(ks) & set(ss))[0]
+    a, b = ks[task], ss[task]
+    assert os.path.getsize(a) == os.path.getsize(b)
+    hit = {row_path(p) for p in read_probe_file(a)[2]}
+    assert hit == {row_path(p) for p in read_probe_file(b)[2]} and 0 < len(hit) < N_FILES
+    os.replace(a, a + ".swap")
+    os.replace(b, a)
+    os.replace(a + ".swap", b)
+    for crc in glob.glob(os.path.join(data, "column=*", ".*.crc")):
+        os.remove(crc)  # object stores keep no checksum files beside the data
+    fresh_driver(spark)
+
+    after = differential(spark, path, seed=5, n=12)
+    assert after == {where: files | hit for where, files in before.items()}
+    assert any(len(files) < N_FILES for files in after.values())
+    d = _describe(spark, name)
+    assert "probe file unreadable" in d["damage"] and "not a file of column" in d["damage"], d["damage"]
+    assert any(name in w and "not a file of column" in w for w in _warnings(spark))
+
+    spark.sql(f"REFRESH BLOOM INDEX {name}")
+    fresh_driver(spark)
+    d = _describe(spark, name)
+    assert d["damage"] == "none" and d["files_indexed"] == str(N_FILES), d
+    assert differential(spark, path, seed=5, n=12) == before
+
+
 def test_incremental_refresh_after_a_damaged_log_entry_rebuilds_in_full(spark, root, tmp_path):
     path = _source(spark, tmp_path, "dmg_inc")
     spark.sql(f"CREATE BLOOM INDEX dmg_inc ON parquet.`{path}` FOR COLUMNS (k)")

@@ -189,7 +189,7 @@ private[actions] object IndexBuild extends Logging {
     val probes = spec.columns.map { c =>
       val files = summary.columns.get(c.name).map(_.allProbeFiles(indexDir, IndexEncryption.columnFolder(baseDir, c.name)))
         .getOrElse(Nil)
-      val footers = ProbeFile.readEachFooter(conf, files, threads, c.algorithm, d.checksums)
+      val footers = ProbeFile.readEachFooter(conf, files, threads, c.name, c.algorithm, d.checksums)
       c -> files.zip(footers.toSeq.map(_.toOption))
     }
     // Sections whose block rows failed their checksums when this JVM read them: hold nothing.

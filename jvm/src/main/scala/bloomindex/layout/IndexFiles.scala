@@ -93,7 +93,7 @@ private[bloomindex] object IndexFiles {
         val folder = IndexEncryption.columnFolder(pending, r.column)
         val probe = probes.get(r.column).map { alg =>
           val p = new Path(folder, f"_part-$partition%05d-$id${ProbeFile.Suffix}")
-          (s"${folder.getName}/${p.getName}", new ProbeFile.Writer(conf, p, alg, format = if (parquetToo) 1 else ProbeFile.Format))
+          (s"${folder.getName}/${p.getName}", new ProbeFile.Writer(conf, p, alg, r.column, format = if (parquetToo) 1 else ProbeFile.Format))
         }
         val parquet = if (probe.isDefined && !parquetToo) None else {
           val file = new Path(folder, f"part-$partition%05d-$id.parquet")

@@ -203,7 +203,7 @@ object IndexLayout extends org.apache.spark.internal.Logging {
       spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES))
     // The entries as arrays (no string nor object per file: a million files load in seconds, issue 26).
     val t1 = System.nanoTime()
-    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), requests, c.algorithm, read.data.checksums,
+    val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), requests, c.name, c.algorithm, read.data.checksums,
       k => tails(k), compact = true)
     val footerBytes = footers.iterator.flatMap(_.toOption).map(_.bytesRead).sum
     IndexStore.countLoaded(folder.getName, paths.length, footerBytes)
@@ -239,7 +239,7 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     val (there, gone) = probes.partition { case (_, n, now) => now.contains(n) }
     if (gone.nonEmpty) d.damage(s"column ${c.name}: ${gone.size} of ${probes.size} probe files missing or " +
       s"changed (e.g. ${gone.head._1.getParent.getName}/${gone.head._1.getName}); $consequence")
-    val read = ProbeFile.readEachFooter(d.conf, there.map { case (p, n, _) => (p, n) }, 8, c.algorithm, d.checksums)
+    val read = ProbeFile.readEachFooter(d.conf, there.map { case (p, n, _) => (p, n) }, 8, c.name, c.algorithm, d.checksums)
     read.foreach(_.foreach(_.files.foreach(e => d.known.add((e.path, e.size, e.modificationTime)))))
     val bad = read.collect { case Left(e) => e }
     if (bad.nonEmpty) d.damage(s"column ${c.name}: probe file unreadable (${bad.length} of ${probes.size}: " +

@@ -97,7 +97,7 @@ object IndexStore {
         LoggerFactory.getLogger(getClass).warn(s"bloomindex: probe file $path unreadable, its rows skipped: ${e.getMessage}")
         Iterator.empty
       }
-      val filters = try ProbeFile.readFilters(shipped.value.conf, new Path(path), length, checksums) catch {
+      val filters = try ProbeFile.readFilters(shipped.value.conf, new Path(path), length, column, checksums) catch {
         case NonFatal(e) => skipped(e)
       }
       new Iterator[Row] {

@@ -52,6 +52,13 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  * + 4)`), and the trailer holds the CRC32C of the footer. A point lookup reads a block row and its
  * checksum in one read and checks exactly the bytes it uses; a row that fails answers "maybe" for
  * its files.
+ * Format 5 (the same bytes as format 4) binds a file to its column: the footer's checksum covers
+ * the column's name too (CRC32C of the footer, the format and the footer's length, then the name's
+ * length (int) and UTF-8). A reader checks it against the column it reads the file for, so a probe
+ * file moved into another column's folder (the task's files of every column have the same name,
+ * and often the same length) fails its checksum as a damaged one does: its files are read, not
+ * pruned, DESCRIBE shows the damage and the next REFRESH builds them again. Before format 5 such a
+ * file was read as the other column's filters, a wrong answer.
  * A reader reads the trailer (16 bytes, 20 in format 3), then the footer, then the block rows it needs.
  * Numbers big-endian (java.io.DataOutput); the filter bits as Parquet lays them out
  * (little-endian words). A section holds at most [[SectionBytes]], so a task buffers at most
@@ -62,15 +69,18 @@ object ProbeFile {
   val Suffix = ".probe"
   private val Magic = "BIXPROBE".getBytes(UTF_8)
   /**
-   * Format 4: compact file entries; format 3: checksums (block rows, footer); format 2: entries
-   * with ndv and origin (layout `probes`); format 1 (layout `blocks`) without.
+   * Format 5: the footer's checksum covers the column's name; format 4: compact file entries;
+   * format 3: checksums (block rows, footer); format 2: entries with ndv and origin (layout
+   * `probes`); format 1 (layout `blocks`) without.
    */
-  val Format = 4
-  val Formats: Set[Int] = Set(1, 2, 3, 4)
+  val Format = 5
+  val Formats: Set[Int] = Set(1, 2, 3, 4, 5)
   /** The first format with checksums. */
   val ChecksumsSince = 3
   /** The first format with compact file entries (a shared folder, varints). */
   val CompactSince = 4
+  /** The first format whose footer checksum covers the column's name. */
+  val ColumnBoundSince = 5
   private val CrcBytes = 4
   private val TrailerBytes = 8 + Magic.length
   /** A section's filter bytes at most: what a task buffers per column before writing. */
@@ -163,11 +173,11 @@ object ProbeFile {
     }
 
   /**
-   * Writes one probe file: rows are added one at a time ([[add]]), the filters of each
-   * (block size, block count) buffered until a section's worth, then written block-major.
+   * Writes one probe file of the column `column`: rows are added one at a time ([[add]]), the
+   * filters of each (block size, block count) buffered until a section's worth, then written block-major.
    */
-  final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm, sectionBytes: Int = SectionBytes,
-      format: Int = Format) {
+  final class Writer(conf: Configuration, path: Path, algorithm: FilterAlgorithm, column: String,
+      sectionBytes: Int = SectionBytes, format: Int = Format) {
     require(Formats.contains(format), s"probe file format $format")
     private val checked = format >= ChecksumsSince
     private val fs = path.getFileSystem(conf)
@@ -244,7 +254,7 @@ object ProbeFile {
         }
         f.flush()
         footer.writeTo(out)
-        if (checked) out.writeInt(footerCrc(footer.toByteArray, format))
+        if (checked) out.writeInt(footerCrc(footer.toByteArray, format, column))
         out.writeInt(format)
         out.writeInt(footer.size())
         out.write(Magic)
@@ -369,22 +379,32 @@ object ProbeFile {
     b.build().get()
   }
 
-  /** The footer's checksum: CRC32C of the footer, then the format and the footer's length (as the trailer has them). */
-  private def footerCrc(footer: Array[Byte], format: Int): Int = footerCrc(footer, 0, footer.length, format)
+  /**
+   * The footer's checksum: CRC32C of the footer, then the format and the footer's length (as the
+   * trailer has them), then (format 5 on) the length and UTF-8 bytes of the column's name.
+   */
+  private def footerCrc(footer: Array[Byte], format: Int, column: String): Int =
+    footerCrc(footer, 0, footer.length, format, column)
 
   /** [[footerCrc]] of the footer at `footer(from until from + length)`. */
-  private def footerCrc(footer: Array[Byte], from: Int, length: Int, format: Int): Int = {
+  private def footerCrc(footer: Array[Byte], from: Int, length: Int, format: Int, column: String): Int = {
     val c = new java.util.zip.CRC32C()
     c.update(footer, from, length)
     c.update(ByteBuffer.allocate(8).putInt(format).putInt(length).array())
+    if (format >= ColumnBoundSince) {
+      val name = column.getBytes(UTF_8)
+      c.update(ByteBuffer.allocate(4).putInt(name.length).array())
+      c.update(name)
+    }
     c.getValue.toInt
   }
 
   /**
    * The footer of the probe file `path` of `length` bytes (from the summary; its status is
-   * read when None). An IllegalStateException says what is wrong with the file, a
-   * [[Checksums.Mismatch]] that its footer fails its checksum. With `checksums` (data of log
-   * format 6 on) a file without checksums (format before 3) is refused.
+   * read when None), read as a file of the column `column`. An IllegalStateException says what is
+   * wrong with the file, a [[Checksums.Mismatch]] that its footer fails its checksum (format 5 on:
+   * or that it is another column's). With `checksums` (data of log format 6 on) a file without
+   * checksums (format before 3) is refused.
    *
    * With `tailBytes` > 0 and the length known, the file's last `tailBytes` bytes (at least the
    * trailer and the footer's checksum; the whole file when it is shorter) are read in one request,
@@ -392,7 +412,7 @@ object ProbeFile {
    * request per footer instead of two (trailer, then footer), which is what a footer costs on an
    * object store. A footer longer than the tail takes one more read, of the part the tail missed.
    */
-  def readFooter(conf: Configuration, path: Path, length: Option[Long], checksums: Boolean = false,
+  def readFooter(conf: Configuration, path: Path, length: Option[Long], column: String, checksums: Boolean = false,
       tailBytes: Long = 0L, compact: Boolean = false): Footer = {
     val len = length.getOrElse(path.getFileSystem(conf).getFileStatus(path).getLen)
     def bad(why: String) = throw new IllegalStateException(s"$path: not a probe file ($why)")
@@ -428,8 +448,9 @@ object ProbeFile {
         in.readFully(end - footerLen, f, 0, footerLen - inTail)
         (f, 0)
       }
-      if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, from, footerLen, format)) {
-        throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C)")
+      if (checked && t.getInt(at - CrcBytes) != footerCrc(footer, from, footerLen, format, column)) {
+        throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C" +
+          (if (format >= ColumnBoundSince) s"; damaged, or not a file of column $column" else "") + ")")
       }
       parseFooter(footer, from, footerLen, format, end - footerLen, bad, compact)
         .copy(bytesRead = tailLen + (footerLen - inTail), format = format)
@@ -439,18 +460,18 @@ object ProbeFile {
   }
 
   /**
-   * The footer of each of `files` (path and length) of a column of design `algorithm`, or what
+   * The footer of each of `files` (path and length) of the column `column` of design `algorithm`, or what
    * is wrong with it (a file of another design is not used), read `threads` at a time, each with
    * a first read of its last `tailBytes(k)` bytes ([[readFooter]]); with `compact`, the files as
    * [[Entries]] (a query's load) rather than an entry object each.
    */
-  def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int,
+  def readEachFooter(conf: Configuration, files: Seq[(Path, Long)], threads: Int, column: String,
       algorithm: FilterAlgorithm, checksums: Boolean = false,
       tailBytes: Int => Long = _ => DefaultTailBytes, compact: Boolean = false): Array[Either[Throwable, Footer]] = {
     val out = new Array[Either[Throwable, Footer]](files.size)
     IndexStore.inParallel(threads, files.indices.map { k => () =>
       out(k) = try {
-        val f = readFooter(conf, files(k)._1, Some(files(k)._2), checksums, tailBytes(k), compact)
+        val f = readFooter(conf, files(k)._1, Some(files(k)._2), column, checksums, tailBytes(k), compact)
         if (f.algorithm == algorithm) Right(f)
         else Left(new IllegalStateException(s"${files(k)._1}: a probe file of algorithm ${f.algorithm}, not $algorithm"))
       } catch { case scala.util.control.NonFatal(e) => Left(e) }
@@ -595,15 +616,15 @@ object ProbeFile {
   }
 
   /**
-   * Every filter of the probe file `path` (of `length` bytes), put back together in its
+   * Every filter of the probe file `path` (of `length` bytes) of the column `column`, put back together in its
    * design's serialized form (`algorithm.fromBytes` reads it), with its entry, as an iterator: a
    * section is read whole (at most [[SectionBytes]]) when the iterator reaches it, so a reader
    * holds one section at a time. The file is closed when the iterator is exhausted (or by
    * `close`). REFRESH carries unchanged files' filters this way, and tools read an index's rows
    * with it.
    */
-  def readFilters(conf: Configuration, path: Path, length: Long, checksums: Boolean = false): Filters =
-    new Filters(readFooter(conf, path, Some(length), checksums), open(conf, path, Some(length)), path)
+  def readFilters(conf: Configuration, path: Path, length: Long, column: String, checksums: Boolean = false): Filters =
+    new Filters(readFooter(conf, path, Some(length), column, checksums), open(conf, path, Some(length)), path)
 
   /**
    * See [[readFilters]]. A section one of whose block rows fails its checksum gives no filters:

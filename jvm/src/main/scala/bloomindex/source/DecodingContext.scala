@@ -65,7 +65,8 @@ object DecodingContext {
     all.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
       .filter { case (k, _) => !neutral(format, k) && optionApplies(k, dataType) }
 
-  private def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType
+  /** A date or timestamp type: the types calendars, zones and date formats change. */
+  private[source] def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType
 
   /**
    * The session settings that change how `format` decodes a `dataType` column, read from Spark's

@@ -55,7 +55,7 @@ object SyntheticIndex {
     val rows = mutable.ArrayBuffer[IndexFiles.RowWritten]()
     val held = mutable.HashSet[String]()
     own.foreach { s =>
-      val f = ProbeFile.readFilters(conf, s.getPath, s.getLen)
+      val f = ProbeFile.readFilters(conf, s.getPath, s.getLen, column)
       try f.foreach { case (e, filter) =>
         held += e.path
         rows += IndexFiles.RowWritten(e.path, e.size, column, filter.length, e.fromFooter)
@@ -78,7 +78,7 @@ object SyntheticIndex {
     var files = 0
     added.grouped(per).zipWithIndex.foreach { case (group, g) =>
       val path = new Path(folder, f"_part-synthetic-$g%05d${ProbeFile.Suffix}")
-      val w = new ProbeFile.Writer(conf, path, FilterAlgorithm.SplitBlock)
+      val w = new ProbeFile.Writer(conf, path, FilterAlgorithm.SplitBlock, column)
       group.foreach { s =>
         val n = s.getPath.getName.stripPrefix("part-").stripSuffix(".parquet").toLong
         val f = FilterAlgorithm.SplitBlock.empty(numBytes, 0.01)

@@ -18,6 +18,8 @@ import bloomindex.testing.TempDirs
 class ProbeFileSuite extends AnyFunSuite {
 
   private val conf = new Configuration()
+  /** The column the suite's probe files are written for and read as. */
+  private val Column = "c"
 
   private def filters(alg: FilterAlgorithm, n: Int, rnd: java.util.Random): Seq[(String, BloomFilter, Seq[Long])] =
     (0 until n).map { i =>
@@ -34,7 +36,7 @@ class ProbeFileSuite extends AnyFunSuite {
     val dir = TempDirs.create("probe").toFile
     files.grouped(perFile).zipWithIndex.map { case (group, k) =>
       val p = new Path(dir.toURI.toString, s"_part-$k.probe")
-      val w = new ProbeFile.Writer(conf, p, alg, sectionBytes, format)
+      val w = new ProbeFile.Writer(conf, p, alg, Column, sectionBytes, format)
       group.foreach { case (path, f, vs) => w.add(path, 10L, 20L, vs.size, 1L, vs.distinct.size, path.hashCode % 2 == 0, f.toBytes) }
       val len = w.close()
       assert(len == new java.io.File(p.toUri).length())
@@ -46,7 +48,7 @@ class ProbeFileSuite extends AnyFunSuite {
       sectionBytes: Int, format: Int = ProbeFile.Format, gap: Long = BlockFilters.DefaultGapBytes): (ColumnData, Seq[Path]) = {
     val paths = write(alg, files, perFile, sectionBytes, format)
     val b = new ColumnData.Builder("c", alg)
-    val footers = paths.map(p => ProbeFile.readFooter(conf, p, None)).toArray
+    val footers = paths.map(p => ProbeFile.readFooter(conf, p, None, Column)).toArray
     assert(footers.forall(_.algorithm == alg))
     BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, paths.map(p => new java.io.File(p.toUri).length()).toArray,
       footers, 4, 4, Long.MaxValue, gap)
@@ -78,9 +80,9 @@ class ProbeFileSuite extends AnyFunSuite {
     val files = filters(alg, 150, rnd)
     val paths = write(alg, files, perFile = 60, sectionBytes = 2048)
     val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
-    val reference = paths.map(p => ProbeFile.readFooter(conf, p, None))
+    val reference = paths.map(p => ProbeFile.readFooter(conf, p, None, Column))
     for (tail <- Seq(0L, 1L, 100L, 1000L, 64L << 10, 1L << 30)) {
-      val footers = paths.indices.map(k => ProbeFile.readFooter(conf, paths(k), Some(lengths(k)), tailBytes = tail))
+      val footers = paths.indices.map(k => ProbeFile.readFooter(conf, paths(k), Some(lengths(k)), Column, tailBytes = tail))
       footers.indices.foreach { k =>
         val (a, b) = (footers(k), reference(k))
         assert(a.algorithm == b.algorithm && a.sections.toSeq == b.sections.toSeq && a.files.toSeq == b.files.toSeq, s"tail $tail")
@@ -118,7 +120,7 @@ class ProbeFileSuite extends AnyFunSuite {
       val made = scala.collection.mutable.Map[(String, Int), BloomFilter]()
       val paths = groups.zipWithIndex.map { case (group, k) =>
         val p = new Path(dir.toURI.toString, s"_part-$k.probe")
-        val w = new ProbeFile.Writer(conf, p, alg, 1024, format)
+        val w = new ProbeFile.Writer(conf, p, alg, Column, 1024, format)
         group.foreach { path =>
           val values = Seq.fill(1 + rnd.nextInt(200))(rnd.nextLong())
           val f = alg.forNdv(values.size.toLong, 0.01, Sizing.Exact)
@@ -131,14 +133,14 @@ class ProbeFileSuite extends AnyFunSuite {
       }
       val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
       def column(compact: Boolean): ColumnData = {
-        val footers = ProbeFile.readEachFooter(conf, paths.zip(lengths), 2, alg, format >= ProbeFile.ChecksumsSince,
+        val footers = ProbeFile.readEachFooter(conf, paths.zip(lengths), 2, Column, alg, format >= ProbeFile.ChecksumsSince,
           compact = compact).map(_.toOption.get)
         footers.zip(paths).foreach { case (f, p) =>
           assert(f.entries.isDefined == compact)
           if (compact) {
             // The same entries as the footer read one object each.
             val e = f.entries.get
-            val one = ProbeFile.readFooter(conf, p, None).files
+            val one = ProbeFile.readFooter(conf, p, None, Column).files
             assert(e.count == one.length && f.fileCount == one.length)
             one.indices.foreach { i =>
               val o = one(i)
@@ -188,7 +190,7 @@ class ProbeFileSuite extends AnyFunSuite {
       val paths = write(alg, files, perFile = 50, sectionBytes = 2048, format)
       val back = scala.collection.mutable.Map[String, (ProbeFile.FileEntry, Array[Byte])]()
       paths.foreach { p =>
-        val read = ProbeFile.readFilters(conf, p, new java.io.File(p.toUri).length())
+        val read = ProbeFile.readFilters(conf, p, new java.io.File(p.toUri).length(), Column)
         read.foreach { case (e, f) => back(e.path) = (e, f) }
         assert(read.footer.algorithm == alg && read.footer.sections.length > 1)
       }
@@ -214,10 +216,10 @@ class ProbeFileSuite extends AnyFunSuite {
       f"part-$i%05d-6f1c0d2e-0b5a-4c7e-9a51-3d2f8e7b1a90.c000.snappy.parquet", 40000L + 17 * i, 1764201600000L + i))
     def footerBytes(format: Int): (Long, ProbeFile.Footer) = {
       val p = new Path(dir.toURI.toString, s"_f$format.probe")
-      val w = new ProbeFile.Writer(conf, p, alg, ProbeFile.SectionBytes, format)
+      val w = new ProbeFile.Writer(conf, p, alg, Column, ProbeFile.SectionBytes, format)
       entries.foreach { case (path, size, time) => w.add(path, size, time, 2000L, 0L, 10L, false, f) }
       val length = w.close()
-      val footer = ProbeFile.readFooter(conf, p, None)
+      val footer = ProbeFile.readFooter(conf, p, None, Column)
       (length - footer.sections.map(_.length).sum, footer)
     }
     val (three, f3) = footerBytes(3)
@@ -236,14 +238,14 @@ class ProbeFileSuite extends AnyFunSuite {
     val dir = TempDirs.create("probe34").toFile
     val paths = files.grouped(30).zipWithIndex.map { case (group, k) =>
       val p = new Path(dir.toURI.toString, s"_part-$k.probe")
-      val w = new ProbeFile.Writer(conf, p, alg, 1024, if (k == 1) 3 else 4)
+      val w = new ProbeFile.Writer(conf, p, alg, Column, 1024, if (k == 1) 3 else 4)
       group.foreach { case (path, f, vs) => w.add(path, 10L + k, 20L, vs.size, 1L, vs.size, false, f.toBytes) }
       w.close()
       p
     }.toSeq
     val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
     def column(compact: Boolean): ColumnData = {
-      val footers = ProbeFile.readEachFooter(conf, paths.zip(lengths), 2, alg, checksums = true, compact = compact).map(_.toOption.get)
+      val footers = ProbeFile.readEachFooter(conf, paths.zip(lengths), 2, Column, alg, checksums = true, compact = compact).map(_.toOption.get)
       assert(footers.map(_.format).toSeq == Seq(4, 3, 4))
       val b = new ColumnData.Builder("c", alg)
       BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, footers, 3, 4, Long.MaxValue)
@@ -291,7 +293,7 @@ class ProbeFileSuite extends AnyFunSuite {
     new java.io.File(f.getParentFile, s".${f.getName}.crc").delete() // the local file system's checksum: damage it is not
     def refused(b: Array[Byte]): String = {
       Files.write(f.toPath, b)
-      intercept[IllegalStateException](ProbeFile.readFooter(conf, p, None)).getMessage
+      intercept[IllegalStateException](ProbeFile.readFooter(conf, p, None, Column)).getMessage
     }
     assert(refused(bytes.take(bytes.length - 5)).contains(s"$p: not a probe file"))
     assert(refused(bytes.take(10)).contains("bytes"))
@@ -315,7 +317,7 @@ class ProbeFileSuite extends AnyFunSuite {
       val f = new java.io.File(p.toUri)
       new java.io.File(f.getParentFile, s".${f.getName}.crc").delete()
       val good = Files.readAllBytes(f.toPath)
-      val footer = ProbeFile.readFooter(conf, p, None, checksums = true)
+      val footer = ProbeFile.readFooter(conf, p, None, Column, checksums = true)
       assert(footer.checked && footer.sections.forall(_.checked) && footer.sections.length > 1)
       def rows(ft: ProbeFile.Footer): Seq[Either[String, Seq[Byte]]] = {
         val in = ProbeFile.open(conf, p, Some(good.length.toLong))
@@ -324,19 +326,19 @@ class ProbeFileSuite extends AnyFunSuite {
         }) finally in.close()
       }
       val goodRows = rows(footer)
-      val goodFilters = ProbeFile.readFilters(conf, p, good.length).map { case (e, b) => e.path -> b.toSeq }.toMap
+      val goodFilters = ProbeFile.readFilters(conf, p, good.length, Column).map { case (e, b) => e.path -> b.toSeq }.toMap
       var (footerRefused, rowRefused, unread) = (0, 0, 0)
       for (i <- good.indices; bit <- 0 until 8) {
         val b = good.clone()
         b(i) = (b(i) ^ (1 << bit)).toByte
         Files.write(f.toPath, b)
         try {
-          val ft = ProbeFile.readFooter(conf, p, None, checksums = true)
+          val ft = ProbeFile.readFooter(conf, p, None, Column, checksums = true)
           // The footer passed: it is the same footer, and each block row is the written one or refused.
           assert(ft.sections.toSeq == footer.sections.toSeq && ft.files.toSeq == footer.files.toSeq, s"byte $i bit $bit")
           // A query's load (the entries as arrays) reads the same footer (one flip a byte: the test's time).
           if (bit == i % 8) {
-            val e = ProbeFile.readFooter(conf, p, None, checksums = true, compact = true).entries.get
+            val e = ProbeFile.readFooter(conf, p, None, Column, checksums = true, compact = true).entries.get
             assert((0 until e.count).map(e.path) == footer.files.map(_.path).toSeq, s"byte $i bit $bit")
           }
           val now = rows(ft)
@@ -344,7 +346,7 @@ class ProbeFileSuite extends AnyFunSuite {
           assert(now.zip(goodRows).forall { case (a, g) => a == g || a.isLeft }, s"byte $i bit $bit")
           if (changed > 0) rowRefused += 1 else unread += 1
           // Read back whole (REFRESH): the written filters, or fewer (a damaged section's left out).
-          val back = ProbeFile.readFilters(conf, p, b.length).map { case (e, x) => e.path -> x.toSeq }.toMap
+          val back = ProbeFile.readFilters(conf, p, b.length, Column).map { case (e, x) => e.path -> x.toSeq }.toMap
           assert(back.forall { case (k, v) => goodFilters.get(k).contains(v) }, s"byte $i bit $bit")
           assert(back.size == goodFilters.size || changed > 0)
         } catch {
@@ -366,7 +368,7 @@ class ProbeFileSuite extends AnyFunSuite {
     val p = paths.head
     val f = new java.io.File(p.toUri)
     new java.io.File(f.getParentFile, s".${f.getName}.crc").delete()
-    val footer = ProbeFile.readFooter(conf, p, None)
+    val footer = ProbeFile.readFooter(conf, p, None, Column)
     // Damage every row of section 0 (the one the probe below reads, whatever its block).
     val s0 = footer.sections(0)
     val b = Files.readAllBytes(f.toPath)
@@ -386,7 +388,7 @@ class ProbeFileSuite extends AnyFunSuite {
     assert(recorded.exists(_._2 == Set(0)), recorded)
     assert(bloomindex.log.IndexLog.warnings().toString.contains(s"probe file $p: section 0"))
     // Read back whole, section 0's files are left out, the others given.
-    val back = ProbeFile.readFilters(conf, p, b.length).map(_._1.path).toSet
+    val back = ProbeFile.readFilters(conf, p, b.length, Column).map(_._1.path).toSet
     assert(back == files.map(_._1).toSet -- inSection0)
   }
 
@@ -394,8 +396,26 @@ class ProbeFileSuite extends AnyFunSuite {
     val alg = FilterAlgorithm.SplitBlock
     val files = filters(alg, 5, new java.util.Random(9))
     val p2 = write(alg, files, perFile = 5, sectionBytes = 4096, format = 2).head
-    assert(!ProbeFile.readFooter(conf, p2, None).checked)
-    assert(intercept[IllegalStateException](ProbeFile.readFooter(conf, p2, None, checksums = true)).getMessage
+    assert(!ProbeFile.readFooter(conf, p2, None, Column).checked)
+    assert(intercept[IllegalStateException](ProbeFile.readFooter(conf, p2, None, Column, checksums = true)).getMessage
       .contains("has no checksums"))
+  }
+
+  test("format 5: a probe file read as another column's fails its footer checksum; format 4 binds no column") {
+    val alg = FilterAlgorithm.SplitBlock
+    val files = filters(alg, 5, new java.util.Random(13))
+    val p5 = write(alg, files, perFile = 5, sectionBytes = 4096).head
+    new java.io.File(new java.io.File(p5.toUri).getParentFile, s".${p5.getName}.crc").delete()
+    assert(ProbeFile.readFooter(conf, p5, None, Column, checksums = true).files.length == 5)
+    // The same bytes read for another column (a file moved into its folder): refused as damage, by name.
+    for (other <- Seq("d", "C", "c ", "")) {
+      val e = intercept[bloomindex.log.Checksums.Mismatch](ProbeFile.readFooter(conf, p5, None, other, checksums = true))
+      assert(e.getMessage.contains(s"$p5: probe file footer fails its checksum") && e.getMessage.contains(s"not a file of column $other"))
+      val each = ProbeFile.readEachFooter(conf, Seq(p5 -> new java.io.File(p5.toUri).length()), 1, other, alg, checksums = true)
+      assert(each.head.left.exists(_.isInstanceOf[bloomindex.log.Checksums.Mismatch]))
+    }
+    // Format 4 (indexes built before format 5) recorded no column: read for any, as before.
+    val p4 = write(alg, files, perFile = 5, sectionBytes = 4096, format = 4).head
+    assert(ProbeFile.readFooter(conf, p4, None, "d", checksums = true).files.length == 5)
   }
 }

@@ -79,9 +79,9 @@ final class IcebergParquetFormat(val nameMapping: Option[String], val renames: M
 
 object IcebergParquetFormat {
 
-  /** The top-level column names of a Parquet file, and whether any of its columns (at any depth) has a field id. */
   /**
-   * `rebased`: Spark's reader would rebase the file's dates and timestamps from the hybrid
+   * The top-level column names of a Parquet file, and whether any of its columns (at any depth)
+   * has a field id. `rebased`: Spark's reader would rebase the file's dates and timestamps from the hybrid
    * calendar, whatever the session says, as its footer says a Spark before 3.1 or one in legacy
    * mode wrote it (`DataSourceUtils.datetimeRebaseSpec` / `int96RebaseSpec` take the mode from
    * the file then); Iceberg's reader never rebases.

@@ -24,7 +24,7 @@ import org.apache.spark.sql.connector.catalog.{CatalogPlugin, TableCatalog}
 import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
-import org.apache.spark.sql.types.{DataType, DateType, MetadataBuilder, StructField, StructType, TimestampNTZType, TimestampType}
+import org.apache.spark.sql.types.{DataType, MetadataBuilder, StructField, StructType}
 
 /**
  * Everything that uses Iceberg's API (compile-only: Iceberg is on the class path only when the
@@ -469,10 +469,7 @@ object IcebergTables extends Logging {
           .filter(_.metadata.contains(DecodingContext.ParquetFieldIdKey))
           .map(_.metadata.getLong(DecodingContext.ParquetFieldIdKey).toInt)
       }
-      val datetimes = spec.columns.exists(c => Try(DataType.fromDDL(c.dataType)).toOption.exists {
-        case DateType | TimestampType | TimestampNTZType => true
-        case _ => false
-      })
+      val datetimes = spec.columns.exists(c => Try(DataType.fromDDL(c.dataType)).toOption.exists(DecodingContext.isDatetime))
       val columns = IcebergParquetFormat.survey(spark, files)
       val resolved = files.flatMap { file =>
         columns.get(file.path).flatMap { c =>
