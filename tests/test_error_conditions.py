@@ -78,6 +78,25 @@ def test_bad_option(spark, root, tmp_path):
     _raises("BLOOM_INDEX_INVALID_OPTION_VALUE", "22023", lambda: bi.create("o", path, ["id"], source_format="parquet", fpp=2))
     _raises("BLOOM_INDEX_UNKNOWN_OPTION", "42K06",
             lambda: bi.create("o", path, ["id"], source_format="parquet", colour="red"))
+    # ndv and its alias numItems at one level, with different numbers: refused, not one chosen.
+    e = _raises("BLOOM_INDEX_INVALID_OPTION_VALUE", "22023",
+                lambda: spark.sql(f"CREATE BLOOM INDEX o ON parquet.`{path}` FOR COLUMNS (id OPTIONS (ndv = 10, numItems = 99))"))
+    assert e.getMessageParameters()["option"] == "numItems" and "column 'id' also gives ndv = '10'" in str(e), str(e)
+    _raises("BLOOM_INDEX_INVALID_OPTION_VALUE", "22023",
+            lambda: spark.sql(f"CREATE BLOOM INDEX o ON parquet.`{path}` FOR COLUMNS (id) OPTIONS (ndv = 10, numItems = 99)"))
+    assert spark.sql("SHOW BLOOM INDEXES").filter("name = 'o'").count() == 0
+
+
+def test_ndv_and_numitems_agreeing_or_at_two_levels(spark, root, tmp_path):
+    """The same number under both names is accepted; a column's own ndv (or numItems) is used
+    over the index's, whichever name either level gives it by."""
+    path = _source(spark, tmp_path)
+    spark.sql(f"CREATE BLOOM INDEX nd1 ON parquet.`{path}` FOR COLUMNS (id OPTIONS (ndv = 70, numItems = 70))")
+    spark.sql(f"CREATE BLOOM INDEX nd2 ON parquet.`{path}` FOR COLUMNS (id OPTIONS (numItems = 30)) OPTIONS (ndv = 500)")
+    spark.sql(f"CREATE BLOOM INDEX nd3 ON parquet.`{path}` FOR COLUMNS (id OPTIONS (ndv = 40)) OPTIONS (numItems = 500)")
+    for name, ndv in [("nd1", "70"), ("nd2", "30"), ("nd3", "40")]:
+        d = {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE BLOOM INDEX {name}").collect()}
+        assert d["column.id.ndv"] == ndv, (name, d)
 
 
 def test_unsupported_column_type(spark, root, tmp_path):

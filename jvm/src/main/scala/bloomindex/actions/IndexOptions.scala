@@ -57,13 +57,15 @@ object IndexOptions {
         case e: IllegalArgumentException =>
           throw BloomIndexErrors.unsupportedColumnType(field.name, field.dataType.sql, e.getMessage.stripPrefix("type: "))
       }
-      val colOpts = opts.filter { case (k, _) => !TableOnly.contains(k) } ++
-        lowerKeys(c.options, if (text.isDefined) ColumnOptions ++ TextOptions else ColumnOptions, s"column '${c.name}'")
-          .filter { case (k, _) => !TextOptions.contains(k) }
+      val tableOpts = opts.filter { case (k, _) => !TableOnly.contains(k) }
+      val ownOpts = lowerKeys(c.options, if (text.isDefined) ColumnOptions ++ TextOptions else ColumnOptions, s"column '${c.name}'")
+        .filter { case (k, _) => !TextOptions.contains(k) }
+      val colOpts = tableOpts ++ ownOpts
       // None: `auto`, chosen by each build (AutoFpp); until the first one, a placeholder.
       val chosen = parseFpp(colOpts.getOrElse("fpp", spark.sessionState.conf.getConf(BloomIndexSQLConf.FPP_DEFAULT)))
       val fpp = chosen.getOrElse(AutoFpp.Placeholder)
-      val ndv = colOpts.get("ndv").orElse(colOpts.get("numitems")).map(v => parseNdv(v))
+      // The column's own ndv (or numItems) over the index's.
+      val ndv = ndvOption(ownOpts, s"column '${c.name}'").orElse(ndvOption(tableOpts, "the index")).map(v => parseNdv(v))
       val sizing = colOpts.get("sizing").map { v =>
         try Sizing.fromName(v) catch { case _: IllegalArgumentException =>
           throw BloomIndexErrors.invalidOptionValue("sizing", v, "expected 'exact' or 'power-of-two'") }
@@ -135,6 +137,18 @@ object IndexOptions {
       val key = k.toLowerCase(Locale.ROOT)
       if (!allowed.contains(key)) throw BloomIndexErrors.unknownOption(k, where, allowed.toSeq)
       key -> v
+    }
+
+  /**
+   * The `ndv` of one level of OPTIONS (`whose`: the index's, or a column's), given as `ndv` or its
+   * alias `numItems`; both, with different numbers, is refused rather than one chosen silently.
+   */
+  private def ndvOption(opts: Map[String, String], whose: String): Option[String] =
+    (opts.get("ndv"), opts.get("numitems")) match {
+      case (Some(a), Some(b)) if parseNdv(a) != parseNdv(b) =>
+        throw BloomIndexErrors.invalidOptionValue("numItems", b,
+          s"$whose also gives ndv = '$a', and numItems is another name of ndv: give one of them")
+      case (a, b) => a.orElse(b)
     }
 
   /** An `fpp` option's value: a rate, or None for `auto` (any case, blanks around it ignored). */
