@@ -85,21 +85,26 @@ private[text] object RegexRuns {
     j
   }
 
-  /** Index of the `]` closing the class opening at `start`; None where Java's reading is in doubt. */
+  /**
+   * Index of the `]` closing the class opening at `start`; None where Java's reading is in doubt:
+   * a `]` first in the class or in any class nested in it (`[a[]x]yz]`: Java may read it as a
+   * member, so where the class ends is not known), and a class not closed.
+   */
   private def classEnd(cps: Array[Int], start: Int): Option[Int] = {
     var j = start + 1
     if (j < cps.length && cps(j) == '^') j += 1
     if (j < cps.length && cps(j) == ']') return None
-    var depth = 1
     while (j < cps.length) {
       cps(j) match {
         case '\\' if j + 1 < cps.length && cps(j + 1) == 'Q' => j = quoteEnd(cps, j + 2) + 2
         case '\\' => j += 2
-        case '[' => depth += 1; j += 1
-        case ']' =>
-          depth -= 1
-          if (depth == 0) return Some(j)
-          j += 1
+        case '[' =>
+          // A nested class (a union or `&&` intersection member), read by the same rules.
+          classEnd(cps, j) match {
+            case Some(end) => j = end + 1
+            case None => return None
+          }
+        case ']' => return Some(j)
         case _ => j += 1
       }
     }

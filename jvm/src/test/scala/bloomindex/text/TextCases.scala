@@ -98,7 +98,12 @@ object TextCases {
       case r if r < 58 => out.append(quote(c))
       case r if r < 64 => out.append(".")
       case r if r < 72 => out.append(quote(c)).append(Seq("*", "?", "+", "{0,2}", "{1,2}", "{2}", "*?", "++")(rng.nextInt(8)))
-      case r if r < 76 => out.append("[").append(quote(c)).append("b]")
+      case r if r < 76 => rng.nextInt(4) match {
+        // Nested classes too, and one whose first member is ']' (`[c[]x]b]`: one class in Java).
+        case 0 => out.append("[").append(quote(c)).append("[]x]b]")
+        case 1 => out.append("[a[").append(quote(c)).append("]]")
+        case _ => out.append("[").append(quote(c)).append("b]")
+      }
       case r if r < 80 => out.append("(").append(quote(c)).append("|zz)")
       case r if r < 84 => out.append(Seq("\\d", "\\w", "\\s", "\\b", "\\S", "\\p{L}")(rng.nextInt(6)))
       case r if r < 88 => out.append("\\Q").append(c).append("\\E")

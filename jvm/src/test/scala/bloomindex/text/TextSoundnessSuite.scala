@@ -165,6 +165,21 @@ class TextSoundnessSuite extends AnyFunSuite {
     assert(stats.prunable("rlike / ngrams(2) case=none") > stats.matched("rlike / ngrams(2) case=none") / 10)
   }
 
+  test("RLIKE: a class nested in a class ends where Java ends it; a ']' first in one gives up") {
+    // `[a[]x]yz]` is one class {a, ], x, y, z} in Java: "a" matches, so no run may be required.
+    assert(Spark.rlike("a", "[a[]x]yz]").contains(true))
+    for (r <- Seq("[a[]x]yz]", "[a[^]x]yz]", "q[a[]x]yzq", "[[]x]ab]")) {
+      assert(RegexRuns.parse(r).isLeft, r)
+      for (spec <- specs) assert(!TextSearch.rlike(spec, r).prunable, s"$r $spec")
+    }
+    // Nested classes closed as Java closes them: the run after the outer class is required.
+    assert(Spark.rlike("bxyz", "[a[bc]d]xyz").contains(true) && Spark.rlike("bxy", "[a[bc]d]xyz").contains(false))
+    for (r <- Seq("[a[bc]d]xyz", "[a-z&&[^b]]xyz")) {
+      val runs = RegexRuns.parse(r).fold(why => fail(s"$r: $why"), identity).filter(_ != LikePattern.Many)
+      assert(new String(runs, 0, runs.length) == "xyz", r)
+    }
+  }
+
   test(s"the foldings are Spark's lower(), with and without ICU ($Count values and patterns)") {
     val rng = new Random(1)
     for (_ <- 1 to Count) {
