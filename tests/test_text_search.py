@@ -509,3 +509,39 @@ def _answer_ids_k(spark, sql: str, on: bool) -> list[int]:
         return sorted(r.k for r in spark.sql(sql).collect())
     finally:
         _pruning(spark, True)
+
+
+def test_a_plan_run_after_the_icu_setting_changed_reads_what_it_skipped(spark, root, tmp_path):
+    """Spark's lower() reads spark.sql.icu.caseMappings.enabled when it first runs, not when it is
+    planned. A DataFrame planned under ICU's folding (explain first) and run under the JDK's
+    reads the files its plan skipped: lower('ΑΣ_Β') is 'ασ_β' with the JDK, 'ας_β' with ICU, so
+    the filter (built with ICU's folding) lacks the JDK's token. A run under the same setting
+    keeps the plan's pruning."""
+    path = str(tmp_path / "icu_run")
+    for k, v in [(1, "ΑΣ_Β"), (2, "zzz"), (3, "yyy")]:
+        spark.createDataFrame([(k, v)], "k int, s string").coalesce(1).write.mode("append").parquet(path)
+    t = f"parquet.`{path}`"
+    spark.sql(f"CREATE BLOOM INDEX icu_run ON {t} FOR COLUMNS (s USING TOKENS OPTIONS (case = 'lower'))")
+    icu = "spark.sql.icu.caseMappings.enabled"
+    try:
+        for where in ("lower(s) = 'ασ_β'", "s ILIKE 'ασ_β'"):
+            q = f"SELECT k FROM {t} WHERE {where}"
+            answers = {}
+            for on in (False, True):
+                _pruning(spark, on)
+                spark.conf.unset(icu)
+                df = spark.sql(q)
+                df.explain()  # planned with ICU's folding: nothing holds 'ας_β', every file skipped
+                spark.conf.set(icu, "false")
+                answers[on] = sorted(r.k for r in df.collect())
+                spark.conf.unset(icu)
+            assert answers[False] == [1] and answers[True] == answers[False], (where, answers)
+            # Planned and run under the same setting, the plan's pruning stands.
+            _pruning(spark, True)
+            df = spark.sql(f"SELECT k FROM {t} WHERE lower(s) = 'zzz'")
+            df.explain()
+            assert sorted(r.k for r in df.collect()) == [2] and len(df.inputFiles()) == 1
+    finally:
+        spark.conf.unset(icu)
+        _pruning(spark, True)
+        spark.sql("DROP BLOOM INDEX IF EXISTS icu_run")

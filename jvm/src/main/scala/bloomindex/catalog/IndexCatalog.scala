@@ -6,12 +6,14 @@ import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.{IndexLog, IndexRoot, LogEntry, SourceSpec}
 import bloomindex.source.{DecodingContext, ScanSource, SourceProviders, SourceResolver}
 import bloomindex.layout.{ColumnData, IndexStore}
+import bloomindex.text.CaseFolding
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.{Expression, ILike, Lower}
+import org.apache.spark.sql.internal.SQLConf
 
 /** What pruning did to one scan, for EXPLAIN and `BloomIndex.explain`. */
 final case class PruningInfo(index: String, version: Long, filesKept: Int, filesTotal: Int,
@@ -342,7 +344,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         kept.andNot(skip)
         kept.stream().toArray
       }
-      Decision(files, info, readBytes, keptAt, checker.map(new StorageCheck(_, execution)))
+      // A decision on lower(c) holds only while the session's lower() folds as it did now.
+      val folding = if (IndexCatalog.readsLower(condition) && view.spec.columns.exists(_.text.exists(_.spec.folding != CaseFolding.Off))) {
+        Some(TextSession.folding(SQLConf.get))
+      } else None
+      val check = if (checker.isEmpty && folding.isEmpty) None else Some(new StorageCheck(checker, execution, folding))
+      Decision(files, info, readBytes, keptAt, check)
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
@@ -465,6 +472,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 }
 
 object IndexCatalog {
+
+  /** Whether `condition` runs Spark's `lower()` (ILIKE is `lower()` on both sides), whose folding a text filter may rely on. */
+  private[catalog] def readsLower(condition: Expression): Boolean =
+    condition.exists { case _: Lower | _: ILike => true; case _ => false }
 
   /** Listed files probed on one thread at least (`filesPerThread`); more are split over threads. */
   private[catalog] val FilesPerThread = 32768

@@ -1,8 +1,11 @@
 package bloomindex.catalog
 
+import bloomindex.text.CaseFolding
+
 import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.SQLExecution
+import org.apache.spark.sql.internal.SQLConf
 
 /**
  * The check against storage ([[FreshFiles]]) a plan's decision was made with, and when a run
@@ -17,8 +20,17 @@ import org.apache.spark.sql.execution.SQLExecution
  *
  * A run outside any SQL execution (`df.rdd`, `queryExecution.toRdd`) of a plan also decided
  * outside one is taken as the same call when it starts within [[SameCallNanos]] of the check.
+ *
+ * `folding`: the case folding of the session's `lower()` a decision on a `lower(c)` text
+ * predicate relied on (None: it relied on none). Spark's `lower()` reads
+ * `spark.sql.icu.caseMappings.enabled` when it first runs, not when it is planned, so a run that
+ * finds the session folding otherwise reads every skipped file ([[foldingChanged]]). `check`
+ * None: the decision did not check its files against storage.
  */
-final class StorageCheck(check: IndexedSeq[FileStatus] => java.util.BitSet, decidedIn: String) {
+final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSet], decidedIn: String,
+    folding: Option[CaseFolding] = None) {
+
+  def this(check: IndexedSeq[FileStatus] => java.util.BitSet, decidedIn: String) = this(Some(check), decidedIn)
   @volatile private var confirmedIn: String = decidedIn
   @volatile private var confirmedAt: Long = System.nanoTime()
 
@@ -34,9 +46,27 @@ final class StorageCheck(check: IndexedSeq[FileStatus] => java.util.BitSet, deci
    * for a run in execution `now`; when that is every file, the check holds for `now`.
    */
   def unchanged(files: IndexedSeq[FileStatus], now: String): java.util.BitSet = {
-    val same = try check(files) catch { case scala.util.control.NonFatal(_) => new java.util.BitSet() }
+    if (foldingChanged.isDefined) return new java.util.BitSet()
+    val same = check match {
+      case None =>
+        val all = new java.util.BitSet(files.size)
+        all.set(0, files.size)
+        all
+      case Some(c) => try c(files) catch { case scala.util.control.NonFatal(_) => new java.util.BitSet() }
+    }
     if (same.cardinality() == files.size) confirm(now)
     same
+  }
+
+  /** Whether the decision checked its files against storage (a run checks them again). */
+  def checksStorage: Boolean = check.isDefined
+
+  /** Why the decision's skips do not hold for a run now: the session's `lower()` folds otherwise than when it was made. */
+  def foldingChanged: Option[String] = folding.flatMap { decided =>
+    val now = TextSession.folding(SQLConf.get)
+    if (now == decided) None
+    else Some(s"the plan was optimized when the session's lower() folded with ${decided.name} and runs when it folds " +
+      s"with ${now.name} (${TextSession.IcuCaseMappings})")
   }
 }
 

@@ -17,6 +17,8 @@ import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
  * again ([[bloomindex.catalog.StorageCheck]]) and, where any changed, reads a new copy of the
  * scan that skips all but those (the scan's own file list is fixed once it is first computed).
  * A run in the execution that decided, or one already confirmed, reads the scan as it is.
+ * A decision on `lower(c)` made while the session's `lower()` folded otherwise than it does for
+ * the run reads every file it skips ([[StorageCheck.foldingChanged]]).
  */
 object RecheckedScan {
 
@@ -42,6 +44,11 @@ object RecheckedScan {
 
   /** The skipped files found changed (None: none changed, and the check is confirmed for this run). */
   private def changedFiles(idx: CheckedSkips, check: StorageCheck, now: String): Option[Seq[(String, Long)]] = {
+    check.foldingChanged.foreach { why =>
+      IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: $why; the files it skips are read")
+      return Some(idx.skipped.paths.map(_ -> 0L).toSeq)
+    }
+    if (!check.checksStorage) return None
     val files = try idx.skippedNow() catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: the files a plan skips could not be listed to check " +
