@@ -24,8 +24,9 @@ import org.apache.spark.sql.internal.SQLConf
  * `folding`: the case folding of the session's `lower()` a decision on a `lower(c)` text
  * predicate relied on (None: it relied on none). Spark's `lower()` reads
  * `spark.sql.icu.caseMappings.enabled` when it first runs, not when it is planned, so a run that
- * finds the session folding otherwise reads every skipped file ([[foldingChanged]]). `check`
- * None: the decision did not check its files against storage.
+ * finds the session folding otherwise reads every skipped file ([[foldingChanged]]), before
+ * any check against storage. `check` None: the decision did not check its files against
+ * storage (only its folding is checked again; [[unchanged]] is not asked).
  */
 final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSet], decidedIn: String,
     folding: Option[CaseFolding] = None) {
@@ -46,14 +47,8 @@ final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSe
    * for a run in execution `now`; when that is every file, the check holds for `now`.
    */
   def unchanged(files: IndexedSeq[FileStatus], now: String): java.util.BitSet = {
-    if (foldingChanged.isDefined) return new java.util.BitSet()
-    val same = check match {
-      case None =>
-        val all = new java.util.BitSet(files.size)
-        all.set(0, files.size)
-        all
-      case Some(c) => try c(files) catch { case scala.util.control.NonFatal(_) => new java.util.BitSet() }
-    }
+    val c = check.getOrElse(throw new IllegalStateException("a decision that checked no file against storage has none to check again"))
+    val same = try c(files) catch { case scala.util.control.NonFatal(_) => new java.util.BitSet() }
     if (same.cardinality() == files.size) confirm(now)
     same
   }

@@ -32,7 +32,11 @@ object RecheckedScan {
   private def scanOf(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo)] = {
     val index: Option[CheckedSkips] = scan match {
       case s: FileSourceScanExec => Some(s.relation.location).collect { case c: CheckedSkips => c }
-      case b: BatchScanExec => Some(b.scan).collect { case f: FileScan => f.fileIndex }.collect { case c: CheckedSkips => c }
+      case b: BatchScanExec => b.scan match {
+        case c: CheckedSkips => Some(c) // a scan that leaves out files itself (Iceberg's)
+        case f: FileScan => Some(f.fileIndex).collect { case c: CheckedSkips => c }
+        case _ => None
+      }
       case _ => None
     }
     for {

@@ -75,9 +75,9 @@ trait PrunedScan {
 }
 
 /**
- * A pruned file index whose skipped files were checked against storage when the plan was
- * optimized (`check`), so that a run of the plan in a later execution checks them again
- * ([[RecheckedScan]]).
+ * A pruned file index (or a scan that leaves out files itself, Iceberg's) whose decision a run
+ * of the plan in a later execution makes sure of again (`check`: the skipped files against
+ * storage, the session's `lower()` folding; [[RecheckedScan]]).
  */
 trait CheckedSkips extends PrunedScan {
   def skipped: bloomindex.catalog.SkippedFiles

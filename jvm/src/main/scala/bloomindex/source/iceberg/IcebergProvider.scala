@@ -297,7 +297,7 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
       decision(spark, filters, s, record = true)
         .filter(_.skipped.nonEmpty)
         .map { d =>
-          val wrapped = PrunedIcebergScan(s.scan, d.skipped, d.info)
+          val wrapped = PrunedIcebergScan(s.scan, d.skipped, d.info, d.check)
           val pruned = plan.transformUp { case rel: DataSourceV2ScanRelation if rel eq s => SparkShim.withScan(s, wrapped) }
           new DataSourceV2Strategy(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]).apply(pruned)
         }

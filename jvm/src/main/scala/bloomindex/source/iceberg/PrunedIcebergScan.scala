@@ -2,24 +2,31 @@ package bloomindex.source.iceberg
 
 import scala.util.control.NonFatal
 
-import bloomindex.catalog.{IndexCatalog, PruningInfo, SkippedFiles}
-import bloomindex.compat.RuntimeFilteringForwarders
-import bloomindex.pruning.PrunedScan
+import bloomindex.catalog.{IndexCatalog, PruningInfo, SkippedFiles, StorageCheck}
+import bloomindex.compat.{RuntimeFilteringForwarders, SparkShim}
+import bloomindex.pruning.CheckedSkips
 
+import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.connector.expressions.NamedReference
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory, Scan, SupportsRuntimeV2Filtering}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.types.StructType
 
 
 /**
  * An Iceberg scan whose batch leaves out the tasks of `skipped` data files (normalized paths).
  * Runtime filtering (dynamic partition pruning) goes to Iceberg's scan, whose next batch is
- * pruned the same way.
+ * pruned the same way. `check`: what a run of the plan must find as the decision found it
+ * ([[bloomindex.pruning.RecheckedScan]]); for an Iceberg snapshot, whose files are never
+ * rewritten in place, only the session's `lower()` folding ([[StorageCheck.foldingChanged]]).
+ * Spark plans the batch's partitions while it plans the query (Iceberg's scans report their
+ * columnar reads per partition), so a run that finds the folding changed reads a copy.
  */
-final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: PruningInfo)
-    extends Scan with RuntimeFilteringForwarders with PrunedScan {
+final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: PruningInfo,
+    check: Option[StorageCheck] = None) extends Scan with RuntimeFilteringForwarders with CheckedSkips {
 
   override def readSchema(): StructType = delegate.readSchema()
   override def description(): String = s"${delegate.description()} [Bloom index ${info.index}: " +
@@ -28,6 +35,16 @@ final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: 
   override def columnarSupportMode(): Scan.ColumnarSupportMode = delegate.columnarSupportMode()
   override def supportedCustomMetrics(): Array[CustomMetric] = delegate.supportedCustomMetrics()
   override def reportDriverMetrics(): Array[CustomTaskMetric] = delegate.reportDriverMetrics()
+
+  /** Never asked: the decision checked no file against storage ([[StorageCheck.checksStorage]]). */
+  override def skippedNow(): IndexedSeq[FileStatus] =
+    throw new UnsupportedOperationException("the files of an Iceberg snapshot are not checked against storage")
+  override def without(changed: Set[String], info: PruningInfo): PrunedIcebergScan =
+    PrunedIcebergScan(delegate, SkippedFiles.Except(skipped, changed), info)
+  override def inScan(scan: SparkPlan): Option[SparkPlan] = scan match {
+    case b: BatchScanExec if b.scan.isInstanceOf[PrunedIcebergScan] => Some(SparkShim.replaceArg(b, b.scan, this))
+    case _ => None
+  }
 
   override def filterAttributes(): Array[NamedReference] = delegate match {
     case r: SupportsRuntimeV2Filtering => r.filterAttributes()
