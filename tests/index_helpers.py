@@ -144,6 +144,35 @@ def confs(spark, settings: dict):
             _set_conf(spark, k, v)
 
 
+def assert_icu_change_reads_what_was_skipped(spark, table: str) -> None:
+    """Over `table` (k INT, s STRING: rows (1, 'ΑΣ_Β'), (2, 'zzz'), (3, 'yyy'), one a file; an
+    index on s USING TOKENS with case = 'lower'): a DataFrame planned under ICU's folding
+    (explained first) and run under the JDK's returns with the index on what it returns off.
+    lower('ΑΣ_Β') is 'ασ_β' with the JDK, 'ας_β' with ICU, so the filter (built with ICU's
+    folding) lacks the JDK's token and the plan skips every file. A plan made and run under
+    the same setting keeps its pruning."""
+    from bloomindex import BloomIndex
+
+    icu, pruning = "spark.sql.icu.caseMappings.enabled", "spark.bloomindex.pruning.enabled"
+    with confs(spark, {icu: None, pruning: None}):
+        for where in ("lower(s) = 'ασ_β'", "s ILIKE 'ασ_β'"):
+            answers = {}
+            for on in ("false", "true"):
+                spark.conf.set(pruning, on)
+                spark.conf.unset(icu)
+                df = spark.sql(f"SELECT k FROM {table} WHERE {where}")
+                df.explain()  # planned with ICU's folding: nothing holds 'ας_β'
+                spark.conf.set(icu, "false")
+                answers[on] = sorted(r.k for r in df.collect())
+            assert answers["false"] == [1] and answers["true"] == answers["false"], (where, answers)
+        spark.conf.unset(icu)
+        spark.conf.set(pruning, "true")
+        df = spark.sql(f"SELECT k FROM {table} WHERE lower(s) = 'zzz'")
+        df.explain()
+        assert sorted(r.k for r in df.collect()) == [2]
+        assert "kept 1/3 files" in BloomIndex(spark).explain(df)
+
+
 _CRC32C_TABLE: list[int] = []
 
 

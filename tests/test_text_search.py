@@ -26,6 +26,7 @@ from pyspark.errors import AnalysisException, IllegalArgumentException
 
 import text_model as M
 from bloomindex import BloomIndex
+from index_helpers import assert_icu_change_reads_what_was_skipped
 
 N_QUERIES = int(os.environ.get("BLOOMINDEX_TEXT_QUERIES", "1000"))
 N_EXECUTED = int(os.environ.get("BLOOMINDEX_TEXT_EXECUTED", "80"))
@@ -524,27 +525,7 @@ def test_a_plan_run_after_the_icu_setting_changed_reads_what_it_skipped(spark, r
         spark.createDataFrame([(k, v)], "k int, s string").coalesce(1).write.format(fmt).mode("append").save(path)
     t = f"{fmt}.`{path}`"
     spark.sql(f"CREATE BLOOM INDEX icu_run ON {t} FOR COLUMNS (s USING TOKENS OPTIONS (case = 'lower'))")
-    icu = "spark.sql.icu.caseMappings.enabled"
     try:
-        for where in ("lower(s) = 'ασ_β'", "s ILIKE 'ασ_β'"):
-            q = f"SELECT k FROM {t} WHERE {where}"
-            answers = {}
-            for on in (False, True):
-                _pruning(spark, on)
-                spark.conf.unset(icu)
-                df = spark.sql(q)
-                df.explain()  # planned with ICU's folding: nothing holds 'ας_β', every file skipped
-                spark.conf.set(icu, "false")
-                answers[on] = sorted(r.k for r in df.collect())
-                spark.conf.unset(icu)
-            assert answers[False] == [1] and answers[True] == answers[False], (where, answers)
-            # Planned and run under the same setting, the plan's pruning stands.
-            _pruning(spark, True)
-            df = spark.sql(f"SELECT k FROM {t} WHERE lower(s) = 'zzz'")
-            df.explain()
-            assert sorted(r.k for r in df.collect()) == [2]
-            assert "kept 1/3 files" in BloomIndex(spark).explain(df)
+        assert_icu_change_reads_what_was_skipped(spark, t)
     finally:
-        spark.conf.unset(icu)
-        _pruning(spark, True)
         spark.sql("DROP BLOOM INDEX IF EXISTS icu_run")
