@@ -47,6 +47,31 @@ def test_configure_keeps_what_was_set_and_is_idempotent():
         bloomindex.configure(_Builder(), kernel="gpu")
 
 
+def test_configure_warns_when_a_context_without_the_extension_runs(spark, monkeypatch):
+    """getOrCreate() returns a session on the SparkContext already running (a notebook's), whose
+    extensions cannot change: configure() says so, naming the fix. The test session has the
+    extension, so configure() is silent there; a context without it is stood in for."""
+    import warnings
+
+    from pyspark import SparkContext
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bloomindex.configure(_Builder())
+
+    class _Conf:
+        def get(self, key, default=None):
+            return "other.Extensions" if key == "spark.sql.extensions" else default
+
+    class _Context:
+        def getConf(self):
+            return _Conf()
+
+    monkeypatch.setattr(SparkContext, "_active_spark_context", _Context())
+    with pytest.warns(UserWarning, match=r"already running in this process.*spark\.stop\(\)"):
+        bloomindex.configure(_Builder())
+
+
 def test_configure_on_a_local_connect_builder_sets_the_jvm_launch_not_the_builder(monkeypatch):
     import shlex
 

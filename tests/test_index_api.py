@@ -97,6 +97,17 @@ def test_explain_prefilter_might_contain_and_join_filter_metrics(spark, root, bi
     unindexed = str(tmp_path / "unindexed")
     spark.range(10).write.parquet(unindexed)
     assert "no Bloom index for this source" in bi.explain(spark.read.parquet(unindexed).where("id = 3"))
+    # An indexed source: a scan with no filter an index reads says so, not that there is no index;
+    # a filter on a column no index holds names the index that did not apply.
+    assert f"scan of file:{fact}: not pruned: no filter on it that its Bloom indexes read" in \
+        bi.explain(spark.read.parquet(fact)), bi.explain(spark.read.parquet(fact))
+    assert "not applied: fact_idx" in bi.explain(spark.read.parquet(fact).where("v = 3"))
+    spark.conf.set("spark.bloomindex.pruning.enabled", "false")
+    try:
+        report = bi.explain(spark.read.parquet(fact).where("k = 1234"))
+        assert "not pruned: pruning is off (spark.bloomindex.pruning.enabled)" in report, report
+    finally:
+        spark.conf.unset("spark.bloomindex.pruning.enabled")
 
     joined = spark.read.parquet(fact).join(spark.read.parquet(dim), "k")
     assert "join filter: index dim_idx (log version 1) global filter of k" in bi.explain(joined)

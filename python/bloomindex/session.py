@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import shlex
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ._backend import check_bool, check_number, wrong_type
@@ -157,6 +158,7 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
     remote = _get(builder, "spark.remote") or os.environ.get("SPARK_REMOTE")
     api_mode = (_get(builder, "spark.api.mode") or os.environ.get("SPARK_API_MODE") or "").lower()
     if remote is None and api_mode != "connect":
+        _warn_if_running_without_extension()
         _settings(builder, kernel, delta, iceberg, iceberg_catalogs)
     elif remote is None or remote.startswith("local"):  # PySpark starts a Connect server here
         # What the builder holds of the keys _settings reads: appended to as on classic.
@@ -170,6 +172,25 @@ def configure(builder: "SparkSession.Builder", kernel: str | None = None,
             if settings._options[key] != value:
                 builder.config(key, settings._options[key])
     return builder
+
+
+def _warn_if_running_without_extension() -> None:
+    """Warns when this process already runs a SparkContext whose sessions lack bloomindex's
+    extension: ``getOrCreate()`` then returns a session on it, whose class path and
+    ``spark.sql.extensions`` cannot change (a notebook's ``spark``, for one), and bloomindex's SQL
+    fails to parse there (``Syntax error at or near 'BLOOM'``)."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return
+    extensions = sc.getConf().get("spark.sql.extensions") or ""
+    if EXTENSIONS_CLASS not in [e.strip() for e in extensions.split(",")]:
+        warnings.warn(
+            "bloomindex.configure: a SparkContext without bloomindex's extension is already running in "
+            "this process; getOrCreate() will return a session on it that has neither bloomindex's jar "
+            "nor its SQL. Stop it first (spark.stop()), then configure and getOrCreate() again.",
+            UserWarning, stacklevel=3)
 
 
 def _check_configure(builder: Any, kernel: Any, delta: Any, iceberg: Any, iceberg_catalogs: Any) -> None:
@@ -286,7 +307,8 @@ def jvm_object(spark: "SparkSession", class_name: str) -> Any:
     except Exception as e:  # py4j wraps the ClassNotFoundException
         raise RuntimeError(
             "bloomindex's jar is not on this session's classpath: build the session with "
-            "bloomindex.configure(SparkSession.builder)") from e
+            "bloomindex.configure(SparkSession.builder) before any other session starts in this process "
+            "(a session already running, such as a notebook's, keeps its class path: stop it first)") from e
     return cls.getField("MODULE$").get(None)
 
 

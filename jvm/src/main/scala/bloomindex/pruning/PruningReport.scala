@@ -3,6 +3,7 @@ package bloomindex.pruning
 import bloomindex.catalog.PruningInfo
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * What Bloom indexes do to each scan of a query, in the words of EXPLAIN BLOOM INDEX and
@@ -16,10 +17,11 @@ object PruningReport {
     val ctx = new ExplainContext(df)
     ctx.optimized.collect { case node => node }.flatMap { node =>
       ScanPruner.of(node).flatMap(_.explain(ctx, node))
-    }.map(describe)
+    }.map(describe(_, ctx.spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_ENABLED)))
   }
 
-  private def describe(e: ScanExplain): String = e.info match {
+  private def describe(e: ScanExplain, pruning: Boolean): String = e.info match {
+    case None if !pruning => s"scan of ${e.what}: not pruned: pruning is off (${BloomIndexSQLConf.PRUNING_ENABLED.key})"
     case None => e.otherwise
     case Some(i) =>
       val applied =

@@ -300,7 +300,7 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
           (s.output.isEmpty || s.output.exists(l.outputSet.contains)))
         .flatMap(prunedIndex(ctx.spark, _)).map(_.info)
       Some(ScanExplain(what, info,
-        s"scan of $what: no Bloom index for this Delta table (or pruning disabled, or no filter to prune on)"))
+        s"scan of $what: no Bloom index for this Delta table, or no filter to prune on"))
     case _ => None
   }
 }

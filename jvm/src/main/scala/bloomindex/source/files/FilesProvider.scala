@@ -3,6 +3,7 @@ package bloomindex.source.files
 import java.util.Locale
 
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
@@ -317,7 +318,10 @@ final class FilesProvider extends SourceProvider with ScanPruner {
         case other => (other.rootPaths, None)
       }
       val what = table.map(_.identifier.unquotedString).getOrElse(roots.headOption.map(_.toString).getOrElse("?"))
-      Some(ScanExplain(what, info, s"scan of $what: no Bloom index for this source (or pruning disabled)"))
+      // The rule leaves a scan over an index as it was only when no filter of it reads an indexed column.
+      lazy val indexed = try new IndexCatalog(ctx.spark).anyIndexFor(of(rel, table)) catch { case NonFatal(_) => false }
+      Some(ScanExplain(what, info, s"scan of $what: " + (if (info.isEmpty && indexed) "not pruned: no filter on it " +
+        "that its Bloom indexes read (an equality, IN or text predicate on an indexed column)" else "no Bloom index for this source")))
     case _ => None
   }
 }
