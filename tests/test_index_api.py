@@ -12,7 +12,7 @@ from pyspark.errors import AnalysisException
 
 import bloomindex
 from bloomindex import BloomIndex, might_contain
-from index_helpers import assert_filters_hold_values, log_entries
+from index_helpers import assert_filters_hold_values, assert_same_with_pruning_off, confs, log_entries
 
 
 @pytest.fixture()
@@ -154,3 +154,28 @@ def test_bloomindex_errors_are_pyspark_errors_of_their_condition(spark, root, bi
         bi.create("quoted2", str(tmp_path / "q"), {"id": {"fpp": "0.05' , x = '1"}}, source_format="parquet")
     assert [r.name for r in bi.list().collect()] == ["quoted"]
 
+
+
+def test_a_session_reading_parquet_through_v2_creates_and_refreshes_indexes(spark, root, bi, tmp_path):
+    """With Parquet read through DataSource V2 (spark.sql.sources.useV1SourceList without it),
+    CREATE over a folder, create() from a DataFrame and REFRESH work (the build reads the
+    folder through V1 and puts the session's setting back), and the session's V2 scans prune."""
+    path = str(tmp_path / "v2")
+    spark.range(0, 800, 1, 8).selectExpr("id AS k", "id % 7 AS v").write.parquet(path)
+    key = "spark.sql.sources.useV1SourceList"
+    v2 = "avro,csv,json,kafka,orc,text"
+    with confs(spark, {key: v2}):
+        spark.sql(f"CREATE BLOOM INDEX v2_sql ON parquet.`{path}` FOR COLUMNS (k)")
+        assert spark.conf.get(key) == v2
+        assert bi.create("v2_df", spark.read.parquet(path), ["v"])
+        assert spark.conf.get(key) == v2
+        q = lambda: spark.read.parquet(path).where("k = 123")
+        assert "BatchScan" in q()._jdf.queryExecution().executedPlan().toString()
+        assert assert_same_with_pruning_off(spark, q) == [(123, 123 % 7)]
+        assert "index v2_sql (log version 1) kept 1/8 files" in bi.explain(q()), bi.explain(q())
+        spark.range(800, 900, 1, 1).selectExpr("id AS k", "id % 7 AS v").write.mode("append").parquet(path)
+        spark.sql("REFRESH BLOOM INDEX v2_sql")
+        q = lambda: spark.read.parquet(path).where("k = 850")
+        assert assert_same_with_pruning_off(spark, q) == [(850, 850 % 7)]
+        assert "kept 1/9 files" in bi.explain(q()), bi.explain(q())
+        assert sorted(r["name"] for r in spark.sql("SHOW BLOOM INDEXES").collect()) == ["v2_df", "v2_sql"]

@@ -48,7 +48,7 @@ final class CreateBloomIndexBuilder private[api] (spark: SparkSession, name: Str
   }
 
   /** A DataFrame that reads files directly (`spark.read.parquet(...)`, a table). */
-  def onDataFrame(df: DataFrame): this.type = from((SourceResolver.resolveDataFrame(df), df))
+  def onDataFrame(df: DataFrame): this.type = from(SourceResolver.resolveDataFrameFrame(df))
 
   private def from(resolve: => (SourceSpec, DataFrame)): this.type = { source = Some(() => resolve); this }
 

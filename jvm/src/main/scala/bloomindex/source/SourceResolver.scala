@@ -70,6 +70,15 @@ object SourceResolver {
   /** The source a DataFrame reads directly: its relation's roots, format and options. */
   def resolveDataFrame(df: DataFrame): SourceSpec = ofFrame(df, catalogName(df), "the DataFrame", named = false)
 
+  /**
+   * [[resolveDataFrame]], and the frame a build reads: `df`, or where `df` reads its folders
+   * through DataSource V2 (which a build does not read), the same folders read anew.
+   */
+  def resolveDataFrameFrame(df: DataFrame): (SourceSpec, DataFrame) = {
+    val spec = resolveDataFrame(df)
+    (spec, if (bloomindex.source.files.FilesProvider.v2Files(df).isEmpty) df else dataFrame(df.sparkSession, spec))
+  }
+
   /** The first provider's answer for `df` (the plain-file provider, last, refuses what it cannot read). */
   private def ofFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): SourceSpec =
     SourceProviders.all.iterator.flatMap(_.resolveFrame(df, table, what, named)).nextOption()

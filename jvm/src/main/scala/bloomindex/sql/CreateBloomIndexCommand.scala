@@ -38,8 +38,7 @@ case class CreateBloomIndexCommand(
       val (spec, frame) = format match {
         case Some(f) => SourceResolver.resolvePathFrame(spark, f.toLowerCase(java.util.Locale.ROOT), source.parts.head)
         case None =>
-          val frame = spark.table(source.sql)
-          (SourceResolver.resolveDataFrame(frame), frame)
+          SourceResolver.resolveDataFrameFrame(spark.table(source.sql))
       }
       val plan = manager.plan(name, spec, columns, options, Some(frame))
       manager.createFromSpec(plan, ifNotExists, Some(frame))

@@ -60,7 +60,16 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   }
 
   override def resolveFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): Option[SourceSpec] =
-    Some(spec(table, SourceResolver.relation(df, what)))
+    FilesProvider.v2Files(df) match {
+      // A path read through DataSource V2 (`spark.sql.sources.useV1SourceList` without its
+      // format): the same folders, which the build reads through V1 (pathFrame).
+      case Seq(r) if table.isEmpty && df.queryExecution.analyzed.collectLeaves().size == 1 =>
+        val t = r.table.asInstanceOf[FileTable]
+        Some(SourceSpec(None, t.formatName.toLowerCase(Locale.ROOT), t.fileIndex.rootPaths.map(_.toString),
+          r.options.asCaseSensitiveMap().asScala.toMap.filter { case (k, _) => k != "path" && k != "paths" },
+          t.fileIndex.partitionSchema.fieldNames.toSeq))
+      case _ => Some(spec(table, SourceResolver.relation(df, what)))
+    }
 
   private def spec(table: Option[String], rel: HadoopFsRelation): SourceSpec = {
     val format = rel.fileFormat match {
@@ -86,10 +95,12 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   private def pathFrame(spark: SparkSession, s: SourceSpec, schema: Option[StructType]): DataFrame = {
     // Path reads share the session's file status cache: drop it so deletes are seen.
     FileStatusCache.getOrCreate(spark).invalidateAll()
-    val reader = spark.read.format(s.format).options(s.options)
-    schema match {
-      case Some(given) => reader.schema(given).load(s.paths: _*)
-      case None => parquetFrame(spark, s).getOrElse(reader.load(s.paths: _*))
+    FilesProvider.readV1(spark, s.format) {
+      val reader = spark.read.format(s.format).options(s.options)
+      schema match {
+        case Some(given) => reader.schema(given).load(s.paths: _*)
+        case None => parquetFrame(spark, s).getOrElse(reader.load(s.paths: _*))
+      }
     }
   }
 
@@ -329,6 +340,28 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 object FilesProvider {
 
   /**
+   * `body`, which reads a path source of `format`, with that format read through DataSource V1
+   * (`spark.sql.sources.useV1SourceList`; the session's setting is put back after): index builds
+   * and maintenance read a file relation, also where the session's queries of the format go
+   * through V2 (their V2 file scans are pruned all the same).
+   */
+  /** The V2 file relations `df` reads (a path read through DataSource V2). */
+  def v2Files(df: DataFrame): Seq[DataSourceV2Relation] =
+    df.queryExecution.analyzed.collect { case r: DataSourceV2Relation if r.table.isInstanceOf[FileTable] => r }
+
+  private[files] def readV1[T](spark: SparkSession, format: String)(body: => T): T = {
+    val conf = spark.sessionState.conf
+    val key = SQLConf.USE_V1_SOURCE_LIST.key
+    val list = conf.getConf(SQLConf.USE_V1_SOURCE_LIST)
+    if (list.toLowerCase(Locale.ROOT).split(",").map(_.trim).contains(format.toLowerCase(Locale.ROOT))) body
+    else {
+      val set = conf.contains(key)
+      conf.setConfString(key, s"$list,$format")
+      try body finally { if (set) conf.setConfString(key, list) else conf.unsetConf(key) }
+    }
+  }
+
+  /**
    * The statuses of a file index's listing, in its order, in one array (a scan of a million
    * files: no collection built and copied again per file; the catalog probes them by position).
    */
@@ -416,8 +449,9 @@ object FilesProvider {
    * are still inferred from the paths, as without a schema). Throws for a format that refuses an
    * empty schema.
    */
-  private def listedOnly(spark: SparkSession, s: SourceSpec): DataFrame =
+  private def listedOnly(spark: SparkSession, s: SourceSpec): DataFrame = FilesProvider.readV1(spark, s.format) {
     spark.read.format(s.format).options(s.options).schema(new StructType()).load(s.paths: _*)
+  }
 
   /**
    * The file Parquet's inference reads when it does not merge schemas, of `files` (a listing):
