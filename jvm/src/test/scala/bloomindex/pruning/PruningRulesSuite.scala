@@ -135,6 +135,6 @@ class PruningRulesSuite extends AnyFunSuite with BeforeAndAfterEach {
     val v2 = PruningReport.scanLines(query)
     assert(v2.size == 1 && v2.head.contains("kept 1/4 files"), v2)
     spark.conf.set("spark.bloomindex.pruning.enabled", "false")
-    assert(PruningReport.scanLines(query).head.contains("no Bloom index pruned this V2 scan"))
+    assert(PruningReport.scanLines(query).head.contains("not pruned: pruning is off (spark.bloomindex.pruning.enabled)"))
   }
 }
