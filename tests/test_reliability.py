@@ -122,6 +122,13 @@ def test_a_driver_dying_after_the_data_write_leaves_no_half_version(spark, root,
     d = _describe(spark, "die")
     assert (d["state"], d["active_version"], d["damage"]) == ("REFRESHING", "1", "none")
 
+    # ALTER says what is in the way (it said the index did not exist) and changes nothing.
+    with pytest.raises(AnalysisException) as e:
+        spark.sql("ALTER BLOOM INDEX die SET OPTIONS (refresh = 'manual')")
+    assert e.value.getCondition() == "BLOOM_INDEX_COMMAND_IN_PROGRESS", str(e.value)
+    assert "(REFRESH FULL, log version 2)" in str(e.value) and "REFRESH BLOOM INDEX die takes over" in str(e.value)
+    assert log_entries(root, "die") == entries
+
     # The next command takes over and removes the leftovers.
     spark.sql("REFRESH BLOOM INDEX die")
     entries = log_entries(root, "die")
@@ -130,6 +137,8 @@ def test_a_driver_dying_after_the_data_write_leaves_no_half_version(spark, root,
     assert not os.path.exists(leftover)
     assert differential(spark, path, seed=1) == before
     assert "log version 4" in bi.explain(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 5"))
+    spark.sql("ALTER BLOOM INDEX die SET OPTIONS (refresh = 'manual')")
+    assert _describe(spark, "die")["refresh"] == "manual"
 
 
 def test_a_driver_dying_in_create_leaves_nothing_visible(spark, root, tmp_path):

@@ -82,6 +82,10 @@ object BloomIndexErrors {
   def notFound(name: String): AnalysisException =
     error("BLOOM_INDEX_NOT_FOUND", Map("indexName" -> name))
 
+  def commandInProgress(name: String, operation: String, version: Long, command: String): AnalysisException =
+    error("BLOOM_INDEX_COMMAND_IN_PROGRESS",
+      Map("indexName" -> name, "operation" -> operation, "version" -> version.toString, "command" -> command))
+
   def alreadyExists(name: String): AnalysisException =
     error("BLOOM_INDEX_ALREADY_EXISTS", Map("indexName" -> name))
 

@@ -70,7 +70,7 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
 
   test("every builder fills in every parameter of its template") {
     import BloomIndexErrors._
-    val all: Seq[AnalysisException] = Seq(notFound("n"), alreadyExists("n"), invalidName("a/b"),
+    val all: Seq[AnalysisException] = Seq(notFound("n"), commandInProgress("n", "REFRESH FULL", 2, "ALTER BLOOM INDEX"), alreadyExists("n"), invalidName("a/b"),
       unsafeLocation("n", "/r/n", "spark.bloomindex.root", "/r"), damaged("n", "version 1 has no data"),
       newerFormat("n", 7, "format version 7 is not supported (this build reads 6): written by a newer bloomindex"),
       columnNotFound("n", "c"), notGlobal("n"), stale("n", "c", 1, 2, "t", 3), decodingContextChanged("n", "c", "t", "why"),
