@@ -13,6 +13,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, FileTable}
 
 /** A file of a source, identified by path + size + modification time. */
 case class SourceFile(path: String, size: Long, modificationTime: Long)
@@ -76,8 +77,12 @@ object SourceResolver {
    */
   def resolveDataFrameFrame(df: DataFrame): (SourceSpec, DataFrame) = {
     val spec = resolveDataFrame(df)
-    (spec, if (bloomindex.source.files.FilesProvider.v2Files(df).isEmpty) df else dataFrame(df.sparkSession, spec))
+    (spec, if (v2Files(df).isEmpty) df else dataFrame(df.sparkSession, spec))
   }
+
+  /** The V2 file relations `df` reads (a path read through DataSource V2). */
+  def v2Files(df: DataFrame): Seq[DataSourceV2Relation] =
+    df.queryExecution.analyzed.collect { case r: DataSourceV2Relation if r.table.isInstanceOf[FileTable] => r }
 
   /** The first provider's answer for `df` (the plain-file provider, last, refuses what it cannot read). */
   private def ofFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): SourceSpec =

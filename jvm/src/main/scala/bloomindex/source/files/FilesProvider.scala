@@ -60,7 +60,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   }
 
   override def resolveFrame(df: DataFrame, table: Option[String], what: String, named: Boolean): Option[SourceSpec] =
-    FilesProvider.v2Files(df) match {
+    SourceResolver.v2Files(df) match {
       // A path read through DataSource V2 (`spark.sql.sources.useV1SourceList` without its
       // format): the same folders, which the build reads through V1 (pathFrame).
       case Seq(r) if table.isEmpty && df.queryExecution.analyzed.collectLeaves().size == 1 =>
@@ -345,10 +345,6 @@ object FilesProvider {
    * and maintenance read a file relation, also where the session's queries of the format go
    * through V2 (their V2 file scans are pruned all the same).
    */
-  /** The V2 file relations `df` reads (a path read through DataSource V2). */
-  def v2Files(df: DataFrame): Seq[DataSourceV2Relation] =
-    df.queryExecution.analyzed.collect { case r: DataSourceV2Relation if r.table.isInstanceOf[FileTable] => r }
-
   private[files] def readV1[T](spark: SparkSession, format: String)(body: => T): T = {
     val conf = spark.sessionState.conf
     val key = SQLConf.USE_V1_SOURCE_LIST.key
