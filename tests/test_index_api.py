@@ -170,7 +170,8 @@ def test_a_session_reading_parquet_through_v2_creates_and_refreshes_indexes(spar
         assert bi.create("v2_df", spark.read.parquet(path), ["v"])
         assert spark.conf.get(key) == v2
         q = lambda: spark.read.parquet(path).where("k = 123")
-        assert "BatchScan" in spark.sql(f"EXPLAIN SELECT * FROM parquet.`{path}` WHERE k = 123").first()[0]
+        if not bloomindex.session.is_connect(spark):  # the plan's text (a Connect client has no JVM)
+            assert "BatchScan" in q()._jdf.queryExecution().executedPlan().toString()
         assert assert_same_with_pruning_off(spark, q) == [(123, 123 % 7)]
         assert "index v2_sql (log version 1) kept 1/8 files" in bi.explain(q()), bi.explain(q())
         spark.range(800, 900, 1, 1).selectExpr("id AS k", "id % 7 AS v").write.mode("append").parquet(path)
