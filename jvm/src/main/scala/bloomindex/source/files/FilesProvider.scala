@@ -65,9 +65,8 @@ final class FilesProvider extends SourceProvider with ScanPruner {
       // format): the same folders, which the build reads through V1 (pathFrame).
       case Seq(r) if table.isEmpty && df.queryExecution.analyzed.collectLeaves().size == 1 =>
         val t = r.table.asInstanceOf[FileTable]
-        Some(SourceSpec(None, t.formatName.toLowerCase(Locale.ROOT), t.fileIndex.rootPaths.map(_.toString),
-          r.options.asCaseSensitiveMap().asScala.toMap.filter { case (k, _) => k != "path" && k != "paths" },
-          t.fileIndex.partitionSchema.fieldNames.toSeq))
+        Some(spec(None, t.formatName.toLowerCase(Locale.ROOT), t.fileIndex.rootPaths, r.options.asCaseSensitiveMap().asScala.toMap,
+          t.fileIndex.partitionSchema))
       case _ => Some(spec(table, SourceResolver.relation(df, what)))
     }
 
@@ -76,10 +75,14 @@ final class FilesProvider extends SourceProvider with ScanPruner {
       case r: DataSourceRegister => r.shortName()
       case other => throw BloomIndexErrors.unsupportedFileFormat(other.getClass.getName)
     }
-    SourceSpec(table, format, rel.location.rootPaths.map(_.toString),
-      rel.options.filter { case (k, _) => k != "path" && k != "paths" },
-      rel.partitionSchema.fieldNames.toSeq)
+    spec(table, format, rel.location.rootPaths, rel.options, rel.partitionSchema)
   }
+
+  /** A source of `format` over `roots`, read with `options` (less the paths the roots are). */
+  private def spec(table: Option[String], format: String, roots: Seq[Path], options: Map[String, String],
+      partitions: StructType): SourceSpec =
+    SourceSpec(table, format, roots.map(_.toString), options.filter { case (k, _) => k != "path" && k != "paths" },
+      partitions.fieldNames.toSeq)
 
   override def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
     case Some(t) =>
