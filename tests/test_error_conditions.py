@@ -87,6 +87,23 @@ def test_bad_option(spark, root, tmp_path):
     assert spark.sql("SHOW BLOOM INDEXES").filter("name = 'o'").count() == 0
 
 
+def test_an_fpp_only_the_largest_filter_meets_is_refused(spark, root, tmp_path):
+    """A rate no filter reaches for one value below the 128 MiB cap (a typo such as 1e-300) is
+    refused by name before anything is written, for each sizing; a small but reachable one is not."""
+    path = _source(spark, tmp_path)
+    for fpp, sizing in [("1e-300", "exact"), ("1e-25", "exact"), ("1e-100", "power-of-two")]:
+        e = _raises("BLOOM_INDEX_FPP_UNREACHABLE", "22023", lambda: spark.sql(
+            f"CREATE BLOOM INDEX tiny ON parquet.`{path}` FOR COLUMNS (id OPTIONS (fpp = {fpp}, sizing = '{sizing}'))"))
+        assert "single value" in str(e) and "128 MiB" in str(e), str(e)
+    with pytest.raises(AnalysisException, match="BLOOM_INDEX_FPP_UNREACHABLE"):
+        BloomIndex(spark, progress=False).create("tiny", path, ["id"], source_format="parquet", fpp=1e-300)
+    assert spark.sql("SHOW BLOOM INDEXES").filter("name = 'tiny'").count() == 0
+    spark.sql(f"CREATE BLOOM INDEX tiny ON parquet.`{path}` FOR COLUMNS (id OPTIONS (fpp = 1e-9))")
+    d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX tiny").collect()}
+    assert d["column.id.fpp"] == "1.0E-9", d
+    spark.sql("DROP BLOOM INDEX tiny")
+
+
 def test_ndv_and_numitems_agreeing_or_at_two_levels(spark, root, tmp_path):
     """The same number under both names is accepted; a column's own ndv (or numItems) is used
     over the index's, whichever name either level gives it by."""

@@ -10,6 +10,7 @@ import bloomindex.hash.ParquetHash
 import bloomindex.log.{ColumnSpec, IndexRoot, IndexSpec, RefreshMode, SourceSpec, TextColumn}
 import bloomindex.catalog.TextSession
 import bloomindex.text.{CaseFolding, Separators, TextFilterSpec, TextKind}
+import bloomindex.sbbf.SbbfSizing
 import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.source.SourceResolver
 
@@ -78,8 +79,13 @@ object IndexOptions {
       // A design may not reach every target (classic: at most 64 hash functions): say so now.
       // `auto` may choose down to FppModel.MinFpp.
       val hardest = chosen.getOrElse(FppModel.MinFpp)
-      try algorithm.numBytes(1, hardest, sizing) catch { case e: IllegalArgumentException =>
+      val oneValue = try algorithm.numBytes(1, hardest, sizing) catch { case e: IllegalArgumentException =>
         throw BloomIndexErrors.fppUnreachable(hardest, algorithm.name, e.getMessage.stripPrefix("fpp: ")) }
+      // A rate only the largest filter meets even for one value (a typo such as 1e-300) would
+      // make every file's filter 128 MiB, however few values it holds.
+      if (oneValue >= SbbfSizing.MaxBytes) throw BloomIndexErrors.fppUnreachable(hardest, algorithm.name,
+        s"a filter of a single value would need more than the largest filter a file may have " +
+          s"(${SbbfSizing.MaxBytes >> 20} MiB, ${sizing.name} sizing)")
       ColumnSpec(key, field.dataType.sql, fpp, ndv, sizing, algorithm, text, fppAuto = chosen.isEmpty)
     }
     IndexSpec(name, source, specs, global, allowUnencrypted, refresh)
