@@ -552,6 +552,11 @@ def test_a_log_entry_from_a_future_version_is_refused(spark, root, tmp_path):
             spark.sql(stmt).collect()
         assert e.value.getCondition() == "BLOOM_INDEX_NEWER_FORMAT", (stmt, str(e.value))
         assert "'fv'" in str(e.value) and "format version 7" in str(e.value), (stmt, str(e.value))
+    # SHOW lists it, by name, with what this build can say of it.
+    shown = [r.asDict() for r in spark.sql("SHOW BLOOM INDEXES").collect() if r.name == "fv"]
+    assert shown == [dict(name="fv", source="", columns="", state="NEWER_FORMAT", version=int(last[:20]) + 1,
+                          files_indexed=0, bytes=0)], shown
+    assert [r.state for r in bloomindex.BloomIndex(spark).list().collect() if r.name == "fv"] == ["NEWER_FORMAT"]
     # Queries do not use it, and answer as without it.
     q = lambda: spark.read.parquet(path).where("user_id = 7")
     assert assert_same_with_pruning_off(spark, q) == sorted(q().collect()) and len(q().collect()) == 1

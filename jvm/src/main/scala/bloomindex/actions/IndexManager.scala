@@ -34,6 +34,9 @@ class IndexManager(spark: SparkSession) {
   /** Latest entries of every index that is not DELETED, by name. */
   def list(): Seq[LogEntry] = indexes.list()
 
+  /** As [[list]], with the indexes a newer bloomindex wrote ([[IndexRoot.listed]]). */
+  def listed(): Seq[Either[IndexRoot.NewerIndex, LogEntry]] = indexes.listed()
+
   /**
    * The state SHOW gives `e`: its log state, or ORPHANED for an ACTIVE index whose
    * source no longer exists (its table dropped, its folder deleted).

@@ -7,7 +7,7 @@ import bloomindex.errors.BloomIndexErrors
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{AnalysisException, SparkSession}
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
@@ -63,9 +63,19 @@ class IndexRoot(spark: SparkSession) extends Logging {
     log(name).head().exists(h => h.entry.exists(_.state != IndexState.Deleted) || h.damaged.nonEmpty)
 
   /** Latest entries of every index that is not DELETED, by name. */
-  def list(): Seq[LogEntry] = names().flatMap { name =>
-    try log(name).head().flatMap(_.entry).filter(_.state != IndexState.Deleted)
+  def list(): Seq[LogEntry] = listed().collect { case Right(e) => e }
+
+  /**
+   * As [[list]], with the indexes a newer bloomindex wrote (whose log this build does not read:
+   * `BLOOM_INDEX_NEWER_FORMAT`) as `Left`: SHOW lists them rather than hide them. A log that
+   * cannot be read for another reason is skipped with a warning.
+   */
+  def listed(): Seq[Either[IndexRoot.NewerIndex, LogEntry]] = names().flatMap { name =>
+    try log(name).head().flatMap(_.entry).filter(_.state != IndexState.Deleted).map(Right(_))
     catch {
+      case e: AnalysisException if e.getCondition == "BLOOM_INDEX_NEWER_FORMAT" =>
+        val version = Option(e.getMessageParameters.get("version")).flatMap(_.toLongOption).getOrElse(-1L)
+        Some(Left(IndexRoot.NewerIndex(name, version)))
       case NonFatal(e) =>
         logWarning(s"Bloom index '$name': unreadable log, skipped: ${e.getMessage}")
         None
@@ -74,6 +84,11 @@ class IndexRoot(spark: SparkSession) extends Logging {
 }
 
 object IndexRoot {
+  /** An index whose log has an entry of a newer format (at log `version`): SHOW's state [[NewerState]]. */
+  case class NewerIndex(name: String, version: Long)
+
+  val NewerState = "NEWER_FORMAT"
+
   /** The folder under the root that holds the workload history (bloomindex.history), never an index. */
   val HistoryFolder = "_history"
 
