@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import Row, types as T
 
 from bloomindex import BloomIndex
-from index_helpers import assert_batch_same_with_pruning_off
+from index_helpers import assert_batch_same_with_pruning_off, assert_same_with_pruning_off
 
 N_QUERIES = int(os.environ.get("BLOOMINDEX_DIFF_QUERIES", "200"))
 # Predicates answered per query, each in a UNION ALL branch of its own (index_helpers.batched_answers).
@@ -377,3 +377,63 @@ def test_partitioned_catalog_table_differential(spark, diff_table):
     finally:
         spark.conf.unset("spark.bloomindex.pruning.enabled")
         spark.sql("DROP BLOOM INDEX IF EXISTS diff_cat_idx")
+
+
+def test_reads_inside_an_indexed_folder_are_pruned_by_its_index(spark, tmp_path):
+    """An index over a folder answers for reads by path of what lies inside it: a partition's
+    folder (with and without basePath), a glob, two partitions, one file, in SQL too. Same rows
+    as with pruning off, fewer files read where the value is absent from most of them; a join
+    on the partition's rows keeps its answer."""
+    path = str(tmp_path / "t")
+    (spark.range(0, 2400, numPartitions=8).selectExpr("id AS k", "cast(id * 7 AS string) AS s", "id % 3 AS part")
+        .repartition(24, "k").write.partitionBy("part").parquet(path))
+    spark.sql(f"CREATE BLOOM INDEX inside ON parquet.`{path}` FOR COLUMNS (k, s)")
+    one_file = next(os.path.join(path, "part=1", f) for f in sorted(os.listdir(os.path.join(path, "part=1")))
+                    if f.endswith(".parquet"))
+    one_k = spark.read.parquet(one_file).first().k
+    reads = {
+        "folder": lambda: spark.read.parquet(os.path.join(path, "part=1")),
+        "basePath": lambda: spark.read.option("basePath", path).parquet(os.path.join(path, "part=1")),
+        "glob": lambda: spark.read.parquet(os.path.join(path, "part=*")),
+        "two": lambda: spark.read.parquet(os.path.join(path, "part=1"), os.path.join(path, "part=2")),
+        "file": lambda: spark.read.parquet(one_file),
+        "sql": lambda: spark.sql(f"SELECT * FROM parquet.`{os.path.join(path, 'part=1')}`"),
+    }
+    wheres = [f"k = {one_k}", f"s = '{one_k * 7}'", "k = 1000", f"k IN ({one_k}, 2, 5, 99999)", "k = -1", "s = 'nope'"]
+    pruned = set()
+    for name, read in reads.items():
+        total = len(read().inputFiles())
+        for where in wheres:
+            rows = assert_same_with_pruning_off(spark, lambda: read().where(where))
+            kept = len(read().where(where).inputFiles())
+            if kept < total:
+                pruned.add(name)
+            if where in ("k = -1", "s = 'nope'"):
+                assert rows == [] and (total == 1 or kept < total), (name, where, kept, total)
+        assert "index inside" in BloomIndex(spark).explain(read().where(f"k = {one_k}")) or total == 1, name
+    assert pruned >= {"folder", "basePath", "glob", "two", "sql"}, pruned
+    # A join whose other side is a partition's read keeps its answer.
+    other = spark.range(0, 3000, 7).selectExpr("id AS k")
+    assert_same_with_pruning_off(spark, lambda: read_join(spark, reads["folder"](), other))
+    spark.sql("DROP BLOOM INDEX inside")
+
+
+def read_join(spark, left, right):
+    return left.join(right, "k").select("k", "s")
+
+
+def test_a_partition_read_whose_column_type_differs_from_the_index_is_not_pruned_on_it(spark, tmp_path):
+    """Files of one partition hold `k` as INT, the others as BIGINT: the index (over the whole
+    folder) reads and hashes `k` as BIGINT; a read of the INT partition alone types `k` INT and
+    must not be answered from the BIGINT hashes. The same rows as with pruning off."""
+    path = str(tmp_path / "w")
+    spark.range(0, 300, numPartitions=3).selectExpr("id AS k").write.parquet(os.path.join(path, "x=1"))
+    spark.range(300, 600, numPartitions=3).selectExpr("cast(id AS int) AS k").write.parquet(os.path.join(path, "x=2"))
+    assert dict(spark.read.parquet(path).dtypes)["k"] == "bigint"
+    spark.sql(f"CREATE BLOOM INDEX widened ON parquet.`{path}` FOR COLUMNS (k)")
+    part = os.path.join(path, "x=2")
+    assert dict(spark.read.parquet(part).dtypes)["k"] == "int"
+    for where in ["k = 400", "k = 5", "k IN (301, 599, 7)", "k = -1"]:
+        assert_same_with_pruning_off(spark, lambda: spark.read.parquet(part).where(where))
+    assert sorted(r.k for r in spark.read.parquet(part).where("k IN (301, 599)").collect()) == [301, 599]
+    spark.sql("DROP BLOOM INDEX widened")

@@ -79,6 +79,28 @@ def test_on_write_follows_path_writes_in_every_mode(spark, root, tmp_path):
     assert same(spark, lambda: read().where("k = 'k1'")) == []
 
 
+def test_on_write_follows_writes_into_a_partition_folder_by_path(spark, root, tmp_path):
+    """Writes by path into one partition's folder of an indexed folder (append, then overwrite of
+    that partition) refresh the folder's index: it covers the folder's files after each, and a
+    lookup of a value only the new file holds keeps one file, through the folder and through the
+    partition's folder."""
+    p = str(tmp_path / "parts")
+    for part in ("a", "b"):
+        spark.createDataFrame(_rows_of(f"{part}0", 4), "k STRING, v INT").coalesce(1).write.parquet(os.path.join(p, f"part={part}"))
+    spark.sql(f"CREATE BLOOM INDEX owp ON parquet.`{p}` FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    read = lambda: spark.read.parquet(p)  # noqa: E731
+    inside = lambda: spark.read.parquet(os.path.join(p, "part=b"))  # noqa: E731
+    spark.createDataFrame(_rows_of("b1", 4), "k STRING, v INT").coalesce(1).write.mode("append").parquet(os.path.join(p, "part=b"))
+    entry = _covers(root, "owp", _files(spark, read()), spark)
+    assert entry["operation"] == "REFRESH INCREMENTAL", entry["operation"]
+    _lookup(spark, lambda: read().where("k = 'b1'"), "owp", [("b1", 0, "b")], 3)
+    _lookup(spark, lambda: inside().where("k = 'b1'"), "owp", [("b1", 0)], 2)
+    spark.createDataFrame(_rows_of("b2", 4), "k STRING, v INT").coalesce(1).write.mode("overwrite").parquet(os.path.join(p, "part=b"))
+    _covers(root, "owp", _files(spark, read()), spark)
+    _lookup(spark, lambda: inside().where("k = 'b2-3'"), "owp", [("b2-3", 3)], 1)
+    assert same(spark, lambda: read().where("k IN ('b1', 'b0', 'a0-1')")) == [("a0-1", 1, "a")]
+
+
 def test_on_write_follows_inserts_into_a_catalog_table(spark, root, tmp_path):
     spark.sql("DROP TABLE IF EXISTS ow_t")
     spark.sql(f"CREATE TABLE ow_t (k STRING, v INT, p INT) USING parquet PARTITIONED BY (p) "

@@ -119,6 +119,13 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(SourceProviders.sameSource(byTable, target(Some("default.t"), "/data/a")))
     assert(!SourceProviders.sameSource(byTable, target(Some("default.u"), "/data/a")))
     assert(!SourceProviders.sameSource(byTable, target(None, "/data/a")))
+    // Reads by path inside the index's folder (a partition, a glob's folders, one file) ...
+    assert(SourceProviders.sameSource(byPath, target(None, "/data/a/p=1")))
+    assert(SourceProviders.sameSource(byPath, target(None, "/data/a/p=1/part-0.parquet", "/data/c")))
+    // ... but not a folder whose name only starts with it, its parent, or a catalog table inside it.
+    assert(!SourceProviders.sameSource(byPath, target(None, "/data/ab/p=1")))
+    assert(!SourceProviders.sameSource(byPath, target(None, "/data")))
+    assert(!SourceProviders.sameSource(byPath, target(Some("spark_catalog.default.t"), "/data/a/p=1")))
     // Another provider's scan of the same folder is another source.
     assert(!SourceProviders.sameSource(byPath, SourceIdentity("delta", None, Set("/data/a"))))
     // SHOW ... ON and DROP ... ON match with the same function.

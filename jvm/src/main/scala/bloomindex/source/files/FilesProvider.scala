@@ -196,15 +196,19 @@ final class FilesProvider extends SourceProvider with ScanPruner {
   /**
    * An index over a catalog table answers for that table, by name (also where the target names
    * it less qualified); one over folders (`format.`path``) answers for any read of those folders,
-   * by path or through a catalog table over them, also reads of more folders than the index's (a
-   * file the index does not hold as it is now is read anyway; a table's reader options and
-   * column positions are compared per column, as its decoding context).
+   * by path or through a catalog table over them, also reads of more folders than the index's,
+   * and reads by path of what lies inside them (a partition's folder, a glob, one file). A file
+   * is skipped by its path, size and time, whatever the read's root: a file the index does not
+   * hold as it is now is read anyway, and a read's column types, reader options and column
+   * positions are compared per column, as its decoding context.
    */
   override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = target.provider == name && {
     val paths = index.paths.map(SourceProviders.normalizeRoot).toSet
     index.table match {
       case Some(t) => target.table.contains(t) || target.table.exists(x => t.endsWith("." + x))
-      case None => paths.subsetOf(target.roots) && (target.table.isEmpty || paths == target.roots)
+      case None =>
+        (paths.subsetOf(target.roots) && (target.table.isEmpty || paths == target.roots)) ||
+          (target.table.isEmpty && target.roots.exists(r => paths.exists(p => FilesProvider.inside(r, p))))
     }
   }
 
@@ -341,6 +345,11 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 }
 
 object FilesProvider {
+
+  /** Whether the normalized root `root` is a folder or file strictly inside the normalized folder `folder`. */
+  private[files] def inside(root: String, folder: String): Boolean =
+    root.length > folder.length + 1 && root.startsWith(folder) &&
+      (folder.endsWith("/") || root.charAt(folder.length) == '/')
 
   /**
    * `body`, which reads a path source of `format`, with that format read through DataSource V1
