@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -121,6 +122,9 @@ def test_a_driver_dying_after_the_data_write_leaves_no_half_version(spark, root,
     assert "log version 1" in bi.explain(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 5"))
     d = _describe(spark, "die")
     assert (d["state"], d["active_version"], d["damage"]) == ("REFRESHING", "1", "none")
+    # DESCRIBE names the command in the way and how long ago it started.
+    assert re.fullmatch(r"REFRESH FULL at log version 2, started \S+ \S+ \((\d+ s|\d+ min \d+ s) ago\): running, or stopped "
+                        r"before its commit; REFRESH BLOOM INDEX takes over a stopped one", d["command_in_progress"]), d
 
     # ALTER says what is in the way (it said the index did not exist) and changes nothing.
     with pytest.raises(AnalysisException) as e:
@@ -139,6 +143,7 @@ def test_a_driver_dying_after_the_data_write_leaves_no_half_version(spark, root,
     assert "log version 4" in bi.explain(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE k = 5"))
     spark.sql("ALTER BLOOM INDEX die SET OPTIONS (refresh = 'manual')")
     assert _describe(spark, "die")["refresh"] == "manual"
+    assert "command_in_progress" not in _describe(spark, "die")
 
 
 def test_a_driver_dying_in_create_leaves_nothing_visible(spark, root, tmp_path):

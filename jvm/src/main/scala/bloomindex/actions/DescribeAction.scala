@@ -50,6 +50,13 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     out += "created" -> new java.sql.Timestamp(latest.createdAt).toString
     out += "refreshed" -> active.map(e => new java.sql.Timestamp(e.timestamp).toString).getOrElse("never")
     out += "last_operation" -> latest.operation
+    // A transient head: a command running in some process, or one that stopped before its commit
+    // (nothing tells the two apart but how long ago it started).
+    if (!IndexState.isStable(latest.state)) {
+      out += "command_in_progress" -> (s"${latest.operation} at log version ${head.version}, started " +
+        s"${new java.sql.Timestamp(latest.timestamp)} (${DescribeAction.age(ctx.now() - latest.timestamp)} ago): " +
+        "running, or stopped before its commit; REFRESH BLOOM INDEX takes over a stopped one")
+    }
     out += "columns" -> spec.columns.map(_.display).mkString(", ")
     out += "global" -> spec.global.toString
     out += "refresh" -> spec.refresh.name
@@ -230,5 +237,16 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
         case NonFatal(e) => damage += s"global filters unreadable: ${e.getMessage.linesIterator.next()}"
       }
     }
+  }
+}
+
+object DescribeAction {
+  /** `ms` as a person reads it: `42 s`, `5 min 3 s`, `3 h 12 min`, `2 d 4 h` (negative, a clock behind: `0 s`). */
+  def age(ms: Long): String = {
+    val s = math.max(0L, ms) / 1000
+    if (s < 60) s"$s s"
+    else if (s < 3600) s"${s / 60} min ${s % 60} s"
+    else if (s < 86400) s"${s / 3600} h ${s / 60 % 60} min"
+    else s"${s / 86400} d ${s / 3600 % 24} h"
   }
 }
