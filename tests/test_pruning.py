@@ -415,6 +415,12 @@ def test_reads_inside_an_indexed_folder_are_pruned_by_its_index(spark, tmp_path)
     # A join whose other side is a partition's read keeps its answer.
     other = spark.range(0, 3000, 7).selectExpr("id AS k")
     assert_same_with_pruning_off(spark, lambda: read_join(spark, reads["folder"](), other))
+    # SHOW ... ON a partition's folder lists the folder's index; DROP ... ON it does not drop it.
+    part = os.path.join(path, "part=1")
+    assert [r.name for r in spark.sql(f"SHOW BLOOM INDEXES ON parquet.`{part}`").collect()] == ["inside"]
+    with pytest.raises(Exception, match="BLOOM_FILTER_INDEX_NOT_FOUND"):
+        spark.sql(f"DROP BLOOMFILTER INDEX ON parquet.`{part}`")
+    assert [r.name for r in spark.sql("SHOW BLOOM INDEXES").collect() if r.name == "inside"] == ["inside"]
     spark.sql("DROP BLOOM INDEX inside")
 
 
