@@ -301,6 +301,24 @@ def test_other_formats_prune(spark, tmp_path, fmt):
     assert q.count() == 1 and len(q.inputFiles()) == 1
 
 
+@pytest.mark.parametrize("fmt", ["orc", "csv", "json"])
+def test_other_formats_prune_reads_inside_the_indexed_folder(spark, tmp_path, fmt):
+    """A partition's folder of an indexed ORC, CSV or JSON folder, read by path: same rows as
+    with pruning off, and only the files that may hold the value."""
+    path = str(tmp_path / f"{fmt}_parts")
+    (spark.range(600).selectExpr("cast(id as string) AS k", "id % 2 AS part").repartition(6, "k")
+        .write.partitionBy("part").format(fmt).save(path))
+    col = "_c0" if fmt == "csv" else "k"
+    spark.sql(f"CREATE BLOOM INDEX {fmt}_in_idx ON {fmt}.`{path}` FOR COLUMNS ({col})")
+    part = os.path.join(path, "part=1")
+    read = lambda: spark.read.format(fmt).load(part)  # noqa: E731
+    total = len(read().inputFiles())
+    for value, rows in [("123", 1), ("124", 0), ("nope", 0)]:
+        assert len(assert_same_with_pruning_off(spark, lambda v=value: read().where(f"{col} = '{v}'"))) == rows
+        assert len(read().where(f"{col} = '{value}'").inputFiles()) <= rows + 1 < total
+    spark.sql(f"DROP BLOOM INDEX {fmt}_in_idx")
+
+
 @pytest.mark.parametrize("paths_max", ["4096", "0"], ids=["paths", "positions"])
 def test_deleted_and_changed_files_without_refresh(spark, tmp_path, paths_max):
     spark.conf.set(SKIPPED_PATHS_MAX, paths_max)
