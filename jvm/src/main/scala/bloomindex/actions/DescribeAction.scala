@@ -53,7 +53,7 @@ final class DescribeAction(ctx: ActionContext, extended: Boolean = false) {
     // A transient head: a command running in some process, or one that stopped before its commit
     // (nothing tells the two apart but how long ago it started).
     if (!IndexState.isStable(latest.state)) {
-      out += "command_in_progress" -> (s"${latest.operation} at log version ${head.version}, started " +
+      out += "command_in_progress" -> (s"${latest.operation} at log version ${latest.version}, started " +
         s"${new java.sql.Timestamp(latest.timestamp)} (${DescribeAction.age(ctx.now() - latest.timestamp)} ago): " +
         "running, or stopped before its commit; REFRESH BLOOM INDEX takes over a stopped one")
     }

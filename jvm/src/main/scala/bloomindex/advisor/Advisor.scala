@@ -62,7 +62,7 @@ object Advisor {
     val scans = (mode match {
       case FromHistory => Workload.fromHistory(WorkloadHistory.read(spark))
       case ForQuery(q) => Workload.fromQuery(spark, q, "RECOMMEND BLOOM INDEXES ... FOR")
-    }).filter(s => onSpec.forall(spec => SourceProviders.sameSource(spec, identity(s.source))))
+    }).filter(s => onSpec.forall(spec => SourceProviders.ownSource(spec, identity(s.source))))
     val existing = new IndexRoot(spark).list().filter(_.state == "ACTIVE")
     val groups = scans.groupBy(_.source.key).values.toSeq.sortBy(_.head.source.display).flatMap { ss =>
       group(spark, ss, existing, mode, strict = on.isDefined)
@@ -97,7 +97,7 @@ object Advisor {
   private def identity(s: ScannedSource): SourceIdentity =
     SourceIdentity(s.provider, s.table, s.roots.map(SourceProviders.normalizeRoot).toSet)
 
-  private def sameSource(e: LogEntry, s: ScannedSource): Boolean = Try(SourceProviders.sameSource(e.spec.source, identity(s))).getOrElse(false)
+  private def sameSource(e: LogEntry, s: ScannedSource): Boolean = Try(SourceProviders.ownSource(e.spec.source, identity(s))).getOrElse(false)
 
   /** The source of `scans` measured: its sample, its columns' profiles, each scan's estimate. */
   private def group(spark: SparkSession, scans: Seq[WorkloadScan], existing: Seq[LogEntry], mode: Mode,

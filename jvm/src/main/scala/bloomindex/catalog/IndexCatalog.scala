@@ -464,10 +464,14 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   // ---------------------------------------------------------------- listing
 
-  /** Indexes (not dropped) over `source`, matched as a scan of it is ([[SourceProviders.sameSource]]). */
-  def indexesOn(source: SourceSpec): Seq[LogEntry] = {
+  /**
+   * Indexes (not dropped) over `source`, matched as a scan of it is ([[SourceProviders.sameSource]]);
+   * `inside` false: not those over a folder `source` lies inside ([[SourceProviders.ownSource]]).
+   */
+  def indexesOn(source: SourceSpec, inside: Boolean = true): Seq[LogEntry] = {
     val target = SourceProviders.identity(source)
     indexes.list().flatMap(e => TableFollow.forScan(spark, indexes.log(e.spec.name), e, target))
+      .filter(e => inside || SourceProviders.ownSource(e.spec.source, target))
   }
 }
 

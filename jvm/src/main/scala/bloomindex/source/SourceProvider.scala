@@ -149,6 +149,13 @@ trait SourceProvider {
    */
   def sameSource(index: SourceSpec, target: SourceIdentity): Boolean
 
+  /**
+   * Whether [[sameSource]] matches `target` only as a read inside the index's source (a
+   * partition's folder of an indexed folder read by path): queries and writes take the index
+   * there; statements that name a source (DROP ... ON) and the advisor take an index's own only.
+   */
+  def readsInside(index: SourceSpec, target: SourceIdentity): Boolean = false
+
   // ---------------------------------------------------------------- the build
 
   /** Runs a build of `s`'s files under the session settings its format reads with. */
@@ -283,6 +290,10 @@ object SourceProviders {
 
   /** Whether an index over `index` answers for `target` ([[SourceProvider.sameSource]] of the index's provider). */
   def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = of(index).sameSource(index, target)
+
+  /** [[sameSource]] without the reads inside an index's source ([[SourceProvider.readsInside]]). */
+  def ownSource(index: SourceSpec, target: SourceIdentity): Boolean =
+    sameSource(index, target) && !of(index).readsInside(index, target)
 
   /** Whether `o`'s class or a superclass is named `className` (a format's classes recognised without loading them). */
   def isA(o: AnyRef, className: String): Boolean = {

@@ -5,7 +5,7 @@ import java.util.Locale
 import bloomindex.actions.IndexManager
 import bloomindex.catalog.IndexCatalog
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.source.{SourceProviders, SourceRef, SourceResolver}
+import bloomindex.source.{SourceRef, SourceResolver}
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
@@ -22,9 +22,7 @@ case class DropBloomFilterIndexCommand(source: SourceRef, columns: Option[Seq[St
     val spec = SourceResolver.resolve(spark, source)
     // Not an index over a folder the source lies inside (one that answers reads of a partition's
     // folder): DROP ... ON a partition's folder does not drop the whole folder's index.
-    val roots = SourceProviders.identity(spec).roots
-    val indexes = new IndexCatalog(spark).indexesOn(spec)
-      .filter(e => e.spec.source.table.isDefined || e.spec.source.paths.map(SourceProviders.normalizeRoot).toSet.subsetOf(roots))
+    val indexes = new IndexCatalog(spark).indexesOn(spec, inside = false)
     val targets = columns match {
       case None => indexes
       case Some(cols) =>

@@ -126,6 +126,13 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(!SourceProviders.sameSource(byPath, target(None, "/data/ab/p=1")))
     assert(!SourceProviders.sameSource(byPath, target(None, "/data")))
     assert(!SourceProviders.sameSource(byPath, target(Some("spark_catalog.default.t"), "/data/a/p=1")))
+    // ... nor what a listing of the folder hides, nor anything under an index of a file system's root.
+    assert(!SourceProviders.sameSource(byPath, target(None, "/data/a/_temporary/0")))
+    assert(!SourceProviders.sameSource(byPath, target(None, "/data/a/p=1/.staging")))
+    assert(SourceProviders.sameSource(byPath, target(None, "/data/a/_p=1")))
+    assert(!SourceProviders.sameSource(SourceSpec(None, "parquet", Seq("s3a://bucket/"), Map.empty, Nil), target(None, "/x")))
+    // Statements naming a source and the advisor take an index's own source only.
+    assert(SourceProviders.ownSource(byPath, target(None, "/data/a")) && !SourceProviders.ownSource(byPath, target(None, "/data/a/p=1")))
     // Another provider's scan of the same folder is another source.
     assert(!SourceProviders.sameSource(byPath, SourceIdentity("delta", None, Set("/data/a"))))
     // SHOW ... ON and DROP ... ON match with the same function.

@@ -202,15 +202,24 @@ final class FilesProvider extends SourceProvider with ScanPruner {
    * hold as it is now is read anyway, and a read's column types, reader options and column
    * positions are compared per column, as its decoding context.
    */
-  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = target.provider == name && {
+  override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean =
+    whole(index, target) || readsInside(index, target)
+
+  /** The index's own source: its table, or a read of its folders (and maybe more). */
+  private def whole(index: SourceSpec, target: SourceIdentity): Boolean = target.provider == name && {
     val paths = index.paths.map(SourceProviders.normalizeRoot).toSet
     index.table match {
       case Some(t) => target.table.contains(t) || target.table.exists(x => t.endsWith("." + x))
-      case None =>
-        (paths.subsetOf(target.roots) && (target.table.isEmpty || paths == target.roots)) ||
-          (target.table.isEmpty && target.roots.exists(r => paths.exists(p => FilesProvider.inside(r, p))))
+      case None => paths.subsetOf(target.roots) && (target.table.isEmpty || paths == target.roots)
     }
   }
+
+  /** A read by path of what lies inside an index's folder, and not of the folder itself. */
+  override def readsInside(index: SourceSpec, target: SourceIdentity): Boolean =
+    target.provider == name && index.table.isEmpty && target.table.isEmpty && !whole(index, target) && {
+      val paths = index.paths.map(SourceProviders.normalizeRoot)
+      target.roots.exists(r => paths.exists(p => FilesProvider.inside(r, p)))
+    }
 
   /**
    * A catalog table whose recorded name no longer names a table: renamed by another engine or
@@ -346,10 +355,15 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 
 object FilesProvider {
 
-  /** Whether the normalized root `root` is a folder or file strictly inside the normalized folder `folder`. */
+  /**
+   * Whether the normalized root `root` is a folder or file strictly inside the normalized folder
+   * `folder`, where a listing of `folder` looks: not under a folder Spark's listing hides (a name
+   * starting with `.`, or with `_` and holding no `=`: `_temporary`, a sink's `_spark_metadata`,
+   * `.staging`), and not inside a file system's root (`folder` empty), which holds everything.
+   */
   private[files] def inside(root: String, folder: String): Boolean =
-    root.length > folder.length + 1 && root.startsWith(folder) &&
-      (folder.endsWith("/") || root.charAt(folder.length) == '/')
+    folder.nonEmpty && root.length > folder.length + 1 && root.startsWith(folder) && root.charAt(folder.length) == '/' &&
+      root.substring(folder.length + 1).split('/').forall(n => !n.startsWith(".") && !(n.startsWith("_") && !n.contains("=")))
 
   /**
    * `body`, which reads a path source of `format`, with that format read through DataSource V1
