@@ -152,6 +152,26 @@ def test_lifecycle_on_s3(spark, moto, s3_root):
         spark.sql("DESCRIBE BLOOM INDEX ev").collect()
 
 
+def test_a_partition_folder_read_by_path_on_s3_is_pruned_by_the_folder_index(spark, moto, s3_root):
+    """An index over an s3a:// folder answers for a read of one partition's folder by path (the
+    same rows as with pruning off, only the files holding the keys read, a false positive aside)."""
+    src = f"{s3_root}/parts"
+    (spark.range(0, KEYS).select(F.col("id").alias("k"), F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"),
+                                 (F.col("id") % 2).alias("p"))
+     .repartitionByRange(N_FILES, "k").write.mode("overwrite").partitionBy("p").parquet(src))
+    spark.sql(f"CREATE BLOOM INDEX parts ON parquet.`{src}` FOR COLUMNS (k)")
+    part = f"{src}/p=1"
+    every = set(spark.read.parquet(part).inputFiles())
+    assert len(every) >= N_FILES // 2
+    for where, rows in [("k = 123", [(123, "s123")]), ("k = 124", []), ("k IN (1, 301)", [(1, "s1"), (301, "s301")])]:
+        on, read_on = _query(spark, part, where)
+        off, read_off = _query(spark, part, where, pruning=False)
+        assert on == off == rows and read_off == every, where
+        assert len(read_on) <= len({r for r in _holders(spark, part, where)}) + 1 < len(every), (where, read_on)
+    assert [r.name for r in spark.sql(f"SHOW BLOOM INDEXES ON parquet.`{part}`").collect()] == ["parts"]
+    spark.sql("DROP BLOOM INDEX parts")
+
+
 ROUNDS = 25
 RENAME_STORE = "bloomindex.log.RenameLogStore"
 
