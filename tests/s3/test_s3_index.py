@@ -62,6 +62,12 @@ def _assert_group_gone(pgid, wait=20.0):
         time.sleep(0.2)
 
 
+def _await_refresher(spark):
+    """The listener bus drained and the background refresher idle (writes' refreshes done)."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
+    assert spark._jvm.bloomindex.actions.WriteEvents.awaitIdle(60_000), "the background refresher did not finish"
+
+
 def _describe(spark, name, extended=False):
     sql = f"DESCRIBE BLOOM INDEX {'EXTENDED ' if extended else ''}{name}"
     return {r.info_name: r.info_value for r in spark.sql(sql).collect()}
@@ -170,6 +176,41 @@ def test_a_partition_folder_read_by_path_on_s3_is_pruned_by_the_folder_index(spa
         assert len(read_on) <= len({r for r in _holders(spark, part, where)}) + 1 < len(every), (where, read_on)
     assert [r.name for r in spark.sql(f"SHOW BLOOM INDEXES ON parquet.`{part}`").collect()] == ["parts"]
     spark.sql("DROP BLOOM INDEX parts")
+
+
+def test_the_same_folder_in_another_bucket_is_another_source(spark, moto, s3_root):
+    """An index over s3a://<bucket>/.../twin neither answers for, nor is listed or dropped through,
+    the same folder in another bucket: its reads are not pruned by it (all files read, the same
+    rows), SHOW ... ON the other bucket's folder lists nothing, DROP BLOOMFILTER INDEX ON it leaves
+    the index, and writes there do not refresh it."""
+    other_bucket = "bloomindex-tests-twin"
+    moto.client().create_bucket(Bucket=other_bucket)
+    src = f"{s3_root}/twin"
+    twin = src.replace(f"s3a://{BUCKET}/", f"s3a://{other_bucket}/")
+    _write_source(spark, src)
+    _write_source(spark, twin)
+    spark.sql(f"CREATE BLOOM INDEX twin ON parquet.`{src}` FOR COLUMNS (k) OPTIONS (refresh = 'on_write')")
+    _, read_own = _query(spark, src, "k = 123")
+    assert len(read_own) < N_FILES  # the index answers for its own bucket's folder
+    every = set(spark.read.parquet(twin).inputFiles())
+    for where in ["k = 123", "k = -1", "k IN (1, 301)"]:
+        on, read_on = _query(spark, twin, where)
+        off, read_off = _query(spark, twin, where, pruning=False)
+        assert on == off and read_on == read_off == every, where
+    assert [r.name for r in spark.sql(f"SHOW BLOOM INDEXES ON parquet.`{twin}`").collect()] == []
+    try:
+        spark.sql(f"DROP BLOOMFILTER INDEX ON parquet.`{twin}` FOR COLUMNS (k)")
+    except AnalysisException:
+        pass  # nothing to drop there
+    version = int(_describe(spark, "twin")["log_version"])
+    _write_source(spark, twin, start=KEYS, mode="append")
+    _await_refresher(spark)
+    assert [r.name for r in spark.sql(f"SHOW BLOOM INDEXES ON parquet.`{src}`").collect()] == ["twin"]
+    assert int(_describe(spark, "twin")["log_version"]) == version
+    _write_source(spark, src, start=KEYS, mode="append")  # its own folder's write does refresh it
+    _await_refresher(spark)
+    assert int(_describe(spark, "twin")["log_version"]) > version
+    spark.sql("DROP BLOOM INDEX twin")
 
 
 ROUNDS = 25

@@ -75,8 +75,10 @@ object WriteEvents extends Logging {
 
   /** Whether `written` is an index's own data (written under the root by its builds): no index's source. */
   private def indexData(spark: SparkSession, written: SourceIdentity): Boolean = {
-    val root = SourceProviders.normalizeRoot(new IndexRoot(spark).root.toString)
-    written.roots.nonEmpty && written.roots.forall(r => r == root || r.startsWith(root + "/"))
+    val (roots, writtenRoots) =
+      SourceProviders.comparableRoots(SourceIdentity.of("", None, Seq(new IndexRoot(spark).root.toString)), written)
+    val root = roots.head
+    writtenRoots.nonEmpty && writtenRoots.forall(r => r == root || r.startsWith(root + "/"))
   }
 
   /** The indexes that follow writes of `written` (none for a write of an index's own data, or when they cannot be listed). */

@@ -84,7 +84,7 @@ object SessionTables {
     val s = entry.spec.source
     val parsed = s.table.flatMap(parse(spark, _))
     val location = s.paths match {
-      case Seq(p) => Some(SourceProviders.normalizeRoot(p))
+      case Seq(p) => Some(p)
       case _ => None
     }
     (parsed, location) match {
@@ -102,7 +102,7 @@ object SessionTables {
         }
         val matching = tables.filter { t =>
           t.tableType != CatalogTableType.VIEW &&
-            t.storage.locationUri.exists(u => SourceProviders.normalizeRoot(u.toString) == loc) &&
+            t.storage.locationUri.exists(u => SourceProviders.sameRoot(u.toString, loc)) &&
             accepted(t) && created.forall(_ == t.createTime.toString)
         }
         matching match {

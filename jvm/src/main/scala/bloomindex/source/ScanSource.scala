@@ -31,7 +31,7 @@ final case class ScanSource(
 
   /** Who the scanned source is, as [[SourceProvider.sameSource]] compares sources. */
   def identity: SourceIdentity =
-    SourceIdentity(provider.name, table, roots.map(p => SourceProviders.normalizeRoot(p.toString)).toSet)
+    SourceIdentity.of(provider.name, table, roots.map(_.toString))
 
   /** How this scan decodes `column` (its exact name) under `conf`; None when it has no such column. */
   def decoding(conf: SQLConf, column: String): Option[ColumnDecoding] =

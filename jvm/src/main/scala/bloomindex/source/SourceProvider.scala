@@ -249,9 +249,20 @@ final case class Snapshot(relation: HadoopFsRelation, files: Seq[SourceFile], ve
 
 /**
  * Who a source is, as [[SourceProvider.sameSource]] compares them: its provider, its catalog
- * table name (if any) and its root folders ([[SourceProviders.normalizeRoot]]ed).
+ * table name (if any) and its root folders ([[SourceProviders.normalizeRoot]]ed); `stored`: the
+ * same roots with the store each lies on (scheme and authority: `s3a://bucket/t`,
+ * [[SourceProviders.qualifiedRoot]]), empty where some root does not name its store (a path
+ * recorded without it, a scan history's roots). Two sources are compared on their stores
+ * wherever both name them ([[SourceProviders.comparableRoots]]): `s3a://prod/t` and
+ * `s3a://staging/t` are two sources.
  */
-final case class SourceIdentity(provider: String, table: Option[String], roots: Set[String])
+final case class SourceIdentity(provider: String, table: Option[String], roots: Set[String], stored: Set[String] = Set.empty)
+
+object SourceIdentity {
+  /** The identity of a source of `provider` named `table` (if any) over the root paths `paths`, as given. */
+  def of(provider: String, table: Option[String], paths: Iterable[String]): SourceIdentity =
+    SourceIdentity(provider, table, paths.map(SourceProviders.normalizeRoot).toSet, SourceProviders.qualifiedRoots(paths))
+}
 
 /**
  * The providers, loaded once from `META-INF/services/bloomindex.source.SourceProvider` with
@@ -285,8 +296,37 @@ object SourceProviders {
   /** The root folder `p` as sources are compared by: its path, without scheme, authority or trailing slash. */
   def normalizeRoot(p: String): String = new org.apache.hadoop.fs.Path(p).toUri.getPath.stripSuffix("/")
 
+  /**
+   * The root folder `p` with its store, where `p` names it: `scheme://authority/path` (scheme in
+   * lower case, no trailing slash; a local folder is `file:///path`); None for a path without a scheme.
+   */
+  def qualifiedRoot(p: String): Option[String] = {
+    val u = new org.apache.hadoop.fs.Path(p).toUri
+    Option(u.getScheme).map(s => s.toLowerCase(java.util.Locale.ROOT) + "://" + Option(u.getAuthority).getOrElse("") +
+      u.getPath.stripSuffix("/"))
+  }
+
+  /** Every one of `paths` [[qualifiedRoot]]ed; empty where one of them names no store. */
+  def qualifiedRoots(paths: Iterable[String]): Set[String] = {
+    val q = paths.map(qualifiedRoot)
+    if (q.forall(_.isDefined)) q.flatten.toSet else Set.empty
+  }
+
+  /**
+   * The roots of `a` and `b` to compare: with their stores where both name them, else their
+   * paths alone (an index or record of an older bloomindex, a sink named by a bare path).
+   */
+  def comparableRoots(a: SourceIdentity, b: SourceIdentity): (Set[String], Set[String]) =
+    if (a.stored.nonEmpty && b.stored.nonEmpty) (a.stored, b.stored) else (a.roots, b.roots)
+
+  /** Whether the root folders `a` and `b` are one: the same path, on the same store where both name theirs. */
+  def sameRoot(a: String, b: String): Boolean = (qualifiedRoot(a), qualifiedRoot(b)) match {
+    case (Some(x), Some(y)) => x == y
+    case _ => normalizeRoot(a) == normalizeRoot(b)
+  }
+
   /** Who the source `s` is (an index's, or one a statement names). */
-  def identity(s: SourceSpec): SourceIdentity = SourceIdentity(of(s).name, s.table, s.paths.map(normalizeRoot).toSet)
+  def identity(s: SourceSpec): SourceIdentity = SourceIdentity.of(of(s).name, s.table, s.paths)
 
   /** Whether an index over `index` answers for `target` ([[SourceProvider.sameSource]] of the index's provider). */
   def sameSource(index: SourceSpec, target: SourceIdentity): Boolean = of(index).sameSource(index, target)
@@ -307,7 +347,7 @@ object SourceProviders {
 
   /** Whether `index` is over exactly the folders of `target`, a source of provider `provider` (a table format's table is its folder). */
   def sameFolders(provider: SourceProvider, index: SourceSpec, target: SourceIdentity): Boolean =
-    target.provider == provider.name && index.paths.map(normalizeRoot).toSet == target.roots
+    target.provider == provider.name && { val (mine, theirs) = comparableRoots(identity(index), target); mine == theirs }
 
   /** Refuses `path` when it does not exist (`BLOOM_INDEX_PATH_NOT_FOUND`); returns its file system. */
   def requireExists(spark: SparkSession, path: org.apache.hadoop.fs.Path): org.apache.hadoop.fs.FileSystem = {

@@ -135,6 +135,23 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(SourceProviders.ownSource(byPath, target(None, "/data/a")) && !SourceProviders.ownSource(byPath, target(None, "/data/a/p=1")))
     // Another provider's scan of the same folder is another source.
     assert(!SourceProviders.sameSource(byPath, SourceIdentity("delta", None, Set("/data/a"))))
+    // The same folders on another store (bucket, file system) are another source, where both name their store ...
+    def stored(table: Option[String], roots: String*) = SourceIdentity.of(files.name, table, roots)
+    val onS3 = SourceSpec(None, "parquet", Seq("s3a://prod/data/a"), Map.empty, Nil)
+    assert(SourceProviders.sameSource(onS3, stored(None, "s3a://prod/data/a")))
+    assert(SourceProviders.sameSource(onS3, stored(None, "S3A://prod/data/a/")))
+    assert(SourceProviders.sameSource(onS3, stored(None, "s3a://prod/data/a/p=1")))
+    assert(!SourceProviders.sameSource(onS3, stored(None, "s3a://staging/data/a")))
+    assert(!SourceProviders.sameSource(onS3, stored(None, "s3a://staging/data/a/p=1")))
+    assert(!SourceProviders.sameSource(onS3, stored(None, "file:/data/a")))
+    assert(!SourceProviders.sameSource(byPath, stored(None, "hdfs://nn:8020/data/a")))
+    assert(SourceProviders.sameSource(byPath, stored(None, "file:///data/a")))
+    assert(!SourceProviders.sameSource(SourceSpec(None, "parquet", Seq("s3a://prod/"), Map.empty, Nil), stored(None, "s3a://prod/x")))
+    assert(!SourceProviders.ownSource(onS3, stored(None, "s3a://staging/data/a")))
+    assert(SourceProviders.sameRoot("s3a://prod/t", "s3a://prod/t/") && !SourceProviders.sameRoot("s3a://prod/t", "s3a://dev/t"))
+    // ... by path alone where one side does not (a bare path recorded, a scan history's roots).
+    assert(SourceProviders.sameSource(onS3, stored(None, "/data/a")))
+    assert(SourceProviders.sameSource(onS3, target(None, "/data/a")))
     // SHOW ... ON and DROP ... ON match with the same function.
     assert(new IndexCatalog(spark).indexesOn(SourceResolverFor.path(spark, path)).map(_.spec.name) == Seq("ev"))
   }

@@ -233,7 +233,7 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
    */
   /** Delta's streaming sink (`DeltaSink[<path>]`), after each micro-batch. */
   override def writtenBySink(description: String): Option[SourceIdentity] = description match {
-    case DeltaSink(path) => Some(SourceIdentity(name, None, Set(SourceProviders.normalizeRoot(path))))
+    case DeltaSink(path) => Some(SourceIdentity.of(name, None, Seq(path)))
     case _ => None
   }
 
@@ -251,7 +251,7 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
           .flatMap(dataPathOf).take(1).toSeq.headOption)
       case _ => None
     }
-    path.map(p => SourceIdentity(name, None, Set(SourceProviders.normalizeRoot(p))))
+    path.map(p => SourceIdentity.of(name, None, Seq(p)))
   }
 
   // ---------------------------------------------------------------- pruning

@@ -203,22 +203,28 @@ final class FilesProvider extends SourceProvider with ScanPruner {
    * positions are compared per column, as its decoding context.
    */
   override def sameSource(index: SourceSpec, target: SourceIdentity): Boolean =
-    whole(index, target) || readsInside(index, target)
-
-  /** The index's own source: its table, or a read of its folders (and maybe more). */
-  private def whole(index: SourceSpec, target: SourceIdentity): Boolean = target.provider == name && {
-    val paths = index.paths.map(SourceProviders.normalizeRoot).toSet
-    index.table match {
-      case Some(t) => target.table.contains(t) || target.table.exists(x => t.endsWith("." + x))
-      case None => paths.subsetOf(target.roots) && (target.table.isEmpty || paths == target.roots)
-    }
-  }
+    target.provider == name && (whole(index, target) || under(index, target))
 
   /** A read by path of what lies inside an index's folder, and not of the folder itself. */
   override def readsInside(index: SourceSpec, target: SourceIdentity): Boolean =
-    target.provider == name && index.table.isEmpty && target.table.isEmpty && !whole(index, target) && {
-      val paths = index.paths.map(SourceProviders.normalizeRoot)
-      target.roots.exists(r => paths.exists(p => FilesProvider.inside(r, p)))
+    target.provider == name && !whole(index, target) && under(index, target)
+
+  /**
+   * The index's own source: its table, or a read of its folders (and maybe more), on the same
+   * store where both name theirs ([[SourceProviders.comparableRoots]]).
+   */
+  private def whole(index: SourceSpec, target: SourceIdentity): Boolean = index.table match {
+    case Some(t) => target.table.contains(t) || target.table.exists(x => t.endsWith("." + x))
+    case None =>
+      val (mine, theirs) = SourceProviders.comparableRoots(SourceProviders.identity(index), target)
+      mine.subsetOf(theirs) && (target.table.isEmpty || mine == theirs)
+  }
+
+  /** A read by path of a folder or file inside one of the index's folders ([[FilesProvider.inside]]). */
+  private def under(index: SourceSpec, target: SourceIdentity): Boolean =
+    index.table.isEmpty && target.table.isEmpty && {
+      val (mine, theirs) = SourceProviders.comparableRoots(SourceProviders.identity(index), target)
+      theirs.exists(r => mine.exists(p => FilesProvider.inside(r, p)))
     }
 
   /**
@@ -241,21 +247,20 @@ final class FilesProvider extends SourceProvider with ScanPruner {
    */
   override def mayBeRenamed(index: SourceSpec, target: SourceIdentity): Boolean =
     target.provider == name && index.table.isDefined && target.table.isDefined &&
-      index.paths.map(SourceProviders.normalizeRoot).toSet == target.roots
+      { val (mine, theirs) = SourceProviders.comparableRoots(SourceProviders.identity(index), target); mine == theirs }
 
   override def footerFilters(s: SourceSpec): Boolean = s.format.toLowerCase(Locale.ROOT) == "parquet"
 
   /** A file sink's micro-batches (`FileSink[<path>]`, Spark's `FileStreamSink`). */
   override def writtenBySink(description: String): Option[SourceIdentity] = description match {
-    case FilesProvider.FileSink(path) => Some(SourceIdentity(name, None, Set(SourceProviders.normalizeRoot(path))))
+    case FilesProvider.FileSink(path) => Some(SourceIdentity.of(name, None, Seq(path)))
     case _ => None
   }
 
   /** `INSERT` into a file source table or folder, and DataFrame writes to a path. */
   override def writtenBy(command: LogicalPlan): Option[SourceIdentity] = command match {
     case i: InsertIntoHadoopFsRelationCommand =>
-      Some(SourceIdentity(name, i.catalogTable.map(_.identifier.unquotedString),
-        Set(SourceProviders.normalizeRoot(i.outputPath.toString))))
+      Some(SourceIdentity.of(name, i.catalogTable.map(_.identifier.unquotedString), Seq(i.outputPath.toString)))
     case _ => None
   }
 
@@ -356,14 +361,19 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 object FilesProvider {
 
   /**
-   * Whether the normalized root `root` is a folder or file strictly inside the normalized folder
-   * `folder`, where a listing of `folder` looks: not under a folder Spark's listing hides (a name
-   * starting with `.`, or with `_` and holding no `=`: `_temporary`, a sink's `_spark_metadata`,
-   * `.staging`), and not inside a file system's root (`folder` empty), which holds everything.
+   * Whether the root `root` is a folder or file strictly inside the folder `folder` (both
+   * [[SourceProviders.normalizeRoot]]ed, or both [[SourceProviders.qualifiedRoot]]ed), where a
+   * listing of `folder` looks: not under a name Spark's listing leaves out
+   * (`HadoopFSUtils.shouldFilterOutPathName`: `_temporary`, a sink's `_spark_metadata`,
+   * `.staging`, a `._COPYING_` file), and not inside a file system's root (`folder`'s path
+   * empty), which holds everything.
    */
-  private[files] def inside(root: String, folder: String): Boolean =
-    folder.nonEmpty && root.length > folder.length + 1 && root.startsWith(folder) && root.charAt(folder.length) == '/' &&
-      root.substring(folder.length + 1).split('/').forall(n => !n.startsWith(".") && !(n.startsWith("_") && !n.contains("=")))
+  private[files] def inside(root: String, folder: String): Boolean = {
+    val store = folder.indexOf("://")
+    val path = if (store < 0) folder else { val p = folder.indexOf('/', store + 3); if (p < 0) "" else folder.substring(p) }
+    path.nonEmpty && root.length > folder.length + 1 && root.startsWith(folder) && root.charAt(folder.length) == '/' &&
+      root.substring(folder.length + 1).split('/').forall(n => !org.apache.spark.sql.bloomindex.Listings.hidden(n))
+  }
 
   /**
    * `body`, which reads a path source of `format`, with that format read through DataSource V1

@@ -153,7 +153,7 @@ object IcebergTables extends Logging {
   // ---------------------------------------------------------------- writes
 
   private def identityOf(table: Option[String], t: IcebergTable): SourceIdentity =
-    SourceIdentity(Format, table, Set(SourceProviders.normalizeRoot(t.location())))
+    SourceIdentity.of(Format, table, Seq(t.location()))
 
   /** Who the table a V2 write wrote is (its location, and its catalog name when it has one). */
   def identity(r: DataSourceV2Relation): SourceIdentity = identityOf(tableName(r), sparkTable(r).table())
@@ -290,7 +290,7 @@ object IcebergTables extends Logging {
     if (looksLikePath) {
       val path = new Path(description)
       val fs = path.getFileSystem(spark.sessionState.newHadoopConf())
-      if (fs.exists(new Path(path, "metadata"))) Some(SourceIdentity(Format, None, Set(SourceProviders.normalizeRoot(description))))
+      if (fs.exists(new Path(path, "metadata"))) Some(SourceIdentity.of(Format, None, Seq(description)))
       else None
     } else {
       val parts = try spark.sessionState.sqlParser.parseMultipartIdentifier(description) catch { case NonFatal(_) => return None }
