@@ -455,27 +455,41 @@ def test_the_check_against_storage_lists_s3_in_parallel_runs_of_known_keys(spark
     lister = jvm.bloomindex.catalog.S3Listing.lister(fs)
     assert lister.isDefined(), "S3A's client is not reached: the check would list page after page"
     # The listing's runs, listed directly: every listed key found as storage has it now.
-    keys = sorted(f"{prefix}/{n}" for n in names)
-    runs = jvm.bloomindex.catalog.S3Listing.runs(
-        jvm.scala.jdk.javaapi.CollectionConverters.asScala(jvm.java.util.ArrayList(keys)).toIndexedSeq(),
-        f"{prefix}/", folders <= 16, 3)
+    keys = sorted(f"{prefix}/{n}" for n in names)  # by code point: S3's order (UTF-8 bytes)
+    wanted = jvm.scala.jdk.javaapi.CollectionConverters.asScala(jvm.java.util.ArrayList(keys)).toIndexedSeq()
+    runs = jvm.bloomindex.catalog.S3Listing.runs(wanted, f"{prefix}/", folders <= 16, 3)
     assert runs.size() == 14  # 40 keys, 3 a run: by folder (1 folder), or over the common folder (20 > 16 folders)
-    now = lister.get().statuses(runs, 4)
-    expected = {k: s3.head_object(Bucket=BUCKET, Key=k)["ContentLength"] for k in keys if not k.endswith(names[7])}
-    assert {k: now.get(k).size() for k in keys if now.containsKey(k)} == expected
+
+    def statuses(lister):
+        """{key: (size, time)} of the keys found, as the lister's runs match them with the keys."""
+        now = lister.statuses(wanted, runs, 4)
+        sizes, times = list(now._1()), list(now._2())
+        return {k: (sizes[i], times[i]) for i, k in enumerate(keys) if sizes[i] >= 0}
+
+    now = statuses(lister.get())
+    expected = {k: s3.head_object(Bucket=BUCKET, Key=k) for k in keys if not k.endswith(names[7])}
+    assert {k: size for k, (size, _) in now.items()} == {k: h["ContentLength"] for k, h in expected.items()}
+    assert {k: t // 1000 for k, (_, t) in now.items()} == {k: int(h["LastModified"].timestamp()) for k, h in expected.items()}
     # Every page read from its bytes (S3ListPage), none by the SDK's reader; which reads the same.
     pages = lister.get().pages()
     assert pages._1() >= 14 and pages._2() == 0, (pages._1(), pages._2())
     by_sdk = jvm.bloomindex.catalog.S3Listing.lister(fs, False).get()
-    now_sdk = by_sdk.statuses(runs, 4)
+    now_sdk = statuses(by_sdk)
     assert by_sdk.pages()._1() == 0 and by_sdk.pages()._2() >= 14
-    assert now_sdk.equals(now), (now_sdk.toString(), now.toString())
+    assert now_sdk == now, (now_sdk, now)
     # The check itself: the unchanged files, by position in the listing.
     bits = jvm.bloomindex.catalog.FreshFiles.unchanged(conf, files, 2, 4, 3, True)
     unchanged = {files.apply(j).getPath().getName() if folders == 1 else
                  "/".join(str(files.apply(j).getPath()).split("/")[-2:])
                  for j in range(files.size()) if bits.get(j)}
     assert unchanged == set(names) - changed
+    # The same files in another order than the keys' (each then found by its key): the same answer.
+    shuffled = [files.apply(j) for j in range(files.size())][::-1]
+    shuffled = shuffled[1::2] + shuffled[::2]
+    other = jvm.scala.jdk.javaapi.CollectionConverters.asScala(jvm.java.util.ArrayList(shuffled)).toIndexedSeq()
+    bits_other = jvm.bloomindex.catalog.FreshFiles.unchanged(conf, other, 2, 4, 3, True)
+    assert {str(other.apply(j).getPath()) for j in range(other.size()) if bits_other.get(j)} == \
+        {str(files.apply(j).getPath()) for j in range(files.size()) if bits.get(j)}
     # Where S3A lists with ListObjects v1, the check lists as Hadoop does: the same answer.
     v1 = jvm.org.apache.hadoop.conf.Configuration(conf)
     v1.set("fs.s3a.impl.disable.cache", "true")  # a file system of its own, with this setting

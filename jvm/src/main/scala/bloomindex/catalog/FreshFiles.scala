@@ -157,16 +157,26 @@ object FreshFiles extends org.apache.spark.internal.Logging {
     else try {
       val start = System.nanoTime()
       val keys = files.map(f => S3Listing.key(f.getPath))
-      val wanted = S3Listing.sortedDistinct(keys)
+      // A listing's files usually come in key order: then each is its own position among the
+      // keys listed, else a map of the sorted keys' positions tells it.
+      var sorted = true
+      var k = 1
+      while (sorted && k < keys.size) { sorted = S3Listing.KeyOrder.compare(keys(k - 1), keys(k)) < 0; k += 1 }
+      val wanted = if (sorted) keys else S3Listing.sortedDistinct(keys)
+      val position: Int => Int = if (sorted) k => k else {
+        val at = new java.util.HashMap[String, Integer](wanted.size * 4 / 3 + 1)
+        wanted.indices.foreach(w => at.put(wanted(w), w))
+        k => at.get(keys(k)).intValue
+      }
       val runs = S3Listing.runsFor(wanted, FolderLimit, perRun)
-      val now = lister.statuses(runs, requests)
+      val (sizes, times) = lister.statuses(wanted, runs, requests)
       val (read, bySdk) = lister.pages
       logInfo(f"bloomindex: checked ${files.size} file(s) on S3 in ${runs.size} run(s): $read page(s) read, " +
         f"$bySdk by the SDK's reader, ${(System.nanoTime() - start) / 1e6}%.0f ms")
-      var k = 0
+      k = 0
       while (k < files.size) {
-        val n = now.get(keys(k))
-        if (n != null && same(files(k), isFile = true, n.size, n.modified)) out.set(k)
+        val w = position(k)
+        if (sizes(w) >= 0 && same(files(k), isFile = true, sizes(w), times(w))) out.set(k)
         k += 1
       }
       true

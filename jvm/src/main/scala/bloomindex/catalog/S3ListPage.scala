@@ -35,10 +35,28 @@ private[catalog] object S3ListPage {
 
   private def fail(message: String): Nothing = throw new Malformed(message)
 
-  // Fields read, by where they are: the root's children and an entry's.
-  private val Root = "ListBucketResult"
-  private val Contents = "Contents"
-  private val Prefixes = "CommonPrefixes"
+  /** A name's bytes as this reader compares them with a tag's, in place (no `String` per tag). */
+  private def ascii(name: String): Array[Byte] = name.getBytes(java.nio.charset.StandardCharsets.US_ASCII)
+
+  // Elements read, by where they are: the root, its children and an entry's.
+  private val Root = ascii("ListBucketResult")
+  private val Contents = ascii("Contents")
+  private val Prefixes = ascii("CommonPrefixes")
+  private val EncodingType = ascii("EncodingType")
+  private val IsTruncated = ascii("IsTruncated")
+  private val NextContinuationToken = ascii("NextContinuationToken")
+  private val KeyCount = ascii("KeyCount")
+  private val Key = ascii("Key")
+  private val Size = ascii("Size")
+  private val LastModified = ascii("LastModified")
+
+  // The field being read (0: none).
+  private final val FieldTruncated = 1
+  private final val FieldNext = 2
+  private final val FieldKeyCount = 3
+  private final val FieldKey = 4
+  private final val FieldSize = 5
+  private final val FieldModified = 6
 
   /** The page `bytes` hold. */
   def parse(bytes: Array[Byte]): Page = new Reader(bytes).page()
@@ -46,11 +64,13 @@ private[catalog] object S3ListPage {
   private final class Reader(b: Array[Byte]) {
     private val n = b.length
     private var i = 0
-    // Open elements' names, the root first.
-    private var open = new Array[String](16)
+    // Open elements' names, the root first: where each one's bytes start in `b`, and how many.
+    private var openAt = new Array[Int](16)
+    private var openLength = new Array[Int](16)
     private var depth = 0
-    // The field being read: its text so far, held as one byte range while it is a single plain run.
-    private var capturing = false
+    // The field being read (a Field* constant, 0: none): its text so far, held as one byte range
+    // while it is a single plain run.
+    private var field = 0
     private var runStart = -1
     private var runEnd = -1
     private val text = new java.lang.StringBuilder()
@@ -75,8 +95,8 @@ private[catalog] object S3ListPage {
       while (i < n) {
         if (b(i) == '<') markup() else chars()
       }
-      if (depth != 0) fail("unclosed element " + open(depth - 1))
-      if (!rootSeen) fail("no " + Root)
+      if (depth != 0) fail("unclosed element " + openName(depth - 1))
+      if (!rootSeen) fail("no ListBucketResult")
       if (truncated && (next == null || next.isEmpty)) fail("a truncated page without a continuation token")
       if (keyCount >= 0 && keyCount != entries + prefixes) {
         fail(s"KeyCount $keyCount, but $entries entries and $prefixes common prefixes")
@@ -106,27 +126,44 @@ private[catalog] object S3ListPage {
       fail("unterminated markup, expected " + s)
     }
 
+    /** Whether the name of `length` bytes at `at` is `name`. */
+    private def is(at: Int, length: Int, name: Array[Byte]): Boolean =
+      length == name.length && java.util.Arrays.equals(b, at, at + length, name, 0, length)
+
+    /** Whether open element `d` (0: the root) is `name`. */
+    private def openIs(d: Int, name: Array[Byte]): Boolean = is(openAt(d), openLength(d), name)
+
+    /** Open element `d`'s name, for a message. */
+    private def openName(d: Int): String = new String(b, openAt(d), openLength(d), UTF_8)
+
     private def markup(): Unit = {
-      // In a field only text and references: the SDK's reader keeps the last run of text before
-      // a comment, instruction or CDATA section, where XML keeps all of it.
-      if (capturing && (startsWith("<?") || startsWith("<!"))) fail("markup inside field " + open(depth - 1))
-      if (startsWith("<?")) {
-        val end = find("?>", i + 2)
-        if (startsWith("<?xml")) declaration(new String(b, i, end - i, UTF_8))
-        i = end + 2
-      } else if (startsWith("<!--")) i = find("-->", i + 4) + 3
-      else if (startsWith("<![CDATA[")) i = find("]]>", i + 9) + 3
-      else if (startsWith("<!")) fail("document type or declaration")
-      else if (startsWith("</")) {
-        val (name, end) = nameAt(i + 2)
+      val kind = if (i + 1 < n) b(i + 1) else 0
+      if (kind == '?' || kind == '!') {
+        // In a field only text and references: the SDK's reader keeps the last run of text before
+        // a comment, instruction or CDATA section, where XML keeps all of it.
+        if (field != 0) fail("markup inside field " + openName(depth - 1))
+        if (kind == '?') {
+          val end = find("?>", i + 2)
+          if (startsWith("<?xml")) declaration(new String(b, i, end - i, UTF_8))
+          i = end + 2
+        } else if (startsWith("<!--")) i = find("-->", i + 4) + 3
+        else if (startsWith("<![CDATA[")) i = find("]]>", i + 9) + 3
+        else fail("document type or declaration")
+      } else if (kind == '/') {
+        val end = nameEnd(i + 2)
+        val length = end - (i + 2)
         var j = end
         while (j < n && isSpace(b(j))) j += 1
-        if (j >= n || b(j) != '>') fail("malformed end tag " + name)
-        if (depth == 0 || open(depth - 1) != name) fail("end tag " + name + " does not close " + (if (depth == 0) "anything" else open(depth - 1)))
+        if (j >= n || b(j) != '>') fail("malformed end tag " + new String(b, i + 2, length, UTF_8))
+        if (depth == 0 || openLength(depth - 1) != length ||
+            !java.util.Arrays.equals(b, i + 2, end, b, openAt(depth - 1), openAt(depth - 1) + length)) {
+          fail("end tag " + new String(b, i + 2, length, UTF_8) + " does not close " +
+            (if (depth == 0) "anything" else openName(depth - 1)))
+        }
         close()
         i = j + 1
       } else {
-        val (name, end) = nameAt(i + 1)
+        val end = nameEnd(i + 1)
         // Attributes: skipped, quotes respected (a '>' may stand in a value).
         var j = end
         var quote: Byte = 0
@@ -135,9 +172,9 @@ private[catalog] object S3ListPage {
           else if (b(j) == '"' || b(j) == '\'') quote = b(j)
           j += 1
         }
-        if (j >= n) fail("unterminated start tag " + name)
+        if (j >= n) fail("unterminated start tag " + new String(b, i + 1, end - i - 1, UTF_8))
         val empty = b(j - 1) == '/'
-        openElement(name)
+        openElement(i + 1, end - i - 1)
         if (empty) close()
         i = j + 1
       }
@@ -159,57 +196,70 @@ private[catalog] object S3ListPage {
 
     private def isSpace(c: Byte): Boolean = c == ' ' || c == '\n' || c == '\t' || c == '\r'
 
-    private def nameAt(from: Int): (String, Int) = {
+    /** Where the name starting at `from` ends; a prefixed name (`s3:Key`) is refused: the SDK matches its local part, this reader would not. */
+    private def nameEnd(from: Int): Int = {
       var j = from
-      while (j < n && !isSpace(b(j)) && b(j) != '>' && b(j) != '/') j += 1
+      var prefixed = false
+      while (j < n && !isSpace(b(j)) && b(j) != '>' && b(j) != '/') { if (b(j) == ':') prefixed = true; j += 1 }
       if (j == from) fail("markup without a name")
-      val name = new String(b, from, j - from, UTF_8)
-      // A prefixed name (`s3:Key`): the SDK matches its local part, this reader would not.
-      if (name.indexOf(':') >= 0) fail("prefixed name " + name)
-      (name, j)
+      if (prefixed) fail("prefixed name " + new String(b, from, j - from, UTF_8))
+      j
     }
 
-    private def openElement(name: String): Unit = {
-      if (capturing) fail("element " + name + " inside field " + open(depth - 1))
+    /** The element whose name is the `length` bytes at `at` opens. */
+    private def openElement(at: Int, length: Int): Unit = {
+      if (field != 0) fail("element " + new String(b, at, length, UTF_8) + " inside field " + openName(depth - 1))
       if (depth == 0) {
-        if (rootSeen) fail("a second root element " + name)
-        if (name != Root) fail("root element " + name + ", not " + Root)
+        if (rootSeen) fail("a second root element " + new String(b, at, length, UTF_8))
+        if (!is(at, length, Root)) fail("root element " + new String(b, at, length, UTF_8) + ", not ListBucketResult")
         rootSeen = true
       }
-      if (depth == open.length) open = java.util.Arrays.copyOf(open, depth * 2)
-      open(depth) = name
+      if (depth == openAt.length) {
+        openAt = java.util.Arrays.copyOf(openAt, depth * 2)
+        openLength = java.util.Arrays.copyOf(openLength, depth * 2)
+      }
+      openAt(depth) = at
+      openLength(depth) = length
       depth += 1
-      if (depth == 2 && name == Contents) { key = null; size = -1L; time = Long.MinValue }
-      // Keys URL-encoded (`EncodingType` url: the SDK decodes them) are the SDK's to read.
-      if (depth == 2 && name == "EncodingType") fail("keys encoded (EncodingType)")
-      capturing = (depth == 2 && (name == "IsTruncated" || name == "NextContinuationToken" || name == "KeyCount")) ||
-        (depth == 3 && open(1) == Contents && (name == "Key" || name == "Size" || name == "LastModified"))
-      if (capturing) { runStart = -1; text.setLength(0) }
+      field = 0
+      if (depth == 2) {
+        if (is(at, length, Contents)) { key = null; size = -1L; time = Long.MinValue }
+        // Keys URL-encoded (`EncodingType` url: the SDK decodes them) are the SDK's to read.
+        else if (is(at, length, EncodingType)) fail("keys encoded (EncodingType)")
+        else if (is(at, length, IsTruncated)) field = FieldTruncated
+        else if (is(at, length, NextContinuationToken)) field = FieldNext
+        else if (is(at, length, KeyCount)) field = FieldKeyCount
+      } else if (depth == 3 && openIs(1, Contents)) {
+        if (is(at, length, Key)) field = FieldKey
+        else if (is(at, length, Size)) field = FieldSize
+        else if (is(at, length, LastModified)) field = FieldModified
+      }
+      if (field != 0) { runStart = -1; text.setLength(0) }
     }
 
     private def close(): Unit = {
-      val name = open(depth - 1)
-      if (capturing) {
+      if (field != 0) {
         val value = if (runStart >= 0) utf8(runStart, runEnd) else text.toString
-        capturing = false
+        val read = field
+        field = 0
         // A field given twice: the SDK's reader refuses the page.
-        def once[T](current: T, unset: T, read: => T): T = if (current != unset) fail("a second " + name) else read
-        if (depth == 2) name match {
-          case "IsTruncated" =>
-            truncated = once(truncatedSeen, false, value match {
+        def twice(): Nothing = fail("a second " + openName(depth - 1))
+        read match {
+          case FieldTruncated =>
+            if (truncatedSeen) twice()
+            truncated = value match {
               case "true" => true
               case "false" => false
               case other => fail("IsTruncated " + other)
-            })
+            }
             truncatedSeen = true
-          case "NextContinuationToken" => next = once(next, null, value)
-          case "KeyCount" => keyCount = once(keyCount, -1L, decimal(value, "KeyCount"))
-        } else name match {
-          case "Key" => key = once(key, null, value)
-          case "Size" => size = once(size, -1L, decimal(value, "Size"))
-          case "LastModified" => time = once(time, Long.MinValue, S3ListPage.millis(value))
+          case FieldNext => if (next != null) twice(); next = value
+          case FieldKeyCount => if (keyCount != -1L) twice(); keyCount = decimal(value, "KeyCount")
+          case FieldKey => if (key != null) twice(); key = value
+          case FieldSize => if (size != -1L) twice(); size = decimal(value, "Size")
+          case FieldModified => if (time != Long.MinValue) twice(); time = S3ListPage.millis(value)
         }
-      } else if (depth == 2 && name == Contents) {
+      } else if (depth == 2 && openIs(1, Contents)) {
         entries += 1
         if (key != null && size >= 0 && time != Long.MinValue) {
           if (count == keys.length) {
@@ -220,7 +270,7 @@ private[catalog] object S3ListPage {
           keys(count) = key; sizes(count) = size; times(count) = time
           count += 1
         }
-      } else if (depth == 2 && name == Prefixes) prefixes += 1
+      } else if (depth == 2 && openIs(1, Prefixes)) prefixes += 1
       depth -= 1
     }
 
@@ -228,7 +278,7 @@ private[catalog] object S3ListPage {
     private def chars(): Unit = {
       var j = i
       while (j < n && b(j) != '<') j += 1
-      if (capturing) piece(i, j)
+      if (field != 0) piece(i, j)
       else if (depth == 0) {
         var k = i
         while (k < j) { if (!isSpace(b(k))) fail("text outside the root element"); k += 1 }

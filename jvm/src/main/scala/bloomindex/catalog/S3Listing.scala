@@ -36,9 +36,6 @@ private[catalog] object S3Listing {
   /** Keys wanted per run: S3's most keys a page, so a run of a folder holding only them is one request. */
   val PageKeys = 1000
 
-  /** The current size and modification time (ms) of an object. */
-  final case class Now(size: Long, modified: Long)
-
   /** Keys in S3's order: by their UTF-8 bytes, which is by code point (not `String.compareTo`'s UTF-16 units). */
   val KeyOrder: Ordering[String] = new Ordering[String] {
     def compare(a: String, b: String): Int = {
@@ -150,22 +147,37 @@ private[catalog] object S3Listing {
     def pages: (Long, Long) = (pagesRead.get, pagesBySdk.get)
 
     /**
-     * The current status of every object `runs` cover (the keys they were made of among them;
-     * a key gone from storage is absent), `requests` runs at once.
+     * The current size and modification time of each of `keys` (distinct, in [[KeyOrder]]), as
+     * `runs` made of them ([[runsFor]]) list them, `requests` runs at once: at a key's position,
+     * its object's size (-1 where it is gone) and time. A run's objects come in key order, as
+     * its wanted keys lie in `keys`: each run walks the two side by side, writing its own keys'
+     * positions only (no map of the listed objects).
      */
-    def statuses(runs: IndexedSeq[Run], requests: Int): java.util.HashMap[String, Now] = {
-      val found = Array.fill(runs.size)(new java.util.ArrayList[(String, Now)]())
-      bloomindex.layout.IndexStore.inParallel(requests, runs.indices.map { r => () =>
-        run(runs(r), found(r))
+    def statuses(keys: IndexedSeq[String], runs: IndexedSeq[Run], requests: Int): (Array[Long], Array[Long]) = {
+      val sizes = Array.fill(keys.size)(-1L)
+      val times = new Array[Long](keys.size)
+      bloomindex.layout.IndexStore.inParallel(requests, runs.map { r => () =>
+        run(r, keys, firstOf(keys, r), sizes, times)
       })
-      val out = new java.util.HashMap[String, Now](found.map(_.size).sum * 4 / 3 + 1)
-      found.foreach(_.forEach(e => out.put(e._1, e._2)))
-      out
+      (sizes, times)
     }
 
-    /** The objects of `run`, page by page. */
-    private def run(run: Run, into: java.util.ArrayList[(String, Now)]): Unit = {
+    /** The position in `keys` of `run`'s first key: the first after `run.after`, or from its prefix. */
+    private def firstOf(keys: IndexedSeq[String], run: Run): Int = {
+      val (bound, strict) = if (run.after != null) (run.after, true) else (run.prefix, false)
+      var (lo, hi) = (0, keys.size)
+      while (lo < hi) {
+        val mid = (lo + hi) >>> 1
+        val c = KeyOrder.compare(keys(mid), bound)
+        if (c < 0 || (strict && c == 0)) lo = mid + 1 else hi = mid
+      }
+      lo
+    }
+
+    /** The objects of `run`, page by page, matched with `keys` from position `from` on. */
+    private def run(run: Run, keys: IndexedSeq[String], from: Int, sizes: Array[Long], times: Array[Long]): Unit = {
       val last = run.last
+      var at = from
       var token: String = null
       var done = false
       while (!done) {
@@ -188,7 +200,10 @@ private[catalog] object S3Listing {
           val order = KeyOrder.compare(key, last)
           if (order > 0) done = true
           else {
-            into.add(key -> Now(page.sizes(e), page.modified(e)))
+            // The wanted keys before this object are gone (or not listed: left at -1).
+            var c = -1
+            while (at < keys.size && { c = KeyOrder.compare(keys(at), key); c < 0 }) { at += 1; c = -1 }
+            if (at < keys.size && c == 0) { sizes(at) = page.sizes(e); times(at) = page.modified(e); at += 1 }
             if (order == 0) done = true
           }
           e += 1
