@@ -130,6 +130,7 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(!SourceProviders.sameSource(byPath, target(None, "/data/a/_temporary/0")))
     assert(!SourceProviders.sameSource(byPath, target(None, "/data/a/p=1/.staging")))
     assert(SourceProviders.sameSource(byPath, target(None, "/data/a/_p=1")))
+    assert(!SourceProviders.sameSource(byPath, target(None, "/data/a/p=1/part-0.parquet._COPYING_")))
     assert(!SourceProviders.sameSource(SourceSpec(None, "parquet", Seq("s3a://bucket/"), Map.empty, Nil), target(None, "/x")))
     // Statements naming a source and the advisor take an index's own source only.
     assert(SourceProviders.ownSource(byPath, target(None, "/data/a")) && !SourceProviders.ownSource(byPath, target(None, "/data/a/p=1")))

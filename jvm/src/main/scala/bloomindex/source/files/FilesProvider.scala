@@ -363,17 +363,26 @@ object FilesProvider {
   /**
    * Whether the root `root` is a folder or file strictly inside the folder `folder` (both
    * [[SourceProviders.normalizeRoot]]ed, or both [[SourceProviders.qualifiedRoot]]ed), where a
-   * listing of `folder` looks: not under a name Spark's listing leaves out
-   * (`HadoopFSUtils.shouldFilterOutPathName`: `_temporary`, a sink's `_spark_metadata`,
-   * `.staging`, a `._COPYING_` file), and not inside a file system's root (`folder`'s path
-   * empty), which holds everything.
+   * listing of `folder` looks: not under a name Spark's listing leaves out ([[hidden]]), and not
+   * inside a file system's root (`folder`'s path empty), which holds everything.
    */
   private[files] def inside(root: String, folder: String): Boolean = {
     val store = folder.indexOf("://")
     val path = if (store < 0) folder else { val p = folder.indexOf('/', store + 3); if (p < 0) "" else folder.substring(p) }
     path.nonEmpty && root.length > folder.length + 1 && root.startsWith(folder) && root.charAt(folder.length) == '/' &&
-      root.substring(folder.length + 1).split('/').forall(n => !org.apache.spark.sql.bloomindex.Listings.hidden(n))
+      root.substring(folder.length + 1).split('/').forall(n => !hidden(n))
   }
+
+  /**
+   * Whether Spark's listing of a folder leaves out an entry of this name, and all below it, by
+   * its default rule (`HadoopFSUtils.shouldFilterOutPathName`, whose signature differs between
+   * Spark 4.2 and 4.3): `_temporary`, a sink's `_spark_metadata`, `.staging`, a `._COPYING_`
+   * file; not a partition's `_x=1`, nor `_metadata` and `_common_metadata`. Where a session hides
+   * more, a read under it is taken as inside and finds none of its files held: they are read.
+   */
+  private[files] def hidden(name: String): Boolean =
+    !(name.startsWith("_common_metadata") || name.startsWith("_metadata")) &&
+      ((name.startsWith("_") && !name.contains("=")) || name.startsWith(".") || name.endsWith("._COPYING_"))
 
   /**
    * `body`, which reads a path source of `format`, with that format read through DataSource V1
