@@ -156,22 +156,29 @@ private[catalog] object S3Listing {
     def statuses(keys: IndexedSeq[String], runs: IndexedSeq[Run], requests: Int): (Array[Long], Array[Long]) = {
       val sizes = Array.fill(keys.size)(-1L)
       val times = new Array[Long](keys.size)
-      bloomindex.layout.IndexStore.inParallel(requests, runs.map { r => () =>
-        run(r, keys, firstOf(keys, r), sizes, times)
+      val from = starts(keys, runs)
+      bloomindex.layout.IndexStore.inParallel(requests, runs.indices.map { r => () =>
+        run(runs(r), keys, from(r), sizes, times)
       })
       (sizes, times)
     }
 
-    /** The position in `keys` of `run`'s first key: the first after `run.after`, or from its prefix. */
-    private def firstOf(keys: IndexedSeq[String], run: Run): Int = {
-      val (bound, strict) = if (run.after != null) (run.after, true) else (run.prefix, false)
-      var (lo, hi) = (0, keys.size)
-      while (lo < hi) {
-        val mid = (lo + hi) >>> 1
-        val c = KeyOrder.compare(keys(mid), bound)
-        if (c < 0 || (strict && c == 0)) lo = mid + 1 else hi = mid
+    /**
+     * Where each run's own keys start in `keys`: runs made of `keys` ([[runs]]) take them in
+     * order, each up to and with its `last`. A run writes from there on only: one whose listing
+     * starts before its keys (a folder's second group, after a subfolder's keys) writes no other
+     * run's positions, so each position's size and time come from one answer.
+     */
+    private def starts(keys: IndexedSeq[String], runs: IndexedSeq[Run]): Array[Int] = {
+      val out = new Array[Int](runs.size)
+      var at = 0
+      var r = 0
+      while (r < runs.size) {
+        out(r) = at
+        while (at < keys.size && KeyOrder.compare(keys(at), runs(r).last) <= 0) at += 1
+        r += 1
       }
-      lo
+      out
     }
 
     /** The objects of `run`, page by page, matched with `keys` from position `from` on. */

@@ -102,7 +102,7 @@ object SessionTables {
         }
         val matching = tables.filter { t =>
           t.tableType != CatalogTableType.VIEW &&
-            t.storage.locationUri.exists(u => SourceProviders.sameRoot(u.toString, loc)) &&
+            t.storage.locationUri.exists(u => SourceProviders.sameRoot(new org.apache.hadoop.fs.Path(u).toString, loc)) &&
             accepted(t) && created.forall(_ == t.createTime.toString)
         }
         matching match {

@@ -297,13 +297,34 @@ object SourceProviders {
   def normalizeRoot(p: String): String = new org.apache.hadoop.fs.Path(p).toUri.getPath.stripSuffix("/")
 
   /**
-   * The root folder `p` with its store, where `p` names it: `scheme://authority/path` (scheme in
-   * lower case, no trailing slash; a local folder is `file:///path`); None for a path without a scheme.
+   * The root folder `p` with its store, where `p` names it: `scheme://host/path`, no trailing
+   * slash; a local folder is `file:///path`. The store is told coarsely, so that two spellings of
+   * one store stay one: the scheme in lower case, S3's clients' schemes as one (`s3`, `s3a`,
+   * `s3n`: `s3://b/t` is `s3a://b/t`), Azure's with and without TLS as one; the host in lower
+   * case, without user or port (`hdfs://NN:8020/t` is `hdfs://nn/t`). None for a path without a
+   * scheme, or one whose scheme names no host (`hdfs:///t`: the default file system's): the
+   * store is not named.
    */
   def qualifiedRoot(p: String): Option[String] = {
     val u = new org.apache.hadoop.fs.Path(p).toUri
-    Option(u.getScheme).map(s => s.toLowerCase(java.util.Locale.ROOT) + "://" + Option(u.getAuthority).getOrElse("") +
-      u.getPath.stripSuffix("/"))
+    Option(u.getScheme).map(_.toLowerCase(java.util.Locale.ROOT)).flatMap { scheme =>
+      val path = u.getPath.stripSuffix("/")
+      if (scheme == "file") Some("file://" + path)
+      else {
+        val authority = Option(u.getRawAuthority).getOrElse("")
+        val hostPort = authority.substring(authority.lastIndexOf('@') + 1)
+        val colon = hostPort.lastIndexOf(':')
+        val host = (if (colon >= 0 && hostPort.substring(colon + 1).forall(_.isDigit)) hostPort.substring(0, colon) else hostPort)
+          .toLowerCase(java.util.Locale.ROOT)
+        val family = scheme match {
+          case "s3a" | "s3n" => "s3"
+          case "abfss" => "abfs"
+          case "wasbs" => "wasb"
+          case other => other
+        }
+        if (host.isEmpty) None else Some(s"$family://$host$path")
+      }
+    }
   }
 
   /** Every one of `paths` [[qualifiedRoot]]ed; empty where one of them names no store. */

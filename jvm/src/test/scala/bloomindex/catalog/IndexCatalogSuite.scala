@@ -150,9 +150,17 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(!SourceProviders.sameSource(SourceSpec(None, "parquet", Seq("s3a://prod/"), Map.empty, Nil), stored(None, "s3a://prod/x")))
     assert(!SourceProviders.ownSource(onS3, stored(None, "s3a://staging/data/a")))
     assert(SourceProviders.sameRoot("s3a://prod/t", "s3a://prod/t/") && !SourceProviders.sameRoot("s3a://prod/t", "s3a://dev/t"))
-    // ... by path alone where one side does not (a bare path recorded, a scan history's roots).
+    // ... told coarsely: two spellings of one store are one (S3's schemes, a host's case and port) ...
+    assert(SourceProviders.sameSource(onS3, stored(None, "s3://prod/data/a")))
+    val onHdfs = SourceSpec(None, "parquet", Seq("hdfs://nn.example:8020/data/a"), Map.empty, Nil)
+    assert(SourceProviders.sameSource(onHdfs, stored(None, "hdfs://NN.example/data/a/p=1")))
+    assert(!SourceProviders.sameSource(onHdfs, stored(None, "hdfs://other/data/a")))
+    // ... by path alone where one side does not name its store (a bare path recorded, a scan
+    // history's roots, a sink's `hdfs:///data/a`: the default file system's).
     assert(SourceProviders.sameSource(onS3, stored(None, "/data/a")))
     assert(SourceProviders.sameSource(onS3, target(None, "/data/a")))
+    assert(SourceProviders.sameSource(onHdfs, stored(None, "hdfs:///data/a")))
+    assert(SourceProviders.qualifiedRoot("hdfs:///data/a").isEmpty && SourceProviders.qualifiedRoot("/data/a").isEmpty)
     // SHOW ... ON and DROP ... ON match with the same function.
     assert(new IndexCatalog(spark).indexesOn(SourceResolverFor.path(spark, path)).map(_.spec.name) == Seq("ev"))
   }
