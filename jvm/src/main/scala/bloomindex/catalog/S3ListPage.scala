@@ -133,8 +133,11 @@ private[catalog] object S3ListPage {
     /** Whether open element `d` (0: the root) is `name`. */
     private def openIs(d: Int, name: Array[Byte]): Boolean = is(openAt(d), openLength(d), name)
 
+    /** The name of `length` bytes at `at`, for a message. */
+    private def nameText(at: Int, length: Int): String = new String(b, at, length, UTF_8)
+
     /** Open element `d`'s name, for a message. */
-    private def openName(d: Int): String = new String(b, openAt(d), openLength(d), UTF_8)
+    private def openName(d: Int): String = nameText(openAt(d), openLength(d))
 
     private def markup(): Unit = {
       val kind = if (i + 1 < n) b(i + 1) else 0
@@ -154,10 +157,10 @@ private[catalog] object S3ListPage {
         val length = end - (i + 2)
         var j = end
         while (j < n && isSpace(b(j))) j += 1
-        if (j >= n || b(j) != '>') fail("malformed end tag " + new String(b, i + 2, length, UTF_8))
+        if (j >= n || b(j) != '>') fail("malformed end tag " + nameText(i + 2, length))
         if (depth == 0 || openLength(depth - 1) != length ||
             !java.util.Arrays.equals(b, i + 2, end, b, openAt(depth - 1), openAt(depth - 1) + length)) {
-          fail("end tag " + new String(b, i + 2, length, UTF_8) + " does not close " +
+          fail("end tag " + nameText(i + 2, length) + " does not close " +
             (if (depth == 0) "anything" else openName(depth - 1)))
         }
         close()
@@ -172,7 +175,7 @@ private[catalog] object S3ListPage {
           else if (b(j) == '"' || b(j) == '\'') quote = b(j)
           j += 1
         }
-        if (j >= n) fail("unterminated start tag " + new String(b, i + 1, end - i - 1, UTF_8))
+        if (j >= n) fail("unterminated start tag " + nameText(i + 1, end - i - 1))
         val empty = b(j - 1) == '/'
         openElement(i + 1, end - i - 1)
         if (empty) close()
@@ -202,16 +205,16 @@ private[catalog] object S3ListPage {
       var prefixed = false
       while (j < n && !isSpace(b(j)) && b(j) != '>' && b(j) != '/') { if (b(j) == ':') prefixed = true; j += 1 }
       if (j == from) fail("markup without a name")
-      if (prefixed) fail("prefixed name " + new String(b, from, j - from, UTF_8))
+      if (prefixed) fail("prefixed name " + nameText(from, j - from))
       j
     }
 
     /** The element whose name is the `length` bytes at `at` opens. */
     private def openElement(at: Int, length: Int): Unit = {
-      if (field != 0) fail("element " + new String(b, at, length, UTF_8) + " inside field " + openName(depth - 1))
+      if (field != 0) fail("element " + nameText(at, length) + " inside field " + openName(depth - 1))
       if (depth == 0) {
-        if (rootSeen) fail("a second root element " + new String(b, at, length, UTF_8))
-        if (!is(at, length, Root)) fail("root element " + new String(b, at, length, UTF_8) + ", not ListBucketResult")
+        if (rootSeen) fail("a second root element " + nameText(at, length))
+        if (!is(at, length, Root)) fail("root element " + nameText(at, length) + ", not ListBucketResult")
         rootSeen = true
       }
       if (depth == openAt.length) {

@@ -368,7 +368,13 @@ object SourceProviders {
 
   /** Whether `index` is over exactly the folders of `target`, a source of provider `provider` (a table format's table is its folder). */
   def sameFolders(provider: SourceProvider, index: SourceSpec, target: SourceIdentity): Boolean =
-    target.provider == provider.name && { val (mine, theirs) = comparableRoots(identity(index), target); mine == theirs }
+    target.provider == provider.name && sameRoots(index, target)
+
+  /** Whether `index`'s folders are exactly `target`'s roots, on the same stores where both name theirs ([[comparableRoots]]). */
+  def sameRoots(index: SourceSpec, target: SourceIdentity): Boolean = {
+    val (mine, theirs) = comparableRoots(identity(index), target)
+    mine == theirs
+  }
 
   /** Refuses `path` when it does not exist (`BLOOM_INDEX_PATH_NOT_FOUND`); returns its file system. */
   def requireExists(spark: SparkSession, path: org.apache.hadoop.fs.Path): org.apache.hadoop.fs.FileSystem = {

@@ -247,7 +247,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
    */
   override def mayBeRenamed(index: SourceSpec, target: SourceIdentity): Boolean =
     target.provider == name && index.table.isDefined && target.table.isDefined &&
-      { val (mine, theirs) = SourceProviders.comparableRoots(SourceProviders.identity(index), target); mine == theirs }
+      SourceProviders.sameRoots(index, target)
 
   override def footerFilters(s: SourceSpec): Boolean = s.format.toLowerCase(Locale.ROOT) == "parquet"
 
