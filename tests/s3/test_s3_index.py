@@ -198,6 +198,14 @@ def test_the_same_folder_in_another_bucket_is_another_source(spark, moto, s3_roo
         off, read_off = _query(spark, twin, where, pruning=False)
         assert on == off and read_on == read_off == every, where
     assert [r.name for r in spark.sql(f"SHOW BLOOM INDEXES ON parquet.`{twin}`").collect()] == []
+    # The advisor judges the other bucket's scans (recorded in the history just now) against
+    # that bucket's indexes, of which there is none: it advises creating one there, named by its
+    # bucket, and says nothing of this index (it took it for theirs before, and the other
+    # bucket's folder for a bare path).
+    recs = spark.sql(f"RECOMMEND BLOOM INDEXES ON parquet.`{twin}`").collect()
+    assert all(r.index_name != "twin" for r in recs), recs
+    creates = [r for r in recs if r.kind == "create"]
+    assert creates and all(f"s3a://{other_bucket}/" in r.statement for r in creates), recs
     try:
         spark.sql(f"DROP BLOOMFILTER INDEX ON parquet.`{twin}` FOR COLUMNS (k)")
     except AnalysisException:

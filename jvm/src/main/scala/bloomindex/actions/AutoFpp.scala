@@ -2,7 +2,7 @@ package bloomindex.actions
 
 import scala.util.control.NonFatal
 
-import bloomindex.advisor.{ColumnWorkload, FppChoice, FppModel}
+import bloomindex.advisor.{Advisor, ColumnWorkload, FppChoice, FppModel}
 import bloomindex.history.{ScanRecord, WorkloadHistory}
 import bloomindex.indexing.NdvSample
 import bloomindex.layout.{IndexStore, IndexSummary}
@@ -120,8 +120,11 @@ private[actions] object AutoFpp extends Logging {
    * refresh in a writing thread, without waiting for Spark's listener bus ([[WorkloadHistory.readNow]]).
    */
   private def history(spark: SparkSession, spec: IndexSpec, inWrite: Boolean): Seq[ScanRecord] =
-    try (if (inWrite) WorkloadHistory.readNow(spark) else WorkloadHistory.read(spark)).filter(r =>
-      SourceProviders.sameSource(spec.source, SourceIdentity(r.provider, r.table, r.roots.toSet)))
+    try {
+      val defaultFs = Advisor.defaultFs(spark)
+      (if (inWrite) WorkloadHistory.readNow(spark) else WorkloadHistory.read(spark)).filter(r =>
+        SourceProviders.sameSource(spec.source, SourceIdentity.of(r.provider, r.table, r.rootsOn(defaultFs))))
+    }
     catch { case NonFatal(e) =>
       logWarning(s"Bloom index '${spec.name}': fpp auto without the workload history, unreadable: $e")
       Nil

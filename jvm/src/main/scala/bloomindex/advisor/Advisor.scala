@@ -52,6 +52,10 @@ object Advisor {
 
   private final case class Candidate(group: Int, column: String, fpp: Double, bytes: Long, profile: ColumnProfile)
 
+  /** Where a path without a store is read: the session's default file system. */
+  private[bloomindex] def defaultFs(spark: SparkSession): java.net.URI =
+    org.apache.hadoop.fs.FileSystem.getDefaultUri(spark.sessionState.newHadoopConf())
+
   def sampleFiles(spark: SparkSession): Int = spark.sessionState.conf.getConf(BloomIndexSQLConf.ADVISOR_SAMPLE_FILES)
 
   def recommend(spark: SparkSession, on: Option[SourceRef], mode: Mode, budget: Option[Long]): Seq[Recommendation] =
@@ -60,9 +64,9 @@ object Advisor {
   private def run(spark: SparkSession, on: Option[SourceRef], mode: Mode, budget: Option[Long]): Seq[Recommendation] = {
     val onSpec = on.map(ref => SourceResolver.resolve(spark, ref))
     val scans = (mode match {
-      case FromHistory => Workload.fromHistory(WorkloadHistory.read(spark))
+      case FromHistory => Workload.fromHistory(WorkloadHistory.read(spark), defaultFs(spark))
       case ForQuery(q) => Workload.fromQuery(spark, q, "RECOMMEND BLOOM INDEXES ... FOR")
-    }).filter(s => onSpec.forall(spec => SourceProviders.ownSource(spec, identity(s.source))))
+    }).filter(s => onSpec.forall(spec => SourceProviders.ownSource(spec, s.source.identity)))
     val existing = new IndexRoot(spark).list().filter(_.state == "ACTIVE")
     val groups = scans.groupBy(_.source.key).values.toSeq.sortBy(_.head.source.display).flatMap { ss =>
       group(spark, ss, existing, mode, strict = on.isDefined)
@@ -94,10 +98,7 @@ object Advisor {
     creates ++ others ++ rejected
   }
 
-  private def identity(s: ScannedSource): SourceIdentity =
-    SourceIdentity(s.provider, s.table, s.roots.map(SourceProviders.normalizeRoot).toSet)
-
-  private def sameSource(e: LogEntry, s: ScannedSource): Boolean = Try(SourceProviders.ownSource(e.spec.source, identity(s))).getOrElse(false)
+  private def sameSource(e: LogEntry, s: ScannedSource): Boolean = Try(SourceProviders.ownSource(e.spec.source, s.identity)).getOrElse(false)
 
   /** The source of `scans` measured: its sample, its columns' profiles, each scan's estimate. */
   private def group(spark: SparkSession, scans: Seq[WorkloadScan], existing: Seq[LogEntry], mode: Mode,
@@ -127,7 +128,7 @@ object Advisor {
           s -> ScanEstimate.FromFiles(listing.size.toDouble, s.cond, leaves, files)
         }
     }
-    Some(Group(sample, estimates, profiles, existing.filter(e => sameSource(e, source)), identity(source)))
+    Some(Group(sample, estimates, profiles, existing.filter(e => sameSource(e, source)), source.identity))
   }
 
   /** The mean number of values a query of `g` looks `column` up with. */

@@ -5,7 +5,7 @@ import java.util.Locale
 import scala.util.Try
 
 import bloomindex.history.ScanRecord
-import bloomindex.source.{ScanSource, SourceProviders, SourceRef, SourceResolver}
+import bloomindex.source.{ScanSource, SourceIdentity, SourceProviders, SourceRef, SourceResolver}
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Or}
@@ -32,14 +32,25 @@ final case class ScannedSource(provider: String, table: Option[String], format: 
     case None => None
   }
 
+  /**
+   * Who it is as indexes are matched to it: its roots' paths, and their stores where every root
+   * names one (a record of an older bloomindex holds bare paths: compared by path, as then).
+   */
+  lazy val identity: SourceIdentity = SourceIdentity.of(provider, table, roots)
+
+  /** Scans of one source share this: a table by name, else its roots (by store where named). */
   def key: (String, Option[String], Seq[String]) =
-    (provider, table.map(_.toLowerCase(Locale.ROOT)), if (table.isDefined) Nil else roots.sorted)
+    (provider, table.map(_.toLowerCase(Locale.ROOT)), if (table.isDefined) Nil else {
+      val id = identity
+      if (id.stored.nonEmpty) id.stored.toSeq.sorted else id.roots.toSeq.sorted
+    })
 }
 
 object ScannedSource {
-  def of(r: ScanRecord): ScannedSource = ScannedSource(r.provider, r.table, r.format, r.roots)
-  def of(s: ScanSource): ScannedSource = ScannedSource(s.provider.name, s.table, s.format,
-    s.roots.map(p => SourceProviders.normalizeRoot(p.toString)).sortBy(identity))
+  /** A recorded scan's source, an older record's bare roots on `defaultFs` ([[ScanRecord.rootsOn]]). */
+  def of(r: ScanRecord, defaultFs: java.net.URI): ScannedSource = ScannedSource(r.provider, r.table, r.format, r.rootsOn(defaultFs))
+  /** A scan's source, its roots as the scan names them (with their store). */
+  def of(s: ScanSource): ScannedSource = ScannedSource(s.provider.name, s.table, s.format, s.roots.map(_.toString).sorted)
 }
 
 /**
@@ -74,9 +85,9 @@ object Workload {
    * shape: its lookups are taken as one AND (each column narrows the files), which is how
    * point lookups and IN lists on several columns are written.
    */
-  def fromHistory(records: Seq[ScanRecord]): Seq[WorkloadScan] = records.map { r =>
+  def fromHistory(records: Seq[ScanRecord], defaultFs: java.net.URI): Seq[WorkloadScan] = records.map { r =>
     val looks = r.predicates.filter(p => p.op != "IS NULL" && p.values > 0).map(p => Lookup(p.column, p.values, None))
-    WorkloadScan(ScannedSource.of(r), if (looks.isEmpty) Opaque else AllOf(looks), 1L, r.filesListed, r.filesRead, r.index)
+    WorkloadScan(ScannedSource.of(r, defaultFs), if (looks.isEmpty) Opaque else AllOf(looks), 1L, r.filesListed, r.filesRead, r.index)
   }
 
   /** The scans of `query`'s optimized plan that have a filter, with its literal values (a command is refused). */

@@ -46,6 +46,19 @@ final case class ScanRecord(
     indexVersion: Option[Long],
     wallTimeMs: Option[Long]) {
 
+  /**
+   * Its roots with their store. Recorded so since 2026-11-29 (`s3a://prod/t`, `file:/data/t`); a
+   * bare path, as an older bloomindex recorded, is taken on the default file system `defaultFs`,
+   * where a read of that path goes: one folder's scans of before and after are then one source
+   * (the advisor would otherwise group them apart, and read the older ones' folder again on the
+   * default file system). An older record of an object store's folder, whose store was not kept,
+   * is then another store's and no longer matched to that store's indexes.
+   */
+  def rootsOn(defaultFs: java.net.URI): Seq[String] = roots.map { r =>
+    val u = new org.apache.hadoop.fs.Path(r).toUri
+    if (u.getScheme != null) r else new org.apache.hadoop.fs.Path(defaultFs.getScheme, defaultFs.getAuthority, u.getPath).toString
+  }
+
   def pruned: Boolean = (for (l <- filesListed; r <- filesRead) yield r < l).getOrElse(false)
 
   /** The record as one line of JSON (no line break). */

@@ -82,22 +82,37 @@ object WorkloadHistory extends Logging {
 
   /**
    * Where `spark`'s records go, or None when the scan of `roots` is not recorded: a root under
-   * the index root (index data), or a hidden folder (a name starting with `_` or `.`: a table
-   * format's log, `_history` itself), or a blank index root (refused by the commands; the
-   * query's pruning already warns of it).
+   * the index root on its store (index data; where either names no store, by path), or a hidden
+   * folder (a name starting with `_` or `.`: a table format's log, `_history` itself), or a blank
+   * index root (refused by the commands; the query's pruning already warns of it).
    */
   def destination(spark: SparkSession, roots: Seq[String]): Option[Destination] = {
     val root = try BloomIndexConf.root(spark) catch { case NonFatal(_) => return None }
-    val rootPath = new org.apache.hadoop.fs.Path(root).toUri.getPath.stripSuffix("/")
+    val index = new org.apache.hadoop.fs.Path(root).toUri
+    val indexPath = index.getPath.stripSuffix("/")
     val hidden = roots.exists { r =>
-      val name = r.stripSuffix("/").split('/').lastOption.getOrElse("")
-      name.startsWith("_") || name.startsWith(".") || r == rootPath || r.startsWith(rootPath + "/")
+      val u = new org.apache.hadoop.fs.Path(r).toUri
+      val path = u.getPath.stripSuffix("/")
+      val name = path.split('/').lastOption.getOrElse("")
+      name.startsWith("_") || name.startsWith(".") ||
+        (sameStore(u, index) && (path == indexPath || path.startsWith(indexPath + "/")))
     }
     if (hidden) None
     else {
       val conf = spark.sessionState.conf
       Some(Destination(root, conf.getConf(BloomIndexSQLConf.HISTORY_MAX_ENTRIES), conf.getConf(BloomIndexSQLConf.HISTORY_MAX_AGE), spark))
     }
+  }
+
+  /**
+   * Whether two locations may be on one store: either names none, or their hosts agree (in
+   * lower case, without user or port: `s3://b` and `s3a://b` are one bucket, a local path has none).
+   */
+  private def sameStore(a: java.net.URI, b: java.net.URI): Boolean = {
+    def host(u: java.net.URI) = Option(u.getAuthority).map { x =>
+      x.substring(x.lastIndexOf('@') + 1).replaceFirst(":[0-9]*$", "").toLowerCase(java.util.Locale.ROOT)
+    }
+    a.getScheme == null || b.getScheme == null || host(a) == host(b)
   }
 
   /**

@@ -47,7 +47,9 @@ object ScanHistory {
     try {
       if (WorkloadHistory.enabled(spark)) {
         val identity = scan.identity
-        val roots = identity.roots.toSeq.sorted
+        // The roots as the scan names them, with their store (`s3a://prod/t`, `file:/data/t`):
+        // the advisor matches indexes and reads the source again by them.
+        val roots = scan.roots.map(_.toString).sorted
         WorkloadHistory.destination(spark, roots).foreach { to =>
           val catalog = new IndexCatalog(spark)
           val applied = d.map(_.info).filter(_.index != "none")

@@ -252,7 +252,7 @@ final case class Snapshot(relation: HadoopFsRelation, files: Seq[SourceFile], ve
  * table name (if any) and its root folders ([[SourceProviders.normalizeRoot]]ed); `stored`: the
  * same roots with the store each lies on (scheme and authority: `s3a://bucket/t`,
  * [[SourceProviders.qualifiedRoot]]), empty where some root does not name its store (a path
- * recorded without it, a scan history's roots). Two sources are compared on their stores
+ * recorded without it, as an older bloomindex did). Two sources are compared on their stores
  * wherever both name them ([[SourceProviders.comparableRoots]]): `s3a://prod/t` and
  * `s3a://staging/t` are two sources.
  */

@@ -8,6 +8,15 @@ class AdvisorEstimatesSuite extends AnyFunSuite {
   private def profile(col: String, files: Long, hold: Double): ColumnProfile =
     ColumnProfile(col, "BIGINT", files, files.toInt, 100, 100.0 * files, hold, Seq.fill(files.toInt)(100L), 1000.0, None)
 
+  test("the history's scans of one folder, recorded before and after the roots named their store, are one source") {
+    def rec(roots: String*) = bloomindex.history.ScanRecord(1L, None, roots.head, "files", "parquet", None, roots,
+      Seq(bloomindex.history.ColumnPredicate("id", "=", 1)), Some(8L), Some(8L), None, None, None, None, None)
+    val local = new java.net.URI("file:///")
+    val scans = Workload.fromHistory(Seq(rec("/data/t"), rec("file:/data/t"), rec("s3a://prod/data/t")), local)
+    assert(scans(0).source.key == scans(1).source.key && scans(1).source.key != scans(2).source.key)
+    assert(scans(0).source.ref.contains(bloomindex.source.SourceRef(Seq("parquet", "file:/data/t"))))
+  }
+
   test("the share of files holding a value, solved from a sample") {
     // Each value in one file of 100, 10 sampled: the sample sees each value once.
     assert(ColumnProfile.solveShare(1.0, 10, 100) == 1.0 / 100)

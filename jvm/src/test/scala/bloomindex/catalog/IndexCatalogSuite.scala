@@ -3,8 +3,9 @@ package bloomindex.catalog
 import java.io.File
 import java.nio.file.Files
 
+import bloomindex.advisor.ScannedSource
 import bloomindex.log.SourceSpec
-import bloomindex.source.{ScanSource, SourceIdentity, SourceProviders}
+import bloomindex.source.{ScanSource, SourceIdentity, SourceProviders, SourceRef}
 import bloomindex.testing.{SmallSource, TempDirs, TestSpark}
 
 import org.apache.hadoop.fs.FileStatus
@@ -155,12 +156,21 @@ class IndexCatalogSuite extends AnyFunSuite with BeforeAndAfterEach {
     val onHdfs = SourceSpec(None, "parquet", Seq("hdfs://nn.example:8020/data/a"), Map.empty, Nil)
     assert(SourceProviders.sameSource(onHdfs, stored(None, "hdfs://NN.example/data/a/p=1")))
     assert(!SourceProviders.sameSource(onHdfs, stored(None, "hdfs://other/data/a")))
-    // ... by path alone where one side does not name its store (a bare path recorded, a scan
-    // history's roots, a sink's `hdfs:///data/a`: the default file system's).
+    // ... by path alone where one side does not name its store (a bare path recorded by an older
+    // bloomindex, a sink's `hdfs:///data/a`: the default file system's).
     assert(SourceProviders.sameSource(onS3, stored(None, "/data/a")))
     assert(SourceProviders.sameSource(onS3, target(None, "/data/a")))
     assert(SourceProviders.sameSource(onHdfs, stored(None, "hdfs:///data/a")))
     assert(SourceProviders.qualifiedRoot("hdfs:///data/a").isEmpty && SourceProviders.qualifiedRoot("/data/a").isEmpty)
+    // The advisor's scans (recorded in the history, or of a query) are told apart the same way:
+    // staging's scans are not judged against prod's index, nor grouped with prod's scans ...
+    val staging = ScannedSource(files.name, None, "parquet", Seq("s3a://staging/data/a"))
+    val prod = staging.copy(roots = Seq("s3a://prod/data/a"))
+    assert(!SourceProviders.ownSource(onS3, staging.identity) && SourceProviders.ownSource(onS3, prod.identity))
+    assert(staging.key != prod.key && staging.key == staging.copy(roots = Seq("s3://staging/data/a/")).key)
+    assert(staging.ref.contains(SourceRef(Seq("parquet", "s3a://staging/data/a"))))
+    // ... while a record of an older bloomindex (a bare path) is compared by path, as then.
+    assert(SourceProviders.ownSource(onS3, staging.copy(roots = Seq("/data/a")).identity))
     // SHOW ... ON and DROP ... ON match with the same function.
     assert(new IndexCatalog(spark).indexesOn(SourceResolverFor.path(spark, path)).map(_.spec.name) == Seq("ev"))
   }

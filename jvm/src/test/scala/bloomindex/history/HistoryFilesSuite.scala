@@ -26,6 +26,36 @@ class HistoryFilesSuite extends AnyFunSuite {
     assert(!bare.pruned)
   }
 
+  test("a record's roots with their store: an older record's bare path is on the default file system") {
+    val older = rec(1L)
+    assert(older.rootsOn(new java.net.URI("file:///")) == Seq("file:/data/t"))
+    assert(older.rootsOn(new java.net.URI("hdfs://nn:8020")) == Seq("hdfs://nn:8020/data/t"))
+    val now = older.copy(roots = Seq("s3a://prod/data/t", "file:/data/u"))
+    assert(now.rootsOn(new java.net.URI("hdfs://nn:8020")) == now.roots)
+  }
+
+  test("scans of the index root's folders are not recorded, on its store only") {
+    val spark = bloomindex.testing.TestSpark.session
+    val key = "spark.bloomindex.root"
+    val before = spark.conf.getOption(key)
+    try {
+      spark.conf.set(key, "s3a://indexes/bloom")
+      assert(WorkloadHistory.destination(spark, Seq("s3a://indexes/bloom/ix/data")).isEmpty)
+      assert(WorkloadHistory.destination(spark, Seq("s3://INDEXES:443/bloom/ix")).isEmpty)
+      assert(WorkloadHistory.destination(spark, Seq("/bloom/ix")).isEmpty) // no store named: by path
+      assert(WorkloadHistory.destination(spark, Seq("s3a://data/bloom/orders")).isDefined)
+      assert(WorkloadHistory.destination(spark, Seq("file:/bloom/orders")).isDefined)
+      assert(WorkloadHistory.destination(spark, Seq("s3a://data/orders/_delta_log")).isEmpty)
+      // An index root at a bucket's top holds that bucket's folders only, not every store's.
+      spark.conf.set(key, "s3a://indexes/")
+      assert(WorkloadHistory.destination(spark, Seq("s3a://indexes/ix")).isEmpty)
+      assert(WorkloadHistory.destination(spark, Seq("s3a://data/orders")).isDefined)
+    } finally before match {
+      case Some(v) => spark.conf.set(key, v)
+      case None => spark.conf.unset(key)
+    }
+  }
+
   test("writes keep at most maxEntries records, whole files, newest first") {
     val dir = root()
     (1 to 5).foreach(i => HistoryFiles.append(conf, dir, Seq(rec(1000L * i)), maxEntries = 3, maxAgeMs = Long.MaxValue / 2, now = 6000L))
