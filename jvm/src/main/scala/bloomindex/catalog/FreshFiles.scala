@@ -62,13 +62,14 @@ object FreshFiles extends org.apache.spark.internal.Logging {
     if (files.isEmpty) return out
     // One file system a call: a scan over several (a local folder and an HDFS one) is checked
     // on each by its own route, never one's files by another's (a local file of the same path).
+    // (The authorities as written: `getAuthority` decodes one afresh each call, 100,000 times here.)
     val first = files.head.getPath.toUri
     def onFirst(k: Int): Boolean = {
       val u = files(k).getPath.toUri
-      java.util.Objects.equals(u.getScheme, first.getScheme) && java.util.Objects.equals(u.getAuthority, first.getAuthority)
+      java.util.Objects.equals(u.getScheme, first.getScheme) && java.util.Objects.equals(u.getRawAuthority, first.getRawAuthority)
     }
     if (!files.indices.forall(onFirst)) {
-      val byFs = files.indices.groupBy { k => val u = files(k).getPath.toUri; (u.getScheme, u.getAuthority) }
+      val byFs = files.indices.groupBy { k => val u = files(k).getPath.toUri; (u.getScheme, u.getRawAuthority) }
       byFs.values.foreach { ks =>
         val part = unchanged(conf, ks.map(files), threads, requests, perRun, readPages)
         var j = part.nextSetBit(0)
@@ -152,8 +153,8 @@ object FreshFiles extends org.apache.spark.internal.Logging {
    */
   private def s3(fs: org.apache.hadoop.fs.FileSystem, files: IndexedSeq[FileStatus], requests: Int, perRun: Int,
       readPages: Boolean, out: java.util.BitSet): Boolean = S3Listing.lister(fs, readPages).exists { lister =>
-    val authority = fs.getUri.getAuthority
-    if (!files.forall(f => f.getPath.toUri.getAuthority == authority)) false
+    val authority = fs.getUri.getRawAuthority
+    if (!files.forall(f => f.getPath.toUri.getRawAuthority == authority)) false
     else try {
       val start = System.nanoTime()
       val keys = files.map(f => S3Listing.key(f.getPath))
