@@ -253,14 +253,10 @@ private[catalog] object S3Listing {
     private val httpResponse = transmitted.getMethod("httpResponse")
     private val responseBody = transmitted.getMethod("responseBody")
     private val successful = cls("software.amazon.awssdk.http.SdkHttpResponse").getMethod("isSuccessful")
-    private val header = cls("software.amazon.awssdk.http.SdkHttpHeaders").getMethod("firstMatchingHeader", classOf[String])
     private val modifyBody = interceptorType.getMethod("modifyHttpResponseContent",
       cls("software.amazon.awssdk.core.interceptor.Context$ModifyHttpResponse"),
       cls("software.amazon.awssdk.core.interceptor.ExecutionAttributes"))
     private val configure = pluginType.getMethod("configureClient", configBuilder)
-
-    /** A declared length above this is not taken for an array at once (S3's pages are about 300 KB). */
-    private val MaxExpected = 64 << 20
 
     /** What the SDK reads in place of a page [[S3ListPage]] has read. */
     private val Empty = "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"></ListBucketResult>"
@@ -292,47 +288,16 @@ private[catalog] object S3Listing {
     private def body(context: AnyRef, read: PageRead): java.util.Optional[java.io.InputStream] = {
       val original = responseBody.invoke(context).asInstanceOf[java.util.Optional[java.io.InputStream]]
       read.page = null
-      val response = httpResponse.invoke(context)
-      if (!original.isPresent || !successful.invoke(response).asInstanceOf[Boolean]) original
+      if (!original.isPresent || !successful.invoke(httpResponse.invoke(context)).asInstanceOf[Boolean]) original
       else {
         val in = original.get
         // An I/O error leaves as the SDK's own reading would raise it (unchecked: retried as such).
-        val bytes = try readBody(in, length(response)) catch { case e: java.io.IOException => throw new java.io.UncheckedIOException(e) }
+        val bytes = try in.readAllBytes() catch { case e: java.io.IOException => throw new java.io.UncheckedIOException(e) }
           finally try in.close() catch { case _: java.io.IOException => }
         read.page = try S3ListPage.parse(bytes) catch { case _: S3ListPage.Malformed => null }
         java.util.Optional.of(new java.io.ByteArrayInputStream(if (read.page != null) Empty else bytes))
       }
     }
-
-    /** The body's length as the answer declares it, where it is plain bytes (not encoded); else -1. */
-    private def length(response: AnyRef): Int = {
-      def value(name: String) = header.invoke(response, name).asInstanceOf[java.util.Optional[String]]
-      if (value("Content-Encoding").isPresent) -1
-      else {
-        val declared = value("Content-Length")
-        if (!declared.isPresent) -1
-        else try {
-          val n = java.lang.Long.parseLong(declared.get.trim)
-          if (n >= 0 && n <= MaxExpected) n.toInt else -1
-        } catch { case _: NumberFormatException => -1 }
-      }
-    }
-
-    /**
-     * All of `in`, read into an array of the declared length where one is known (-1: not), in as
-     * few reads as the connection gives: the HTTP client's streams are then called a few times a
-     * page rather than once per 8 KB (`readAllBytes`), which in a fresh driver kept the JIT
-     * compiling that chain (JFR: 0.5 s of C2 in a check's first call). Whatever the length said,
-     * the bytes are all the stream holds.
-     */
-    private def readBody(in: java.io.InputStream, expected: Int): Array[Byte] =
-      if (expected < 0) in.readAllBytes()
-      else {
-        val b = new Array[Byte](expected)
-        val got = in.readNBytes(b, 0, expected)
-        val rest = in.readAllBytes()
-        if (got == expected && rest.isEmpty) b else java.util.Arrays.copyOf(b, got) ++ rest
-      }
 
     /** An instance of `iface` (from the SDK's loader) whose own methods are `handler`'s, Object's answered here. */
     private def proxy(iface: Class[_])(handler: (AnyRef, Method, Array[AnyRef]) => AnyRef): AnyRef =
