@@ -119,7 +119,7 @@ object WriteEvents extends Logging {
     val root = MaxWait.rootKey(spark)
     logWarning(s"bloomindex: the Bloom indexes that follow ${show(written)} are refreshed in the background after this " +
       s"write, not before it returns: $why")
-    val source = written.table.getOrElse((if (written.stored.nonEmpty) written.stored else written.roots).toSeq.sorted.mkString(", "))
+    val source = written.table.getOrElse(written.comparable.toSeq.sorted.mkString(", "))
     queue(key(root, "\u0001" + source), s"the refresh of the Bloom indexes of ${show(written)}") {
       try afterWrite(spark, written, inThread = false) catch {
         case NonFatal(e) => logWarning(s"bloomindex: could not refresh the Bloom indexes of ${show(written)} after a write: $e")

@@ -40,10 +40,7 @@ final case class ScannedSource(provider: String, table: Option[String], format: 
 
   /** Scans of one source share this: a table by name, else its roots (by store where named). */
   def key: (String, Option[String], Seq[String]) =
-    (provider, table.map(_.toLowerCase(Locale.ROOT)), if (table.isDefined) Nil else {
-      val id = identity
-      if (id.stored.nonEmpty) id.stored.toSeq.sorted else id.roots.toSeq.sorted
-    })
+    (provider, table.map(_.toLowerCase(Locale.ROOT)), if (table.isDefined) Nil else identity.comparable.toSeq.sorted)
 }
 
 object ScannedSource {

@@ -8,6 +8,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import bloomindex.config.BloomIndexConf
+import bloomindex.source.SourceProviders
 
 import org.apache.spark.SparkContext
 import org.apache.spark.internal.Logging
@@ -88,31 +89,21 @@ object WorkloadHistory extends Logging {
    */
   def destination(spark: SparkSession, roots: Seq[String]): Option[Destination] = {
     val root = try BloomIndexConf.root(spark) catch { case NonFatal(_) => return None }
-    val index = new org.apache.hadoop.fs.Path(root).toUri
-    val indexPath = index.getPath.stripSuffix("/")
+    def below(p: String, top: String) = p == top || p.startsWith(top + "/")
+    val (index, indexPath) = (SourceProviders.qualifiedRoot(root), SourceProviders.normalizeRoot(root))
     val hidden = roots.exists { r =>
-      val u = new org.apache.hadoop.fs.Path(r).toUri
-      val path = u.getPath.stripSuffix("/")
+      val path = SourceProviders.normalizeRoot(r)
       val name = path.split('/').lastOption.getOrElse("")
-      name.startsWith("_") || name.startsWith(".") ||
-        (sameStore(u, index) && (path == indexPath || path.startsWith(indexPath + "/")))
+      name.startsWith("_") || name.startsWith(".") || ((SourceProviders.qualifiedRoot(r), index) match {
+        case (Some(stored), Some(top)) => below(stored, top)
+        case _ => below(path, indexPath)
+      })
     }
     if (hidden) None
     else {
       val conf = spark.sessionState.conf
       Some(Destination(root, conf.getConf(BloomIndexSQLConf.HISTORY_MAX_ENTRIES), conf.getConf(BloomIndexSQLConf.HISTORY_MAX_AGE), spark))
     }
-  }
-
-  /**
-   * Whether two locations may be on one store: either names none, or their hosts agree (in
-   * lower case, without user or port: `s3://b` and `s3a://b` are one bucket, a local path has none).
-   */
-  private def sameStore(a: java.net.URI, b: java.net.URI): Boolean = {
-    def host(u: java.net.URI) = Option(u.getAuthority).map { x =>
-      x.substring(x.lastIndexOf('@') + 1).replaceFirst(":[0-9]*$", "").toLowerCase(java.util.Locale.ROOT)
-    }
-    a.getScheme == null || b.getScheme == null || host(a) == host(b)
   }
 
   /**

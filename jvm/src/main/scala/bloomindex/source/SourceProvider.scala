@@ -256,7 +256,10 @@ final case class Snapshot(relation: HadoopFsRelation, files: Seq[SourceFile], ve
  * wherever both name them ([[SourceProviders.comparableRoots]]): `s3a://prod/t` and
  * `s3a://staging/t` are two sources.
  */
-final case class SourceIdentity(provider: String, table: Option[String], roots: Set[String], stored: Set[String] = Set.empty)
+final case class SourceIdentity(provider: String, table: Option[String], roots: Set[String], stored: Set[String] = Set.empty) {
+  /** Its roots as one side of a comparison: with their stores where it names them, else the paths ([[SourceProviders.comparableRoots]]). */
+  def comparable: Set[String] = if (stored.nonEmpty) stored else roots
+}
 
 object SourceIdentity {
   /** The identity of a source of `provider` named `table` (if any) over the root paths `paths`, as given. */
