@@ -390,6 +390,54 @@ def test_a_plan_run_in_a_later_execution_reads_a_file_rewritten_in_place(spark, 
         assert_prunes(spark, lambda: spark.read.parquet(p).where("k = 125").select("k"), "later_run_ix")
 
 
+@pytest.mark.parametrize("reader", ["v1", "v1_rows", "v2"])
+@pytest.mark.parametrize("lookup", ["absent", "in_list"])
+def test_a_plan_that_already_ran_reads_a_file_rewritten_in_place_before_its_next_action(spark, root, tmp_path,
+                                                                                      lookup, reader):
+    # Spark builds a plan's RDD once and runs it again for every action on the same DataFrame,
+    # with the files its first run chose. File 0 is rewritten in place (same size, the
+    # DataFrame's listing unchanged) between two actions: Spark without the index reads its new
+    # bytes through that listing at the second, so the index must too. "absent": the first run
+    # skipped every file (a scan with no partition); "in_list": it read file 2.
+    p = str(tmp_path / "pq")
+    files = _parquet_folder(spark, p)
+    v = 100 + 600  # in file 0 once rewritten, in no file before
+    where, before = (f"k = {v}", []) if lookup == "absent" else (f"k IN (125, {v})", [125])
+    settings = {PRUNING: "true"}
+    if reader == "v1_rows":
+        settings["spark.sql.parquet.enableVectorizedReader"] = "false"
+    if reader == "v2":
+        settings["spark.sql.sources.useV1SourceList"] = ""
+    BloomIndex(spark).create("ran_ix", spark.read.parquet(p), ["k"])
+    with confs(spark, settings):
+        df = spark.read.parquet(p).where(where).select("k")
+        assert sorted(r.k for r in df.collect()) == before
+        _rewrite_same_size(spark, files[0], 600)
+        assert sorted(r.k for r in df.collect()) == sorted(before + [v])
+        assert sorted(r.k for r in df.toLocalIterator()) == sorted(before + [v])
+        with confs(spark, {PRUNING: "false"}):
+            assert sorted(r.k for r in spark.read.parquet(p).where(where).select("k").collect()) == sorted(before + [v])
+        # A new plan of the files as they are still prunes the files that did not change.
+        assert_prunes(spark, lambda: spark.read.parquet(p).where("k = 125").select("k"), "ran_ix")
+
+
+def test_an_adaptive_plan_that_already_ran_reads_a_file_rewritten_in_place_before_its_next_action(spark, root,
+                                                                                                tmp_path):
+    # The pruned scan is the streamed side of a broadcast join, in the final stage of an adaptive
+    # plan: a second action reuses the broadcast and runs the final stage's RDD again.
+    p = str(tmp_path / "pq")
+    files = _parquet_folder(spark, p)
+    v = 100 + 600
+    BloomIndex(spark).create("ran_join_ix", spark.read.parquet(p), ["k"])
+    dim = spark.createDataFrame([(125, "a"), (v, "b"), (999, "c")], "k BIGINT, tag STRING")
+    with confs(spark, {PRUNING: "true", "spark.sql.adaptive.enabled": "true"}):
+        df = spark.read.parquet(p).where(f"k IN (125, {v})").join(dim.hint("broadcast"), "k").select("k", "tag")
+        assert sorted(map(tuple, df.collect())) == [(125, "a")]
+        assert "AdaptiveSparkPlan" in df._jdf.queryExecution().executedPlan().toString()
+        _rewrite_same_size(spark, files[0], 600)
+        assert sorted(map(tuple, df.collect())) == [(125, "a"), (v, "b")]
+
+
 def test_a_join_run_in_a_later_execution_keeps_the_rows_of_a_file_rewritten_in_place(spark, root, tmp_path):
     # The join filter is chosen when the plan is optimized; the indexed side's file 0 is then
     # rewritten in place (same size, listing unchanged) with keys the filter does not hold:

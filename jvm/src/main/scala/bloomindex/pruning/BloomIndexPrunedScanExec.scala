@@ -5,7 +5,7 @@ import bloomindex.catalog.PruningInfo
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning
+import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.{ColumnarToRowExec, SQLExecution, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.vectorized.ColumnarBatch
@@ -41,14 +41,48 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
     scan
   }
 
+  // A bucketed scan's partition i holds bucket i: a scan routed to later must keep that.
+  private def keyed: Boolean = !child.outputPartitioning.isInstanceOf[UnknownPartitioning]
+
+  // The RDDs this node returned (rows, batches), which each later action on the plan routes.
+  @transient @volatile private var rowsRun: RoutedScanRDD[InternalRow] = _
+  @transient @volatile private var batchesRun: RoutedScanRDD[ColumnarBatch] = _
+
   // A V2 scan whose files were all skipped plans as a scan of rows (it has no partition to read
   // batches from); its copy that reads changed files may read batches: made rows here.
-  override protected def doExecute(): RDD[InternalRow] = scanToRun() match {
+  private def rowsOf(scan: SparkPlan): RDD[InternalRow] = scan match {
     case s if s.supportsColumnar && !child.supportsColumnar => ColumnarToRowExec(s).execute()
     case s => s.execute()
   }
 
-  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = scanToRun().executeColumnar()
+  override protected def doExecute(): RDD[InternalRow] = {
+    val rdd = RoutedScanRDD(rowsOf(scanToRun()), keyed)
+    rowsRun = rdd
+    rdd
+  }
+
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
+    val rdd = RoutedScanRDD(scanToRun().executeColumnar(), keyed)
+    batchesRun = rdd
+    rdd
+  }
+
+  /**
+   * Spark builds this node's RDD once and runs it again for each later action on the same plan
+   * (a DataFrame collected twice), with the files its first run chose; it resets the plan's
+   * metrics before every action (`Dataset.withAction`). So here, once the RDD exists, the run
+   * about to start checks the skipped files again as a first run in another execution would
+   * ([[RecheckedScan]]), and the RDD is routed to the scan that run must read.
+   */
+  override def resetMetrics(): Unit = {
+    super.resetMetrics()
+    val (rows, batches) = (rowsRun, batchesRun)
+    if (rows != null || batches != null) {
+      val scan = scanToRun()
+      if (rows != null) rows.route(rowsOf(scan))
+      if (batches != null) batches.route(scan.executeColumnar())
+    }
+  }
 
   override def simpleString(maxFields: Int): String =
     s"BloomIndexPruned [index=${info.index}, version=${info.version}, " +
