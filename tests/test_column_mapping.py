@@ -357,7 +357,7 @@ def test_a_plan_run_in_a_later_execution_reads_a_file_rewritten_in_place(spark, 
     # in a later execution (explained first, or cached and computed at its first action) after
     # file 0 was rewritten in place under the DataFrame's unchanged listing. Spark without the
     # index reads the new bytes through that listing, so the index must too. (A plan that
-    # already ran keeps its scan's RDD, whose files are fixed: docs/limitations.md.)
+    # already ran: the test below.)
     p = str(tmp_path / "pq")
     files = _parquet_folder(spark, p)
     v = 100 + 600  # in file 0 once rewritten, in no file before

@@ -11,8 +11,8 @@ import org.apache.spark.sql.internal.SQLConf
  * The check against storage ([[FreshFiles]]) a plan's decision was made with, and when a run
  * of the plan must make it again. A plan is optimized once and may run later, in another
  * execution: `explain()` first and `collect()` after, a DataFrame cached and computed at its
- * first action (a second action on a plan that already ran reuses its RDD: no run of the
- * plan's code sees it, docs/limitations.md). A file rewritten in place
+ * first action, a second action on a plan that already ran (the pruned scan's RDD routed
+ * before it: [[bloomindex.pruning.RoutedScanRDD]]). A file rewritten in place
  * in between keeps its size and time in the scan's listing, so the decision's identities still
  * match it, while Spark without the index would read its new bytes through that listing. So a
  * run in an execution other than the one the check was made (or last confirmed) in checks the

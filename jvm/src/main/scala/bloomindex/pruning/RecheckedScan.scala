@@ -15,7 +15,8 @@ import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
  * on the same plan), after a skipped file was rewritten in place under the scan's unchanged
  * listing. Where the decision checked the skipped files against storage, such a run checks them
  * again ([[bloomindex.catalog.StorageCheck]]) and, where any changed, reads a new copy of the
- * scan that skips all but those (the scan's own file list is fixed once it is first computed).
+ * scan that skips all but those (the scan's own file list is fixed once it is first computed; a
+ * plan that already ran reads the copy through its [[RoutedScanRDD]]).
  * A run in the execution that decided, or one already confirmed, reads the scan as it is.
  * A decision on `lower(c)` made while the session's `lower()` folded otherwise than it does for
  * the run reads every file it skips ([[StorageCheck.foldingChanged]]).
