@@ -52,6 +52,20 @@ object SkippedFiles {
     def paths: Iterator[String] = inner.paths.filterNot(changed.contains)
   }
 
+  /**
+   * Every file but those at `read` (normalized paths): a copy of a pruned scan that reads only
+   * the skipped files a later run found changed, beside the scan as planned
+   * ([[bloomindex.pruning.RoutedScanRDD]]). It has no list of its paths.
+   */
+  final case class AllBut(read: Set[String]) extends SkippedFiles {
+    def contains(path: String): Boolean = !read.contains(path)
+    def contains(path: Path): Boolean = !read.contains(SourceResolver.normalize(path))
+    def contains(f: FileStatus): Boolean = contains(f.getPath)
+    def size: Int = Int.MaxValue
+    def paths: Iterator[String] =
+      throw new UnsupportedOperationException("the files a scan of only some files skips are not listed")
+  }
+
   /** Each skipped file's normalized path, with its size and modification time as decided. */
   final case class Paths(files: Map[String, (Long, Long)]) extends SkippedFiles {
     def contains(path: String): Boolean = files.contains(path)

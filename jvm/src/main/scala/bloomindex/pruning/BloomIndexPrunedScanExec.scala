@@ -28,21 +28,10 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
     "filesSkipped" -> SQLMetrics.createMetric(sparkContext, "files skipped by Bloom index"),
     "filesKept" -> SQLMetrics.createMetric(sparkContext, "files kept by Bloom index"))
 
-  /**
-   * The scan this run reads (`child`, or a copy that reads skipped files found changed on
-   * storage since the plan was decided in another execution: [[RecheckedScan]]), its metrics posted.
-   */
-  private def scanToRun(): SparkPlan = {
-    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-    val (scan, ran) = RecheckedScan.of(child, executionId).getOrElse((child, info))
-    metrics("filesSkipped").set((ran.filesTotal - ran.filesKept).toLong)
-    metrics("filesKept").set(ran.filesKept.toLong)
-    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics.values.toSeq)
-    scan
-  }
-
-  // A bucketed scan's partition i holds bucket i: a scan routed to later must keep that.
+  // A bucketed scan's partition i holds bucket i, an ordered scan's rows come in order: rows read
+  // beside either are refused (RoutedScanRDD).
   private def keyed: Boolean = !child.outputPartitioning.isInstanceOf[UnknownPartitioning]
+  private def ordered: Boolean = child.outputOrdering.nonEmpty
 
   // The RDDs this node returned (rows, batches), which each later action on the plan routes.
   @transient @volatile private var rowsRun: RoutedScanRDD[InternalRow] = _
@@ -55,33 +44,56 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
     case s => s.execute()
   }
 
-  override protected def doExecute(): RDD[InternalRow] = {
-    val rdd = RoutedScanRDD(rowsOf(scanToRun()), keyed)
-    rowsRun = rdd
-    rdd
+  private def batchesOf(scan: SparkPlan): RDD[ColumnarBatch] =
+    if (scan.supportsColumnar) scan.executeColumnar()
+    else throw new IllegalStateException(s"bloomindex: ${info.index}: the scan of the skipped files found changed " +
+      s"reads rows where the scan as planned reads batches (${scan.nodeName})")
+
+  /**
+   * Sets what a run starting now reads beside the scan as planned: the skipped files found
+   * changed on storage since the plan was decided in another execution ([[RecheckedScan]]); and
+   * posts the run's metrics.
+   */
+  private def routeRun(): Unit = {
+    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    val extra = RecheckedScan.extraFor(child, executionId)
+    val ran = extra.fold(info)(_._2)
+    metrics("filesSkipped").set((ran.filesTotal - ran.filesKept).toLong)
+    metrics("filesKept").set(ran.filesKept.toLong)
+    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics.values.toSeq)
+    val (rows, batches) = (rowsRun, batchesRun)
+    if (rows != null) rows.route(extra.map(e => rowsOf(e._1)))
+    if (batches != null) batches.route(extra.map(e => batchesOf(e._1)))
   }
 
-  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
-    val rdd = RoutedScanRDD(scanToRun().executeColumnar(), keyed)
-    batchesRun = rdd
-    rdd
-  }
+  // Only a decision that a run may have to read past (it checked files against storage, or the
+  // session's lower() folding) has its RDD routed; otherwise the scan's own.
+  override protected def doExecute(): RDD[InternalRow] =
+    if (!RecheckedScan.checkable(child)) { routeRun(); rowsOf(child) }
+    else {
+      rowsRun = RoutedScanRDD(rowsOf(child), keyed, ordered)
+      routeRun()
+      rowsRun
+    }
+
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] =
+    if (!RecheckedScan.checkable(child)) { routeRun(); child.executeColumnar() }
+    else {
+      batchesRun = RoutedScanRDD(child.executeColumnar(), keyed, ordered)
+      routeRun()
+      batchesRun
+    }
 
   /**
    * Spark builds this node's RDD once and runs it again for each later action on the same plan
    * (a DataFrame collected twice), with the files its first run chose; it resets the plan's
-   * metrics before every action (`Dataset.withAction`). So here, once the RDD exists, the run
-   * about to start checks the skipped files again as a first run in another execution would
-   * ([[RecheckedScan]]), and the RDD is routed to the scan that run must read.
+   * metrics before every action (`Dataset.withAction`, also through an adaptive plan to its
+   * final stage). So here, once the RDD exists, the run about to start checks the skipped files
+   * again as a first run in another execution would, and the RDD is routed for it.
    */
   override def resetMetrics(): Unit = {
     super.resetMetrics()
-    val (rows, batches) = (rowsRun, batchesRun)
-    if (rows != null || batches != null) {
-      val scan = scanToRun()
-      if (rows != null) rows.route(rowsOf(scan))
-      if (batches != null) batches.route(scan.executeColumnar())
-    }
+    if (rowsRun != null || batchesRun != null) routeRun()
   }
 
   override def simpleString(maxFields: Int): String =

@@ -29,8 +29,8 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
     case other => other.listFiles(Nil, Nil).flatMap(_.files.map(_.fileStatus))
   }).filter(skipped.contains).toIndexedSeq
 
-  def without(changed: Set[String], info: PruningInfo): BloomPrunedFileIndex =
-    new BloomPrunedFileIndex(delegate, SkippedFiles.Except(skipped, changed), info)
+  def skipping(skipped: SkippedFiles, info: PruningInfo): BloomPrunedFileIndex =
+    new BloomPrunedFileIndex(delegate, skipped, info)
 
   def inScan(scan: SparkPlan): Option[SparkPlan] = scan match {
     case s: FileSourceScanExec => Some(SparkShim.withRelation(s, s.relation.copy(location = this)(s.relation.sparkSession)))

@@ -10,41 +10,46 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, WholeStage
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
 
 /**
- * The scan a run of a pruned scan reads. A plan decided in one SQL execution may run in another
- * (`explain()` then `collect()`, a cached DataFrame computed at its first action, a second action
- * on the same plan), after a skipped file was rewritten in place under the scan's unchanged
- * listing. Where the decision checked the skipped files against storage, such a run checks them
- * again ([[bloomindex.catalog.StorageCheck]]) and, where any changed, reads a new copy of the
- * scan that skips all but those (the scan's own file list is fixed once it is first computed; a
- * plan that already ran reads the copy through its [[RoutedScanRDD]]).
- * A run in the execution that decided, or one already confirmed, reads the scan as it is.
+ * What a run of a pruned scan reads beside the scan as planned. A plan decided in one SQL
+ * execution may run in another (`explain()` then `collect()`, a cached DataFrame computed at its
+ * first action, a second action on the same plan), after a skipped file was rewritten in place
+ * under the scan's unchanged listing. Where the decision checked the skipped files against
+ * storage, such a run checks them again ([[bloomindex.catalog.StorageCheck]]) and, where any
+ * changed, reads them too: a copy of the scan that reads only those, which the marker's
+ * [[RoutedScanRDD]] reads beside the scan as planned (whose file list is fixed once it is first
+ * computed). A run in the execution that decided, or one already confirmed, reads nothing more.
  * A decision on `lower(c)` made while the session's `lower()` folded otherwise than it does for
  * the run reads every file it skips ([[StorageCheck.foldingChanged]]).
  */
 object RecheckedScan {
 
-  /** The scan to run in SQL execution `now` (null: none) and what it skips, or None for `scan` as it is. */
-  def of(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo)] = scan match {
-    // A scan that produces rows is its own code-generated stage below the marker.
-    case w: WholeStageCodegenExec => of(w.child, now).map { case (s, info) => SparkShim.replaceArg(w, w.child, s) -> info }
-    case _ => scanOf(scan, now)
-  }
+  /** Whether a run of `scan` may have to read files its decision skipped (the marker routes its RDD only then). */
+  def checkable(scan: SparkPlan): Boolean = indexOf(scan).exists(_.check.isDefined)
 
-  private def scanOf(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo)] = {
-    val index: Option[CheckedSkips] = scan match {
-      case s: FileSourceScanExec => Some(s.relation.location).collect { case c: CheckedSkips => c }
-      case b: BatchScanExec => b.scan match {
-        case c: CheckedSkips => Some(c) // a scan that leaves out files itself (Iceberg's)
-        case f: FileScan => Some(f.fileIndex).collect { case c: CheckedSkips => c }
-        case _ => None
-      }
-      case _ => None
-    }
-    for {
-      idx <- index
+  /**
+   * For a run in SQL execution `now` (null: none) of `scan` (a pruned scan, or its code-generated
+   * stage): a copy of it that reads only the skipped files this run must read, and what the run
+   * skips in all; None where it reads nothing more.
+   */
+  def extraFor(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo)] = scan match {
+    // A scan that produces rows is its own code-generated stage below the marker.
+    case w: WholeStageCodegenExec => extraFor(w.child, now).map { case (s, info) => SparkShim.replaceArg(w, w.child, s) -> info }
+    case _ => for {
+      idx <- indexOf(scan)
       check <- idx.check if check.due(now)
       changed <- changedFiles(idx, check, now)
-    } yield rebuild(scan, idx, changed)
+    } yield only(scan, idx, changed)
+  }
+
+  private def indexOf(scan: SparkPlan): Option[CheckedSkips] = scan match {
+    case w: WholeStageCodegenExec => indexOf(w.child)
+    case s: FileSourceScanExec => Some(s.relation.location).collect { case c: CheckedSkips => c }
+    case b: BatchScanExec => b.scan match {
+      case c: CheckedSkips => Some(c) // a scan that leaves out files itself (Iceberg's)
+      case f: FileScan => Some(f.fileIndex).collect { case c: CheckedSkips => c }
+      case _ => None
+    }
+    case _ => None
   }
 
   /** The skipped files found changed (None: none changed, and the check is confirmed for this run). */
@@ -70,14 +75,13 @@ object RecheckedScan {
     }
   }
 
-  /** A copy of `scan` that reads the `changed` files too (paths and sizes). */
-  private def rebuild(scan: SparkPlan, idx: CheckedSkips, changed: Seq[(String, Long)]): (SparkPlan, PruningInfo) = {
+  /** A copy of `scan` that reads only the `changed` files (paths and sizes), and what the run skips with it. */
+  private def only(scan: SparkPlan, idx: CheckedSkips, changed: Seq[(String, Long)]): (SparkPlan, PruningInfo) = {
     val info = idx.info.copy(filesKept = math.min(idx.info.filesTotal, idx.info.filesKept + changed.size),
       bytesSkipped = math.max(0L, idx.info.bytesSkipped - changed.map(_._2).sum))
-    val fresh = idx.without(changed.map(_._1).toSet, info)
-    val rebuilt = fresh.inScan(scan)
-    // Never the scan as it is, which would skip the changed files.
-    rebuilt.getOrElse(throw new IllegalStateException(
+    val copy = idx.only(changed.map(_._1).toSet, info).inScan(scan)
+    // Never the scan as it is alone, which would skip the changed files.
+    copy.getOrElse(throw new IllegalStateException(
       s"bloomindex: ${idx.info.index}: a scan whose skipped files changed cannot be rebuilt (${scan.nodeName})")) -> info
   }
 }

@@ -2,86 +2,110 @@ package bloomindex.pruning
 
 import scala.reflect.ClassTag
 
-import org.apache.spark.{Partition, SparkContext, TaskContext}
+import org.apache.spark.{Partition, ShuffleDependency, SparkContext, TaskContext}
 import org.apache.spark.rdd.RDD
 
 /**
- * The RDD a pruned scan's marker ([[BloomIndexPrunedScanExec]]) returns, which each action on
- * its plan may point at another copy of the scan.
+ * The RDD a pruned scan's marker ([[BloomIndexPrunedScanExec]]) returns: the scan as planned,
+ * and beside it a scan of the skipped files a run found changed on storage, which each action on
+ * the plan may set again.
  *
  * Spark builds a plan node's RDD once (`SparkPlan.execute` is memoized) and runs that RDD again
  * for every later action on the same plan (a DataFrame collected twice), with the files its
  * first run chose. Before each action on a plan, Spark resets the plan's metrics
- * (`Dataset.withAction`); the marker checks its skipped files again there and [[route]]s this
- * RDD to the scan the action must read: the scan as planned, or a copy that also reads the
- * skipped files found changed on storage since ([[RecheckedScan]]). The next job's tasks are
- * serialized with the route current when it is submitted.
+ * (`Dataset.withAction`); the marker checks its skipped files again there ([[RecheckedScan]])
+ * and [[route]]s this RDD's extra reads: a copy of the scan that reads only the files found
+ * changed, or nothing. A job's tasks are serialized with the route current when its stage is
+ * submitted.
  *
- * Its partitions are slots: as many as the first scan's RDD had partitions, and at least one, so
- * a scan that skipped every file still has a task to read a file found changed. A later scan's
- * partitions are shared out among the slots in runs (as `coalesce` does), so the slots read in
- * turn read every partition in its order. Where the scan's partitions mean
- * something (`keyed`: a bucketed scan, whose partition `i` holds bucket `i`), partition `i` of a
- * later scan goes to slot `i`, and one with another number of partitions is refused with an
- * error rather than read into the wrong slots.
+ * Partition `i` (a slot) reads the planned scan's partition `i`, always the same (a stage
+ * recomputed in part, or an action of many jobs, never reads a planned file twice or not at
+ * all), then the extra scan's partitions given to it: in runs (as `coalesce` shares them out),
+ * or, where the scan's partitions mean something (`keyed`: a bucketed scan, whose partition `i`
+ * holds bucket `i`), the extra scan's partition `i`; an extra scan with another number of
+ * partitions, or any extra scan where the scan's output is ordered (`ordered`: the rows read
+ * beside would break that order), is refused with an error rather than read in the wrong place.
+ * At least one slot, so a scan that skipped every file still has a task to read a file found
+ * changed. Each slot carries its planned partition itself, so a task does not carry every
+ * other's; the extra scan's partitions (only the changed files) go with every task.
  *
- * The scans routed to are leaves and narrow chains over them (file scans, their code-generated
- * stage), computed inside this RDD's tasks: it declares no dependency, and each route's lineage
- * is completed on the driver before it can be serialized.
+ * Both scans are file scans or narrow chains over them (their code-generated stage), computed
+ * inside the slot's task: this RDD declares no dependency (refusing a lineage with a shuffle),
+ * and each scan's lineage is completed on the driver before it can be serialized.
  */
-final class RoutedScanRDD[T: ClassTag] private (sc: SparkContext, slots: Int, keyed: Boolean,
-    @volatile private var current: RoutedScanRDD.Route[T]) extends RDD[T](sc, Nil) {
+final class RoutedScanRDD[T: ClassTag] private (sc: SparkContext, planned: RDD[T], slots: Array[Partition],
+    keyed: Boolean, ordered: Boolean) extends RDD[T](sc, Nil) {
 
-  /** Points the next jobs at `next` (the same scan again: nothing changes). */
-  def route(next: RDD[T]): Unit = if (next ne current.rdd) current = RoutedScanRDD.Route(next, slots, keyed)
+  @volatile private var extra: RoutedScanRDD.Extra[T] = RoutedScanRDD.Extra.none[T]
 
-  /** The RDD the next job reads (for tests). */
-  def routed: RDD[T] = current.rdd
+  /** Sets what the next jobs read beside the planned scan (None: nothing). */
+  def route(next: Option[RDD[T]]): Unit = next match {
+    case None => extra = RoutedScanRDD.Extra.none[T]
+    case Some(rdd) if rdd ne extra.rdd => extra = RoutedScanRDD.Extra(rdd, slots.length, keyed, ordered)
+    case _ =>
+  }
 
-  override protected def getPartitions: Array[Partition] = Array.tabulate[Partition](slots)(RoutedScanRDD.Slot)
+  /** What the next job reads beside the planned scan (for tests). */
+  def routed: Option[RDD[T]] = Option(extra.rdd)
+
+  override protected def getPartitions: Array[Partition] = slots
 
   override def compute(split: Partition, context: TaskContext): Iterator[T] = {
-    val r = current
-    r.parts(split.index).iterator.flatMap(p => r.rdd.iterator(p, context))
+    val slot = split.asInstanceOf[RoutedScanRDD.Slot]
+    val e = extra
+    slot.planned.iterator.flatMap(p => planned.iterator(p, context)) ++
+      e.of(slot.index).iterator.flatMap(p => e.rdd.iterator(p, context))
   }
 
   override protected def getPreferredLocations(split: Partition): Seq[String] = {
-    val r = current
-    r.parts(split.index).toSeq.flatMap(r.rdd.preferredLocations).distinct
+    val slot = split.asInstanceOf[RoutedScanRDD.Slot]
+    val e = extra
+    (slot.planned.toSeq.flatMap(planned.preferredLocations) ++ e.of(slot.index).toSeq.flatMap(e.rdd.preferredLocations)).distinct
   }
 }
 
 object RoutedScanRDD {
 
-  /** An RDD routed to `first`, the scan's RDD as its first run reads it. */
-  def apply[T: ClassTag](first: RDD[T], keyed: Boolean): RoutedScanRDD[T] = {
-    val slots = math.max(1, first.partitions.length)
-    new RoutedScanRDD[T](first.sparkContext, slots, keyed, Route(first, slots, keyed))
+  /** An RDD of the scan as planned (`planned`: its RDD as the first run reads it), nothing beside yet. */
+  def apply[T: ClassTag](planned: RDD[T], keyed: Boolean, ordered: Boolean): RoutedScanRDD[T] = {
+    completeLineage(planned)
+    val ps = planned.partitions
+    val slots = Array.tabulate[Partition](math.max(1, ps.length))(i => Slot(i, ps.lift(i).toArray))
+    new RoutedScanRDD[T](planned.sparkContext, planned, slots, keyed, ordered)
   }
 
-  private final case class Slot(index: Int) extends Partition
+  /** Partition `index`: the planned scan's partition of that index (none past its last). */
+  private final case class Slot(index: Int, planned: Array[Partition]) extends Partition
 
-  /** `rdd` and, for each slot, the partitions of it the slot computes. */
-  private final case class Route[T](rdd: RDD[T], parts: Array[Array[Partition]])
+  /** The extra scan (null: none) and, for each slot, the partitions of it the slot reads. */
+  private final case class Extra[T](rdd: RDD[T], parts: Array[Array[Partition]]) {
+    /** The partitions slot `i` reads. */
+    def of(i: Int): Array[Partition] = if (rdd == null) Array.empty else parts(i)
+  }
 
-  private object Route {
-    def apply[T](rdd: RDD[T], slots: Int, keyed: Boolean): Route[T] = {
+  private object Extra {
+    def none[T]: Extra[T] = new Extra[T](null, Array.empty[Array[Partition]])
+
+    def apply[T](rdd: RDD[T], slots: Int, keyed: Boolean, ordered: Boolean): Extra[T] = {
       val ps = rdd.partitions
-      if (keyed && ps.length != slots) {
-        throw new IllegalStateException(s"bloomindex: a bucketed scan read again with ${ps.length} partitions where " +
-          s"its plan has $slots; files it skipped changed on storage since its first run: read the table again " +
-          "(a new DataFrame) to take a new listing")
-      }
+      def refuse(why: String) = throw new IllegalStateException(s"bloomindex: files a scan skipped changed on " +
+        s"storage after its plan was made, and $why: read the table again (a new DataFrame) to plan it on a new listing")
+      if (ordered) refuse("the scan's rows are ordered, which reading them beside the scan would break")
+      if (keyed && ps.length != slots) refuse(s"the scan of them has ${ps.length} partitions where the plan's has $slots")
       completeLineage(rdd)
-      // Slot i: partitions [i * m / slots, (i + 1) * m / slots), in order, so the slots in turn read them all in turn.
+      // Slot i: partitions [i * m / slots, (i + 1) * m / slots), so the slots in turn read them all in turn.
       val m = ps.length.toLong
-      Route(rdd, Array.tabulate(slots)(i => ps.slice((i * m / slots).toInt, ((i + 1) * m / slots).toInt)))
+      Extra(rdd, Array.tabulate(slots)(i => ps.slice((i * m / slots).toInt, ((i + 1) * m / slots).toInt)))
     }
   }
 
   /** Computes each RDD's partitions and dependencies in `rdd`'s lineage, as the scheduler does for RDDs it knows. */
   private def completeLineage(rdd: RDD[_]): Unit = {
     rdd.partitions
-    rdd.dependencies.foreach(d => completeLineage(d.rdd))
+    rdd.dependencies.foreach {
+      case s: ShuffleDependency[_, _, _] =>
+        throw new IllegalArgumentException(s"bloomindex: a pruned scan's RDD reads a shuffle (${s.rdd}); it must be a scan")
+      case d => completeLineage(d.rdd)
+    }
   }
 }

@@ -84,8 +84,13 @@ trait CheckedSkips extends PrunedScan {
   def check: Option[bloomindex.catalog.StorageCheck]
   /** The files the index's delegate lists now that it skips. */
   def skippedNow(): IndexedSeq[org.apache.hadoop.fs.FileStatus]
+  /** The same index skipping `skipped` instead, described by `info`, checked no more. */
+  def skipping(skipped: bloomindex.catalog.SkippedFiles, info: PruningInfo): CheckedSkips
   /** The same index less the skipped files at `changed` (normalized paths), described by `info`, checked no more. */
-  def without(changed: Set[String], info: PruningInfo): CheckedSkips
+  def without(changed: Set[String], info: PruningInfo): CheckedSkips =
+    skipping(bloomindex.catalog.SkippedFiles.Except(skipped, changed), info)
+  /** The same index reading only the files at `changed` (normalized paths), described by `info`, checked no more. */
+  def only(changed: Set[String], info: PruningInfo): CheckedSkips = skipping(bloomindex.catalog.SkippedFiles.AllBut(changed), info)
   /** A copy of `scan` (a scan that reads an index of this kind) reading this index instead; None for another scan. */
   def inScan(scan: org.apache.spark.sql.execution.SparkPlan): Option[org.apache.spark.sql.execution.SparkPlan]
 }

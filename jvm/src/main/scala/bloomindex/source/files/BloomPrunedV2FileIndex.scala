@@ -35,8 +35,8 @@ class BloomPrunedV2FileIndex(
 
   def skippedNow(): IndexedSeq[FileStatus] = delegate.allFiles().filter(skipped.contains).toIndexedSeq
 
-  def without(changed: Set[String], info: PruningInfo): BloomPrunedV2FileIndex =
-    new BloomPrunedV2FileIndex(spark, delegate, SkippedFiles.Except(skipped, changed), info)
+  def skipping(skipped: SkippedFiles, info: PruningInfo): BloomPrunedV2FileIndex =
+    new BloomPrunedV2FileIndex(spark, delegate, skipped, info)
 
   def inScan(scan: SparkPlan): Option[SparkPlan] = scan match {
     case b: BatchScanExec => b.scan match {

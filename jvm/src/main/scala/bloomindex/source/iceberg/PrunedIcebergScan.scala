@@ -39,8 +39,8 @@ final case class PrunedIcebergScan(delegate: Scan, skipped: SkippedFiles, info: 
   /** Never asked: the decision checked no file against storage ([[StorageCheck.checksStorage]]). */
   override def skippedNow(): IndexedSeq[FileStatus] =
     throw new UnsupportedOperationException("the files of an Iceberg snapshot are not checked against storage")
-  override def without(changed: Set[String], info: PruningInfo): PrunedIcebergScan =
-    PrunedIcebergScan(delegate, SkippedFiles.Except(skipped, changed), info)
+  override def skipping(skipped: SkippedFiles, info: PruningInfo): PrunedIcebergScan =
+    PrunedIcebergScan(delegate, skipped, info)
   override def inScan(scan: SparkPlan): Option[SparkPlan] = scan match {
     case b: BatchScanExec if b.scan.isInstanceOf[PrunedIcebergScan] => Some(SparkShim.replaceArg(b, b.scan, this))
     case _ => None
