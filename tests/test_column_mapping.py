@@ -424,6 +424,33 @@ def test_a_plan_that_already_ran_reads_a_file_rewritten_in_place_before_its_next
         assert_prunes(spark, lambda: spark.read.parquet(p).where("k = 125").select("k"), "ran_ix")
 
 
+def test_a_plan_that_already_ran_reads_a_file_rewritten_in_place_after_refresh_table(spark, root, tmp_path):
+    # As above, with REFRESH TABLE between the rewrite and the second action: the table's file
+    # index lists again (the rewritten file's new time), while the plan's first run fixed its
+    # files from the listing before. Spark without the index reads the file's new bytes.
+    p = str(tmp_path / "pq")
+    files = _parquet_folder(spark, p)
+    v = 100 + 600
+    try:
+        spark.sql(f"CREATE TABLE ran_refresh_t USING parquet LOCATION '{p}'")
+        spark.sql("CREATE BLOOM INDEX ran_refresh_ix ON ran_refresh_t FOR COLUMNS (k)")
+        q = f"SELECT k FROM ran_refresh_t WHERE k IN (125, {v})"
+        with confs(spark, {PRUNING: "false"}):
+            without = spark.sql(q)  # the same plan without the index: planned and run now
+            assert sorted(r.k for r in without.collect()) == [125]
+        with confs(spark, {PRUNING: "true"}):
+            df = spark.sql(q)
+            assert sorted(r.k for r in df.collect()) == [125]
+            assert_prunes(spark, lambda: spark.sql(q), "ran_refresh_ix")
+            _rewrite_same_size(spark, files[0], 600)
+            spark.sql("REFRESH TABLE ran_refresh_t")
+            assert sorted(r.k for r in without.collect()) == [125, v]
+            assert sorted(r.k for r in df.collect()) == [125, v]
+            assert sorted(r.k for r in df.collect()) == [125, v]
+    finally:
+        _drop(spark, "ran_refresh_t")
+
+
 def test_an_adaptive_plan_that_already_ran_reads_a_file_rewritten_in_place_before_its_next_action(spark, root,
                                                                                                 tmp_path):
     # The pruned scan is the streamed side of a broadcast join, in the final stage of an adaptive

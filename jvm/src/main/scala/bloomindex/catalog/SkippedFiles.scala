@@ -41,18 +41,6 @@ object SkippedFiles {
   val empty: SkippedFiles = Paths(Map.empty)
 
   /**
-   * `inner` less the files at `changed` (normalized paths): skipped files a later run of the
-   * plan found changed on storage ([[StorageCheck]]), which that run reads.
-   */
-  final case class Except(inner: SkippedFiles, changed: Set[String]) extends SkippedFiles {
-    def contains(path: String): Boolean = inner.contains(path) && !changed.contains(path)
-    def contains(path: Path): Boolean = inner.contains(path) && !changed.contains(SourceResolver.normalize(path))
-    def contains(f: FileStatus): Boolean = inner.contains(f) && !changed.contains(SourceResolver.normalize(f.getPath))
-    def size: Int = inner.size - changed.count(inner.contains)
-    def paths: Iterator[String] = inner.paths.filterNot(changed.contains)
-  }
-
-  /**
    * Every file but those at `read` (normalized paths): a copy of a pruned scan that reads only
    * the skipped files a later run found changed, beside the scan as planned
    * ([[bloomindex.pruning.RoutedScanRDD]]). It has no list of its paths.

@@ -2,6 +2,7 @@ package bloomindex.pruning
 
 import bloomindex.catalog.PruningInfo
 
+import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
@@ -33,9 +34,13 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
   private def keyed: Boolean = !child.outputPartitioning.isInstanceOf[UnknownPartitioning]
   private def ordered: Boolean = child.outputOrdering.nonEmpty
 
-  // The RDDs this node returned (rows, batches), which each later action on the plan routes.
+  // The RDDs this node returned (rows, batches), which each later action on the plan routes;
+  // the files their fixed file list skips, as listed when it was fixed (RecheckedScan); whether
+  // the node ran (a later action posts its metrics again).
   @transient @volatile private var rowsRun: RoutedScanRDD[InternalRow] = _
   @transient @volatile private var batchesRun: RoutedScanRDD[ColumnarBatch] = _
+  @transient @volatile private var skippedAsFixed: Option[() => IndexedSeq[FileStatus]] = None
+  @transient @volatile private var ran: Boolean = false
 
   // A V2 scan whose files were all skipped plans as a scan of rows (it has no partition to read
   // batches from); its copy that reads changed files may read batches: made rows here.
@@ -56,7 +61,7 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
    */
   private def routeRun(): Unit = {
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-    val extra = RecheckedScan.extraFor(child, executionId)
+    val extra = RecheckedScan.extraFor(child, executionId, skippedAsFixed)
     val ran = extra.fold(info)(_._2)
     metrics("filesSkipped").set((ran.filesTotal - ran.filesKept).toLong)
     metrics("filesKept").set(ran.filesKept.toLong)
@@ -68,21 +73,29 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
 
   // Only a decision that a run may have to read past (it checked files against storage, or the
   // session's lower() folding) has its RDD routed; otherwise the scan's own.
-  override protected def doExecute(): RDD[InternalRow] =
+  override protected def doExecute(): RDD[InternalRow] = {
+    ran = true
     if (!RecheckedScan.checkable(child)) { routeRun(); rowsOf(child) }
     else {
-      rowsRun = RoutedScanRDD(rowsOf(child), keyed, ordered)
+      val rdd = RoutedScanRDD(rowsOf(child), keyed, ordered)
+      skippedAsFixed = RecheckedScan.skippedAsListedNow(child)
+      rowsRun = rdd
       routeRun()
-      rowsRun
+      rdd
     }
+  }
 
-  override protected def doExecuteColumnar(): RDD[ColumnarBatch] =
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
+    ran = true
     if (!RecheckedScan.checkable(child)) { routeRun(); child.executeColumnar() }
     else {
-      batchesRun = RoutedScanRDD(child.executeColumnar(), keyed, ordered)
+      val rdd = RoutedScanRDD(child.executeColumnar(), keyed, ordered)
+      skippedAsFixed = RecheckedScan.skippedAsListedNow(child)
+      batchesRun = rdd
       routeRun()
-      batchesRun
+      rdd
     }
+  }
 
   /**
    * Spark builds this node's RDD once and runs it again for each later action on the same plan
@@ -93,7 +106,7 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
    */
   override def resetMetrics(): Unit = {
     super.resetMetrics()
-    if (rowsRun != null || batchesRun != null) routeRun()
+    if (ran) routeRun()
   }
 
   override def simpleString(maxFields: Int): String =

@@ -29,6 +29,9 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
     case other => other.listFiles(Nil, Nil).flatMap(_.files.map(_.fileStatus))
   }).filter(skipped.contains).toIndexedSeq
 
+  override def skippedAsListedNow(): () => IndexedSeq[FileStatus] =
+    CheckedSkips.inHeldListing(delegate, skipped).getOrElse(() => skippedNow())
+
   def skipping(skipped: SkippedFiles, info: PruningInfo): BloomPrunedFileIndex =
     new BloomPrunedFileIndex(delegate, skipped, info)
 

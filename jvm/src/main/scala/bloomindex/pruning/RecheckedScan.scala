@@ -1,11 +1,13 @@
 package bloomindex.pruning
 
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import bloomindex.catalog.{IndexCatalog, PruningInfo, StorageCheck}
 import bloomindex.compat.SparkShim
 import bloomindex.source.SourceResolver
 
+import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
 
@@ -27,19 +29,30 @@ object RecheckedScan {
   def checkable(scan: SparkPlan): Boolean = indexOf(scan).exists(_.check.isDefined)
 
   /**
+   * The files `scan`'s decision skips in the listing its index holds now, found when asked (see
+   * [[CheckedSkips.skippedAsListedNow]]): taken when a run fixes the scan's files, for the checks
+   * of later runs. None for a scan that checks no file against storage.
+   */
+  def skippedAsListedNow(scan: SparkPlan): Option[() => IndexedSeq[FileStatus]] =
+    indexOf(scan).filter(_.check.exists(_.checksStorage)).map(_.skippedAsListedNow())
+
+  /**
    * For a run in SQL execution `now` (null: none) of `scan` (a pruned scan, or its code-generated
    * stage): a copy of it that reads only the skipped files this run must read, and what the run
-   * skips in all; None where it reads nothing more.
+   * skips in all; None where it reads nothing more. `skipped`: the files the scan's fixed file
+   * list skips ([[skippedAsListedNow]] when it was fixed; None: those of its index's listing now).
    */
-  def extraFor(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo)] = scan match {
-    // A scan that produces rows is its own code-generated stage below the marker.
-    case w: WholeStageCodegenExec => extraFor(w.child, now).map { case (s, info) => SparkShim.replaceArg(w, w.child, s) -> info }
-    case _ => for {
-      idx <- indexOf(scan)
-      check <- idx.check if check.due(now)
-      changed <- changedFiles(idx, check, now)
-    } yield only(scan, idx, changed)
-  }
+  def extraFor(scan: SparkPlan, now: String, skipped: Option[() => IndexedSeq[FileStatus]]): Option[(SparkPlan, PruningInfo)] =
+    scan match {
+      // A scan that produces rows is its own code-generated stage below the marker.
+      case w: WholeStageCodegenExec =>
+        extraFor(w.child, now, skipped).map { case (s, info) => SparkShim.replaceArg(w, w.child, s) -> info }
+      case _ => for {
+        idx <- indexOf(scan)
+        check <- idx.check if check.due(now)
+        changed <- changedFiles(idx, check, now, skipped.getOrElse(() => idx.skippedNow()))
+      } yield only(scan, idx, changed)
+    }
 
   private def indexOf(scan: SparkPlan): Option[CheckedSkips] = scan match {
     case w: WholeStageCodegenExec => indexOf(w.child)
@@ -53,13 +66,17 @@ object RecheckedScan {
   }
 
   /** The skipped files found changed (None: none changed, and the check is confirmed for this run). */
-  private def changedFiles(idx: CheckedSkips, check: StorageCheck, now: String): Option[Seq[(String, Long)]] = {
+  private def changedFiles(idx: CheckedSkips, check: StorageCheck, now: String,
+      skipped: () => IndexedSeq[FileStatus]): Option[Seq[(String, Long)]] = {
+    // Every skipped file: those of the fixed file list where it is known, else the decision's.
+    def all = (if (check.checksStorage) Try(skipped().map(f => SourceResolver.normalize(f.getPath))).toOption else None)
+      .getOrElse(idx.skipped.paths.toSeq).map(_ -> 0L)
     check.foldingChanged.foreach { why =>
       IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: $why; the files it skips are read")
-      return Some(idx.skipped.paths.map(_ -> 0L).toSeq)
+      return Some(all)
     }
     if (!check.checksStorage) return None
-    val files = try idx.skippedNow() catch {
+    val files = try skipped() catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: the files a plan skips could not be listed to check " +
           s"them again (${e.getMessage}); the scan is read unpruned")

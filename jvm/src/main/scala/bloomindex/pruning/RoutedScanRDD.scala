@@ -33,8 +33,8 @@ import org.apache.spark.rdd.RDD
  * inside the slot's task: this RDD declares no dependency (refusing a lineage with a shuffle),
  * and each scan's lineage is completed on the driver before it can be serialized.
  */
-final class RoutedScanRDD[T: ClassTag] private (sc: SparkContext, planned: RDD[T], slots: Array[Partition],
-    keyed: Boolean, ordered: Boolean) extends RDD[T](sc, Nil) {
+final class RoutedScanRDD[T: ClassTag] private (sc: SparkContext, planned: RDD[T],
+    @transient private val slots: Array[Partition], keyed: Boolean, ordered: Boolean) extends RDD[T](sc, Nil) {
 
   @volatile private var extra: RoutedScanRDD.Extra[T] = RoutedScanRDD.Extra.none[T]
 

@@ -86,11 +86,32 @@ trait CheckedSkips extends PrunedScan {
   def skippedNow(): IndexedSeq[org.apache.hadoop.fs.FileStatus]
   /** The same index skipping `skipped` instead, described by `info`, checked no more. */
   def skipping(skipped: bloomindex.catalog.SkippedFiles, info: PruningInfo): CheckedSkips
-  /** The same index less the skipped files at `changed` (normalized paths), described by `info`, checked no more. */
-  def without(changed: Set[String], info: PruningInfo): CheckedSkips =
-    skipping(bloomindex.catalog.SkippedFiles.Except(skipped, changed), info)
+  /**
+   * The files this index skips in the listing its delegate holds now, found when asked, even
+   * after the delegate lists again: what a later run of a scan whose files were fixed now
+   * checks. By default, the delegate's listing when asked ([[skippedNow]]).
+   */
+  def skippedAsListedNow(): () => IndexedSeq[org.apache.hadoop.fs.FileStatus] = () => skippedNow()
   /** The same index reading only the files at `changed` (normalized paths), described by `info`, checked no more. */
   def only(changed: Set[String], info: PruningInfo): CheckedSkips = skipping(bloomindex.catalog.SkippedFiles.AllBut(changed), info)
   /** A copy of `scan` (a scan that reads an index of this kind) reading this index instead; None for another scan. */
   def inScan(scan: org.apache.spark.sql.execution.SparkPlan): Option[org.apache.spark.sql.execution.SparkPlan]
+}
+
+object CheckedSkips {
+
+  /**
+   * The files of `delegate`'s listing as it holds it now that `skipped` skips, found when asked
+   * (the listing is held, not copied); None for a delegate that holds no listing.
+   */
+  def inHeldListing(delegate: org.apache.spark.sql.execution.datasources.FileIndex,
+      skipped: bloomindex.catalog.SkippedFiles): Option[() => IndexedSeq[org.apache.hadoop.fs.FileStatus]] =
+    delegate match {
+      case p: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex =>
+        bloomindex.compat.SparkShim.listingOf(p).collect { case m: scala.collection.Map[_, _] =>
+          val listing = m.asInstanceOf[scala.collection.Map[_, Array[org.apache.hadoop.fs.FileStatus]]]
+          () => listing.valuesIterator.flatMap(_.iterator).filter(f => skipped.contains(f)).toIndexedSeq
+        }
+      case _ => None
+    }
 }

@@ -35,6 +35,9 @@ class BloomPrunedV2FileIndex(
 
   def skippedNow(): IndexedSeq[FileStatus] = delegate.allFiles().filter(skipped.contains).toIndexedSeq
 
+  override def skippedAsListedNow(): () => IndexedSeq[FileStatus] =
+    CheckedSkips.inHeldListing(delegate, skipped).getOrElse(() => skippedNow())
+
   def skipping(skipped: SkippedFiles, info: PruningInfo): BloomPrunedV2FileIndex =
     new BloomPrunedV2FileIndex(spark, delegate, skipped, info)
 

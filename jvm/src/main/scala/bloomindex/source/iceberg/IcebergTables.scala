@@ -569,10 +569,16 @@ object IcebergTables extends Logging {
    * tasks; the grouping key stays.
    */
   def prunePartition(p: InputPartition, skipped: bloomindex.catalog.SkippedFiles): Option[InputPartition] = {
-    val group = taskGroup(p).getOrElse(return Some(p))
+    // A copy that reads only some files (beside the scan as planned, which reads the rest and
+    // every other task) keeps their file tasks alone, and must narrow every partition.
+    val only = skipped.isInstanceOf[bloomindex.catalog.SkippedFiles.AllBut]
+    val group = taskGroup(p).getOrElse {
+      if (only) throw new IllegalStateException(s"an Iceberg input partition of ${p.getClass.getName} cannot be narrowed")
+      return Some(p)
+    }
     val tasks = group.tasks().asScala.toSeq
-    val kept = tasks.filterNot(t => t.isFileScanTask &&
-      skipped.contains(SourceResolver.normalize(new Path(t.asFileScanTask().file().location()))))
+    def skips(t: ScanTask) = skipped.contains(SourceResolver.normalize(new Path(t.asFileScanTask().file().location())))
+    val kept = if (only) tasks.filter(t => t.isFileScanTask && !skips(t)) else tasks.filterNot(t => t.isFileScanTask && skips(t))
     if (kept.size == tasks.size) Some(p)
     else if (kept.isEmpty) None
     else {

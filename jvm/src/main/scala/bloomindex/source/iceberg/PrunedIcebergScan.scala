@@ -62,6 +62,8 @@ final case class PrunedIcebergBatch(delegate: Batch, skipped: SkippedFiles) exte
     delegate.planInputPartitions().flatMap { p =>
       // A partition that cannot be narrowed (another Iceberg's partition class) is read whole.
       try IcebergTables.prunePartition(p, skipped) catch {
+        // Read whole, a partition would be read twice beside the scan as planned.
+        case NonFatal(e) if skipped.isInstanceOf[SkippedFiles.AllBut] => throw e
         case NonFatal(e) =>
           IndexCatalog.warnOnce(s"bloomindex: Iceberg input partition not pruned (${e.getMessage})")
           Some(p)
