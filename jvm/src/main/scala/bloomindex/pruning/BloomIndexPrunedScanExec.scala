@@ -62,9 +62,9 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
   private def routeRun(): Unit = {
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
     val extra = RecheckedScan.extraFor(child, executionId, skippedAsFixed)
-    val ran = extra.fold(info)(_._2)
-    metrics("filesSkipped").set((ran.filesTotal - ran.filesKept).toLong)
-    metrics("filesKept").set(ran.filesKept.toLong)
+    val run = extra.fold(info)(_._2)
+    metrics("filesSkipped").set((run.filesTotal - run.filesKept).toLong)
+    metrics("filesKept").set(run.filesKept.toLong)
     SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics.values.toSeq)
     val (rows, batches) = (rowsRun, batchesRun)
     if (rows != null) rows.route(extra.map(e => rowsOf(e._1)))
