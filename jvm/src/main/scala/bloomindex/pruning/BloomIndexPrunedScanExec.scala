@@ -1,5 +1,7 @@
 package bloomindex.pruning
 
+import scala.reflect.ClassTag
+
 import bloomindex.catalog.PruningInfo
 
 import org.apache.hadoop.fs.FileStatus
@@ -72,30 +74,23 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
   }
 
   // Only a decision that a run may have to read past (it checked files against storage, or the
-  // session's lower() folding) has its RDD routed; otherwise the scan's own.
-  override protected def doExecute(): RDD[InternalRow] = {
+  // session's lower() folding) has its RDD routed (`keep` holds it for later actions); otherwise
+  // the scan's own.
+  private def firstRun[T: ClassTag](own: RDD[T])(keep: RoutedScanRDD[T] => Unit): RDD[T] = {
     ran = true
-    if (!RecheckedScan.checkable(child)) { routeRun(); rowsOf(child) }
+    if (!RecheckedScan.checkable(child)) { routeRun(); own }
     else {
-      val rdd = RoutedScanRDD(rowsOf(child), keyed, ordered)
+      val rdd = RoutedScanRDD(own, keyed, ordered)
       skippedAsFixed = RecheckedScan.skippedAsListedNow(child)
-      rowsRun = rdd
+      keep(rdd)
       routeRun()
       rdd
     }
   }
 
-  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
-    ran = true
-    if (!RecheckedScan.checkable(child)) { routeRun(); child.executeColumnar() }
-    else {
-      val rdd = RoutedScanRDD(child.executeColumnar(), keyed, ordered)
-      skippedAsFixed = RecheckedScan.skippedAsListedNow(child)
-      batchesRun = rdd
-      routeRun()
-      rdd
-    }
-  }
+  override protected def doExecute(): RDD[InternalRow] = firstRun(rowsOf(child))(rowsRun = _)
+
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = firstRun(child.executeColumnar())(batchesRun = _)
 
   /**
    * Spark builds this node's RDD once and runs it again for each later action on the same plan

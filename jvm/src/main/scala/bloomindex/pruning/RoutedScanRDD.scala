@@ -36,31 +36,29 @@ import org.apache.spark.rdd.RDD
 final class RoutedScanRDD[T: ClassTag] private (sc: SparkContext, planned: RDD[T],
     @transient private val slots: Array[Partition], keyed: Boolean, ordered: Boolean) extends RDD[T](sc, Nil) {
 
-  @volatile private var extra: RoutedScanRDD.Extra[T] = RoutedScanRDD.Extra.none[T]
+  @volatile private var extra: Option[RoutedScanRDD.Extra[T]] = None
 
   /** Sets what the next jobs read beside the planned scan (None: nothing). */
   def route(next: Option[RDD[T]]): Unit = next match {
-    case None => extra = RoutedScanRDD.Extra.none[T]
-    case Some(rdd) if rdd ne extra.rdd => extra = RoutedScanRDD.Extra(rdd, slots.length, keyed, ordered)
-    case _ =>
+    case Some(rdd) if extra.exists(_.rdd eq rdd) =>
+    case _ => extra = next.map(RoutedScanRDD.Extra(_, slots.length, keyed, ordered))
   }
 
   /** What the next job reads beside the planned scan (for tests). */
-  def routed: Option[RDD[T]] = Option(extra.rdd)
+  def routed: Option[RDD[T]] = extra.map(_.rdd)
 
   override protected def getPartitions: Array[Partition] = slots
 
   override def compute(split: Partition, context: TaskContext): Iterator[T] = {
     val slot = split.asInstanceOf[RoutedScanRDD.Slot]
-    val e = extra
     slot.planned.iterator.flatMap(p => planned.iterator(p, context)) ++
-      e.of(slot.index).iterator.flatMap(p => e.rdd.iterator(p, context))
+      extra.iterator.flatMap(e => e.parts(slot.index).iterator.flatMap(p => e.rdd.iterator(p, context)))
   }
 
   override protected def getPreferredLocations(split: Partition): Seq[String] = {
     val slot = split.asInstanceOf[RoutedScanRDD.Slot]
-    val e = extra
-    (slot.planned.toSeq.flatMap(planned.preferredLocations) ++ e.of(slot.index).toSeq.flatMap(e.rdd.preferredLocations)).distinct
+    (slot.planned.toSeq.flatMap(planned.preferredLocations) ++
+      extra.toSeq.flatMap(e => e.parts(slot.index).toSeq.flatMap(e.rdd.preferredLocations))).distinct
   }
 }
 
@@ -77,15 +75,10 @@ object RoutedScanRDD {
   /** Partition `index`: the planned scan's partition of that index (none past its last). */
   private final case class Slot(index: Int, planned: Array[Partition]) extends Partition
 
-  /** The extra scan (null: none) and, for each slot, the partitions of it the slot reads. */
-  private final case class Extra[T](rdd: RDD[T], parts: Array[Array[Partition]]) {
-    /** The partitions slot `i` reads. */
-    def of(i: Int): Array[Partition] = if (rdd == null) Array.empty else parts(i)
-  }
+  /** The extra scan and, for each slot, the partitions of it the slot reads. */
+  private final case class Extra[T](rdd: RDD[T], parts: Array[Array[Partition]])
 
   private object Extra {
-    def none[T]: Extra[T] = new Extra[T](null, Array.empty[Array[Partition]])
-
     def apply[T](rdd: RDD[T], slots: Int, keyed: Boolean, ordered: Boolean): Extra[T] = {
       val ps = rdd.partitions
       def refuse(why: String) = throw new IllegalStateException(s"bloomindex: files a scan skipped changed on " +
