@@ -155,13 +155,16 @@ test-nightly:
 # or, as here (the two layouts' files hold more than 200,000 bits), a seeded sample of 20,000 per
 # file kind and layout: hours on a shared 2-core machine (0.15 s a flip in `probes`, 0.4 s in
 # `columns`). The nightly run flips 4,000 per layout (about 40 minutes); CI 80 per layout.
+# First the JVM's own flip test of a probe file (ProbeFileSuite), every bit of it (about 2
+# minutes; CI flips both ends of the file and 1,500 other bits, BLOOMINDEX_JVM_FLIPS).
 test-flips: export BLOOMINDEX_FLIPS ?= all
-test-flips: $(JAR)
+test-flips: $(JAR) $(SBT_JAR)
+	BLOOMINDEX_JVM_FLIPS=all $(SBT) "testOnly bloomindex.layout.ProbeFileSuite -- -z flipped"
 	$(PY) -m pytest tests/test_flips.py $(PYTEST_ARGS)
 
 # The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases,
 # the schema-mapping suite with 5,000 queries and the other filter designs' with 600 each (CI runs
-# 300, 300, 200 and 60).
+# 200, 300, 200 and 40).
 test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping or algorithms_index"
 test-nightly-queries: export BLOOMINDEX_DIFF_QUERIES = 20000
 test-nightly-queries: export BLOOMINDEX_ALG_QUERIES = 600
