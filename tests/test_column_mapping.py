@@ -622,6 +622,57 @@ def test_collated_index_built_before_collation_keys_is_not_used(spark, root, tmp
         _drop(spark, "coll_old")
 
 
+COLLATION_DATA = "spark.internal.bloomindex.test.collationDataVersion"
+
+
+@pytest.mark.parametrize("collation", ["UNICODE_CI", "UTF8_LCASE"])
+def test_collation_keys_of_other_icu_data_are_not_used(spark, root, collation):
+    """Collation keys come from ICU's data, which Spark bundles and which changes between its
+    releases (Spark 4.1: ICU 77.1; 4.2 and 4.3: ICU 78.3, under which '#', '@' and '%' sort, and
+    so key, otherwise): an index whose keys were computed with other data (the test hook stands in
+    for the other Spark) is not used, an incremental REFRESH refuses to add keys of this data to
+    it, REFRESH ... FULL computes them again; an index built before the data was recorded is
+    not used either."""
+    import json
+    from pyspark.errors import AnalysisException
+    from test_decoding_regressions import clear_index_cache, newest_active_log_file
+
+    t, ix = f"coll_icu_{collation.lower()}", f"coll_icu_{collation.lower()}_ix"
+    _drop(spark, t)
+    try:
+        spark.sql(f"CREATE TABLE {t} (s STRING COLLATE {collation}, id INT) USING parquet")
+        for i in range(4):
+            spark.sql(f"INSERT INTO {t} VALUES ('a#{i}', {i}), ('x@y{i}.com', {10 + i})")
+        with confs(spark, {COLLATION_DATA: "icu-77.1.0.0"}):
+            spark.sql(f"CREATE BLOOM INDEX {ix} ON {t} FOR COLUMNS (s)")
+            # Under the data it was built with, the index is used.
+            assert_prunes(spark, lambda: spark.sql(f"SELECT id FROM {t} WHERE s = 'A#1'"), ix)
+        for q in (f"SELECT id FROM {t} WHERE s = 'A#1'", f"SELECT id FROM {t} WHERE s IN ('X@Y2.COM', 'zz')"):
+            assert same(spark, lambda: spark.sql(q), q) != []
+            assert_not_applied(spark, lambda: spark.sql(q), ix, "collation keys computed with icu-77.1.0.0")
+        spark.sql(f"INSERT INTO {t} VALUES ('b%1', 20)")
+        with pytest.raises(AnalysisException, match="collation keys computed with icu-77.1.0.0"):
+            spark.sql(f"REFRESH BLOOM INDEX {ix}")
+        spark.sql(f"REFRESH BLOOM INDEX {ix} FULL")
+        q = f"SELECT id FROM {t} WHERE s = 'B%1'"
+        assert same(spark, lambda: spark.sql(q), q) == [(20,)]
+        assert_prunes(spark, lambda: spark.sql(q), ix)
+
+        # An index of before this change: keyed, with no version of the data recorded.
+        path = newest_active_log_file(root, ix)
+        entry = json.load(open(path))
+        for c in entry["data"]["decoding"]["columns"]:
+            assert c["physical"].pop("keysData", None) is not None, c
+        os.remove(path)
+        with open(path, "w") as out:
+            out.write(entry_text(entry))
+        clear_index_cache(spark)
+        assert same(spark, lambda: spark.sql(q), q) == [(20,)]
+        assert_not_applied(spark, lambda: spark.sql(q), ix, "unrecorded version")
+    finally:
+        _drop(spark, t)
+
+
 def _char_table(spark, table, index, loc, inserts, other_writer):
     """A CHAR(5) table at `loc` written by Spark (`inserts`) and by another writer (the pyarrow
     table `other_writer`, its values stored as they are, unpadded), then indexed on `c`."""

@@ -78,3 +78,49 @@ def test_spark_submit_of_a_scala_job(tmp_path):
     assert r["shim_rebuilt_scan_ok"] == "true", r
     assert r["indexes"] == "events_id" and r["files_indexed"] == "8", r
     assert str(_bloomindex_jar()) in r["bloomindex_jar"], r
+
+
+def _other_venvs() -> list[pathlib.Path]:
+    """The Python of each other Spark version's venv (.venvs/spark-X.Y, made by `make
+    test-spark-versions`) and of the build's (.venv), this one left out."""
+    found = sorted(ROOT.glob(".venvs/spark-*/bin/python")) + [ROOT / ".venv" / "bin" / "python"]
+    return [p for p in found if p.is_file() and p.parent.parent.resolve() != pathlib.Path(sys.prefix).resolve()]
+
+
+def _job(python: pathlib.Path, mode: str, root: pathlib.Path) -> list[str]:
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env.pop("SPARK_HOME", None)
+    out = subprocess.run([str(python), str(pathlib.Path(__file__).parent / "collation_job.py"), mode, str(root)],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, f"{python} {mode}: exit {out.returncode}\n{out.stdout}\n{out.stderr[-6000:]}"
+    return out.stdout.splitlines()
+
+
+def test_collation_keys_built_on_another_spark_answer_as_without_the_index(tmp_path):
+    """Collated strings are indexed by collation key, from the ICU data their Spark bundles (4.1:
+    ICU 77.1; 4.2, 4.3: ICU 78.3, where '#', '@' and '%' key otherwise): an index built on each
+    other version's Spark, queried on this one, answers every lookup as without the index, and
+    prunes where both Sparks' ICU is the same."""
+    import json
+
+    others = _other_venvs()
+    assert others, "no other Spark version's venv: run `make test-spark-versions`, which makes .venvs/spark-X.Y"
+    icu_here = None
+    differs = 0
+    for python in others:
+        root = tmp_path / python.parent.parent.name
+        icu_built = next(line.split()[1] for line in _job(python, "build", root) if line.startswith("ICU "))
+        lines = _job(pathlib.Path(sys.executable), "query", root)
+        icu_here = next(line.split()[1] for line in lines if line.startswith("ICU "))
+        results = [json.loads(line[len("RESULT "):]) for line in lines if line.startswith("RESULT ")]
+        assert len(results) == 5, lines
+        for r in results:
+            assert r["on"] == r["off"], (python, icu_built, icu_here, r)
+            if icu_built != icu_here:
+                assert "not applied: coll_ix:" in r["report"] and "collation keys computed with" in r["report"], r
+            else:
+                assert "kept" in r["report"] and "not applied" not in r["report"], r
+        assert any(r["off"] for r in results), results
+        differs += icu_built != icu_here
+    # The check is only as good as the versions it met: 4.1's ICU differs from 4.2's and 4.3's.
+    assert differs >= 1, (icu_here, others)

@@ -153,6 +153,11 @@ object DecodingContext {
   val Keys = "keys"
   val CollationKeyed = "collation"
   /**
+   * [[ColumnDecoding.physical]]'s key for the version of the data a keyed column's collation keys
+   * were computed from ([[bloomindex.hash.CollationKeys.dataVersion]]: ICU's).
+   */
+  val KeysData = "keysData"
+  /**
    * [[ColumnDecoding.physical]]'s key for a column's existence default (Spark's `EXISTS_DEFAULT`
    * field metadata, from `ALTER TABLE ... ADD COLUMN ... DEFAULT`): the value a read of the table
    * gives the column in files written before it was added, where a read of the files by path, or
@@ -199,7 +204,8 @@ object DecodingContext {
   def column(field: StructField, physical: Map[String, String], settings: Map[String, String],
       options: Map[String, String]): ColumnDecoding = {
     val keys = field.dataType match {
-      case s: StringType if bloomindex.hash.CollationKeys.keyed(s) => Map(Keys -> CollationKeyed)
+      case s: StringType if bloomindex.hash.CollationKeys.keyed(s) =>
+        Map(Keys -> CollationKeyed, KeysData -> bloomindex.hash.CollationKeys.dataVersion)
       case _ => Map.empty[String, String]
     }
     val default =
@@ -350,6 +356,15 @@ object DecodingContext {
     if (built.physical.get(Keys) != scan.physical.get(Keys)) {
       return Some(s"$c: the filters hold the strings' bytes, built before collation keys were stored; " +
         "REFRESH BLOOM INDEX ... FULL stores them")
+    }
+    (built.physical.get(KeysData), scan.physical.get(KeysData)) match {
+      case (a, b) if a == b =>
+      case (None, Some(b)) => return Some(s"$c: the filters hold collation keys computed with data of an unrecorded " +
+        s"version (indexes built before it was recorded), this Spark computes them with $b, whose keys may differ for " +
+        "the same string; REFRESH BLOOM INDEX ... FULL computes them again")
+      case (a, b) => return Some(s"$c: the filters hold collation keys computed with ${a.getOrElse("(not recorded)")}, " +
+        s"this Spark computes them with ${b.getOrElse("(not recorded)")}, whose keys may differ for the same string " +
+        "(another Spark version); REFRESH BLOOM INDEX ... FULL computes them again")
     }
     val settings = (built.settings.keySet ++ scan.settings.keySet).toSeq.sorted.find(k => built.settings.get(k) != scan.settings.get(k))
     settings.foreach { k =>

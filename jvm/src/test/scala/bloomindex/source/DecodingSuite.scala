@@ -159,4 +159,17 @@ class DecodingSuite extends AnyFunSuite {
     // An index built before table UUIDs were recorded is matched on its field ids alone.
     assert(scanDiff("k", icebergScan(None), icebergScan(Some("b"))).isEmpty)
   }
+  test("collated strings: keys computed with other ICU data, or data not recorded, are refused; plain strings record none") {
+    val s = StructField("s", DataType.fromDDL("STRING COLLATE UNICODE_CI"))
+    val now = DecodingContext.column(s, Map.empty, Map.empty, Map.empty)
+    assert(now.physical.get(DecodingContext.KeysData).contains(s"icu-${com.ibm.icu.util.VersionInfo.ICU_VERSION}"))
+    assert(DecodingContext.difference("parquet", now, "parquet", now).isEmpty)
+    val other = now.copy(physical = now.physical + (DecodingContext.KeysData -> "icu-77.1.0.0"))
+    assert(DecodingContext.difference("parquet", other, "parquet", now).exists(_.contains("computed with icu-77.1.0.0")))
+    val unrecorded = now.copy(physical = now.physical - DecodingContext.KeysData)
+    assert(DecodingContext.difference("parquet", unrecorded, "parquet", now).exists(_.contains("unrecorded version")))
+    val lcase = DecodingContext.column(StructField("l", DataType.fromDDL("STRING COLLATE UTF8_LCASE")), Map.empty, Map.empty, Map.empty)
+    assert(lcase.physical.contains(DecodingContext.KeysData))
+    assert(!DecodingContext.column(StructField("b", StringType), Map.empty, Map.empty, Map.empty).physical.contains(DecodingContext.KeysData))
+  }
 }

@@ -1,6 +1,6 @@
 package org.apache.spark.sql.bloomindex
 
-import org.apache.spark.internal.config.ConfigEntry
+import org.apache.spark.internal.config.{ConfigEntry, OptionalConfigEntry}
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -364,6 +364,18 @@ object BloomIndexSQLConf {
     .version(Since)
     .booleanConf
     .createWithDefault(true)
+
+  /**
+   * Test hook, not for users: the version of the Unicode and collation data a collated string's
+   * keys are recorded as computed with ([[bloomindex.hash.CollationKeys.dataVersion]]), standing in
+   * for another Spark's ICU (an index built on Spark 4.1, ICU 77, queried on 4.2, ICU 78).
+   */
+  val TEST_COLLATION_DATA_VERSION: OptionalConfigEntry[String] = buildConf("spark.internal.bloomindex.test.collationDataVersion")
+    .internal()
+    .doc("Tests only: the collation data version recorded for collated string columns, instead of this JVM's ICU version.")
+    .version(Since)
+    .stringConf
+    .createOptional
 
   /** Test hook, not for users: the most files a pruning decision holds by path ([[bloomindex.catalog.SkippedFiles]]). */
   val TEST_SKIPPED_PATHS_MAX: ConfigEntry[Int] = buildConf("spark.internal.bloomindex.test.skippedPathsMax")
