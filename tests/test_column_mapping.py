@@ -424,6 +424,54 @@ def test_a_plan_that_already_ran_reads_a_file_rewritten_in_place_before_its_next
         assert_prunes(spark, lambda: spark.read.parquet(p).where("k = 125").select("k"), "ran_ix")
 
 
+@pytest.mark.parametrize("reader", ["v1", "v1_rows", "v2"])
+@pytest.mark.parametrize("run", ["explain_first", "cache"])
+def test_a_plan_first_run_under_other_decoding_settings_reads_what_it_skipped(spark, root, tmp_path, reader, run):
+    # A V1 file scan builds its reader with the session's settings at its first run, not when
+    # it is planned: a plan made while spark.sql.caseSensitive was true and first run after it
+    # became false reads file b's column "ID" as id, which the index (built case-sensitively:
+    # b's id all NULL) skipped. Spark without the index answers [1]; so must the index, at every
+    # action. Every reader answers as without the index.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "cs"
+    p.mkdir()
+    pq.write_table(pa.table({"id": pa.array([2], pa.int32())}), str(p / "a.parquet"))
+    pq.write_table(pa.table({"ID": pa.array([1], pa.int32())}), str(p / "b.parquet"))
+    settings = {PRUNING: "true", "spark.sql.caseSensitive": "true"}
+    if reader == "v1_rows":
+        settings["spark.sql.parquet.enableVectorizedReader"] = "false"
+    if reader == "v2":
+        settings["spark.sql.sources.useV1SourceList"] = ""
+    with confs(spark, settings):
+        read = lambda: spark.read.schema("id INT").parquet(str(p)).where("id = 1")  # noqa: E731
+        BloomIndex(spark).create("cs_run_ix", read(), ["id"])
+        answers = {}
+        for pruning in ("true", "false"):
+            with confs(spark, {PRUNING: pruning, "spark.sql.caseSensitive": "true"}):
+                df = read()
+                if run == "explain_first":
+                    text = BloomIndex(spark).explain(df)  # plans df, runs nothing
+                    assert pruning == "false" or "cs_run_ix (log version 1) kept 0/2 files" in text, text
+                else:
+                    df.cache()
+                try:
+                    with confs(spark, {"spark.sql.caseSensitive": "false"}):
+                        answers[pruning] = [[r.id for r in df.collect()] for _ in range(2)]
+                finally:
+                    df.unpersist()
+        assert answers["true"] == answers["false"], answers
+        if reader != "v2":
+            # A V1 scan reads with the settings of its first run: b's "ID" is id, which the index
+            # skipped. (A V2 file scan builds its reader factory when planned: a cached V2 plan
+            # reads case-sensitively still, with or without the index.)
+            assert answers["false"] == [[1], [1]], answers
+        # A plan made under the new setting does not use the index, and says why.
+        with confs(spark, {"spark.sql.caseSensitive": "false"}):
+            assert_not_applied(spark, read, "cs_run_ix", "case sensitivity")
+
+
 def test_a_plan_that_already_ran_reads_a_file_rewritten_in_place_after_refresh_table(spark, root, tmp_path):
     # As above, with REFRESH TABLE between the rewrite and the second action: the table's file
     # index lists again (the rewritten file's new time), while the plan's first run fixed its

@@ -177,15 +177,15 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * whatever its name now (a rename keeps the identity and the values; a column dropped and
    * added again gets a new one). Index column -> the scan's column, for those whose name differs.
    */
-  private def renamed(entry: LogEntry, scan: ScanSource): Map[String, String] =
+  private def renamed(entry: LogEntry, scan: ScanSource, settings: SQLConf = conf): Map[String, String] =
     if (!scan.provider.followsRenames) Map.empty
     else entry.data.flatMap(_.decoding).map { built =>
-      DecodingContext.renames(built, scan.dataSchema.fieldNames.toSeq.flatMap(n => scan.decoding(conf, n).map(n -> _)))
+      DecodingContext.renames(built, scan.dataSchema.fieldNames.toSeq.flatMap(n => scan.decoding(settings, n).map(n -> _)))
     }.getOrElse(Map.empty)
 
   /** Columns of `entry` that may not answer for `scan`, with the reason (`names`: its renamed columns, [[renamed]]). */
   def unusableColumns(entry: LogEntry, scan: ScanSource,
-      names: Map[String, String]): Map[String, String] = {
+      names: Map[String, String], settings: SQLConf = conf): Map[String, String] = {
     val spec = entry.spec
     // Whatever the build: a column that is one of the scan's partition columns (its values are
     // the folders' names; an index built over the same files read otherwise holds the files'
@@ -193,7 +193,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val partitions = try scan.index.partitionSchema.fieldNames.toSeq catch { case NonFatal(_) => Nil }
     val always = spec.columns.flatMap { c =>
       val scanned = names.getOrElse(c.name, c.sourceName)
-      if (partitions.exists(p => conf.resolver(p, scanned))) {
+      if (partitions.exists(p => settings.resolver(p, scanned))) {
         Some(c.name -> s"${c.name}: a partition column of ${scan.display} (its values are folder names, not the files' values)")
       } else scan.provider.unusable(scan, scanned).map(c.name -> _)
     }.toMap
@@ -209,8 +209,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         // the scan reads its source column, with the tokenizer this JVM runs.
         val byName = spec.columns.map(c => c.name -> c).toMap
         val current = (c: String) => byName.get(c) match {
-          case Some(col) => scan.decoding(conf, names.getOrElse(c, col.sourceName)).map(DecodingContext.ofIndexColumn(_, col))
-          case None => scan.decoding(conf, names.getOrElse(c, c)).map(_.copy(name = c))
+          case Some(col) => scan.decoding(settings, names.getOrElse(c, col.sourceName)).map(DecodingContext.ofIndexColumn(_, col))
+          case None => scan.decoding(settings, names.getOrElse(c, c)).map(_.copy(name = c))
         }
         (DecodingContext.changes(built, scan.format, current) ++ unrecorded).toMap
     }) ++ always
@@ -279,8 +279,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     val notApplied = Seq.newBuilder[String]
     // The files the scan reads, how many and their bytes: from the first probe, else counted.
     var reads: Option[(Int, Long)] = None
-    // The best so far: its view, the first column its predicate reads, what its probe found, its notes.
-    var best: Option[(IndexView, Int, IndexCatalog.Probed, Seq[String])] = None
+    // The best so far: its view, the columns its predicate reads, what its probe found, its notes.
+    var best: Option[(IndexView, Array[Int], IndexCatalog.Probed, Seq[String])] = None
     translated.foreach { case (view, predicate) =>
       predicate match {
         case Left(r) => notApplied += s"${view.name}: ${r.reason}"
@@ -292,11 +292,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           reads = Some((p.read, p.readBytes))
           if (p.covered == 0 && p.read > 0) notApplied += s"${view.name}: stale beyond use (no current file is indexed)"
           IndexCatalog.behind(spark, view.spec, p.read - p.covered, p.read)
-          if (best.forall(_._3.count < p.count)) best = Some((view, cols(0), p, pred.notes))
+          if (best.forall(_._3.count < p.count)) best = Some((view, cols, p, pred.notes))
       }
     }
     val (n, readBytes) = reads.getOrElse(IndexCatalog.readTally(listed, unfiltered))
-    val chosen = best.map { case (view, first, p, notes) =>
+    val chosen = best.map { case (view, cols, p, notes) =>
+      val first = cols(0)
       // A file is skipped only if storage still has it as the scan's listing says (see FreshFiles).
       val (skip, bytes) = fresh match {
         case None => (p.skipped, p.skippedBytes)
@@ -348,12 +349,31 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       val folding = if (IndexCatalog.readsLower(condition) && view.spec.columns.exists(_.text.exists(_.spec.folding != CaseFolding.Off))) {
         Some(TextSession.folding(SQLConf.get))
       } else None
-      val check = if (checker.isEmpty && folding.isEmpty) None else Some(new StorageCheck(checker, execution, folding))
+      val decoding = decodingCheck(view, scan, cols.map(view.spec.columns(_).name).toSet)
+      val check = if (checker.isEmpty && folding.isEmpty && decoding.isEmpty) None
+        else Some(new StorageCheck(checker, execution, folding, decoding))
       Decision(files, info, readBytes, keptAt, check)
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
       .orElse(if (reasons.nonEmpty) Some(unpruned(n, readBytes, reasons)) else None)
+  }
+
+  /**
+   * Where the decoding of the index columns `used` in `scan` depends on session settings (time
+   * zones, case sensitivity, rebase modes...): why they no longer answer under the settings given
+   * when asked (None: they still do). A scan reads its files with the settings of its
+   * first run, which may come after its plan was made under others (`explain()`, then a setting
+   * changed, then `collect()`): [[StorageCheck.decodingChanged]].
+   */
+  private def decodingCheck(view: IndexView, scan: ScanSource, used: Set[String]): Option[SQLConf => Option[String]] = {
+    val entry = view.entry
+    val dependsOnSettings = entry.data.flatMap(_.decoding).exists(_.columns.exists(c => used(c.name) && c.settings.nonEmpty))
+    if (!dependsOnSettings) None
+    else Some((now: SQLConf) => {
+      val why = unusableColumns(entry, scan, renamed(entry, scan, now), now)
+      used.toSeq.sorted.flatMap(why.get).headOption
+    })
   }
 
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */

@@ -27,9 +27,15 @@ import org.apache.spark.sql.internal.SQLConf
  * finds the session folding otherwise reads every skipped file ([[foldingChanged]]), before
  * any check against storage. `check` None: the decision did not check its files against
  * storage (only its folding is checked again; [[unchanged]] is not asked).
+ *
+ * `decoding`: where the index columns the decision used decode under session settings (time
+ * zones, case sensitivity, rebase modes), why they no longer answer under the session's settings
+ * now. A file scan builds its reader with the settings of its first run, so a first run under
+ * other settings than the plan's reads every file the decision skipped
+ * ([[decodingChanged]], asked by the pruned scan's first run only: later runs reuse the reader).
  */
 final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSet], decidedIn: String,
-    folding: Option[CaseFolding] = None) {
+    folding: Option[CaseFolding] = None, decoding: Option[SQLConf => Option[String]] = None) {
 
   def this(check: IndexedSeq[FileStatus] => java.util.BitSet, decidedIn: String) = this(Some(check), decidedIn)
   @volatile private var confirmedIn: String = decidedIn
@@ -55,6 +61,15 @@ final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSe
 
   /** Whether the decision checked its files against storage (a run checks them again). */
   def checksStorage: Boolean = check.isDefined
+
+  /**
+   * Why the decision's skips do not hold for a scan whose reader is built now with settings
+   * `readerConf` (the session's the scan reads with: a V1 relation's, live; a V2 file scan's own,
+   * which in a cached plan is a copy of the session's settings when it was cached).
+   */
+  def decodingChanged(readerConf: SQLConf): Option[String] = decoding.flatMap(why => try why(readerConf) catch {
+    case scala.util.control.NonFatal(e) => Some(s"the decoding of its columns could not be compared again (${e.getMessage})")
+  }).map(why => s"the plan was optimized under other session settings than its first run's: $why")
 
   /** Why the decision's skips do not hold for a run now: the session's `lower()` folds otherwise than when it was made. */
   def foldingChanged: Option[String] = folding.flatMap { decided =>

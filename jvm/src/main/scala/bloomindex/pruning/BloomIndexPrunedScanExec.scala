@@ -43,6 +43,9 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
   @transient @volatile private var batchesRun: RoutedScanRDD[ColumnarBatch] = _
   @transient @volatile private var skippedAsFixed: Option[() => IndexedSeq[FileStatus]] = None
   @transient @volatile private var ran: Boolean = false
+  // Set where the first run found the session's settings decoding the columns otherwise than the
+  // decision (RecheckedScan.unprunedAtFirstRun): the node reads every file from then on.
+  @transient @volatile private var unprunedRun: Option[PruningInfo] = None
 
   // A V2 scan whose files were all skipped plans as a scan of rows (it has no partition to read
   // batches from); its copy that reads changed files may read batches: made rows here.
@@ -63,23 +66,38 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
    */
   private def routeRun(): Unit = {
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    unprunedRun.foreach { run => postMetrics(run, executionId); return }
     val extra = RecheckedScan.extraFor(child, executionId, skippedAsFixed)
-    val run = extra.fold(info)(_._2)
-    metrics("filesSkipped").set((run.filesTotal - run.filesKept).toLong)
-    metrics("filesKept").set(run.filesKept.toLong)
-    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics.values.toSeq)
+    postMetrics(extra.fold(info)(_._2), executionId)
     val (rows, batches) = (rowsRun, batchesRun)
     if (rows != null) rows.route(extra.map(e => rowsOf(e._1)))
     if (batches != null) batches.route(extra.map(e => batchesOf(e._1)))
   }
 
+  private def postMetrics(run: PruningInfo, executionId: String): Unit = {
+    metrics("filesSkipped").set((run.filesTotal - run.filesKept).toLong)
+    metrics("filesKept").set(run.filesKept.toLong)
+    SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, metrics.values.toSeq)
+  }
+
   // Only a decision that a run may have to read past (it checked files against storage, or the
-  // session's lower() folding) has its RDD routed (`keep` holds it for later actions); otherwise
-  // the scan's own.
-  private def firstRun[T: ClassTag](own: RDD[T])(keep: RoutedScanRDD[T] => Unit): RDD[T] = {
+  // session's lower() folding or decoding settings) has its RDD routed (`keep` holds it for later
+  // actions); otherwise the scan's own. A first run under settings that decode the decision's
+  // columns otherwise reads the skipped files beside the scan for good (`of`: a copy's RDD).
+  private def firstRun[T: ClassTag](own: RDD[T], of: SparkPlan => RDD[T])(keep: RoutedScanRDD[T] => Unit): RDD[T] = {
     ran = true
+    val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+    lazy val unpruned = RecheckedScan.unprunedAtFirstRun(child, executionId)
     if (!RecheckedScan.checkable(child)) { routeRun(); own }
-    else {
+    else if (unpruned.isDefined) {
+      val (copy, run, why) = unpruned.get
+      bloomindex.catalog.IndexCatalog.warnOnce(s"bloomindex: ${info.index}: $why; the files it skips are read")
+      val rdd = RoutedScanRDD(own, keyed, ordered)
+      rdd.route(Some(of(copy)))
+      unprunedRun = Some(run)
+      postMetrics(run, executionId)
+      rdd
+    } else {
       val rdd = RoutedScanRDD(own, keyed, ordered)
       skippedAsFixed = RecheckedScan.skippedAsListedNow(child)
       keep(rdd)
@@ -88,9 +106,9 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
     }
   }
 
-  override protected def doExecute(): RDD[InternalRow] = firstRun(rowsOf(child))(rowsRun = _)
+  override protected def doExecute(): RDD[InternalRow] = firstRun(rowsOf(child), rowsOf)(rowsRun = _)
 
-  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = firstRun(child.executeColumnar())(batchesRun = _)
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = firstRun(child.executeColumnar(), batchesOf)(batchesRun = _)
 
   /**
    * Spark builds this node's RDD once and runs it again for each later action on the same plan

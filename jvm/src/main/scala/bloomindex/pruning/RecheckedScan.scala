@@ -10,6 +10,7 @@ import bloomindex.source.SourceResolver
 import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
+import org.apache.spark.sql.internal.SQLConf
 
 /**
  * What a run of a pruned scan reads beside the scan as planned. A plan decided in one SQL
@@ -21,7 +22,8 @@ import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
  * [[RoutedScanRDD]] reads beside the scan as planned (whose file list is fixed once it is first
  * computed). A run in the execution that decided, or one already confirmed, reads nothing more.
  * A decision on `lower(c)` made while the session's `lower()` folded otherwise than it does for
- * the run reads every file it skips ([[StorageCheck.foldingChanged]]).
+ * the run reads every file it skips ([[StorageCheck.foldingChanged]]); so does a first run under
+ * session settings that decode the decision's columns otherwise ([[unprunedAtFirstRun]]).
  */
 object RecheckedScan {
 
@@ -53,6 +55,38 @@ object RecheckedScan {
         changed <- changedFiles(idx, check, now, skipped.getOrElse(() => idx.skippedNow()))
       } yield only(scan, idx, changed)
     }
+
+  /**
+   * For the first run of `scan` in SQL execution `now` (null: none), which builds its reader with
+   * the session's settings now: where those no longer decode the decision's columns as when it
+   * was made ([[StorageCheck.decodingChanged]]), a copy of the scan reading every file the
+   * decision skipped, what the run skips with it (nothing), and why.
+   */
+  def unprunedAtFirstRun(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo, String)] = scan match {
+    case w: WholeStageCodegenExec =>
+      unprunedAtFirstRun(w.child, now).map { case (s, info, why) => (SparkShim.replaceArg(w, w.child, s), info, why) }
+    case _ => for {
+      idx <- indexOf(scan)
+      check <- idx.check if check.due(now)
+      conf <- readerConf(scan)
+      why <- check.decodingChanged(conf)
+    } yield {
+      val (copy, _) = only(scan, idx, idx.skipped.paths.map(_ -> 0L).toSeq)
+      (copy, idx.info.copy(filesKept = idx.info.filesTotal, bytesSkipped = 0L), why)
+    }
+  }
+
+  /**
+   * The settings a V1 file scan builds its reader with at its first run: its relation's session's,
+   * as they are then. Not asked of V2 file scans: theirs builds its reader factory (the settings
+   * in it) while the plan is made, as a cached plan shows (a V2 scan cached under one
+   * `spark.sql.caseSensitive` reads under it after the setting changed), so a decision made
+   * under the same settings holds for its runs.
+   */
+  private def readerConf(scan: SparkPlan): Option[SQLConf] = scan match {
+    case s: FileSourceScanExec => Some(s.relation.sparkSession.sessionState.conf)
+    case _ => None
+  }
 
   private def indexOf(scan: SparkPlan): Option[CheckedSkips] = scan match {
     case w: WholeStageCodegenExec => indexOf(w.child)
