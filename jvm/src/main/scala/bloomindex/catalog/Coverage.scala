@@ -30,14 +30,16 @@ final class Coverage private (
     private val sum1: Long,
     private val sum2: Long,
     @transient private val listing: Option[SparkShim.ListingMark],
-    @transient private val check: Option[StorageCheck]) extends Serializable {
+    @transient private val check: Option[StorageCheck],
+    @transient private val readerConf: Option[org.apache.spark.sql.internal.SQLConf]) extends Serializable {
 
   /**
    * Whether the scan lists now the files it listed then, with the bytes they had then. The
    * same listing object of an in-memory file index (not refreshed since) answers at once;
    * otherwise the scan is listed again and compared. Where the files were checked against
    * storage when the plan was optimized, a run in another execution checks them again
-   * ([[StorageCheck]]): a file rewritten in place under an unchanged listing is not held.
+   * ([[StorageCheck]]): a file rewritten in place under an unchanged listing is not held; nor
+   * are the files where the session's settings now decode the indexed column otherwise.
    * False where the scan cannot be listed; `now`: the SQL execution of the run (null: none).
    */
   def holds(now: String): Boolean = scan != null && {
@@ -48,7 +50,10 @@ final class Coverage private (
     // The scan listed at most once, for the comparison and the check alike.
     lazy val files: Option[IndexedSeq[FileStatus]] = try Some(scan.allFiles().toIndexedSeq) catch { case NonFatal(_) => None }
     (same || files.exists(f => Coverage.fingerprint(f) == ((count, sum1, sum2)))) &&
-      check.forall(c => !c.due(now) || files.exists(f => c.unchanged(f, now).cardinality() == f.size))
+      check.forall(c => (!c.checksStorage || !c.due(now) || files.exists(f => c.unchanged(f, now).cardinality() == f.size)) &&
+        // The indexed side's columns still decode as the filter's under the session's settings
+        // (a V1 reader takes them at its first run); where in doubt, no filtering.
+        c.decodingChanged(readerConf.getOrElse(org.apache.spark.sql.internal.SQLConf.get)).isEmpty)
   }
 
   override def equals(o: Any): Boolean = o match {
@@ -62,14 +67,19 @@ final class Coverage private (
 
 object Coverage {
 
-  /** What `files`, the listing of `scan` a global filter was found to hold, are; `check`: what they passed on storage. */
-  def of(scan: ScanSource, files: Seq[FileStatus], check: Option[StorageCheck] = None): Coverage = {
+  /**
+   * What `files`, the listing of `scan` a global filter was found to hold, are; `check`: what they
+   * passed on storage, and how the filter's column decoded; `readerConf`: the settings the scan
+   * reads with where not the running session's.
+   */
+  def of(scan: ScanSource, files: Seq[FileStatus], check: Option[StorageCheck] = None,
+      readerConf: Option[org.apache.spark.sql.internal.SQLConf] = None): Coverage = {
     val (n, s1, s2) = fingerprint(files)
     val listing = scan.index match {
       case p: PartitioningAwareFileIndex => SparkShim.listingOf(p).map(new SparkShim.ListingMark(_))
       case _ => None
     }
-    new Coverage(scan, n, s1, s2, listing, check)
+    new Coverage(scan, n, s1, s2, listing, check, readerConf)
   }
 
   /** The count of `files` and two order-free sums of hashes of their identities. */

@@ -177,44 +177,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * whatever its name now (a rename keeps the identity and the values; a column dropped and
    * added again gets a new one). Index column -> the scan's column, for those whose name differs.
    */
-  private def renamed(entry: LogEntry, scan: ScanSource, settings: SQLConf = conf): Map[String, String] =
-    if (!scan.provider.followsRenames) Map.empty
-    else entry.data.flatMap(_.decoding).map { built =>
-      DecodingContext.renames(built, scan.dataSchema.fieldNames.toSeq.flatMap(n => scan.decoding(settings, n).map(n -> _)))
-    }.getOrElse(Map.empty)
+  private def renamed(entry: LogEntry, scan: ScanSource): Map[String, String] = IndexCatalog.renamed(entry, scan, conf)
 
   /** Columns of `entry` that may not answer for `scan`, with the reason (`names`: its renamed columns, [[renamed]]). */
-  def unusableColumns(entry: LogEntry, scan: ScanSource,
-      names: Map[String, String], settings: SQLConf = conf): Map[String, String] = {
-    val spec = entry.spec
-    // Whatever the build: a column that is one of the scan's partition columns (its values are
-    // the folders' names; an index built over the same files read otherwise holds the files'
-    // column of that name), or one its provider supplies values of that no file holds.
-    val partitions = try scan.index.partitionSchema.fieldNames.toSeq catch { case NonFatal(_) => Nil }
-    val always = spec.columns.flatMap { c =>
-      val scanned = names.getOrElse(c.name, c.sourceName)
-      if (partitions.exists(p => settings.resolver(p, scanned))) {
-        Some(c.name -> s"${c.name}: a partition column of ${scan.display} (its values are folder names, not the files' values)")
-      } else scan.provider.unusable(scan, scanned).map(c.name -> _)
-    }.toMap
-    (entry.data.flatMap(_.decoding) match {
-      case None =>
-        val why = s"built before decoding contexts were recorded; REFRESH BLOOM INDEX ${spec.name} FULL records one"
-        IndexCatalog.warnOnce(s"bloomindex: index '${spec.name}' $why (not used until then)")
-        spec.columns.map(_.name -> why).toMap
-      case Some(built) =>
-        val unrecorded = spec.columns.filter(c => built.column(c.name).isEmpty)
-          .map(c => c.name -> s"${c.name}: no decoding context recorded for the column")
-        // A renamed column is compared as the scan reads it under its new name; a text filter as
-        // the scan reads its source column, with the tokenizer this JVM runs.
-        val byName = spec.columns.map(c => c.name -> c).toMap
-        val current = (c: String) => byName.get(c) match {
-          case Some(col) => scan.decoding(settings, names.getOrElse(c, col.sourceName)).map(DecodingContext.ofIndexColumn(_, col))
-          case None => scan.decoding(settings, names.getOrElse(c, c)).map(_.copy(name = c))
-        }
-        (DecodingContext.changes(built, scan.format, current) ++ unrecorded).toMap
-    }) ++ always
-  }
+  def unusableColumns(entry: LogEntry, scan: ScanSource, names: Map[String, String]): Map[String, String] =
+    IndexCatalog.unusableColumns(entry, scan, names, conf)
 
   // ---------------------------------------------------------------- file pruning
 
@@ -368,10 +335,14 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    */
   private def decodingCheck(view: IndexView, scan: ScanSource, used: Set[String]): Option[SQLConf => Option[String]] = {
     val entry = view.entry
-    val dependsOnSettings = entry.data.flatMap(_.decoding).exists(_.columns.exists(c => used(c.name) && c.settings.nonEmpty))
+    // Settings, or a position in a CSV line (which the corrupt-record column's setting moves).
+    val dependsOnSettings = entry.data.flatMap(_.decoding).exists(_.columns.exists(c =>
+      used(c.name) && (c.settings.nonEmpty || c.physical.contains(DecodingContext.Position))))
     if (!dependsOnSettings) None
+    // The companion's functions: the closure holds the entry and the scan, not this catalog
+    // (whose views hold loaded index data).
     else Some((now: SQLConf) => {
-      val why = unusableColumns(entry, scan, renamed(entry, scan, now), now)
+      val why = IndexCatalog.unusableColumns(entry, scan, IndexCatalog.renamed(entry, scan, now), now)
       used.toSeq.sorted.flatMap(why.get).headOption
     })
   }
@@ -410,17 +381,20 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * produce for it: an index over the scan's source with global filters, the column decoded
    * as the scan decodes it, and every current file of the source held as it is now; with the
    * files it was found to hold ([[Coverage]]: the plan checks, when it runs, that its scan
-   * still lists those).
+   * still lists those). `readerConf`: the settings the indexed side's scan reads with where not
+   * the running session's (a V1 file relation's session: [[Coverage]]).
    */
-  def globalFilterFor(scan: ScanSource, attribute: String): Either[String, (GlobalFilter, Coverage)] = {
+  def globalFilterFor(scan: ScanSource, attribute: String,
+      readerConf: Option[SQLConf] = None): Either[String, (GlobalFilter, Coverage)] = {
     val execution = StorageCheck.executionId(spark)
     MaxWait.within(spark, rootKey, s"the global filter of ${scan.display}.$attribute") {
-      globalFilterNow(scan, attribute, execution)
+      globalFilterNow(scan, attribute, execution, readerConf)
     }.flatten
   }
 
   /** [[globalFilterFor]], on the thread [[MaxWait]] gives it; `execution`: the planning thread's SQL execution. */
-  private def globalFilterNow(scan: ScanSource, attribute: String, execution: String): Either[String, (GlobalFilter, Coverage)] = {
+  private def globalFilterNow(scan: ScanSource, attribute: String, execution: String,
+      readerConf: Option[SQLConf]): Either[String, (GlobalFilter, Coverage)] = {
     val column = scanColumn(scan, attribute)
     val views = try viewsFor(scan) catch {
       case NonFatal(e) => return Left(s"indexes unreadable (${e.getMessage})")
@@ -446,7 +420,10 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
         try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name),
-          Coverage.of(scan, files, checker.map(new StorageCheck(_, execution)))))
+          Coverage.of(scan, files, {
+            val decoding = decodingCheck(view, scan, Set(view.spec.columns(view.indexColumn(column)).name))
+            if (checker.isEmpty && decoding.isEmpty) None else Some(new StorageCheck(checker, execution, None, decoding))
+          }, readerConf)))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")
@@ -496,6 +473,49 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 }
 
 object IndexCatalog {
+
+  private[catalog] def renamed(entry: LogEntry, scan: ScanSource, settings: SQLConf): Map[String, String] =
+    if (!scan.provider.followsRenames) Map.empty
+    else entry.data.flatMap(_.decoding).map { built =>
+      DecodingContext.renames(built, scan.dataSchema.fieldNames.toSeq.flatMap(n => scan.decoding(settings, n).map(n -> _)))
+    }.getOrElse(Map.empty)
+
+  /**
+   * Columns of `entry` that may not answer for `scan` under session settings `settings`, with the
+   * reason (`names`: its renamed columns, [[renamed]]).
+   */
+  private[catalog] def unusableColumns(entry: LogEntry, scan: ScanSource, names: Map[String, String],
+      settings: SQLConf): Map[String, String] = {
+    val spec = entry.spec
+    // Whatever the build: a column that is one of the scan's partition columns (its values are
+    // the folders' names; an index built over the same files read otherwise holds the files'
+    // column of that name), or one its provider supplies values of that no file holds.
+    val partitions = try scan.index.partitionSchema.fieldNames.toSeq catch { case NonFatal(_) => Nil }
+    val always = spec.columns.flatMap { c =>
+      val scanned = names.getOrElse(c.name, c.sourceName)
+      if (partitions.exists(p => settings.resolver(p, scanned))) {
+        Some(c.name -> s"${c.name}: a partition column of ${scan.display} (its values are folder names, not the files' values)")
+      } else scan.provider.unusable(scan, scanned).map(c.name -> _)
+    }.toMap
+    (entry.data.flatMap(_.decoding) match {
+      case None =>
+        val why = s"built before decoding contexts were recorded; REFRESH BLOOM INDEX ${spec.name} FULL records one"
+        IndexCatalog.warnOnce(s"bloomindex: index '${spec.name}' $why (not used until then)")
+        spec.columns.map(_.name -> why).toMap
+      case Some(built) =>
+        val unrecorded = spec.columns.filter(c => built.column(c.name).isEmpty)
+          .map(c => c.name -> s"${c.name}: no decoding context recorded for the column")
+        // A renamed column is compared as the scan reads it under its new name; a text filter as
+        // the scan reads its source column, with the tokenizer this JVM runs.
+        val byName = spec.columns.map(c => c.name -> c).toMap
+        val current = (c: String) => byName.get(c) match {
+          case Some(col) => scan.decoding(settings, names.getOrElse(c, col.sourceName)).map(DecodingContext.ofIndexColumn(_, col))
+          case None => scan.decoding(settings, names.getOrElse(c, c)).map(_.copy(name = c))
+        }
+        (DecodingContext.changes(built, scan.format, current) ++ unrecorded).toMap
+    }) ++ always
+  }
+
 
   /** Whether `condition` runs Spark's `lower()` (ILIKE is `lower()` on both sides), whose folding a text filter may rely on. */
   private[catalog] def readsLower(condition: Expression): Boolean =

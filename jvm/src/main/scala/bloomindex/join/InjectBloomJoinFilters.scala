@@ -184,16 +184,18 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
       case other => Left("not a column of a file source (or an integral widening of one)")
     }
     column.flatMap { a =>
-      origin(side, a.exprId).toRight("its values do not come unchanged from a file source").flatMap {
-        case (leaf, name) => indexed(leaf, name).filterOrElse(
+      originLeaf(side, a.exprId).flatMap { case (node, name) =>
+        SourceProviders.describe(node).map(leaf => (leaf, name, InjectBloomJoinFilters.readerConf(node)))
+      }.toRight("its values do not come unchanged from a file source").flatMap {
+        case (leaf, name, readerConf) => indexed(leaf, name, readerConf).filterOrElse(
           { case (g, _) => g.ref.dataType == a.dataType || KeyHash.integralWidth(a.dataType) > 0 && KeyHash.integralWidth(g.ref.dataType) > 0 },
           s"type mismatch: ${a.name} is ${a.dataType.sql}, the index holds ${name} as another type")
       }
     }
   }
 
-  private def indexed(leaf: ScanSource, column: String): Either[String, (GlobalFilter, Coverage)] =
-    new IndexCatalog(spark).globalFilterFor(leaf, column)
+  private def indexed(leaf: ScanSource, column: String, readerConf: Option[SQLConf]): Either[String, (GlobalFilter, Coverage)] =
+    new IndexCatalog(spark).globalFilterFor(leaf, column, readerConf)
 }
 
 object InjectBloomJoinFilters {
@@ -251,28 +253,44 @@ object InjectBloomJoinFilters {
    * subset of that column's: followed through the operators that pass an attribute on
    * unchanged (or drop rows, or null it), stopping at anything else (a union mixes sources).
    */
-  private[join] def origin(plan: LogicalPlan, id: ExprId): Option[(ScanSource, String)] = plan match {
+  private[join] def origin(plan: LogicalPlan, id: ExprId): Option[(ScanSource, String)] =
+    originLeaf(plan, id).flatMap { case (leaf, name) => SourceProviders.describe(leaf).map(_ -> name) }
+
+  /**
+   * The settings the scan of `leaf` builds its reader with: a V1 file relation's session's, as
+   * they are when it first runs (None: the running session's).
+   */
+  private[join] def readerConf(leaf: LeafNode): Option[SQLConf] = leaf match {
+    case l: LogicalRelation => l.relation match {
+      case fs: HadoopFsRelation => Some(fs.sparkSession.sessionState.conf)
+      case _ => None
+    }
+    case _ => None
+  }
+
+  /** [[origin]]'s leaf node, and the column's name there. */
+  private[join] def originLeaf(plan: LogicalPlan, id: ExprId): Option[(LeafNode, String)] = plan match {
     case leaf: LeafNode =>
-      leaf.output.find(_.exprId == id).flatMap(a => SourceProviders.describe(leaf).map(_ -> a.name))
+      leaf.output.find(_.exprId == id).map(a => leaf -> a.name)
     case p: Project =>
       p.projectList.find(_.exprId == id).flatMap {
-        case a: Attribute => origin(p.child, a.exprId)
-        case Alias(a: Attribute, _) => origin(p.child, a.exprId)
+        case a: Attribute => originLeaf(p.child, a.exprId)
+        case Alias(a: Attribute, _) => originLeaf(p.child, a.exprId)
         case _ => None
       }
     case a: Aggregate =>
       a.aggregateExpressions.find(_.exprId == id).flatMap {
-        case attr: Attribute if a.groupingExpressions.exists(_.semanticEquals(attr)) => origin(a.child, attr.exprId)
-        case Alias(attr: Attribute, _) if a.groupingExpressions.exists(_.semanticEquals(attr)) => origin(a.child, attr.exprId)
+        case attr: Attribute if a.groupingExpressions.exists(_.semanticEquals(attr)) => originLeaf(a.child, attr.exprId)
+        case Alias(attr: Attribute, _) if a.groupingExpressions.exists(_.semanticEquals(attr)) => originLeaf(a.child, attr.exprId)
         case _ => None
       }
     case j: Join =>
-      Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).flatMap(origin(_, id))
+      Seq(j.left, j.right).find(_.outputSet.exists(_.exprId == id)).flatMap(originLeaf(_, id))
     case u @ (_: Filter | _: Sort | _: LocalLimit | _: GlobalLimit | _: Distinct | _: Deduplicate |
         _: SubqueryAlias | _: Repartition | _: RepartitionByExpression | _: Sample | _: ResolvedHint |
         _: Window | _: Generate) =>
       val child = u.children.head
-      if (child.outputSet.exists(_.exprId == id)) origin(child, id) else None
+      if (child.outputSet.exists(_.exprId == id)) originLeaf(child, id) else None
     case _ => None
   }
 }

@@ -83,7 +83,7 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
   // Only a decision that a run may have to read past (it checked files against storage, or the
   // session's lower() folding or decoding settings) has its RDD routed (`keep` holds it for later
   // actions); otherwise the scan's own. A first run under settings that decode the decision's
-  // columns otherwise reads the skipped files beside the scan for good (`of`: a copy's RDD).
+  // columns otherwise reads, for good, a copy of the scan that skips nothing (`of`: its RDD).
   private def firstRun[T: ClassTag](own: RDD[T], of: SparkPlan => RDD[T])(keep: RoutedScanRDD[T] => Unit): RDD[T] = {
     ran = true
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
@@ -92,11 +92,9 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
     else if (unpruned.isDefined) {
       val (copy, run, why) = unpruned.get
       bloomindex.catalog.IndexCatalog.warnOnce(s"bloomindex: ${info.index}: $why; the files it skips are read")
-      val rdd = RoutedScanRDD(own, keyed, ordered)
-      rdd.route(Some(of(copy)))
       unprunedRun = Some(run)
       postMetrics(run, executionId)
-      rdd
+      of(copy)
     } else {
       val rdd = RoutedScanRDD(own, keyed, ordered)
       skippedAsFixed = RecheckedScan.skippedAsListedNow(child)

@@ -59,20 +59,25 @@ object RecheckedScan {
   /**
    * For the first run of `scan` in SQL execution `now` (null: none), which builds its reader with
    * the session's settings now: where those no longer decode the decision's columns as when it
-   * was made ([[StorageCheck.decodingChanged]]), a copy of the scan reading every file the
-   * decision skipped, what the run skips with it (nothing), and why.
+   * was made ([[StorageCheck.decodingChanged]]), a copy of the scan that skips nothing, to be read
+   * in its place, what the run skips with it (nothing), and why.
    */
   def unprunedAtFirstRun(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo, String)] = scan match {
     case w: WholeStageCodegenExec =>
       unprunedAtFirstRun(w.child, now).map { case (s, info, why) => (SparkShim.replaceArg(w, w.child, s), info, why) }
+    // Asked at every first run, in the deciding execution too (a setting changed by another
+    // thread, a plan decided and run outside any execution): one comparison a plan.
     case _ => for {
       idx <- indexOf(scan)
-      check <- idx.check if check.due(now)
+      check <- idx.check
       conf <- readerConf(scan)
       why <- check.decodingChanged(conf)
     } yield {
-      val (copy, _) = only(scan, idx, idx.skipped.paths.map(_ -> 0L).toSeq)
-      (copy, idx.info.copy(filesKept = idx.info.filesTotal, bytesSkipped = 0L), why)
+      val info = idx.info.copy(filesKept = idx.info.filesTotal, bytesSkipped = 0L)
+      // The scan skipping nothing, read in place of the scan as planned.
+      val copy = idx.skipping(bloomindex.catalog.SkippedFiles.empty, info).inScan(scan).getOrElse(throw new IllegalStateException(
+        s"bloomindex: ${idx.info.index}: a scan read under other settings than its plan's cannot be rebuilt (${scan.nodeName})"))
+      (copy, info, why)
     }
   }
 

@@ -279,7 +279,7 @@ final class DeltaProvider extends SourceProvider with ScanPruner {
       val condition = ScanPruner.conjunction(dataFilters)
       (if (record) ScanHistory.decide(spark, s.logicalLink.getOrElse(s), condition, source, files)
        else new IndexCatalog(spark).decide(condition, source, files))
-        .map(d => new BloomPrunedFileIndex(location, d.skipped, d.info, check = d.check)) // Delta's: the folding only
+        .map(d => new BloomPrunedFileIndex(location, d.skipped, d.info, check = d.check)) // Delta's: the folding and the decoding settings
     } catch {
       case NonFatal(e) =>
         IndexCatalog.warnOnce(s"bloomindex: Delta scan not pruned (${e.getMessage})")
