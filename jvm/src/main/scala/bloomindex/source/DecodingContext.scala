@@ -119,8 +119,24 @@ object DecodingContext {
         add(CaseSensitive)
         out += SessionTimeZone -> conf.sessionLocalTimeZone
     }
+    if (dataType.isInstanceOf[StringType]) out ++= charSettings(conf)
     out.result()
   }
+
+  /**
+   * The settings that change what a query compares for a CHAR(n) column (a STRING with Spark's
+   * CHAR metadata, which a read under them may drop), where not at their defaults: whether the
+   * stored value is padded on read, or the literal padded instead. The index holds what its
+   * build read (padded, where the build read rows through Spark's read of the table), so a
+   * query comparing the stored values otherwise may not use it.
+   */
+  private def charSettings(conf: SQLConf): Map[String, String] = CharDefaults.flatMap { case (k, default) =>
+    val now = Try(conf.getConfString(k, default)).getOrElse(default).trim.toLowerCase(Locale.ROOT)
+    if (now == default) None else Some(k -> now)
+  }.toMap
+
+  private val CharDefaults = Seq("spark.sql.legacy.charVarcharAsString" -> "false",
+    "spark.sql.readSideCharPadding" -> "true", "spark.sql.legacy.noCharPaddingInPredicate" -> "false")
 
   /** [[ColumnDecoding.physical]]'s key for a column's field id. */
   val FieldId = "fieldId"

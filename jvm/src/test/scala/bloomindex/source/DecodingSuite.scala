@@ -172,4 +172,13 @@ class DecodingSuite extends AnyFunSuite {
     assert(lcase.physical.contains(DecodingContext.KeysData))
     assert(!DecodingContext.column(StructField("b", StringType), Map.empty, Map.empty, Map.empty).physical.contains(DecodingContext.KeysData))
   }
+
+  test("string columns record the CHAR comparison settings where not at their defaults") {
+    val c = StructField("c", StringType)
+    val legacy = "spark.sql.legacy.charVarcharAsString" -> "true"
+    assert(!col(conf(), "csv", c).settings.keySet.exists(_.contains("char")))
+    assert(diff("csv", c, conf(), conf(legacy)).exists(_.contains("spark.sql.legacy.charVarcharAsString")))
+    assert(diff("parquet", c, conf(legacy), conf(legacy)).isEmpty)
+    assert(diff("csv", id, conf(), conf(legacy)).isEmpty)
+  }
 }
