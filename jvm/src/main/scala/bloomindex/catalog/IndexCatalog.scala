@@ -516,7 +516,6 @@ object IndexCatalog {
     }) ++ always
   }
 
-
   /** Whether `condition` runs Spark's `lower()` (ILIKE is `lower()` on both sides), whose folding a text filter may rely on. */
   private[catalog] def readsLower(condition: Expression): Boolean =
     condition.exists { case _: Lower | _: ILike => true; case _ => false }

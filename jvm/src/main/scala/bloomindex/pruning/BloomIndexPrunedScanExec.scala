@@ -87,7 +87,7 @@ case class BloomIndexPrunedScanExec(info: PruningInfo, child: SparkPlan) extends
   private def firstRun[T: ClassTag](own: RDD[T], of: SparkPlan => RDD[T])(keep: RoutedScanRDD[T] => Unit): RDD[T] = {
     ran = true
     val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
-    lazy val unpruned = RecheckedScan.unprunedAtFirstRun(child, executionId)
+    lazy val unpruned = RecheckedScan.unprunedAtFirstRun(child)
     if (!RecheckedScan.checkable(child)) { routeRun(); own }
     else if (unpruned.isDefined) {
       val (copy, run, why) = unpruned.get

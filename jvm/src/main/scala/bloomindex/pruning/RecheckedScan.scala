@@ -57,14 +57,13 @@ object RecheckedScan {
     }
 
   /**
-   * For the first run of `scan` in SQL execution `now` (null: none), which builds its reader with
-   * the session's settings now: where those no longer decode the decision's columns as when it
+   * For the first run of `scan`, which builds its reader with the session's settings now: where those no longer decode the decision's columns as when it
    * was made ([[StorageCheck.decodingChanged]]), a copy of the scan that skips nothing, to be read
    * in its place, what the run skips with it (nothing), and why.
    */
-  def unprunedAtFirstRun(scan: SparkPlan, now: String): Option[(SparkPlan, PruningInfo, String)] = scan match {
+  def unprunedAtFirstRun(scan: SparkPlan): Option[(SparkPlan, PruningInfo, String)] = scan match {
     case w: WholeStageCodegenExec =>
-      unprunedAtFirstRun(w.child, now).map { case (s, info, why) => (SparkShim.replaceArg(w, w.child, s), info, why) }
+      unprunedAtFirstRun(w.child).map { case (s, info, why) => (SparkShim.replaceArg(w, w.child, s), info, why) }
     // Asked at every first run, in the deciding execution too (a setting changed by another
     // thread, a plan decided and run outside any execution): one comparison a plan.
     case _ => for {
