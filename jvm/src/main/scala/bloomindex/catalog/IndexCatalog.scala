@@ -317,9 +317,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         Some(TextSession.folding(SQLConf.get))
       } else None
       val decoding = decodingCheck(view, scan, cols.map(view.spec.columns(_).name).toSet)
-      val check = if (checker.isEmpty && folding.isEmpty && decoding.isEmpty) None
-        else Some(new StorageCheck(checker, execution, folding, decoding))
-      Decision(files, info, readBytes, keptAt, check)
+      Decision(files, info, readBytes, keptAt, StorageCheck.of(checker, execution, folding, decoding))
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
@@ -420,10 +418,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
         try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name),
-          Coverage.of(scan, files, {
-            val decoding = decodingCheck(view, scan, Set(view.spec.columns(view.indexColumn(column)).name))
-            if (checker.isEmpty && decoding.isEmpty) None else Some(new StorageCheck(checker, execution, None, decoding))
-          }, readerConf)))
+          Coverage.of(scan, files, StorageCheck.of(checker, execution,
+            decoding = decodingCheck(view, scan, Set(view.spec.columns(view.indexColumn(column)).name))), readerConf)))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")

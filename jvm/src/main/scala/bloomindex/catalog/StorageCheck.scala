@@ -82,6 +82,12 @@ final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSe
 
 object StorageCheck {
 
+  /** A decision's check, or None where it has nothing to check again (no storage check, folding or decoding). */
+  def of(check: Option[IndexedSeq[FileStatus] => java.util.BitSet], decidedIn: String,
+      folding: Option[CaseFolding] = None, decoding: Option[SQLConf => Option[String]] = None): Option[StorageCheck] =
+    if (check.isEmpty && folding.isEmpty && decoding.isEmpty) None
+    else Some(new StorageCheck(check, decidedIn, folding, decoding))
+
   /** How long after a check a run outside any SQL execution counts as the same call (2 s). */
   val SameCallNanos: Long = 2000L * 1000 * 1000
 
