@@ -11,8 +11,13 @@ import bloomindex.text.LikePattern.Many
  * `RLIKE`: `Pattern.compile(regex).matcher(value).find(0)`, unanchored), as [[LikePattern]] elements:
  * the runs between [[LikePattern.Many]]s, which stand for whatever is not analysed.
  *
+ * The expression is first rewritten as Java rewrites it before parsing it ([[withoutQuotes]]:
+ * every `\Q...\E` replaced by its text escaped, wherever it stands), so what is read is what Java
+ * reads: an empty `\Q\E` joins its neighbours (`(\Q\E?i)` is `(?i)`), and a quote inside a class or
+ * group is read as its escaped text.
+ *
  * The subset read: literal code points, escaped non-alphanumerics (`\.`), `\t \n \r \f \a \e`,
- * `\Q...\E`, concatenation, and quantifiers (`*`, `?`, `{0,m}` drop the literal they follow;
+ * `\xhh`, concatenation, and quantifiers (`*`, `?`, `{0,m}` drop the literal they follow;
  * `+`, `{n,m}` with n >= 1 keep it; either ends the run). Opaque, each ending a run: `.`, `^`, `$`, classes `[...]`, groups `(...)`
  * whatever they hold, `\d \w \s \b \p{..}` and the like. Anything else gives up (`Left`): an
  * alternation `|` at the top level, inline flags `(?i)`, escapes such as `\x41 \0101 \1 \k<n>`, and
@@ -27,7 +32,7 @@ private[text] object RegexRuns {
   def parse(regex: String): Either[String, Array[Int]] = {
     try Pattern.compile(regex)
     catch { case _: PatternSyntaxException => return Left("the regular expression is invalid (Spark fails the query)") }
-    val cps = regex.codePoints().toArray
+    val cps = withoutQuotes(regex.codePoints().toArray)
     def at(i: Int): Int = if (i < cps.length) cps(i) else -1
     val out = ArrayBuffer[Int](Many)
     var lastIsLiteral = false
@@ -38,11 +43,8 @@ private[text] object RegexRuns {
       cps(i) match {
         case '\\' =>
           val d = at(i + 1)
-          if (d == 'Q') {
-            val end = quoteEnd(cps, i + 2)
-            (i + 2 until end).foreach(j => literal(cps(j)))
-            i = end + 2
-          } else if (d < 128 && !Character.isLetterOrDigit(d)) { literal(d); i += 2 }
+          if (d < 128 && !Character.isLetterOrDigit(d)) { literal(d); i += 2 }
+          else if (d == 'x' && hex(at(i + 2)) >= 0 && hex(at(i + 3)) >= 0) { literal(hex(at(i + 2)) * 16 + hex(at(i + 3))); i += 4 }
           else if (ControlEscapes.indexOf(d) >= 0) { literal(ControlChars(ControlEscapes.indexOf(d))); i += 2 }
           else if (OpaqueEscapes.indexOf(d) >= 0 && !(d == 'b' && at(i + 2) == '{')) { breakRun(); i += 2 }
           else if ((d == 'p' || d == 'P') && at(i + 2) == '{') { breakRun(); i = cps.indexOf('}'.toInt, i + 3) + 1 }
@@ -78,12 +80,44 @@ private[text] object RegexRuns {
     Right(out.toArray)
   }
 
-  /** Index of the `\E` closing a `\Q` whose text starts at `from`, or the end. */
-  private def quoteEnd(cps: Array[Int], from: Int): Int = {
-    var j = from
-    while (j < cps.length && !(cps(j) == '\\' && j + 1 < cps.length && cps(j + 1) == 'E')) j += 1
-    j
+  private def hex(c: Int): Int = if (c >= 0 && c < 128) Character.digit(c, 16) else -1
+
+  /**
+   * `cps` with every `\Q...\E` quote replaced by its text escaped, as `java.util.regex.Pattern`
+   * does before it parses anything (its `RemoveQEQuoting`): in a quote, ASCII letters and
+   * non-ASCII code points stay as they are, other ASCII characters get a backslash, a backslash
+   * not starting `\E` becomes `\\`, and a digit first in a quote is written `\x3d` (so that it
+   * cannot continue an escape before the quote); outside quotes an escape's two characters are
+   * copied as they are. A quote not closed runs to the end.
+   */
+  private[text] def withoutQuotes(cps: Array[Int]): Array[Int] = {
+    val out = ArrayBuffer[Int]()
+    var inQuote = false
+    var first = false
+    var i = 0
+    while (i < cps.length) {
+      val c = cps(i)
+      i += 1
+      if (!inQuote) {
+        if (c == '\\' && i < cps.length && cps(i) == 'Q') { inQuote = true; first = true; i += 1 }
+        else {
+          out += c
+          if (c == '\\' && i < cps.length) { out += cps(i); i += 1 }
+        }
+      } else {
+        if (c >= 128 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) out += c
+        else if (c >= '0' && c <= '9') { if (first) out ++= Seq('\\', 'x', '3'); out += c }
+        else if (c != '\\') { out += '\\'; out += c }
+        else if (i < cps.length && cps(i) == 'E') { inQuote = false; i += 1 }
+        else { out += '\\'; out += '\\' }
+        first = false
+      }
+    }
+    out.toArray
   }
+
+  /** Characters an escape at `j` spans: `\c` takes the character after it (`\c]` is one control character). */
+  private def escapeLength(cps: Array[Int], j: Int): Int = if (j + 1 < cps.length && cps(j + 1) == 'c') 3 else 2
 
   /**
    * Index of the `]` closing the class opening at `start`; None where Java's reading is in doubt:
@@ -96,8 +130,7 @@ private[text] object RegexRuns {
     if (j < cps.length && cps(j) == ']') return None
     while (j < cps.length) {
       cps(j) match {
-        case '\\' if j + 1 < cps.length && cps(j + 1) == 'Q' => j = quoteEnd(cps, j + 2) + 2
-        case '\\' => j += 2
+        case '\\' => j += escapeLength(cps, j)
         case '[' =>
           // A nested class (a union or `&&` intersection member), read by the same rules.
           classEnd(cps, j) match {
@@ -117,8 +150,7 @@ private[text] object RegexRuns {
     var depth = 1
     while (j < cps.length) {
       cps(j) match {
-        case '\\' if j + 1 < cps.length && cps(j + 1) == 'Q' => j = quoteEnd(cps, j + 2) + 2
-        case '\\' => j += 2
+        case '\\' => j += escapeLength(cps, j)
         case '[' =>
           classEnd(cps, j) match {
             case Some(end) => j = end + 1

@@ -106,7 +106,16 @@ object TextCases {
       }
       case r if r < 80 => out.append("(").append(quote(c)).append("|zz)")
       case r if r < 84 => out.append(Seq("\\d", "\\w", "\\s", "\\b", "\\S", "\\p{L}")(rng.nextInt(6)))
-      case r if r < 88 => out.append("\\Q").append(c).append("\\E")
+      case r if r < 88 => rng.nextInt(6) match {
+        // Java removes quotes before it parses: an empty one joins its neighbours, and a quote
+        // inside a class or group is read as its escaped text.
+        case 0 => out.append("\\Q\\E").append(quote(c))
+        case 1 => out.append("[\\Q\\E]").append(quote(c)).append("]")
+        case 2 => out.append("(\\Q\\E?i)").append(quote(c))
+        case 3 => out.append("[x\\Q").append(c).append("]\\E]")
+        case _ => out.append("\\Q").append(c).append("\\E")
+      }
+      case r if r < 89 => out.append(Seq("[\\c]", "(\\c)", "[\\c[]")(rng.nextInt(3))).append(quote(c)).append(Seq("]", ")", "]]")(rng.nextInt(3)))
       case r if r < 92 => out.append(quote(letter(rng)))
       case r if r < 95 => out.append(Seq("\\t", "\\n", "\\x41", "\\u00e9")(rng.nextInt(4)))
       case _ =>

@@ -3,6 +3,7 @@ package bloomindex.text
 import org.scalatest.funsuite.AnyFunSuite
 
 import bloomindex.text.Requirement.{AllOf, NotPrunable, Or}
+import bloomindex.text.TextCases.Spark
 import bloomindex.text.TextSearch.Operand
 
 class TextSearchSuite extends AnyFunSuite {
@@ -125,11 +126,29 @@ class TextSearchSuite extends AnyFunSuite {
     assert(TextSearch.rlike(grams3, "ab\\tcd") == all("ab\t", "b\tc", "\tcd"))
     notPrunable(TextSearch.rlike(grams3, "abc|def"), "alternation")
     notPrunable(TextSearch.rlike(grams3, "(?i)abcdef"), "inline flags")
-    notPrunable(TextSearch.rlike(grams3, "abc\\x41def"), "escape")
+    notPrunable(TextSearch.rlike(grams3, "abc\\u0041def"), "escape")
     notPrunable(TextSearch.rlike(grams3, "abc("), "invalid")
     // Unanchored: the expression's ends are not the value's, so no token is bounded by them.
     notPrunable(TextSearch.rlike(words, "foo"), "no literal token")
     assert(TextSearch.rlike(words, "x foo y") == all("foo"))
     notPrunable(TextSearch.rlike(words, "^foo "), "no literal token")
+  }
+
+  test("RLIKE is read as Java reads it: its quotes removed first, wherever they stand, and \\c with the character after it") {
+    // Java takes every \Q...\E out before parsing: an empty one joins its neighbours.
+    notPrunable(TextSearch.rlike(grams3, "(\\Q\\E?i)abc"), "inline flags")
+    assert(Spark.rlike("xABCx", "(\\Q\\E?i)abc").contains(true))
+    assert(!TextSearch.rlike(grams3, "[\\Q\\E]abc]").prunable)
+    assert(Spark.rlike("cat", "[\\Q\\E]abc]").contains(true))
+    // \c] is one control character: the class runs to the second ']'.
+    assert(Spark.rlike("cat", "[\\c]abc]").contains(true))
+    assert(!TextSearch.rlike(grams3, "[\\c]abc]").prunable)
+    assert(Spark.rlike("zz", "(\\c)abc){0}").contains(true))
+    assert(!TextSearch.rlike(grams3, "(\\c)abc){0}").prunable)
+    // Quotes still read, at the top level and in a class; a digit first in a quote too.
+    assert(TextSearch.rlike(grams3, "\\Qa.b\\E\\Q\\Ec") == all("a.b", ".bc"))
+    assert(TextSearch.rlike(grams3, "x[\\Q]\\E]yzw") == all("yzw"))
+    assert(TextSearch.rlike(grams3, "a\\Q12\\E") == all("a12"))
+    assert(TextSearch.rlike(grams3, "\\x41bc") == all("Abc"))
   }
 }
