@@ -892,3 +892,51 @@ def test_delta_columns_renamed_across(spark, root, tmp_path):
     # Back to the names the index was built with, on the same physical columns.
     assert sql_same(spark, f"SELECT * FROM {t} WHERE k = 5") == [(5, 105)]
     assert sql_same(spark, f"SELECT * FROM {t} WHERE v = 105") == [(5, 105)]
+
+
+@pytest.mark.parametrize("statement", ["create", "refresh"])
+def test_a_build_under_ignore_corrupt_files_never_indexes_part_of_a_file(spark, root, tmp_path, statement):
+    # Under spark.sql.files.ignoreCorruptFiles Spark's scan ends a file quietly at its first
+    # unreadable part and keeps the rows before it. A build that read so would store a filter of
+    # the rows before the damage under the whole file's identity: k = 2500, in the row group
+    # after the damaged one, which a query's own read reaches (the statistics skip the first
+    # two row groups), would be skipped. The build reads every file whole or fails, naming it;
+    # nothing stored is lost.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "cut"
+    p.mkdir()
+    pq.write_table(pa.table({"k": pa.array([5000, 5001], pa.int64())}), str(p / "a.parquet"))
+    bad = str(p / "b.parquet")
+
+    def damaged():
+        pq.write_table(pa.table({"k": pa.array(range(3000), pa.int64())}), bad,
+                       row_group_size=1000, compression="NONE", use_dictionary=False)
+        off = pq.ParquetFile(bad).metadata.row_group(1).column(0).data_page_offset
+        with open(bad, "r+b") as fh:  # same size: row group 1's page header is junk
+            fh.seek(off)
+            fh.write(b"\xff" * 16)
+
+    name = f"cut_{statement}_ix"
+    query = lambda: spark.read.parquet(str(p)).where("k IN (2500, 5001)")  # noqa: E731
+    with confs(spark, {"spark.sql.files.ignoreCorruptFiles": "true", PRUNING: "true"}):
+        if statement == "refresh":
+            spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{p}` FOR COLUMNS (k)")
+            damaged()
+        else:
+            damaged()
+        # Spark itself reads past the damage: row group 2 holds 2500.
+        with confs(spark, {PRUNING: "false"}):
+            assert sorted(r.k for r in query().collect()) == [2500, 5001]
+        sql = f"REFRESH BLOOM INDEX {name}" if statement == "refresh" else f"CREATE BLOOM INDEX {name} ON parquet.`{p}` FOR COLUMNS (k)"
+        with pytest.raises(Exception, match="b.parquet"):
+            spark.sql(sql)
+        assert same(spark, query) == [(2500,), (5001,)]
+        point = lambda: spark.read.parquet(str(p)).where("k = 2500")  # noqa: E731
+        assert same(spark, point) == [(2500,)]
+        if statement == "refresh":
+            # The version before still answers: b.parquet is new to it and read whole, a.parquet skipped.
+            assert kept(report(spark, point), name) == (1, 2)
+        else:
+            assert kept(report(spark, point), name) is None

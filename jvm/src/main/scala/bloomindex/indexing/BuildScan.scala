@@ -166,12 +166,24 @@ object BuildScan {
    * value that parses, so a column's filter holds every value a query in any mode can see:
    * DROPMALFORMED drops rows a query reading fewer columns would keep, FAILFAST stops on a
    * malformed column the query may never read.
+   *
+   * And never `ignoreCorruptFiles` (the option, which wins over the session's
+   * `spark.sql.files.ignoreCorruptFiles`): under it Spark's scan ends a file quietly at its first
+   * unreadable part and keeps the rows before it, and a filter of those rows stored under the
+   * whole file's identity would skip the file for a value after the damage, which a query's own
+   * read may reach (its statistics skip the damaged row group). A build meeting such a file fails,
+   * naming it, and stores nothing.
    */
   def readerOptions(relation: HadoopFsRelation): Map[String, String] = {
-    val own = relation.options.filter { case (k, _) => k != "path" && k != "paths" }
+    val own = relation.options.filter { case (k, _) =>
+      k != "path" && k != "paths" && !k.equalsIgnoreCase(IgnoreCorruptFiles)
+    } + (IgnoreCorruptFiles -> "false")
     if (!DecodingContext.TextFormats.contains(SourceResolver.formatOf(relation))) own
     else own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
   }
+
+  /** Spark's per-read option for `spark.sql.files.ignoreCorruptFiles` (`FileSourceOptions`). */
+  private val IgnoreCorruptFiles = "ignoreCorruptFiles"
 
   private val RowBatch = 4096
 
