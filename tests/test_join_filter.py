@@ -421,3 +421,65 @@ def test_python_helpers(spark, tables):
     assert pre.count() == spark.sql("SELECT * FROM fact WHERE bloom_might_contain('dim_idx', 'ki', ki)").count()
     with pytest.raises(TypeError, match="names"):
         might_contain("dim_idx", None, "k")
+
+
+def test_a_stream_stream_join_is_not_filtered(spark, tables, tmp_path):
+    """A stream-stream join keeps each side's rows as state and matches them with the other
+    side's rows of later batches: a row of the first batch whose key the indexed side's files do
+    not hold yet must still meet the row that arrives later, as without the filter."""
+    a, b = str(tmp_path / "sa"), str(tmp_path / "sb")
+    spark.createDataFrame([(7, "a7")], "k BIGINT, a STRING").write.parquet(a)
+    spark.createDataFrame([(1, "b1")], "k BIGINT, b STRING").write.parquet(b)
+    spark.sql(f"CREATE BLOOM INDEX stream_b_ix ON parquet.`{b}` FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
+    # The same join as a batch query is filtered: the index and its global filter are usable.
+    batch = (spark.read.parquet(a).join(spark.read.parquet(b), "k"))
+    assert "join filter: index stream_b_ix" in BloomIndex(spark).explain(batch)
+    queries = {}
+    try:
+        for enabled in ("true", "false"):
+            spark.conf.set(ENABLED, enabled)  # a streaming query takes the session's settings at its start
+            left = spark.readStream.schema("k BIGINT, a STRING").parquet(a)
+            right = spark.readStream.schema("k BIGINT, b STRING").parquet(b)
+            queries[enabled] = (left.join(right, "k").writeStream.format("memory").queryName(f"stream_join_{enabled}")
+                                .option("checkpointLocation", str(tmp_path / f"ck_{enabled}")).start())
+        for q in queries.values():
+            q.processAllAvailable()
+        spark.createDataFrame([(7, "b7")], "k BIGINT, b STRING").write.mode("append").parquet(b)
+        for q in queries.values():
+            q.processAllAvailable()
+        on = sorted(tuple(r) for r in spark.table("stream_join_true").collect())
+        off = sorted(tuple(r) for r in spark.table("stream_join_false").collect())
+        assert off == [(7, "a7", "b7")]
+        assert on == off
+    finally:
+        spark.conf.set(ENABLED, "true")
+        for q in queries.values():
+            q.stop()
+
+
+def test_a_literal_in_subquery_run_after_the_indexed_side_changed(spark, tables, tmp_path):
+    """`5 IN (SELECT k FROM dim)` reads no column of the outer side: a check of it would be a
+    partition filter the scan applies when it lists its files, without the check's test, when
+    the plan runs, that the indexed side still holds what its filter does. Planned, then the
+    indexed side gets the key (no refresh), then run: every row, as without the filter."""
+    path = str(tmp_path / "fact_lit")
+    spark.range(0, 80).selectExpr("id AS v", "id % 8 AS p").write.partitionBy("p").parquet(path)
+    spark.read.parquet(path).createOrReplaceTempView("fact_lit")
+    spark.sql("DROP TABLE IF EXISTS dim_lit")
+    try:
+        spark.sql("CREATE TABLE dim_lit (k BIGINT) USING parquet")
+        spark.sql("INSERT INTO dim_lit VALUES (1), (2)")
+        spark.sql("CREATE BLOOM INDEX dim_lit_idx ON dim_lit FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
+        q = "SELECT v FROM fact_lit WHERE 5 IN (SELECT k FROM dim_lit)"
+        planned = {}
+        for enabled in ("false", "true"):
+            spark.conf.set(ENABLED, enabled)
+            planned[enabled] = spark.sql(q)
+            planned[enabled]._jdf.queryExecution().optimizedPlan()
+        spark.conf.set(ENABLED, "true")
+        spark.sql("INSERT INTO dim_lit VALUES (5)")
+        on, off = _rows(planned["true"]), _rows(planned["false"])
+        assert len(off) == 80 and on == off
+    finally:
+        spark.conf.set(ENABLED, "true")
+        spark.sql("DROP TABLE IF EXISTS dim_lit")

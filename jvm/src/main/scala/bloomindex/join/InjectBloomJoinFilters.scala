@@ -39,8 +39,12 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
 
   import InjectBloomJoinFilters._
 
+  // A streaming query's plan (a micro-batch's) gets no check: a stream-stream join keeps each
+  // side's rows as state and matches them with the other side's rows of later batches, which
+  // a global filter of the files there now cannot speak for (a row dropped in batch 0 misses its
+  // match arriving in batch 1).
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!spark.sessionState.conf.getConf(BloomIndexSQLConf.JOIN_FILTER_ENABLED)) plan
+    if (!spark.sessionState.conf.getConf(BloomIndexSQLConf.JOIN_FILTER_ENABLED) || plan.isStreaming) plan
     else plan.transformUpWithPruning(_.containsAnyPattern(JOIN, IN_SUBQUERY, EXISTS_SUBQUERY)) {
       case j @ Join(left, right, joinType, Some(condition), _) if filterable(joinType) != ((false, false)) =>
         val pairs = SparkShim.conjuncts(condition).flatMap {
@@ -67,7 +71,9 @@ class InjectBloomJoinFilters(spark: SparkSession) extends Rule[LogicalPlan] {
       case f @ Filter(condition, child) if SubqueryExpression.hasSubquery(condition) =>
         val pairs = SparkShim.conjuncts(condition).flatMap {
           case InSubquery(values, l: ListQuery) if values.size == l.plan.output.size =>
-            values.zip(l.plan.output).filter(_._1.deterministic).map(p => (p._1, p._2, l.plan)) ++
+            // A value that reads no column (`5 IN (SELECT ...)`) is a filter a scan would take as
+            // a partition filter, outside the check's test of the indexed side when the plan runs.
+            values.zip(l.plan.output).filter(v => v._1.deterministic && evaluates(v._1, child)).map(p => (p._1, p._2, l.plan)) ++
               subqueryPairs(l.joinCond, child, l.plan)
           case e: Exists => subqueryPairs(e.joinCond, child, e.plan)
           case _ => Nil
