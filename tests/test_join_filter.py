@@ -272,27 +272,37 @@ def test_a_local_relation_is_not_checked(spark, tables):
 def test_a_plan_with_a_partition_key_run_after_the_indexed_side_changed(spark, tables, tmp_path):
     """Planned, then the indexed side gets a new key (a catalog table's INSERT, no refresh), then
     run: the rows matching the new key are there, as without the filter."""
-    path = str(tmp_path / "fact_by_p2")
+    on, off = _planned_then_indexed_side_changed(
+        spark, tmp_path, "fact_by_p2", "dim_t", "k BIGINT, cat STRING", "(1, 'a'), (2, 'b')", "(4, 'new')",
+        "SELECT f.v, d.cat FROM fact_by_p2 f JOIN dim_t d ON f.p = d.k")
+    assert on == off and sum(1 for r in on if r[1] == "new") == 10
+
+
+def _planned_then_indexed_side_changed(spark, tmp_path, fact: str, dim: str, dim_schema: str, rows: str,
+                                       new_rows: str, q: str) -> tuple:
+    """(rows with the join filter, rows without) of `q` planned (optimized) with the filter on and
+    off over view `fact` (80 rows, partitioned by p = v % 8) and catalog table `dim` (`rows`, its
+    `k` indexed with a global filter, refreshed by hand), then run after `new_rows` were inserted
+    into `dim` with no refresh."""
+    path = str(tmp_path / fact)
     spark.range(0, 80).selectExpr("id AS v", "id % 8 AS p").write.partitionBy("p").parquet(path)
-    spark.read.parquet(path).createOrReplaceTempView("fact_by_p2")
-    spark.sql("DROP TABLE IF EXISTS dim_t")
+    spark.read.parquet(path).createOrReplaceTempView(fact)
+    spark.sql(f"DROP TABLE IF EXISTS {dim}")
     try:
-        spark.sql("CREATE TABLE dim_t (k BIGINT, cat STRING) USING parquet")
-        spark.sql("INSERT INTO dim_t VALUES (1, 'a'), (2, 'b')")
-        spark.sql("CREATE BLOOM INDEX dim_t_idx ON dim_t FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
-        q = "SELECT f.v, d.cat FROM fact_by_p2 f JOIN dim_t d ON f.p = d.k"
+        spark.sql(f"CREATE TABLE {dim} ({dim_schema}) USING parquet")
+        spark.sql(f"INSERT INTO {dim} VALUES {rows}")
+        spark.sql(f"CREATE BLOOM INDEX {dim}_idx ON {dim} FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
         planned = {}
         for enabled in ("false", "true"):
             spark.conf.set(ENABLED, enabled)
             planned[enabled] = spark.sql(q)
             planned[enabled]._jdf.queryExecution().optimizedPlan()
         spark.conf.set(ENABLED, "true")
-        spark.sql("INSERT INTO dim_t VALUES (4, 'new')")
-        on, off = _rows(planned["true"]), _rows(planned["false"])
-        assert on == off and sum(1 for r in on if r[1] == "new") == 10
+        spark.sql(f"INSERT INTO {dim} VALUES {new_rows}")
+        return _rows(planned["true"]), _rows(planned["false"])
     finally:
         spark.conf.set(ENABLED, "true")
-        spark.sql("DROP TABLE IF EXISTS dim_t")
+        spark.sql(f"DROP TABLE IF EXISTS {dim}")
 
 
 def test_an_index_created_again_after_its_folder_was_removed_is_another_history(spark, tables, tmp_path):
@@ -462,24 +472,7 @@ def test_a_literal_in_subquery_run_after_the_indexed_side_changed(spark, tables,
     partition filter the scan applies when it lists its files, without the check's test, when
     the plan runs, that the indexed side still holds what its filter does. Planned, then the
     indexed side gets the key (no refresh), then run: every row, as without the filter."""
-    path = str(tmp_path / "fact_lit")
-    spark.range(0, 80).selectExpr("id AS v", "id % 8 AS p").write.partitionBy("p").parquet(path)
-    spark.read.parquet(path).createOrReplaceTempView("fact_lit")
-    spark.sql("DROP TABLE IF EXISTS dim_lit")
-    try:
-        spark.sql("CREATE TABLE dim_lit (k BIGINT) USING parquet")
-        spark.sql("INSERT INTO dim_lit VALUES (1), (2)")
-        spark.sql("CREATE BLOOM INDEX dim_lit_idx ON dim_lit FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
-        q = "SELECT v FROM fact_lit WHERE 5 IN (SELECT k FROM dim_lit)"
-        planned = {}
-        for enabled in ("false", "true"):
-            spark.conf.set(ENABLED, enabled)
-            planned[enabled] = spark.sql(q)
-            planned[enabled]._jdf.queryExecution().optimizedPlan()
-        spark.conf.set(ENABLED, "true")
-        spark.sql("INSERT INTO dim_lit VALUES (5)")
-        on, off = _rows(planned["true"]), _rows(planned["false"])
-        assert len(off) == 80 and on == off
-    finally:
-        spark.conf.set(ENABLED, "true")
-        spark.sql("DROP TABLE IF EXISTS dim_lit")
+    on, off = _planned_then_indexed_side_changed(
+        spark, tmp_path, "fact_lit", "dim_lit", "k BIGINT", "(1), (2)", "(5)",
+        "SELECT v FROM fact_lit WHERE 5 IN (SELECT k FROM dim_lit)")
+    assert len(off) == 80 and on == off

@@ -57,9 +57,10 @@ object RecheckedScan {
     }
 
   /**
-   * For the first run of `scan`, which builds its reader with the session's settings now: where those no longer decode the decision's columns as when it
-   * was made ([[StorageCheck.decodingChanged]]), a copy of the scan that skips nothing, to be read
-   * in its place, what the run skips with it (nothing), and why.
+   * For the first run of `scan`, which builds its reader with the session's settings now: where
+   * those no longer decode the decision's columns as when it was made
+   * ([[StorageCheck.decodingChanged]]), a copy of the scan that skips nothing, to be read in its
+   * place, what the run skips with it (nothing), and why.
    */
   def unprunedAtFirstRun(scan: SparkPlan): Option[(SparkPlan, PruningInfo, String)] = scan match {
     case w: WholeStageCodegenExec =>

@@ -20,7 +20,7 @@ import bloomindex.text.LikePattern.Many
  * `\xhh`, concatenation, and quantifiers (`*`, `?`, `{0,m}` drop the literal they follow;
  * `+`, `{n,m}` with n >= 1 keep it; either ends the run). Opaque, each ending a run: `.`, `^`, `$`, classes `[...]`, groups `(...)`
  * whatever they hold, `\d \w \s \b \p{..}` and the like. Anything else gives up (`Left`): an
- * alternation `|` at the top level, inline flags `(?i)`, escapes such as `\x41 \0101 \1 \k<n>`, and
+ * alternation `|` at the top level, inline flags `(?i)`, escapes such as `\x{41} \u0041 \0101 \1 \k<n>`, and
  * an invalid expression (Spark fails the query).
  */
 private[text] object RegexRuns {
