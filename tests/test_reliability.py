@@ -338,6 +338,56 @@ def test_probe_files_swapped_between_columns_are_damage_not_filters(spark, root,
     assert differential(spark, path, seed=5, n=12) == before
 
 
+def test_a_refresh_never_carries_a_filter_whose_page_fails_its_checksum(spark, root, tmp_path):
+    """The `columns` layout (encrypted indexes, `blockMajor = false`): one file's filter zeroed in
+    place in its Parquet page (the size unchanged, no `.crc` file), so read as it is it answers
+    "absent" for every value. A query fails the page's checksum and reads the files the page
+    held, and DESCRIBE in that JVM names the damage. An incremental REFRESH in another driver,
+    which has read nothing, must not carry the row into its new version, where fresh page
+    checksums would seal it: it builds the file again."""
+    name = "dmg_page"
+    path = _source(spark, tmp_path, name)
+    checksums = spark.sparkContext._jvm.bloomindex.log.Checksums
+    with confs(spark, {"spark.bloomindex.build.blockMajor": "false"}):
+        spark.sql(f"CREATE BLOOM INDEX {name} ON parquet.`{path}` FOR COLUMNS (k) OPTIONS (refresh = 'manual')")
+        data_dir = os.path.join(root, name, log_entries(root, name)[-1]["data"]["dir"], "column=k")
+        part = sorted(p for p in glob.glob(os.path.join(data_dir, "*.parquet")) if pq.read_metadata(p).num_rows > 0)[0]
+        victim = pq.read_table(part).to_pylist()[0]
+        stored = bytes(victim["filter"])
+        bits = bloomindex.Sbbf.deserialize(stored).num_bytes
+        raw = open(part, "rb").read()
+        at = raw.find(stored)
+        assert at > 0 and raw.find(stored, at + 1) < 0, "the filter is stored once, uncompressed"
+        head = len(stored) - bits
+        open(part, "wb").write(raw[:at + head] + bytes(bits) + raw[at + len(stored):])
+        for crc in glob.glob(os.path.join(data_dir, ".*.crc")):
+            os.remove(crc)  # object stores keep no checksum files beside the data
+        victim_file = row_path(victim["file_path"])
+        key = next(k for k, f in _first_keys(spark, path).items() if f == victim_file)
+        fresh_driver(spark)
+        checksums.resetDamage()
+
+        on, files = rows_and_files(spark, path, f"k = {key}", True)
+        assert on == rows_and_files(spark, path, f"k = {key}", False)[0] and on
+        assert victim_file in files
+        assert "damaged filters found by reads" in _describe(spark, name)["damage"]
+
+        # Another driver: nothing found by its reads. A new file, then an incremental REFRESH.
+        checksums.resetDamage()
+        fresh_driver(spark)
+        spark.range(KEYS, KEYS + 10).select(F.col("id").alias("k"), F.concat(F.lit("s"), F.col("id").cast("string"))
+                                            .alias("s")).coalesce(1).write.mode("append").parquet(path)
+        spark.sql(f"REFRESH BLOOM INDEX {name}")
+    d = _describe(spark, name)
+    assert d["last_operation"] == "REFRESH INCREMENTAL" and d["files_indexed"] == str(N_FILES + 1), d
+    fresh_driver(spark)
+    on, files = rows_and_files(spark, path, f"k = {key}", True)
+    assert on == rows_and_files(spark, path, f"k = {key}", False)[0] and victim_file in files
+    assert len(files) < N_FILES, "the file built again is pruned again"
+    differential(spark, path, seed=6, n=8)
+    assert _describe(spark, name)["damage"] == "none"
+
+
 def test_incremental_refresh_after_a_damaged_log_entry_rebuilds_in_full(spark, root, tmp_path):
     path = _source(spark, tmp_path, "dmg_inc")
     spark.sql(f"CREATE BLOOM INDEX dmg_inc ON parquet.`{path}` FOR COLUMNS (k)")

@@ -62,6 +62,12 @@ sealed abstract class IndexLayout(val name: String) {
       (p, size, mtime, _, _, _) => d.known.add((p, size, mtime)), filters = false)
     if (read.failed > 0) d.damage(s"column ${c.name}: ${read.failed} index data files unreadable " +
       s"(${read.failure.map(_.getMessage).getOrElse("")}); the files whose rows they held have no index row")
+    // Filters that failed when this JVM's queries read them (DESCRIBE reads none).
+    val recorded = Checksums.damageUnder("").map { case (f, why) => new Path(f).toUri.getPath -> why }.toMap
+    val failed = present.flatMap(p => recorded.get(p.toUri.getPath).map(p -> _))
+    if (failed.nonEmpty) d.damage(s"column ${c.name}: ${failed.size} of ${present.size} index data files with damaged " +
+      s"filters found by reads (e.g. ${failed.head._1.getName}: ${failed.head._2}); the files they held are read, " +
+      "not pruned, and the next REFRESH builds them again")
   }
 
   override def toString: String = name

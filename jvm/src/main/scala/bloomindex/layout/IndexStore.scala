@@ -37,11 +37,21 @@ object IndexStore {
    */
   def rows(spark: SparkSession, indexDir: Path, data: IndexData): DataFrame = IndexLayout.of(data).rows(spark, indexDir, data)
 
-  /** The Parquet index rows under `dir` (layouts `rows`, `columns`, `blocks`). */
+  /**
+   * The Parquet index rows under `dir` (layouts `rows`, `columns`, `blocks`). Pages written with
+   * a checksum (log format 6 on) are checked as they are read: a page that fails it ends its
+   * file's rows there, so REFRESH, which carries the rows of unchanged files into its new
+   * version (whose pages get new checksums), builds the files the page held again instead of
+   * sealing its damaged filters.
+   */
   private[layout] def parquetRows(spark: SparkSession, dir: Path): DataFrame =
     spark.read.schema(IndexSchemas.IndexSchema)
       .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
+      .option(PageChecksums, "true")
       .parquet(dir.toString)
+
+  /** parquet-java's option to check the checksums of the pages it reads (off by default). */
+  private val PageChecksums = "parquet.page.verify-checksum.enabled"
 
   /** The rows of the active version of the index in `indexDir` (tests and tools; empty when none). */
   def activeRows(spark: SparkSession, indexDir: String): DataFrame = {
@@ -113,12 +123,18 @@ object IndexStore {
     spark.createDataFrame(rdd, IndexSchemas.IndexSchema)
   }
 
-  /** (path, size, modification time) of every file the rows cover (by at least `columns` columns). */
-  def fileIdentities(rows: DataFrame, columns: Int = 1): Set[(String, Long, Long)] =
+  /**
+   * (path, size, modification time) of every file the rows cover (by at least `columns`
+   * columns). The filters are read too, though not returned: a Parquet page of them that fails
+   * its checksum ends its file's rows ([[parquetRows]]), so the files it held are not covered.
+   */
+  def fileIdentities(rows: DataFrame, columns: Int = 1): Set[(String, Long, Long)] = {
+    import org.apache.spark.sql.functions.{col, countDistinct, length, sum}
     rows.groupBy("file_path", "file_size", "modification_time")
-      .agg(org.apache.spark.sql.functions.countDistinct("column").as("columns"))
-      .where(org.apache.spark.sql.functions.col("columns") >= columns).collect()
+      .agg(countDistinct("column").as("columns"), sum(length(col("filter"))).as("filter_bytes"))
+      .where(col("columns") >= columns && col("filter_bytes") >= 0).collect()
       .map(r => (r.getString(0), r.getLong(1), r.getLong(2))).toSet
+  }
 
   /**
    * How many of `rows`' filters do not deserialize as their column's design (bad header, a
@@ -196,7 +212,7 @@ object IndexStore {
       countLoaded(folder, files.size, bytes)
       val rows = spark.read.schema(ColumnFileSparkSchema)
         .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
-        .option("parquet.page.verify-checksum.enabled", "true")
+        .option(PageChecksums, "true")
         .parquet(files.map(_.toString): _*).select(ProbeFields.map(org.apache.spark.sql.functions.col): _*)
         .coalesce(math.max(1L, bytes / (64L << 20) + 1).toInt).toLocalIterator()
       while (rows.hasNext) {
@@ -212,6 +228,9 @@ object IndexStore {
       case NonFatal(e) =>
         failed.incrementAndGet()
         if (failure.isEmpty) failure = Some(e)
+        // For DESCRIBE, which reads no filter ([[IndexLayout.readIdentities]]): a query's read
+        // that failed (a page failing its checksum among them) is damage.
+        if (filters) bloomindex.log.Checksums.recordDamage(f.toString, s"unreadable when a query read it: ${e.getMessage}")
     }
     inParallel(threads, files.map(f => () => one(f)))
     if (filters) countLoaded(folder, files.size, bytes.sum())
