@@ -502,6 +502,41 @@ def test_parquet_rebase_modes(spark, root, tmp_path, int96):
         BloomIndex(spark, progress=False).drop("rebase_idx")
 
 
+def test_footer_filters_follow_the_readers_rebase_option(spark, root, tmp_path):
+    """Files written by pyarrow (no Spark metadata) with Bloom filters in their footers for an
+    ancient DATE column: Spark rebases their days when the reader's `datetimeRebaseMode`
+    option says LEGACY, whatever the session's setting. A footer filter holds the stored days,
+    so it may stand for the column only where the read rebases nothing: the build reads the
+    option as Spark's reader does and builds such files from the data."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = str(tmp_path / "ancient_footers")
+    os.makedirs(path)
+    for f in range(2):
+        # Days 37 apart: a rebased day never lands on another stored one.
+        days = [dt.date(1400, 1, 1) + dt.timedelta(days=37 * (f * 50 + i)) for i in range(50)]
+        pq.write_table(pa.table({"id": pa.array(range(f * 50, f * 50 + 50), pa.int32()), "d": pa.array(days, pa.date32())}),
+                       os.path.join(path, f"part-{f}.parquet"), bloom_filter_options={"d": {"ndv": 50, "fpp": 0.001}})
+    legacy = lambda: spark.read.option("datetimeRebaseMode", "LEGACY").parquet(path)
+    with confs(spark, {"spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED"}):
+        BloomIndex(spark, progress=False).create("ancient_footers", legacy(), ["d"])
+        with confs(spark, {PRUNING: "false"}):
+            days = [r.d for r in legacy().where("id IN (7, 63)").collect()]
+        assert len(days) == 2
+        for day in days:
+            assert same(spark, lambda: legacy().where(f"d = DATE'{day}'").select("id"), str(day))
+        d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX ancient_footers").collect()}
+        assert d["column.d.files_from_footer"] == "0" and d["column.d.files_from_data"] == "2", d
+        assert_prunes(spark, lambda: legacy().where(f"d = DATE'{days[0]}'"), "ancient_footers")
+        # Read as the session says (no rebase), the same files' footers stand for the column.
+        BloomIndex(spark, progress=False).create("ancient_plain", spark.read.parquet(path), ["d"])
+        d = {r.info_name: r.info_value for r in spark.sql("DESCRIBE BLOOM INDEX ancient_plain").collect()}
+        assert d["column.d.files_from_footer"] == "2", d
+    for name in ("ancient_footers", "ancient_plain"):
+        BloomIndex(spark, progress=False).drop(name)
+
+
 def test_parquet_int96_timestamp_conversion_depends_on_the_time_zone(spark, root, tmp_path):
     """INT96 timestamps of files not written by parquet-mr are shifted by the session zone when
     spark.sql.parquet.int96TimestampConversion is on: then the zone matters for Parquet too."""

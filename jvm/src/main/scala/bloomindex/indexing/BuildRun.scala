@@ -206,7 +206,7 @@ private final class BuildRun(
 
   /** The footer filters that qualify and fit; the other (file, column) pairs go to `rejected`. */
   private def footerFilters(rejected: CollectionAccumulator[(String, Int, String)]): RDD[FileFilter] =
-    FooterFilters.read(spark, hadoopConf, files, cols.toSeq, relation.dataSchema).flatMap { o =>
+    FooterFilters.read(spark, hadoopConf, files, cols.toSeq, relation.dataSchema, relation.options).flatMap { o =>
       if (o.filter.isEmpty) rejected.add((o.path, o.column, o.reason))
       o.filter
     }

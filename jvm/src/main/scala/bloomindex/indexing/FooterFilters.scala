@@ -26,7 +26,7 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.DataSourceUtils
-import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils
+import org.apache.spark.sql.execution.datasources.parquet.{ParquetOptions, ParquetUtils}
 import org.apache.spark.sql.types._
 
 /**
@@ -82,13 +82,14 @@ object FooterFilters {
 
   /** The footer filter, or why not, of every (file, column). */
   def read(spark: SparkSession, conf: Broadcast[ConfWritable], files: Seq[SourceFile],
-      cols: Seq[ColumnSpec], schema: StructType): RDD[Outcome] = {
+      cols: Seq[ColumnSpec], schema: StructType, options: Map[String, String]): RDD[Outcome] = {
     val sqlConf = spark.sessionState.conf
     // Spark matches Parquet columns by field id only where the table's schema carries ids (Delta's
-    // extension turns the setting on in every session, for its column mapping tables).
+    // extension turns the setting on in every session, for its column mapping tables). The
+    // rebase mode as the scan's reader takes it: its `datetimeRebaseMode` option over the session's.
     val settings = Settings(sqlConf.caseSensitiveAnalysis,
       sqlConf.parquetFieldIdReadEnabled && ParquetUtils.hasFieldIds(schema),
-      sqlConf.getConfString("spark.sql.parquet.datetimeRebaseModeInRead", "EXCEPTION"))
+      new ParquetOptions(options, sqlConf).datetimeRebaseModeInRead.toString)
     val sc = spark.sparkContext
     val colArray = cols.toArray
     val types = cols.map(c => DataType.fromDDL(c.dataType)).toArray
