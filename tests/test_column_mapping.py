@@ -837,6 +837,36 @@ def test_char_columns_under_read_side_padding(spark, root, tmp_path):
         _drop(spark, "chars_t")
 
 
+@pytest.mark.parametrize("collation", ["UNICODE_CI", "UNICODE", "UTF8_LCASE"])
+def test_collated_char_columns_are_not_pruned_on_padded_forms(spark, root, tmp_path, collation):
+    """CHAR(n) COLLATE x is compared padded under the collation: another writer's unpadded 'a',
+    read as 'a ', equals 'a' + NO-BREAK SPACE under UNICODE_CI (the two spaces differ only
+    below its strength) and 'a ' + ZERO WIDTH SPACE under UNICODE (ignorable). The forms the
+    index would probe (the literal and it without trailing spaces) hold the byte-wise padding
+    only, so a collated CHAR compared this way is not pruned on (it skipped the file: [] where
+    Spark answers the row)."""
+    import pyarrow as pa
+
+    table, loc = f"chars_{collation.lower()}", str(tmp_path / f"chars_{collation}")
+    _drop(spark, table)
+    try:
+        spark.sql(f"CREATE TABLE {table} (c CHAR(3) COLLATE {collation}, id INT) USING parquet LOCATION '{loc}'")
+        spark.sql(f"INSERT INTO {table} VALUES ('k1', 1), ('k2', 2)")
+        import pyarrow.parquet as pq
+        pq.write_table(pa.table({"c": ["a", "b\u0130"], "id": pa.array([100, 101], pa.int32())}),
+                       os.path.join(loc, "other-writer.parquet"))
+        spark.sql(f"REFRESH TABLE {table}")
+        spark.sql(f"CREATE BLOOM INDEX {table}_ix ON {table} FOR COLUMNS (c)")
+        for literal in ["'a\u00a0 '", "'a \u200b'", "'a  '", "'B\u0130 '", "'bi\u0307'", "'k1 '"]:
+            q = f"SELECT id FROM {table} WHERE c = {literal}"
+            same(spark, lambda: spark.sql(q), q)
+            k = kept(report(spark, lambda: spark.sql(q)), f"{table}_ix")
+            assert k is None or k[0] == k[1], (q, k)
+        assert sorted(same(spark, lambda: spark.sql(f"SELECT id FROM {table} WHERE c = 'a'"))) == [(100,)]
+    finally:
+        _drop(spark, table)
+
+
 def test_char_equality_with_malformed_literal_is_not_pruned(spark, tmp_path):
     """A CHAR literal that is not valid UTF-8 (`CAST(X'41C3' AS STRING)`) is compared by its
     bytes, padded as Spark counts its characters; decoded, it would be probed as other bytes

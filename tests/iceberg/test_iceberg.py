@@ -576,6 +576,59 @@ def test_imported_files_without_ids_or_mapping_are_left_out(spark, root, table, 
     assert kept == 1 < total
 
 
+def test_a_name_mapping_removed_after_the_build_stops_the_index(spark, root, table, tmp_path):
+    """Files add_files imported (no field ids) are read through the table's name mapping as it is
+    at query time. Removed after the build, Iceberg reads such a file by position: here its first
+    column (b) as a. The index, built through the mapping, held the file's a values: it must
+    not answer until a REFRESH ... FULL builds it as the table reads now (an incremental one
+    refuses)."""
+    spark.sql(f"CREATE TABLE {table} (a STRING, b STRING) USING iceberg")
+    imp = str(tmp_path / "imp")
+    spark.createDataFrame([("b1", "a1"), ("b2", "c9")], "b STRING, a STRING").coalesce(1).write.parquet(imp)
+    _import_folder(spark, table, imp)
+    spark.sql(f"INSERT INTO {table} VALUES ('a5', 'b5')")
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (a)")
+    assert _log(root, "ix")[-1]["data"]["indexedFiles"] == 2
+    q = f"SELECT a, b FROM {table} WHERE a = 'b1'"
+    assert _same(spark, q) == []
+    assert _kept(spark, q)[0] == 0
+    spark.sql(f"ALTER TABLE {table} UNSET TBLPROPERTIES ('schema.name-mapping.default')")
+    rows = _same(spark, q)
+    assert _kept(spark, q) is None, "the index does not answer for the table as it reads now"
+    with pytest.raises(Exception, match="name mapping"):
+        spark.sql("REFRESH BLOOM INDEX ix")
+    spark.sql("REFRESH BLOOM INDEX ix FULL")
+    assert _same(spark, q) == rows
+    # The imported file, without ids or a mapping, is left out now: read in full.
+    assert _log(root, "ix")[-1]["data"]["indexedFiles"] == 1
+
+
+def test_a_dropped_columns_name_taken_by_a_rename_stops_the_index(spark, root, table, tmp_path):
+    """Iceberg takes a name a rename gives away from the other fields of the name mapping: after
+    DROP COLUMN b and RENAME COLUMN a TO b, two columns of an imported file (a and b) map to
+    the renamed column's field id, and Iceberg reads one of them, perhaps not the one the build
+    read. The index holds imported files, so it requires the mapping to give its column the names
+    it gave at the build, and answers again after a REFRESH ... FULL."""
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, a STRING, b STRING) USING iceberg")
+    imp = str(tmp_path / "imp2")
+    spark.range(50).selectExpr("id", "format_string('k%02d', id * 2) AS a", "format_string('k%02d', id * 2 + 1) AS b") \
+        .coalesce(1).write.parquet(imp)
+    _import_folder(spark, table, imp)
+    spark.sql(f"INSERT INTO {table} VALUES (100, 'k10', 'k99')")
+    spark.sql(f"CREATE BLOOM INDEX ix ON {table} FOR COLUMNS (a)")
+    assert _log(root, "ix")[-1]["data"]["indexedFiles"] == 2
+    assert [r[0] for r in _same(spark, f"SELECT id FROM {table} WHERE a = 'k20'")] == [10]
+    spark.sql(f"ALTER TABLE {table} DROP COLUMN b")
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN a TO b")
+    queries = [f"SELECT id FROM {table} WHERE b = '{v}'" for v in ("k51", "k20", "k10", "k99")]
+    answers = [_same(spark, q) for q in queries]
+    for q in queries:
+        assert _kept(spark, q) is None, q
+    spark.sql("REFRESH BLOOM INDEX ix FULL")
+    assert [_same(spark, q) for q in queries] == answers
+    assert _kept(spark, queries[0]) is not None
+
+
 @pytest.mark.parametrize("kind", ["date", "int96"])
 def test_imported_legacy_calendar_files_are_left_out(spark, root, table, tmp_path, kind):
     """Files Spark wrote in legacy calendar mode (their footer says so), imported: Spark's reader

@@ -4,7 +4,7 @@ import bloomindex.indexing.{IndexBuilder, WrittenFilters}
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
-import bloomindex.source.{DecodingContext, Snapshot, SourceFile, SourceResolver}
+import bloomindex.source.{DecodingContext, Snapshot, SourceFile, SourceProviders, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
@@ -128,7 +128,8 @@ private[actions] object IndexBuild extends Logging {
       StepClock.mark("filters written")
       (r, (resolved, fromWrite))
     }
-    Built(result, tableVersion, decoding, reused.folders, Some(built._1), built._2)
+    val recordedDecoding = SourceProviders.of(spec.source).recordedDecoding(decoding, readRelation, baseData.flatMap(_.decoding))
+    Built(result, tableVersion, recordedDecoding, reused.folders, Some(built._1), built._2)
   }
 
   /**

@@ -155,6 +155,16 @@ object FilePredicate {
    * returned as stored).
    */
   private def padded(a: Attribute, n: Int, values: Seq[Any], index: IndexView): Either[NotApplicable, FilePredicate] = {
+    // Under a collation the padded value is compared by its collation key, and the stored forms
+    // that pad to an equal string are not the literal without its trailing spaces only ('a'
+    // read as 'a ' equals 'a' + NO-BREAK SPACE under UNICODE_CI, 'a ' + ZERO WIDTH SPACE under
+    // UNICODE): not enumerable.
+    a.dataType match {
+      case s: StringType if bloomindex.hash.CollationKeys.keyed(s) =>
+        return Left(NotApplicable(s"CHAR($n) ${a.name} is compared padded under collation ${s.sql}, whose equal " +
+          "strings the index cannot enumerate from the literal"))
+      case _ =>
+    }
     // A malformed literal would be probed as its decoded string's bytes, not its own.
     if (values.exists { case s: org.apache.spark.unsafe.types.UTF8String => !s.isValid; case _ => false }) {
       return Left(NotApplicable(s"CHAR($n) ${a.name}: a literal that is not valid UTF-8"))

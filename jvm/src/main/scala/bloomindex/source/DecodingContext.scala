@@ -267,6 +267,17 @@ object DecodingContext {
       }
     }
 
+  /**
+   * [[ColumnDecoding.physical]]'s key for the names a table's name mapping gives a column
+   * ([[mappedNames]]), which a table format reads files without field ids by (Iceberg's
+   * imported files): recorded where the index holds such files, and then the same names are
+   * required of a scan.
+   */
+  val NameMapping = "nameMapping"
+
+  /** `names` (sorted) as [[NameMapping]] records them: each quoted, `'` doubled. */
+  def mappedNames(names: Seq[String]): String = names.sorted.map(n => "'" + n.replace("'", "''") + "'").mkString(", ")
+
   /** [[ColumnDecoding.physical]]'s key for Delta column mapping's physical name of a column. */
   val PhysicalName = "physicalName"
 
@@ -359,6 +370,12 @@ object DecodingContext {
       case _ =>
     }
     positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))
+    (built.physical.get(NameMapping), scan.physical.get(NameMapping)) match {
+      case (Some(a), b) if !b.contains(a) => return Some(s"$c: the index holds files without field ids, read through " +
+        s"the table's name mapping by the names [$a]; the mapping now gives ${b.fold("none (it was removed)")(n => s"[$n]")}, " +
+        "so the table may read other columns of those files; REFRESH BLOOM INDEX ... FULL builds it as the table reads now")
+      case _ =>
+    }
     (built.physical.get(ExistsDefault), scan.physical.get(ExistsDefault)) match {
       case (a, b) if a == b =>
       // An index of the table built before defaults were recorded read the rows through the

@@ -1,7 +1,7 @@
 package bloomindex.source
 
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, LogEntry, SourceSpec}
+import bloomindex.log.{ColumnDecoding, ColumnSpec, Decoding, IndexSpec, LogEntry, SourceSpec}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -160,6 +160,13 @@ trait SourceProvider {
 
   /** Runs a build of `s`'s files under the session settings its format reads with. */
   def buildScope[T](spark: SparkSession, s: SourceSpec)(body: => T): T = body
+
+  /**
+   * The decoding context a build records: `decoding`, the source's as the build found it, given
+   * `read`, the relation it read its files with ([[readable]]), and `base`, the context of the
+   * version whose rows it carries (None: none carried).
+   */
+  def recordedDecoding(decoding: Decoding, read: HadoopFsRelation, base: Option[Decoding]): Decoding = decoding
 
   /** What a build of `files` reads, and the relation it reads them with (files it cannot read as the source does are left out). */
   def readable(spark: SparkSession, spec: IndexSpec, rel: HadoopFsRelation,

@@ -145,6 +145,32 @@ class DecodingSuite extends AnyFunSuite {
     assert(scanDiff("a", scan("parquet", "a INT"), scan("parquet", "a INT", created = Some(2L))).isEmpty)
   }
 
+  test("an Iceberg column read through the table's name mapping needs the same names at query time") {
+    val k = StructField("k", StringType, metadata = new MetadataBuilder().putLong(DecodingContext.ParquetFieldIdKey, 2L).build())
+    def icebergScan(mapping: Option[Map[Int, Seq[String]]]) = {
+      val root = new org.apache.hadoop.fs.Path("/warehouse/db/t")
+      ScanSource(new iceberg.IcebergProvider, Some("local.db.t"), "iceberg", Seq(root), Map.empty, StructType(Seq(k)),
+        new iceberg.IcebergFileIndex(root, () => Nil, Some("u"), () => mapping))
+    }
+    val built = icebergScan(Some(Map(1 -> Seq("id"), 2 -> Seq("k"))))
+    assert(built.decoding(conf(), "k").get.physical.get(DecodingContext.NameMapping).contains("'k'"))
+    assert(scanDiff("k", built, icebergScan(Some(Map(2 -> Seq("k"), 3 -> Seq("v"))))).isEmpty)
+    // The mapping removed (Iceberg reads files without ids by position), a name added to the
+    // column (a rename, a dropped column's name taken), the names gone.
+    for (now <- Seq(None, Some(Map(2 -> Seq("b", "k"))), Some(Map(1 -> Seq("k"))))) {
+      assert(scanDiff("k", built, icebergScan(now)).exists(_.contains("name mapping")), now)
+    }
+    // A build that read no file through the mapping records no names: the mapping is not its concern.
+    val provider = new iceberg.IcebergProvider()
+    val found = bloomindex.log.Decoding("iceberg", Seq(built.decoding(conf(), "k").get))
+    val recorded = provider.withMappedNames(found, viaMapping = false, base = None)
+    assert(!recorded.columns.head.physical.contains(DecodingContext.NameMapping))
+    assert(DecodingContext.difference("iceberg", recorded.columns.head, "iceberg", icebergScan(None).decoding(conf(), "k").get).isEmpty)
+    // Read through the mapping, or carrying rows of a version that was: recorded.
+    assert(provider.withMappedNames(found, viaMapping = true, base = None) == found)
+    assert(provider.withMappedNames(found, viaMapping = false, base = Some(found)) == found)
+  }
+
   test("an Iceberg table created again (another table UUID, the same field ids) is another table") {
     val k = StructField("k", StringType, metadata = new MetadataBuilder().putLong(DecodingContext.ParquetFieldIdKey, 2L).build())
     def icebergScan(uuid: Option[String]) = {

@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 import bloomindex.catalog.{Decision, IndexCatalog}
 import bloomindex.compat.SparkShim
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.log.{ColumnDecoding, ColumnSpec, IndexSpec, LogEntry, SourceSpec}
+import bloomindex.log.{ColumnDecoding, ColumnSpec, Decoding, IndexSpec, LogEntry, SourceSpec}
 import bloomindex.pruning.{ExplainContext, ScanExplain, ScanHistory, ScanPruner}
 import bloomindex.source.{DecodingContext, Relocation, ScanSource, Snapshot, SourceFile, SourceIdentity, SourceProvider,
   SourceProviders, TableRename}
@@ -130,12 +130,37 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
    * afresh.
    */
   override def decoding(conf: SQLConf, scan: ScanSource, field: StructField): ColumnDecoding = {
-    val uuid = scan.index match {
-      case i: IcebergFileIndex => i.tableUuid.map(DecodingContext.TableUuid -> _).toMap
+    val physical = DecodingContext.physicalOf(field)
+    val table = scan.index match {
+      case i: IcebergFileIndex =>
+        i.tableUuid.map(DecodingContext.TableUuid -> _).toMap ++
+          physical.get(DecodingContext.FieldId).flatMap(id => i.mappedNames(id.toInt))
+            .map(names => DecodingContext.NameMapping -> DecodingContext.mappedNames(names))
       case _ => Map.empty[String, String]
     }
-    DecodingContext.column(field, DecodingContext.physicalOf(field) ++ uuid, Map.empty, Map.empty)
+    DecodingContext.column(field, physical ++ table, Map.empty, Map.empty)
   }
+
+  /**
+   * The names the table's name mapping gives a column are recorded only where the build read
+   * files without field ids through them ([[IcebergTables.readable]]), or carried rows of such
+   * files from `base`: a query then uses the column only while the mapping gives it the same
+   * names (a rename, a dropped column's name given to it, the mapping edited or removed: Iceberg
+   * may read another column of those files, or none).
+   */
+  override def recordedDecoding(decoding: Decoding, read: HadoopFsRelation, base: Option[Decoding]): Decoding =
+    withMappedNames(decoding, read.fileFormat match {
+      case f: IcebergParquetFormat => f.renames.nonEmpty
+      case _ => false
+    }, base)
+
+  /** `decoding` with the mapping's names kept where files were read through them (`viaMapping`) or `base` kept them. */
+  def withMappedNames(decoding: Decoding, viaMapping: Boolean, base: Option[Decoding]): Decoding =
+    if (viaMapping) decoding
+    else decoding.copy(columns = decoding.columns.map { c =>
+      if (base.exists(_.column(c.name).exists(_.physical.contains(DecodingContext.NameMapping)))) c
+      else c.copy(physical = c.physical - DecodingContext.NameMapping)
+    })
 
   /** Iceberg reads every column by field id: a renamed column is the same column. */
   override def followsRenames: Boolean = true
@@ -387,7 +412,16 @@ object IcebergProvider {
  * files are immutable and identified by path and size; they carry no modification time (0).
  * `tableUuid`: the table's UUID, which the columns' decoding records (see [[IcebergProvider.decoding]]).
  */
-final class IcebergFileIndex(root: Path, list: () => Seq[SourceFile], val tableUuid: Option[String] = None) extends FileIndex {
+final class IcebergFileIndex(root: Path, list: () => Seq[SourceFile], val tableUuid: Option[String] = None,
+    nameMapping: () => Option[Map[Int, Seq[String]]] = () => None) extends FileIndex {
+  private lazy val mapping = nameMapping()
+
+  /**
+   * The names the table's name mapping gives field `id`, sorted (files without field ids are
+   * read by them); None when the table has no mapping ([[IcebergTables.mappedNamesOf]]).
+   */
+  def mappedNames(id: Int): Option[Seq[String]] = mapping.map(_.getOrElse(id, Nil))
+
   private lazy val statuses: Array[FileStatus] =
     list().map(f => new FileStatus(f.size, false, 1, 0L, f.modificationTime, new Path(f.path))).toArray
 

@@ -141,7 +141,7 @@ object IcebergTables extends Logging {
     }
     ScanSource(provider, tableName(r), Format, Seq(root), Map.empty, schema,
       new IcebergFileIndex(root, () => snapshot.map(dataFiles(t, _, tableName(r).getOrElse(t.location()))).getOrElse(Nil),
-        uuidOf(t)))
+        uuidOf(t), () => mappedNamesOf(t)))
   }
 
   /**
@@ -149,6 +149,21 @@ object IcebergTables extends Logging {
    * dropped and created again has another), if its metadata has one.
    */
   def uuidOf(t: IcebergTable): Option[String] = try Option(t.uuid()).map(_.toString) catch { case NonFatal(_) => None }
+
+  /** The table's name mapping (JSON), which Iceberg reads files without field ids by, if it has one. */
+  def nameMappingOf(t: IcebergTable): Option[String] = Option(t.properties().get(TableProperties.DEFAULT_NAME_MAPPING))
+
+  /**
+   * Field id -> the names the table's name mapping gives it, sorted, at every level; None when
+   * the table has no mapping. A mapping Iceberg cannot parse gives no field a name.
+   */
+  def mappedNamesOf(t: IcebergTable): Option[Map[Int, Seq[String]]] = nameMappingOf(t).map { json =>
+    def all(fields: org.apache.iceberg.mapping.MappedFields): Seq[(Int, Seq[String])] =
+      if (fields == null) Nil else fields.fields().asScala.toSeq.flatMap { f =>
+        Option(f.id()).map(id => id.intValue -> f.names().asScala.toSeq.sorted).toSeq ++ all(f.nestedMapping())
+      }
+    try all(NameMappingParser.fromJson(json).asMappedFields()).toMap catch { case NonFatal(_) => Map.empty[Int, Seq[String]] }
+  }
 
   // ---------------------------------------------------------------- writes
 
@@ -439,8 +454,8 @@ object IcebergTables extends Logging {
    */
   def relation(spark: SparkSession, t: IcebergTable, files: Seq[SourceFile]): HadoopFsRelation = {
     val root = new Path(t.location())
-    val mapping = Option(t.properties().get(TableProperties.DEFAULT_NAME_MAPPING))
-    HadoopFsRelation(new IcebergFileIndex(root, () => files, uuidOf(t)), new StructType(), sparkSchema(t), None,
+    val mapping = nameMappingOf(t)
+    HadoopFsRelation(new IcebergFileIndex(root, () => files, uuidOf(t), () => mappedNamesOf(t)), new StructType(), sparkSchema(t), None,
       new IcebergParquetFormat(mapping, Map.empty), ReaderOptions)(spark)
   }
 
