@@ -96,3 +96,56 @@ def test_footer_reader_finds_the_filters_where_pyarrow_says(parquet_testing, tmp
                 if filt is not None and meta.bloom_filter_length is not None:
                     assert len(filt.serialize()) == meta.bloom_filter_length, (path, g, c)
     assert found >= 4  # both parquet-testing files and every row group of pyarrow's
+
+
+def test_a_filter_read_from_a_file_refuses_a_type_the_file_stores_otherwise(tmp_path):
+    """pyarrow stores a decimal(5,2) as a 3-byte array, a millisecond timestamp as milliseconds
+    and a uint32 as INT32 bits, where Spark's layout (what a Spark type's values are hashed as)
+    is an INT32 unscaled value, microseconds, an INT64: checked under those types, a filter read
+    out of the file would answer "absent" for values the file holds. It refuses them, naming the
+    column and how it is stored; types stored as Spark stores them are checked as before."""
+    import datetime as dt
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = str(tmp_path / "arrow.parquet")
+    table = pa.table({"d": pa.array([decimal.Decimal("1.23")], pa.decimal128(5, 2)),
+                      "ms": pa.array([dt.datetime(2020, 1, 1)], pa.timestamp("ms")),
+                      "us": pa.array([dt.datetime(2020, 1, 1)], pa.timestamp("us")),
+                      "u": pa.array([3_000_000_000], pa.uint32()), "s": ["x"], "day": pa.array([dt.date(2020, 1, 1)]),
+                      "i8": pa.array([7], pa.int8())})
+    pq.write_table(table, path, bloom_filter_options={c: {"ndv": 10, "fpp": 0.01} for c in table.column_names})
+    refused = [("d", "decimal(5,2)", decimal.Decimal("1.23"), "stored as FIXED_LEN_BYTE_ARRAY"),
+               ("d", "decimal(20,2)", decimal.Decimal("1.23"), "stored as 3-byte arrays"),
+               ("ms", "timestamp_ntz", dt.datetime(2020, 1, 1), "milliseconds"),
+               ("u", "bigint", 3_000_000_000, "stored as INT32"),
+               ("i8", "date", dt.date(2020, 1, 1), "hashed as days")]
+    for column, spark_type, value, match in refused:
+        f = read_bloom_filter(path, column)
+        with pytest.raises(ValueError, match=f"column '{column}'") as e:
+            f.might_contain(value, spark_type)
+        assert match in str(e.value), str(e.value)
+        with pytest.raises(ValueError, match="column"):
+            f.check([value], spark_type)
+    for column, spark_type, value in [("us", "timestamp_ntz", dt.datetime(2020, 1, 1)), ("s", "string", "x"),
+                                      ("day", "date", dt.date(2020, 1, 1)), ("i8", "tinyint", 7), ("i8", "int", 7),
+                                      ("day", "int", 18262)]:  # the same INT32 bytes: days as ints
+        assert read_bloom_filter(path, column).might_contain(value, spark_type), (column, spark_type)
+
+
+def test_a_dotted_path_naming_two_columns_is_refused(tmp_path):
+    """A top-level column named "a.b" and the nested field b of struct a have the same dotted
+    path: the reader took the first, another column's filter."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = str(tmp_path / "dots.parquet")
+    pq.write_table(pa.table({"a.b": [1, 2, 3], "a": [{"b": 100}, {"b": 200}, {"b": 300}]}), path,
+                   bloom_filter_options={"a.b": {"ndv": 10, "fpp": 0.01}})
+    with pytest.raises(ValueError, match="names 2 columns"):
+        read_bloom_filter(path, "a.b")
+    with pytest.raises(ValueError, match="row_group: expected an int"):
+        read_bloom_filter(path, "a", row_group=True)
+

@@ -142,6 +142,11 @@ def test_dates_timestamps_and_decimals_hash_their_plain_integers():
     ([1], "array<int>", ValueError, "type: array<int>"),
     ([1], "decimal(40,2)", ValueError, "precision"),
     ([1], "varint", ValueError, "unknown"),
+    ([decimal.Decimal("1e999999999")], "decimal(10,2)", ValueError, "does not fit"),
+    ([10**400], "double", ValueError, "out of range"),
+    (np.array(["2024-01-01"], "datetime64[D]"), "bigint", TypeError, "dates and times, not bigint"),
+    (np.array(["2024-01-01"], "datetime64[D]"), "decimal(18,0)", TypeError, "dates and times"),
+    (np.array(["2024-01-01T10:00"], "datetime64[m]"), "date", TypeError, "time of day"),
 ])
 def test_bad_values_and_types_raise_type_or_value_error_naming_the_problem(values, type_name, error, match):
     # A value of the wrong type for the Spark type is a TypeError; of the right type but not
@@ -203,7 +208,26 @@ def test_measured_false_positive_rate_meets_the_exact_sizing_target():
         assert abs(measured - expected_fpp(f.num_bytes, 20000)) < expected_fpp(f.num_bytes, 20000) * 0.15
 
 
+def test_fpp_estimate_of_a_loaded_filter_matches_a_measured_rate():
+    """About 190 values a block and more, the Poisson sum starts past 0; its first term's
+    factorial was counted once too often, dividing the rate by the start (0.0017 for 1,000
+    values in one block, really about 1), and sizing for a high target came out too small."""
+    rng = np.random.default_rng(5)
+    for num_bytes, ndv in ((32, 1000), (1024, 8000), (1024, 12000)):
+        f = Sbbf(num_bytes)
+        f.insert_hashes(rng.integers(0, 2**64, ndv, dtype=np.uint64))
+        measured = f.check_hashes(rng.integers(0, 2**64, 200000, dtype=np.uint64)).mean()
+        assert abs(measured - expected_fpp(num_bytes, ndv)) < 0.02, (num_bytes, ndv, measured)
+    for ndv, fpp in ((1000, 0.9), (100000, 0.7)):
+        f = Sbbf.for_ndv(ndv, fpp)
+        f.insert_hashes(rng.integers(0, 2**64, ndv, dtype=np.uint64))
+        assert f.check_hashes(rng.integers(0, 2**64, 200000, dtype=np.uint64)).mean() < fpp + 0.01, (ndv, fpp)
+
+
 def test_sizing_rules():
+    # An fpp so small that 1 - fpp^(1/8) rounds to 1: the largest filter (it divided by zero).
+    assert optimal_num_bytes(1000, 1e-200, power_of_two=True) == 128 * 1024 * 1024
+    assert optimal_num_bytes(1000, 0.9999999999999999, power_of_two=True) == 32
     assert optimal_num_bytes(0, 0.01) == 32
     assert optimal_num_bytes(10**12, 0.01) == 128 * 1024 * 1024
     for ndv in (1, 100, 5000, 123456):

@@ -39,6 +39,7 @@ from ._checks import (CLASSIC_MIN_BYTES, MAX_BYTES, MAX_HASHES, check_classic_by
 from ._headers import (CLASSIC_HEADER, MURMUR3_HEADER, classic_header, murmur3_header, read_classic_header,
                        read_murmur3_header)
 from .hashing import check_values, hash_values
+from .types import check_stored
 from .sbbf import Sbbf, blocked_fpp, optimal_num_bytes
 
 __all__ = ["ALGORITHMS", "BloomFilter", "ClassicBloomFilter", "SbbfMurmur3", "deserialize",
@@ -65,11 +66,13 @@ class _Values:
 
     def insert(self, values: Iterable[Any], spark_type: str) -> None:
         """Hashes non-null ``values`` of Spark type ``spark_type`` and inserts them."""
+        check_stored(self, spark_type)
         self.insert_hashes(hash_values(values, spark_type, self.hash_name))
 
     def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
         """``np.bool_`` per non-null value: False when it was certainly never inserted (a float
         or double zero is looked for as either zero, as Spark's equality matches both)."""
+        check_stored(self, spark_type)
         return check_values(self.check_hashes, values, spark_type, self.hash_name)
 
     def might_contain(self, value: Any, spark_type: str) -> bool:
@@ -93,7 +96,7 @@ class SbbfMurmur3(_Values):
     True
     """
 
-    __slots__ = ("_bits", "_log2_blocks")
+    __slots__ = ("_bits", "_log2_blocks", "stored")
 
     algorithm = "sbbf-murmur3"
     hash_name = "murmur3"

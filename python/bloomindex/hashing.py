@@ -147,7 +147,10 @@ def _float_array(values: Iterable[Any] | np.ndarray, dtype: type) -> np.ndarray:
     for v in items:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
             raise TypeError(f"values: {v!r} is not a number ({type(v).__name__}; float and double take numbers)")
-    return np.asarray(items, dtype=dtype)
+    try:
+        return np.asarray(items, dtype=dtype)
+    except OverflowError:
+        raise ValueError(f"values: a value is out of range for {np.dtype(dtype).name}") from None
 
 
 def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
@@ -165,9 +168,15 @@ def _int_array(values: Iterable[Any] | np.ndarray, t: SparkType) -> np.ndarray:
                 raise ValueError(f"values: {bad} does not fit {t.simple_string}")
             arr = arr * np.int64(10**t.scale)
     elif isinstance(values, np.ndarray) and values.dtype.kind == "M":
+        if t.name not in ("date", "timestamp", "timestamp_ntz"):
+            raise TypeError(f"values: an array of {values.dtype} holds dates and times, not {t.simple_string} values")
         unit = "D" if t.name == "date" else "us"
         # NaT is a null, skipped as None is in a list.
-        arr = values[~np.isnat(values)].astype(f"datetime64[{unit}]").astype(np.int64)
+        present = values[~np.isnat(values)]
+        arr = present.astype(f"datetime64[{unit}]")
+        if t.name == "date" and (arr != present).any():
+            raise TypeError(f"values: {present[arr != present][0]} has a time of day; date takes dates")
+        arr = arr.astype(np.int64)
     else:
         convert = _CONVERTERS.get(t.name, _to_int)
         # Each converter checks its value's range, so every item fits an int64. A NaT (NumPy's
@@ -236,7 +245,10 @@ def _unscaled(v: Any, t: SparkType) -> int:
         raise ValueError(f"values: {v!r} is not a decimal number") from None
     if not d.is_finite():
         raise ValueError(f"values: {v!r} is not a finite decimal")
-    scaled = d.scaleb(t.scale, context=_decimal.Context(prec=100))
+    try:
+        scaled = d.scaleb(t.scale, context=_decimal.Context(prec=100))
+    except ArithmeticError:  # decimal.Overflow and the like: an exponent far beyond any precision
+        raise ValueError(f"values: {v} does not fit {t.simple_string}") from None
     if scaled != scaled.to_integral_value():
         raise ValueError(f"values: {v} has more than {t.scale} fractional digits for {t.simple_string}")
     unscaled = int(scaled)

@@ -15,6 +15,7 @@ class's ``serialize()`` / ``deserialize()``; this module finds them in files.
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from typing import Any
@@ -23,6 +24,7 @@ from ._checks import MAX_BYTES
 from ._headers import MURMUR3_HEADER, is_murmur3_header, read_murmur3_header, read_sbbf_header
 from .filters import SbbfMurmur3
 from .sbbf import Sbbf
+from .types import StoredColumn
 
 __all__ = ["read_bloom_filter", "parse_bloom_filter", "read_footer"]
 
@@ -141,17 +143,36 @@ def _chunk(group: Any, c: int, path: Any) -> Any:
         raise ValueError(f"{path}: column chunk {c} unreadable ({str(e).strip()})") from e
 
 
-def _column_chunk(md: Any, column: str, row_group: int, path: Any) -> Any:
+def _column_chunk(md: Any, column: str, row_group: int, path: Any) -> tuple[Any, int]:
+    """The chunk of ``column`` (a dotted path) in ``row_group`` and its column's index."""
+    if isinstance(row_group, bool) or not isinstance(row_group, int):
+        raise ValueError(f"row_group: expected an int, got {row_group!r}")
     if not 0 <= row_group < md.num_row_groups:
         raise ValueError(f"row_group: {path} has {md.num_row_groups} row groups, asked for {row_group}")
     group = md.row_group(row_group)
-    names = []
+    names, found = [], []
     for c in range(group.num_columns):
         chunk = _chunk(group, c, path)
         if chunk.path_in_schema == column:
-            return chunk
+            found.append((chunk, c))
         names.append(chunk.path_in_schema)
+    if len(found) > 1:
+        # A top-level column whose name has a dot and a nested field: the same dotted path.
+        raise ValueError(f"column: {column!r} names {len(found)} columns of {path} (a name with a dot and a "
+                         "nested field's path are written alike); it cannot tell which filter is meant")
+    if found:
+        return found[0]
     raise ValueError(f"column: {column!r} is not in {path} (columns: {', '.join(names)})")
+
+
+def _stored_column(md: Any, column: str, c: int) -> StoredColumn:
+    """How the file stores column ``c`` (``column``): what its filter's hashes are of."""
+    schema = md.schema.column(c)
+    try:
+        logical = json.loads(schema.logical_type.to_json())
+    except (ValueError, AttributeError):
+        logical = {}
+    return StoredColumn(column, schema.physical_type, logical if isinstance(logical, dict) else {}, schema.length or 0)
 
 
 def _is_parquet(path: str | os.PathLike) -> bool:
@@ -185,7 +206,17 @@ def read_bloom_filter(path: str | os.PathLike, column: str | None = None,
         return filt
     if column is None:
         raise ValueError(f"column: required to read a filter out of the Parquet file {path}")
-    chunk = _column_chunk(_metadata(path), column, row_group, path)
+    md = _metadata(path)
+    chunk, index = _column_chunk(md, column, row_group, path)
+    stored = _stored_column(md, column, index)
+    filt = _read_chunk_filter(path, chunk)
+    if filt is not None:
+        # Checked against the Spark type of the values looked for (StoredColumn.check).
+        filt.stored = stored
+    return filt
+
+
+def _read_chunk_filter(path: str | os.PathLike, chunk: Any) -> Sbbf | SbbfMurmur3 | None:
     offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
     if offset is None:
         return None

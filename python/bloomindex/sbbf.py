@@ -11,6 +11,7 @@ from ._checks import (MAX_BYTES, MIN_BYTES, check_data, check_fpp, check_ndv, ch
                       hashes_array)
 from ._headers import is_murmur3_header, read_sbbf_header, sbbf_header
 from .hashing import check_values, hash_values
+from .types import check_stored
 
 __all__ = ["Sbbf", "optimal_num_bytes", "MIN_BYTES", "MAX_BYTES"]
 
@@ -40,8 +41,8 @@ def blocked_fpp(num_blocks: int, ndv: int) -> float:
     hi = int(lam + 12 * math.sqrt(lam) + 40)
     log_lam = math.log(lam)
     log_miss = math.log(31.0 / 32.0)
-    log_fact = 0.0
-    for i in range(1, lo + 1):
+    log_fact = 0.0  # log((i - 1)!) on entering the loop below at i = lo
+    for i in range(1, lo):
         log_fact += math.log(i)
     total = 0.0
     for i in range(lo, hi + 1):
@@ -68,9 +69,13 @@ def optimal_num_bytes(ndv: int, fpp: float, power_of_two: bool = False) -> int:
     check_fpp(fpp)
     check_power_of_two(power_of_two)
     if power_of_two:
-        m = -8.0 * ndv / math.log(1 - math.pow(fpp, 1.0 / 8))
+        # As the JVM's SbbfSizing.optimalBits in double arithmetic: log(0) is -inf, x / 0 is
+        # +-inf or nan (an fpp so small that 1 - fpp^(1/8) rounds to 1 wants the largest filter).
+        base = 1 - math.pow(fpp, 1.0 / 8)
+        denominator = math.log(base) if base > 0 else -math.inf
+        m = -8.0 * ndv / denominator if denominator != 0 else (math.nan if ndv == 0 else -math.inf)
         max_bits = MAX_BYTES * 8
-        bits = max_bits if (math.isnan(m) or m > max_bits) else int(m)
+        bits = max_bits if (math.isnan(m) or math.isinf(m) or m > max_bits) else int(m)
         bits = max(bits, MIN_BYTES * 8)
         if bits & (bits - 1):
             bits = 1 << bits.bit_length()
@@ -101,7 +106,7 @@ class Sbbf:
     (:meth:`bitset_bytes`); :meth:`serialize` puts Parquet's Thrift header before it.
     """
 
-    __slots__ = ("_words",)
+    __slots__ = ("_words", "stored")
 
     #: The design's name in an index's options (see :mod:`bloomindex.filters`).
     algorithm = "sbbf"
@@ -204,6 +209,7 @@ class Sbbf:
 
     def insert(self, values: Iterable[Any], spark_type: str) -> None:
         """Hashes non-null ``values`` as Spark type ``spark_type`` (e.g. ``'bigint'``) and inserts them."""
+        check_stored(self, spark_type)
         self.insert_hashes(hash_values(values, spark_type, self.hash_name))
 
     def might_contain(self, value: Any, spark_type: str) -> bool:
@@ -215,6 +221,7 @@ class Sbbf:
     def check(self, values: Iterable[Any], spark_type: str) -> np.ndarray:
         """:meth:`might_contain` for many non-null values at once: ``np.bool_`` per value (a
         float or double zero is looked for as either zero, as Spark's equality matches both)."""
+        check_stored(self, spark_type)
         return check_values(self.check_hashes, values, spark_type, self.hash_name)
 
     def merge(self, other: "Sbbf") -> "Sbbf":

@@ -88,3 +88,51 @@ def parse_type(spark_type: str) -> SparkType:
     if t.startswith(_NOT_INDEXABLE):
         raise ValueError(f"spark_type: {spark_type} cannot be held in a Bloom filter")
     raise ValueError(f"spark_type: unknown or unsupported Spark SQL type {spark_type!r}")
+
+
+@dataclass(frozen=True)
+class StoredColumn:
+    """How a Parquet file stores the column a filter read out of it was built from: its
+    ``physical`` type, its logical annotation (pyarrow's ``LogicalType.to_json()`` as a dict)
+    and a fixed-length byte array's ``length``. The filter holds hashes of those bytes."""
+
+    column: str
+    physical: str
+    logical: dict
+    length: int = 0
+
+    def check(self, spark_type: str) -> None:
+        """Raises ``ValueError`` when values of ``spark_type`` hash to other bytes than the file
+        stores for its values (Spark's own layout: :mod:`bloomindex.hashing`): checking them
+        against the filter would answer "absent" for values the file holds."""
+        t = parse_type(spark_type)
+        kind = self.logical.get("Type", "None")
+        why = None
+        if t.physical != self.physical:
+            why = f"hashed as Parquet {t.physical}, stored as {self.physical}"
+        elif t.physical == "FIXED_LEN_BYTE_ARRAY" and self.length != decimal_bytes(t.precision):
+            why = f"hashed as {decimal_bytes(t.precision)}-byte arrays, stored as {self.length}-byte arrays"
+        elif t.name == "decimal" and (kind != "Decimal" or self.logical.get("scale") != t.scale):
+            why = f"hashed as unscaled values of scale {t.scale}, stored as {self._shown()}"
+        elif t.name != "decimal" and kind == "Decimal":
+            why = f"not a decimal type, stored as {self._shown()}"
+        elif t.name in ("timestamp", "timestamp_ntz") and (kind != "Timestamp" or self.logical.get("timeUnit") != "microseconds"):
+            why = f"hashed as microseconds, stored as {self._shown()}"
+        elif t.name == "date" and kind != "Date":
+            why = f"hashed as days, stored as {self._shown()}"
+        if why:
+            raise ValueError(f"spark_type: {spark_type!r} does not match how the file stores column {self.column!r} "
+                             f"({why}); its filter holds the hashes of those bytes")
+
+    def _shown(self) -> str:
+        extra = {k: v for k, v in self.logical.items() if k not in ("Type", "is_from_converted_type", "force_set_converted_type")}
+        return f"{self.physical} {self.logical.get('Type', 'without annotation')}" + (f" {extra}" if extra else "")
+
+
+def check_stored(filt: object, spark_type: str) -> None:
+    """:meth:`StoredColumn.check` of the column ``filt`` was read for, where it was read out of
+    a Parquet file (:func:`bloomindex.parquet.read_bloom_filter`)."""
+    stored = getattr(filt, "stored", None)
+    if stored is not None:
+        stored.check(spark_type)
+

@@ -48,7 +48,8 @@ object SbbfSizing {
     val m = optimalBits(ndv, fpp)
     val maxBits = MaxBytes.toLong * 8
     // Truncating the estimate, as Arrow does, before rounding up to a power of two.
-    var bits = if (m.isNaN || m > maxBits) maxBits else m.toLong
+    // An fpp so small that 1 - fpp^(1/8) rounds to 1 divides by log(1) = 0: the largest filter.
+    var bits = if (m.isNaN || m.isInfinite || m > maxBits) maxBits else m.toLong
     bits = math.max(bits, MinBytes.toLong * 8)
     if ((bits & (bits - 1)) != 0) bits = java.lang.Long.highestOneBit(bits) << 1
     (math.min(bits, maxBits) / 8).toInt
@@ -88,7 +89,7 @@ object SbbfSizing {
     val hi = (lambda + 12 * math.sqrt(lambda) + 40).toInt
     val logLambda = math.log(lambda)
     val logMiss = math.log(31.0 / 32.0)
-    var logFact = (1 to lo).map(i => math.log(i.toDouble)).sum
+    var logFact = (1 until lo).map(i => math.log(i.toDouble)).sum // log((i - 1)!) entering the loop at i = lo
     var sum = 0.0
     var i = lo
     while (i <= hi) {
