@@ -29,8 +29,20 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
     case other => other.listFiles(Nil, Nil).flatMap(_.files.map(_.fileStatus))
   }).filter(skipped.contains).toIndexedSeq
 
+  // The files skipped in the delegate's listing the last time a scan listed this index.
+  @volatile private var lastSkipped: Option[IndexedSeq[FileStatus]] = None
+
+  /**
+   * A delegate that holds its listing: the files skipped in it, found when asked. One that
+   * holds none (a catalog table's file index, which lists again at each call) lists afresh, where
+   * a file rewritten since shows its new time and no longer matches the decision: so the files
+   * skipped in the listing the scan read when it fixed its files ([[listFiles]]), kept now.
+   */
   override def skippedAsListedNow(): () => IndexedSeq[FileStatus] =
-    CheckedSkips.inHeldListing(delegate, skipped).getOrElse(() => skippedNow())
+    CheckedSkips.inHeldListing(delegate, skipped).getOrElse {
+      val fixed = lastSkipped.getOrElse(skippedNow())
+      () => fixed
+    }
 
   def skipping(skipped: SkippedFiles, info: PruningInfo): BloomPrunedFileIndex =
     new BloomPrunedFileIndex(delegate, skipped, info)
@@ -47,9 +59,10 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
     kept.filter(_.answers(delegate, dataFilters)) match {
       case Some(k) => if (k.files.isEmpty) Nil else Seq(PartitionDirectory(InternalRow.empty, k.files))
       case None if skipped.isEmpty => delegate.listFiles(partitionFilters, dataFilters)
-      case None => delegate.listFiles(partitionFilters, dataFilters).map { pd =>
-        pd.copy(files = pd.files.filterNot(f => skipped.contains(f.fileStatus)))
-      }.filter(_.files.nonEmpty)
+      case None =>
+        val listed = delegate.listFiles(partitionFilters, dataFilters)
+        lastSkipped = Some(listed.iterator.flatMap(_.files.iterator.map(_.fileStatus)).filter(skipped.contains).toIndexedSeq)
+        listed.map(pd => pd.copy(files = pd.files.filterNot(f => skipped.contains(f.fileStatus)))).filter(_.files.nonEmpty)
     }
 
   override def inputFiles: Array[String] = delegate match {
