@@ -312,19 +312,22 @@ def test_join_filter_not_applied_over_a_cached_listing_of_a_rewritten_file(spark
         _drop(spark, "cached_j")
 
 
+def _partitioned_folder(spark, p: str) -> list[str]:
+    """As _parquet_folder, in two partition folders (q=0, q=1) of two files each."""
+    files = []
+    for i in range(4):
+        os.makedirs(os.path.join(p, f"q={i // 2}"), exist_ok=True)
+        files.append(os.path.join(p, f"q={i // 2}", f"part-{i}.parquet"))
+        _write_parquet_file(spark, files[-1], list(range(100 + 10 * i, 110 + 10 * i)))
+    return files
+
+
 @pytest.mark.parametrize("partitioned", [False, True])
 def test_a_plan_run_after_refresh_table_reads_a_file_rewritten_after_it_was_planned(spark, root, tmp_path, partitioned):
     # The decision is made when the plan is optimized; the plan runs later, after the file was
     # rewritten in place and REFRESH TABLE gave its scan a new listing: the file is read.
     p = str(tmp_path / "pq")
-    if partitioned:
-        files = []
-        for i in range(4):
-            os.makedirs(os.path.join(p, f"q={i // 2}"), exist_ok=True)
-            files.append(os.path.join(p, f"q={i // 2}", f"part-{i}.parquet"))
-            _write_parquet_file(spark, files[-1], list(range(100 + 10 * i, 110 + 10 * i)))
-    else:
-        files = _parquet_folder(spark, p)
+    files = _partitioned_folder(spark, p) if partitioned else _parquet_folder(spark, p)
     t, v = "planned_t", 100 + 600
     try:
         part = (", q INT) USING parquet PARTITIONED BY (q)" if partitioned else ") USING parquet")
@@ -526,14 +529,7 @@ def test_a_plan_that_already_ran_reads_a_file_rewritten_in_place_after_refresh_t
     # (listed again at the second, the rewritten file's new time no longer matched the
     # decision, it was left out of the check: [125] where Spark answers [125, 700]).
     p = str(tmp_path / "pq")
-    if partitioned:
-        files = []
-        for i in range(4):
-            os.makedirs(os.path.join(p, f"q={i // 2}"), exist_ok=True)
-            files.append(os.path.join(p, f"q={i // 2}", f"part-{i}.parquet"))
-            _write_parquet_file(spark, files[-1], list(range(100 + 10 * i, 110 + 10 * i)))
-    else:
-        files = _parquet_folder(spark, p)
+    files = _partitioned_folder(spark, p) if partitioned else _parquet_folder(spark, p)
     v = 100 + 600
     try:
         part = " (k BIGINT, s STRING, q INT) USING parquet PARTITIONED BY (q)" if partitioned else " USING parquet"
