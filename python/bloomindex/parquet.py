@@ -208,11 +208,10 @@ def read_bloom_filter(path: str | os.PathLike, column: str | None = None,
         raise ValueError(f"column: required to read a filter out of the Parquet file {path}")
     md = _metadata(path)
     chunk, index = _column_chunk(md, column, row_group, path)
-    stored = _stored_column(md, column, index)
     filt = _read_chunk_filter(path, chunk)
     if filt is not None:
         # Checked against the Spark type of the values looked for (StoredColumn.check).
-        filt.stored = stored
+        filt.stored = _stored_column(md, column, index)
     return filt
 
 

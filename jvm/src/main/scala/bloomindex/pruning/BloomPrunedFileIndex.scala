@@ -29,8 +29,10 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
     case other => other.listFiles(Nil, Nil).flatMap(_.files.map(_.fileStatus))
   }).filter(skipped.contains).toIndexedSeq
 
-  // The files skipped in the delegate's listing the last time a scan listed this index.
+  // The files skipped in the delegate's listing the last time a scan listed this index, kept
+  // only where a later run checks them and the delegate holds no listing to find them in.
   @volatile private var lastSkipped: Option[IndexedSeq[FileStatus]] = None
+  private lazy val keepsSkips = check.exists(_.checksStorage) && CheckedSkips.inHeldListing(delegate, skipped).isEmpty
 
   /**
    * A delegate that holds its listing: the files skipped in it, found when asked. One that
@@ -60,9 +62,14 @@ class BloomPrunedFileIndex(val delegate: FileIndex, val skipped: SkippedFiles, v
       case Some(k) => if (k.files.isEmpty) Nil else Seq(PartitionDirectory(InternalRow.empty, k.files))
       case None if skipped.isEmpty => delegate.listFiles(partitionFilters, dataFilters)
       case None =>
-        val listed = delegate.listFiles(partitionFilters, dataFilters)
-        lastSkipped = Some(listed.iterator.flatMap(_.files.iterator.map(_.fileStatus)).filter(skipped.contains).toIndexedSeq)
-        listed.map(pd => pd.copy(files = pd.files.filterNot(f => skipped.contains(f.fileStatus)))).filter(_.files.nonEmpty)
+        val skippedHere = IndexedSeq.newBuilder[FileStatus]
+        val out = delegate.listFiles(partitionFilters, dataFilters).map { pd =>
+          val (left, read) = pd.files.partition(f => skipped.contains(f.fileStatus))
+          if (keepsSkips) skippedHere ++= left.iterator.map(_.fileStatus)
+          pd.copy(files = read)
+        }.filter(_.files.nonEmpty)
+        if (keepsSkips) lastSkipped = Some(skippedHere.result())
+        out
     }
 
   override def inputFiles: Array[String] = delegate match {
