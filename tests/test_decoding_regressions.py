@@ -975,3 +975,98 @@ def test_a_build_under_ignore_corrupt_files_never_indexes_part_of_a_file(spark, 
             assert kept(report(spark, point), name) == (1, 2)
         else:
             assert kept(report(spark, point), name) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# settings Spark's readers take from elsewhere: the Hadoop configuration, XML's parser, the
+# corrupt-record column
+
+
+ORC_POSITIONAL = "orc.force.positional.evolution"
+
+
+@pytest.mark.parametrize("where", ["session", "hadoop"])
+def test_orc_read_by_position_under_a_setting_does_not_use_an_index_built_by_name(spark, root, tmp_path, where):
+    """`orc.force.positional.evolution` makes ORC read every file's columns by position: set in the
+    session or in the cluster's Hadoop configuration, the reader takes it without any reader option.
+    A file whose columns are stored in another order then reads other values than the build read."""
+    path = str(tmp_path / "orc_pos")
+    spark.createDataFrame([(1, 100)], "a INT, b INT").coalesce(1).write.orc(path)
+    spark.createDataFrame([(200, 2)], "b INT, a INT").coalesce(1).write.mode("append").orc(path)
+    read = lambda: spark.read.schema("a INT, b INT").orc(path)
+    BloomIndex(spark, progress=False).create("orc_pos", read(), ["a"])
+    assert same(spark, lambda: read().where("a = 2")) == [(2, 200)]
+    assert_prunes(spark, lambda: read().where("a = 2"), "orc_pos")
+    hadoop = spark._jsc.hadoopConfiguration()
+    try:
+        with confs(spark, {ORC_POSITIONAL: "true" if where == "session" else None}):
+            if where == "hadoop":
+                hadoop.set(ORC_POSITIONAL, "true")
+            # Read by position, the second file's first column (its b) is a.
+            assert same(spark, lambda: read().where("a = 200")) == [(200, 2)]
+            assert same(spark, lambda: read().where("a IN (1, 200)")) == [(1, 100), (200, 2)]
+            assert_not_applied(spark, lambda: read().where("a = 200"), "orc_pos", ORC_POSITIONAL)
+    finally:
+        hadoop.unset(ORC_POSITIONAL)
+    assert_prunes(spark, lambda: read().where("a = 2"), "orc_pos")
+    BloomIndex(spark, progress=False).drop("orc_pos")
+
+
+def test_xml_dates_read_under_another_parser_policy(spark, root, tmp_path):
+    """Spark's XML reader parses dates under the session's `spark.sql.legacy.timeParserPolicy`:
+    LEGACY reads `2020-1-5` with the pattern `yyyy-MM-dd`, which the default policy reads as NULL."""
+    path = str(tmp_path / "xml_dates")
+    os.makedirs(path)
+    for i, d in enumerate(["2020-1-5", "2021-02-03", "2022-03-04"]):
+        with open(os.path.join(path, f"part-{i}.xml"), "w") as f:
+            f.write(f"<rows><r><id>{i + 1}</id><d>{d}</d></r></rows>\n")
+    spark.sql("DROP TABLE IF EXISTS xml_dates")
+    spark.sql(f"CREATE TABLE xml_dates (id INT, d DATE) USING xml OPTIONS (rowTag 'r', dateFormat 'yyyy-MM-dd') "
+              f"LOCATION '{path}'")
+    try:
+        spark.sql("CREATE BLOOM INDEX xml_dates_idx ON xml_dates FOR COLUMNS (id, d)")
+        q = lambda: spark.sql("SELECT * FROM xml_dates WHERE d = DATE'2020-01-05'")
+        assert same(spark, q) == []
+        assert_prunes(spark, lambda: spark.sql("SELECT * FROM xml_dates WHERE d = DATE'2021-02-03'"), "xml_dates_idx")
+        with confs(spark, {"spark.sql.legacy.timeParserPolicy": "LEGACY"}):
+            assert same(spark, q) == [(1, dt.date(2020, 1, 5))]
+            assert_not_applied(spark, q, "xml_dates_idx", "timeParserPolicy", "differs")
+            assert_prunes(spark, lambda: spark.sql("SELECT * FROM xml_dates WHERE id = 2"), "xml_dates_idx")
+    finally:
+        spark.sql("DROP BLOOM INDEX IF EXISTS xml_dates_idx")
+        spark.sql("DROP TABLE IF EXISTS xml_dates")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_corrupt_record_column_is_refused_and_never_answers(spark, root, tmp_path, fmt):
+    """The corrupt-record column holds the whole record where a column the query reads fails to
+    parse, so its values depend on the columns each query reads: no index may hold it. CREATE
+    refuses it (named by the session or by the reader's option); a column indexed as data under a
+    session naming another corrupt-record column is not used once a query reads it as that column."""
+    path = str(tmp_path / f"corrupt_{fmt}")
+    if fmt == "csv":
+        write_text_files(path, [["1,abc,x"], ["2,3,y"], ["3,4,z"]], fmt)
+    else:
+        write_text_files(path, [[json.dumps({"id": i, "v": v, "_corrupt_record": c})]
+                                for i, v, c in [(1, "abc", "x"), (2, 3, "y"), (3, 4, "z")]], fmt)
+    schema = "id INT, v INT, _corrupt_record STRING"
+    read = lambda: spark.read.format(fmt).schema(schema).load(path)
+    for make in (read, lambda: spark.read.format(fmt).option("columnNameOfCorruptRecord", "bad")
+                 .schema("id INT, v INT, bad STRING").load(path)):
+        column = make().columns[-1]
+        with pytest.raises(AnalysisException) as e:
+            BloomIndex(spark, progress=False).create("corrupt_idx", make(), ["id", column])
+        assert e.value.getCondition() == "BLOOM_INDEX_CORRUPT_RECORD_COLUMN", str(e.value)
+        assert column in str(e.value)
+    with confs(spark, {"spark.sql.columnNameOfCorruptRecord": "_bad"}):
+        # Here _corrupt_record is a column of the data: x, y, z.
+        BloomIndex(spark, progress=False).create("corrupt_idx", read(), ["id", "_corrupt_record"])
+        assert same(spark, lambda: read().where("_corrupt_record = 'y'")) == [(2, 3, "y")]
+        assert_prunes(spark, lambda: read().where("_corrupt_record = 'y'"), "corrupt_idx")
+    # Now it is the corrupt-record column: the first record, malformed in v, is its value there.
+    line = open(glob.glob(os.path.join(path, f"part-000.{fmt}"))[0]).read().rstrip("\n")
+    q = lambda: spark.read.format(fmt).schema(schema).load(path).where(f"_corrupt_record = '{line}'")
+    assert same(spark, q) == [(1, None, line)]
+    assert_not_applied(spark, q, "corrupt_idx", "corrupt-record column")
+    assert_prunes(spark, lambda: read().where("id = 2"), "corrupt_idx")
+    BloomIndex(spark, progress=False).drop("corrupt_idx")

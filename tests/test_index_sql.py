@@ -262,6 +262,43 @@ def test_rename_table_keeps_its_indexes(spark, root, tmp_path):
         spark.sql("DROP TABLE IF EXISTS ren_m2")
 
 
+def test_a_rename_during_a_stopped_refresh_keeps_the_index(spark, root, tmp_path):
+    """A managed table renamed while its index's newest entry is a REFRESH that stopped before its
+    commit (or is still running): the index follows the table from its last ACTIVE version, as
+    from an ACTIVE one, instead of staying on the old name, ORPHANED, once the refresh is over.
+    A still-running refresh would then lose its commit to the rename (tests/test_reliability.py's
+    takeover rules)."""
+    for t in ("ren_r", "ren_r2"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    _orders(spark, n=400, files=4).drop("flag").write.saveAsTable("ren_r")
+    spark.sql("CREATE BLOOM INDEX ren_r_idx ON ren_r FOR COLUMNS (user_id)")
+    spark.conf.set("spark.internal.bloomindex.test.failAfterDataWrite", "true")
+    try:
+        with pytest.raises(Exception, match="failAfterDataWrite"):
+            spark.sql("REFRESH BLOOM INDEX ren_r_idx FULL")
+    finally:
+        spark.conf.unset("spark.internal.bloomindex.test.failAfterDataWrite")
+    assert [e["state"] for e in log_entries(root, "ren_r_idx")] == ["CREATING", "ACTIVE", "REFRESHING"]
+    spark.sql("ALTER TABLE ren_r RENAME TO ren_r2")
+    try:
+        entries = log_entries(root, "ren_r_idx")
+        assert [(e["state"], e["operation"]) for e in entries[-2:]] == [("REFRESHING", "REFRESH FULL"),
+                                                                         ("ACTIVE", "RENAME TABLE")]
+        assert entries[-1]["data"] == entries[1]["data"], "the rename carries the last ACTIVE version's data"
+        shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
+        assert shown["ren_r_idx"][1] == "ACTIVE" and shown["ren_r_idx"][0].endswith("ren_r2"), shown
+        q = "SELECT user_id FROM ren_r2 WHERE user_id = 217"
+        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+        spark.sql("REFRESH BLOOM INDEX ren_r_idx")
+        assert _describe(spark, "ren_r_idx")["files_indexed"] == "4"
+        m = re.search(r"index ren_r_idx \(log version \d+\) kept (\d)/4 files", bloomindex.BloomIndex(spark).explain(spark.sql(q)))
+        assert m and int(m.group(1)) < 4
+        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+    finally:
+        spark.sql("DROP BLOOM INDEX IF EXISTS ren_r_idx")
+        spark.sql("DROP TABLE IF EXISTS ren_r2")
+
+
 def _indexed_external_table(spark, tmp_path, names, index, n, files):
     """`names[0]`: an external Parquet table of `n` orders in `files` files, indexed on user_id as
     `index` (the other names dropped first); its folder, and the catalog behind the session."""
@@ -564,6 +601,40 @@ def test_a_log_entry_from_a_future_version_is_refused(spark, root, tmp_path):
     after = {os.path.relpath(os.path.join(d, f), os.path.join(root, "fv")): open(os.path.join(d, f), "rb").read()
              for d, _, fs in os.walk(os.path.join(root, "fv")) for f in fs}
     assert after == stored
+
+
+def test_databricks_forms_on_tables_of_one_name_in_two_databases(spark, root):
+    """Index names come from the table's own name and the column's: two databases' `events`, and
+    columns `a b` and `a_b`, would share one. Each index is created (under a name with a hash
+    where the plain one is taken) and DROP BLOOMFILTER INDEX finds it by table and column."""
+    for db in ("dbx_one", "dbx_two"):
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+        spark.sql(f"CREATE DATABASE {db}")
+        _orders(spark, n=300, files=2).withColumnRenamed("email", "a b").withColumn("a_b", F.col("user_id") * 3) \
+            .write.saveAsTable(f"{db}.events")
+    try:
+        spark.sql("CREATE BLOOMFILTER INDEX ON dbx_one.events FOR COLUMNS (user_id, `a b`, a_b)")
+        spark.sql("CREATE BLOOMFILTER INDEX ON TABLE dbx_two.events FOR COLUMNS (user_id)")
+        one = {r.columns: r.name for r in spark.sql("SHOW BLOOM INDEXES ON dbx_one.events").collect()}
+        two = {r.columns: r.name for r in spark.sql("SHOW BLOOM INDEXES ON dbx_two.events").collect()}
+        assert set(one) == {"user_id", "a b", "a_b"} and set(two) == {"user_id"}, (one, two)
+        assert len(set(one.values()) | set(two.values())) == 4
+        for db in ("dbx_one", "dbx_two"):
+            q = lambda: spark.sql(f"SELECT user_id FROM {db}.events WHERE user_id = 217")
+            assert [r[0] for r in assert_same_with_pruning_off(spark, q)] == [217]
+            m = re.search(r"kept (\d)/2 files", bloomindex.BloomIndex(spark).explain(q()))
+            assert m and int(m.group(1)) < 2, db
+        with pytest.raises(AnalysisException, match="already has a Bloom filter index"):
+            spark.sql("CREATE BLOOMFILTER INDEX ON dbx_two.events FOR COLUMNS (a_b, user_id)")
+        assert spark.sql("SHOW BLOOM INDEXES ON dbx_two.events").count() == 1, "nothing created by a refused statement"
+        spark.sql("DROP BLOOMFILTER INDEX ON dbx_two.events FOR COLUMNS (user_id)")
+        assert spark.sql("SHOW BLOOM INDEXES ON dbx_two.events").count() == 0
+        assert {r.columns for r in spark.sql("SHOW BLOOM INDEXES ON dbx_one.events").collect()} == {"user_id", "a b", "a_b"}
+        spark.sql("DROP BLOOMFILTER INDEX ON dbx_one.events")
+        assert spark.sql("SHOW BLOOM INDEXES ON dbx_one.events").count() == 0
+    finally:
+        for db in ("dbx_one", "dbx_two"):
+            spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
 
 
 def test_the_statements_a_connect_client_uses(spark, root, tmp_path):

@@ -526,3 +526,55 @@ def test_differential_totals(capsys):
     with capsys.disabled():
         print(f"\nreliability: {COMPARED}")
     assert COMPARED["mismatches"] == 0
+
+
+def test_a_file_moved_away_during_a_build_under_ignore_missing_files_is_never_skipped(spark, root, tmp_path):
+    """Under the reader option `ignoreMissingFiles` (or the session's setting) Spark's scan gives no
+    rows and no error for a file gone between the listing and the read. A build must not store an
+    empty filter for it under the identity it listed: a move back keeps path, size and time, and
+    the file would be skipped. The build fails instead, naming the file, and the version before it
+    stays."""
+    path = str(tmp_path / "moved")
+    spark.range(0, 30, 1, 3).selectExpr("id", "id * 2 AS v").write.json(path)
+    read = lambda: spark.read.option("ignoreMissingFiles", "true").schema("id BIGINT, v BIGINT").json(path)
+    BloomIndex(spark, progress=False).create("moved_idx", read(), ["id"])
+    holder = read().where("id = 15").selectExpr("input_file_name()").head()[0]
+    moved = os.path.join(str(tmp_path), "moved_away.json")
+    local = holder.replace("file://", "")
+    failure: list = []
+
+    def refresh():
+        try:
+            BloomIndex(spark, progress=False).refresh("moved_idx", "full")
+        except Exception as e:  # noqa: BLE001 - any failure is recorded for the assertions below
+            failure.append(e)
+
+    tracker = spark.sparkContext.statusTracker()
+    with confs(spark, {"spark.sql.files.ignoreMissingFiles": "true",
+                       "spark.internal.bloomindex.test.buildTaskDelayMs": "4000"}):
+        t = threading.Thread(target=refresh)
+        t.start()
+        try:
+            # The build's tasks (the job that collects the index files) wait 4 s before they read:
+            # move the file while they wait. The refresh's earlier jobs (the JSON schema) read it.
+            def build_running() -> bool:
+                infos = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
+                return any(i is not None and "IndexFiles" in i.name for i in infos)
+            for _ in range(1200):
+                if build_running() or not t.is_alive():
+                    break
+                threading.Event().wait(0.05)
+            assert t.is_alive(), f"the refresh ended before its build ran: {failure}"
+            os.rename(local, moved)
+        finally:
+            t.join()
+    os.rename(moved, local)
+    assert failure, "the build read a missing file as an empty one"
+    assert os.path.basename(local) in str(failure[0]), str(failure[0])[:2000]
+    # The file is back as it was listed: read, and the version before the failed build still prunes.
+    q = lambda: read().where("id = 15")
+    assert sorted(tuple(r) for r in q().collect()) == [(15, 30)]
+    with confs(spark, {"spark.bloomindex.pruning.enabled": "false"}):
+        assert sorted(tuple(r) for r in q().collect()) == [(15, 30)]
+    assert "kept 1/3 files" in BloomIndex(spark).explain(q())
+    BloomIndex(spark, progress=False).drop("moved_idx")

@@ -2,6 +2,7 @@ package bloomindex.actions
 
 import java.util.Locale
 
+import bloomindex.source.DecodingContext
 import bloomindex.advisor.FppModel
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
@@ -53,6 +54,9 @@ object IndexOptions {
       }
       if (source.partitionColumns.exists(p => resolver(p, field.name))) {
         throw BloomIndexErrors.partitionColumn(field.name, source.display)
+      }
+      if (DecodingContext.corruptRecordColumn(spark.sessionState.conf, source.format, source.options).exists(resolver(_, field.name))) {
+        throw BloomIndexErrors.corruptRecordColumn(field.name, source.display)
       }
       if (text.isEmpty) try ParquetHash.checkIndexable(field.dataType) catch {
         case e: IllegalArgumentException =>

@@ -78,15 +78,33 @@ object TableEvents extends Logging {
   /**
    * Commits a log entry of index `name` whose source is `source(old source)`, its data as it
    * was, when its newest entry is ACTIVE (a RENAME TABLE entry: one commit, so the index names
-   * either the old table or the new one). Never throws: a failure leaves a warning.
+   * either the old table or the new one). Where a REFRESH or OPTIMIZE is in progress, or stopped
+   * before its commit (its REFRESHING entry newest), the entry is its last ACTIVE one's: the
+   * command, if still running, then loses its commit (another command took over, as a REFRESH
+   * taking over would) instead of committing the old table's name after the rename, which would
+   * leave the index ORPHANED. A CREATE in progress has nothing to follow yet: a warning. Never
+   * throws: a failure leaves a warning.
    */
   private def follow(spark: SparkSession, name: String, from: String, to: String)(source: SourceSpec => SourceSpec): Unit =
     try {
       val log = ActionContext.writing(spark, name).log
-      log.head().flatMap(h => h.entry.map(h.version -> _)).filter(_._2.state == IndexState.Active).foreach { case (version, entry) =>
-        log.commit(entry.copy(version = version + 1, operation = "RENAME TABLE", operationId = UUID.randomUUID().toString,
-          timestamp = System.currentTimeMillis(), spec = entry.spec.copy(source = source(entry.spec.source))))
-        logInfo(s"bloomindex: Bloom index '$name' follows $from renamed to $to")
+      log.head().flatMap(h => h.entry.map(h.version -> _)).foreach { case (version, head) =>
+        val stable = head.state match {
+          case IndexState.Active => Some(head)
+          case IndexState.Refreshing => log.lastActive()
+          case _ => None
+        }
+        stable match {
+          case Some(entry) =>
+            log.commit(entry.copy(version = version + 1, state = IndexState.Active, operation = "RENAME TABLE",
+              operationId = UUID.randomUUID().toString, timestamp = System.currentTimeMillis(),
+              spec = entry.spec.copy(source = source(entry.spec.source))))
+            logInfo(s"bloomindex: Bloom index '$name' follows $from renamed to $to")
+          case None if head.state != IndexState.Deleted =>
+            logWarning(s"bloomindex: RENAME TABLE $from: Bloom index '$name' is in ${head.operation} (log version $version), " +
+              s"with no ACTIVE version to follow $to with; DROP BLOOM INDEX $name and create it again on $to")
+          case None =>
+        }
       }
     } catch {
       case NonFatal(err) =>

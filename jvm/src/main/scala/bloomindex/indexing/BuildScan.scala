@@ -173,17 +173,24 @@ object BuildScan {
    * whole file's identity would skip the file for a value after the damage, which a query's own
    * read may reach (its statistics skip the damaged row group). A build meeting such a file fails,
    * naming it, and stores nothing.
+   *
+   * Nor `ignoreMissingFiles`: under it a file deleted or moved away between the build's listing
+   * and its read gives no rows and no error, and its empty filter, stored under the identity the
+   * listing gave, would skip the file if it came back unchanged (a move back keeps the path,
+   * size and time). The build fails instead, naming the file; a REFRESH lists the files again.
    */
   def readerOptions(relation: HadoopFsRelation): Map[String, String] = {
     val own = relation.options.filter { case (k, _) =>
-      k != "path" && k != "paths" && !k.equalsIgnoreCase(IgnoreCorruptFiles)
-    } + (IgnoreCorruptFiles -> "false")
+      k != "path" && k != "paths" && !k.equalsIgnoreCase(IgnoreCorruptFiles) && !k.equalsIgnoreCase(IgnoreMissingFiles)
+    } + (IgnoreCorruptFiles -> "false") + (IgnoreMissingFiles -> "false")
     if (!DecodingContext.TextFormats.contains(SourceResolver.formatOf(relation))) own
     else own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
   }
 
   /** Spark's per-read option for `spark.sql.files.ignoreCorruptFiles` (`FileSourceOptions`). */
   private val IgnoreCorruptFiles = "ignoreCorruptFiles"
+  /** Spark's per-read option for `spark.sql.files.ignoreMissingFiles` (`FileSourceOptions`). */
+  private val IgnoreMissingFiles = "ignoreMissingFiles"
 
   private val RowBatch = 4096
 

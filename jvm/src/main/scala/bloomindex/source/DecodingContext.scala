@@ -30,6 +30,16 @@ object DecodingContext {
   val ParquetInt96Conversion = "spark.sql.parquet.int96TimestampConversion"
   val OrcImpl = "spark.sql.orc.impl"
   /**
+   * ORC's reader setting (a Hadoop one: the reader's options, then the session's settings, then
+   * the cluster's Hadoop configuration) that reads every file's columns by position instead of
+   * by name.
+   */
+  val OrcPositional = "orc.force.positional.evolution"
+  /** Parsing of zone offsets with seconds in CSV, JSON and XML datetimes. */
+  val SecondOffsets = "spark.sql.files.supportSecondOffsetFormat"
+  /** Spark's XML reader: the legacy parser, which reads malformed content otherwise. */
+  val LegacyXmlParser = "spark.sql.legacy.useLegacyXMLParser"
+  /**
    * The driver JVM's default time zone (`user.timezone`), which ORC's readers read the local
    * times of ORC's `timestamp` type in (files of Hive's writer: `spark.sql.orc.impl=hive`).
    */
@@ -65,6 +75,10 @@ object DecodingContext {
     all.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
       .filter { case (k, _) => !neutral(format, k) && optionApplies(k, dataType) }
 
+  /** Spark's documented settings and their defaults (as strings). */
+  private lazy val sparkDefaults: Map[String, String] =
+    Try(new SQLConf().getAllDefinedConfs.map { case (k, default, _, _) => k -> default }.toMap).getOrElse(Map.empty)
+
   /** A date or timestamp type: the types calendars, zones and date formats change. */
   private[source] def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType
 
@@ -78,11 +92,21 @@ object DecodingContext {
     def v(key: String): String = Try(Option(conf.getConfString(key))).toOption.flatten.getOrElse("")
     val out = Map.newBuilder[String, String]
     def add(keys: String*): Unit = keys.foreach(k => out += k -> v(k))
+    // Settings recorded only where not at their defaults, so that indexes built before they were
+    // recorded (at the defaults) still answer.
+    def addChanged(keys: String*): Unit = keys.foreach { k =>
+      val default = sparkDefaults.getOrElse(k, "")
+      val now = v(k)
+      if (now.nonEmpty && !now.equalsIgnoreCase(default)) out += k -> now
+    }
     format match {
       case "csv" | "json" =>
         // CSV maps columns by position: name case does not pick the values.
         if (format == "json") add(CaseSensitive, JsonAllowEmptyString)
-        if (isDatetime(dataType)) add(TimeParserPolicy, if (format == "csv") CsvDateTimeFallback else JsonDateTimeFallback)
+        if (isDatetime(dataType)) {
+          add(TimeParserPolicy, if (format == "csv") CsvDateTimeFallback else JsonDateTimeFallback)
+          addChanged(SecondOffsets)
+        }
         // Text without an offset is read in the session zone, unless the reader sets its own.
         if (dataType == TimestampType && !options.contains("timezone")) out += SessionTimeZone -> conf.sessionLocalTimeZone
         if (format == "json" && dataType.isInstanceOf[StringType]) add(JsonExactStrings)
@@ -99,6 +123,9 @@ object DecodingContext {
         }
       case "orc" =>
         add(CaseSensitive, OrcImpl)
+        // Read by position in every file (not only files with Hive's `_col` names): recorded where
+        // on, wherever it is set, as Spark's reader takes it from the Hadoop configuration.
+        if (hadoopSetting(conf, options, OrcPositional).exists(_.trim.equalsIgnoreCase("true"))) out += OrcPositional -> "true"
         // ORC's `timestamp` type holds local times, which its readers turn into instants in the
         // JVM's default zone: the same file reads otherwise in a JVM of another zone. (Spark's
         // own writer uses `timestamp with local time zone`, whose values are instants; which type
@@ -114,6 +141,12 @@ object DecodingContext {
             out += SessionTimeZone -> conf.sessionLocalTimeZone
           }
         }
+      case "xml" =>
+        // As any other format (below), and the settings Spark's XML reader takes from the session.
+        add(CaseSensitive)
+        out += SessionTimeZone -> conf.sessionLocalTimeZone
+        addChanged(LegacyXmlParser)
+        if (isDatetime(dataType)) addChanged(TimeParserPolicy, SecondOffsets)
       case _ =>
         // A format we know nothing of: every setting that could matter is recorded.
         add(CaseSensitive)
@@ -122,6 +155,17 @@ object DecodingContext {
     if (dataType.isInstanceOf[StringType]) out ++= charSettings(conf)
     out.result()
   }
+
+  /**
+   * A Hadoop setting as a file source's reader sees it (Spark's `newHadoopConfWithOptions`): the
+   * reader's options (`options`, keys lower-cased), then the session's settings, then the
+   * cluster's Hadoop configuration (`spark.hadoop.*`).
+   */
+  private def hadoopSetting(conf: SQLConf, options: Map[String, String], key: String): Option[String] =
+    options.get(key.toLowerCase(Locale.ROOT))
+      .orElse(Try(Option(conf.getConfString(key, null))).toOption.flatten)
+      .orElse(org.apache.spark.sql.SparkSession.getActiveSession.orElse(org.apache.spark.sql.SparkSession.getDefaultSession)
+        .flatMap(s => Option(s.sparkContext.hadoopConfiguration.get(key))))
 
   /**
    * The settings that change what a query compares for a CHAR(n) column (a STRING with Spark's
@@ -184,6 +228,25 @@ object DecodingContext {
   private val SqlCorruptRecordColumn = "spark.sql.columnNameOfCorruptRecord"
 
   /**
+   * [[ColumnDecoding.physical]]'s key marking a column the scan reads as its corrupt-record
+   * column (CSV, JSON, XML): its values are whole malformed records, and which records are
+   * malformed depends on the columns a query reads, so no filter answers for it.
+   */
+  val CorruptRecord = "corruptRecord"
+
+  /** The formats that give malformed records to a corrupt-record column. */
+  val CorruptRecordFormats: Set[String] = Set("csv", "json", "xml")
+
+  /**
+   * The name of the corrupt-record column of a `format` read with `options` under `conf` (the
+   * reader's `columnNameOfCorruptRecord`, else the session's), where the format has one.
+   */
+  def corruptRecordColumn(conf: SQLConf, format: String, options: Map[String, String]): Option[String] =
+    if (!CorruptRecordFormats.contains(format)) None
+    else Some(options.collectFirst { case (k, v) if k.equalsIgnoreCase("columnNameOfCorruptRecord") => v }.getOrElse(
+      Try(conf.getConfString(SqlCorruptRecordColumn)).getOrElse("_corrupt_record")))
+
+  /**
    * How `format` maps the files' columns to column `name` of a scan whose data schema (without
    * partition columns) is `dataSchema`, where that is not by name alone: the column's position
    * (see docs/decisions.md, "Columns read by position"). CSV reads the n-th field of a line
@@ -201,11 +264,11 @@ object DecodingContext {
       val i = fields.indexOf(name)
       if (i < 0) Map.empty else Map(Position -> i.toString)
     }
+    val corrupt = corruptRecordColumn(conf, format, options)
+    val marked = if (corrupt.contains(name)) Map(CorruptRecord -> "true") else Map.empty[String, String]
     format match {
-      case "csv" =>
-        val corrupt = option("columnNameOfCorruptRecord").getOrElse(
-          Try(conf.getConfString(SqlCorruptRecordColumn)).getOrElse("_corrupt_record"))
-        positionIn(dataSchema.fieldNames.toSeq.filterNot(_ == corrupt))
+      case "csv" => marked ++ positionIn(dataSchema.fieldNames.toSeq.filterNot(f => corrupt.contains(f)))
+      case "json" | "xml" => marked
       case "orc" => positionIn(dataSchema.fieldNames.toSeq)
       case "avro" if option("positionalFieldMatching").exists(_.trim.equalsIgnoreCase("true")) => Map(Position -> ReadOrder)
       case _ => Map.empty
@@ -368,6 +431,10 @@ object DecodingContext {
       case (Some(a), Some(b)) if a != b => return Some(s"$c: the table was dropped and created again since the index " +
         s"was built (table UUID $a, now $b); a REFRESH BLOOM INDEX ... FULL builds it for this table")
       case _ =>
+    }
+    if (built.physical.contains(CorruptRecord) || scan.physical.contains(CorruptRecord)) {
+      return Some(s"$c: ${if (scan.physical.contains(CorruptRecord)) "the scan reads" else "the index was built from"} " +
+        s"$c as the corrupt-record column (columnNameOfCorruptRecord), whose values depend on the columns a query reads")
     }
     positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))
     (built.physical.get(NameMapping), scan.physical.get(NameMapping)) match {

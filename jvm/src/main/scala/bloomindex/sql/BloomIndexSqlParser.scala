@@ -66,12 +66,14 @@ object BloomIndexSqlParser {
     val tokens = try Lexer.tokenize(sql) catch {
       case _: Lexer.LexError => return None // not lexable by us: certainly not ours, Spark reports it
     }
-    val words = tokens.take(2).map(t => if (t.kind == Lexer.Word) t.upper else "")
+    val words = tokens.take(3).map(t => if (t.kind == Lexer.Word) t.upper else "")
     val ours = words match {
-      case Seq("CREATE", "BLOOM" | "BLOOMFILTER") | Seq("REFRESH", "BLOOM") | Seq("ALTER", "BLOOM") |
-          Seq("OPTIMIZE", "BLOOM") | Seq("VACUUM", "BLOOM") |
-          Seq("DROP", "BLOOM" | "BLOOMFILTER") | Seq("SHOW", "BLOOM") | Seq("DESCRIBE" | "DESC", "BLOOM") |
-          Seq("EXPLAIN", "BLOOM") | Seq("RECOMMEND", "BLOOM") => true
+      case Seq("CREATE", "BLOOM" | "BLOOMFILTER", _*) | Seq("REFRESH", "BLOOM", _*) | Seq("ALTER", "BLOOM", _*) |
+          Seq("DROP", "BLOOM" | "BLOOMFILTER", _*) | Seq("SHOW", "BLOOM", _*) |
+          Seq("EXPLAIN", "BLOOM", _*) | Seq("RECOMMEND", "BLOOM", _*) => true
+      // Spark's own statements on a table named `bloom` (DESCRIBE bloom, DESC bloom.t; Delta's
+      // VACUUM bloom and OPTIMIZE bloom) stay Spark's: ours only where INDEX follows.
+      case Seq("OPTIMIZE" | "VACUUM" | "DESCRIBE" | "DESC", "BLOOM", "INDEX") => true
       case _ => false
     }
     if (ours) Some(new StatementParser(sql, tokens).statement()) else None

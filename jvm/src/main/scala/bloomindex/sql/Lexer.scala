@@ -4,6 +4,8 @@ import java.util.Locale
 
 import scala.collection.mutable.ArrayBuffer
 
+import org.apache.spark.sql.internal.SQLConf
+
 /** Splits a statement into words, `quoted` identifiers, numbers, strings and symbols. */
 private[sql] object Lexer {
 
@@ -29,11 +31,16 @@ private[sql] object Lexer {
       val c = s.charAt(i)
       if (c.isWhitespace) i += 1
       else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
-        while (i < n && s.charAt(i) != '\n') i += 1
+        // As Spark's lexer: a backslash at the end of the line carries the comment on.
+        while (i < n && s.charAt(i) != '\n') i += (if (s.charAt(i) == '\\' && i + 1 < n && s.charAt(i + 1) == '\n') 2 else 1)
       } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
-        val close = s.indexOf("*/", i + 2)
-        if (close < 0) throw new LexError("unterminated comment")
-        i = close + 2
+        i = afterComment(s, i)
+      } else if ((c == 'r' || c == 'R') && i + 1 < n && (s.charAt(i + 1) == '\'' || s.charAt(i + 1) == '"')) {
+        // R'...' and R"...": Spark's raw strings, no escapes.
+        val close = s.indexOf(s.charAt(i + 1), i + 2)
+        if (close < 0) throw new LexError("unterminated string")
+        out += Token(Str, s.substring(i + 2, close), i)
+        i = close + 1
       } else if (c == '`') {
         val (text, after) = quoted(s, i, '`', doubling = true)
         out += Token(Quoted, text, i)
@@ -83,10 +90,63 @@ private[sql] object Lexer {
         if (doubling && i + 1 < s.length && s.charAt(i + 1) == q) { sb += q; i += 2 }
         else return (sb.toString, i + 1)
       } else if (c == '\\' && !doubling && i + 1 < s.length) {
-        sb += s.charAt(i + 1)
-        i += 2
+        i = unescape(s, i, sb)
       } else { sb += c; i += 1 }
     }
     throw new LexError(s"unterminated ${if (q == '`') "quoted identifier" else "string"}")
   }
+
+  /**
+   * `/* ... */` from `start`, nested as Spark's lexer nests them (`/* /* */ x */` is one
+   * comment): the index after its end.
+   */
+  private def afterComment(s: String, start: Int): Int = {
+    var depth = 0
+    var i = start
+    while (i + 1 < s.length) {
+      if (s.charAt(i) == '/' && s.charAt(i + 1) == '*') { depth += 1; i += 2 }
+      else if (s.charAt(i) == '*' && s.charAt(i + 1) == '/') {
+        depth -= 1
+        i += 2
+        if (depth == 0) return i
+      } else i += 1
+    }
+    throw new LexError("unterminated comment")
+  }
+
+  /**
+   * The escape at `s(i) == '\\'` appended to `sb` as Spark's parser reads a string literal
+   * (`SparkParserUtils.unescapeSQLString`): `\uXXXX`, `\UXXXXXXXX`, three octal digits
+   * `[01][0-7][0-7]`, `\0 \b \n \r \t \Z`, `\%` and `\_` kept with their backslash (as
+   * MySQL), any other character as it is. With `spark.sql.parser.escapedStringLiterals` set, the
+   * backslash and what follows are kept as written, as Spark keeps them. Returns the index after it.
+   */
+  private def unescape(s: String, i: Int, sb: StringBuilder): Int = {
+    def hex(from: Int, len: Int): Boolean =
+      from + len <= s.length && (from until from + len).forall(j => Character.digit(s.charAt(j), 16) >= 0)
+    val e = s.charAt(i + 1)
+    if (SQLConf.get.escapedStringLiterals) { sb += '\\' += e; i + 2 }
+    else if (e == 'u' && hex(i + 2, 4)) { sb += Integer.parseInt(s.substring(i + 2, i + 6), 16).toChar; i + 6 }
+    else if (e == 'U' && hex(i + 2, 8) && Character.isValidCodePoint(java.lang.Long.parseLong(s.substring(i + 2, i + 10), 16).toInt)) {
+      sb.appendAll(Character.toChars(Integer.parseInt(s.substring(i + 2, i + 10), 16)))
+      i + 10
+    } else if ((e == '0' || e == '1') && i + 3 < s.length && isOctal(s.charAt(i + 2)) && isOctal(s.charAt(i + 3))) {
+      sb += Integer.parseInt(s.substring(i + 1, i + 4), 8).toChar
+      i + 4
+    } else {
+      e match {
+        case '0' => sb += '\u0000'
+        case 'b' => sb += '\b'
+        case 'n' => sb += '\n'
+        case 'r' => sb += '\r'
+        case 't' => sb += '\t'
+        case 'Z' => sb += '\u001A'
+        case '%' | '_' => sb += '\\' += e
+        case other => sb += other
+      }
+      i + 2
+    }
+  }
+
+  private def isOctal(c: Char): Boolean = c >= '0' && c <= '7'
 }

@@ -119,6 +119,60 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
     assert(parser.parsePlan("SELECT bloom, bloomfilter, indexes FROM t") != null)
   }
 
+  test("Spark's statements on a table or database named bloom stay Spark's") {
+    def ours(sql: String): Boolean = BloomIndexSqlParser.parseOurs(sql).isDefined
+    val spark = new org.apache.spark.sql.execution.SparkSqlParser()
+    val withSpark = BloomIndexSqlParser(spark)
+    // DESCRIBE a table `bloom`, a column `i` of it, a table of database `bloom`: Spark's plans.
+    for (sql <- Seq("DESCRIBE bloom", "DESC bloom", "DESC bloom.t", "DESCRIBE bloom i", "describe bloom extended")) {
+      assert(!ours(sql), sql)
+      // The same plan but for its output attributes' ids.
+      assert(withSpark.parsePlan(sql).canonicalized == spark.parsePlan(sql).canonicalized, sql)
+    }
+    // Delta's VACUUM and OPTIMIZE of a table `bloom` (not Spark's own statements): the delegate's
+    // answer, here Spark's parse error, never ours.
+    for (sql <- Seq("VACUUM bloom RETAIN 168 HOURS", "OPTIMIZE bloom", "OPTIMIZE bloom.t ZORDER BY (a)")) {
+      assert(!ours(sql), sql)
+      val e = intercept[ParseException](parser.parsePlan(sql))
+      assert(!e.getMessage.contains("expected INDEX"), s"$sql: ${e.getMessage}")
+    }
+    assert(parser.parsePlan("DESCRIBE BLOOM INDEX i") == DescribeBloomIndexCommand("i", extended = false))
+    assert(parser.parsePlan("optimize bloom index i") == OptimizeBloomIndexCommand("i"))
+  }
+
+  test("comments are read as Spark reads them: /* */ nests, a backslash carries -- on") {
+    // Spark sees one comment, then SELECT 1: nothing of ours runs.
+    assert(BloomIndexSqlParser.parseOurs("/* /* */ DROP BLOOM INDEX prod; -- */ SELECT 1").isEmpty)
+    assert(BloomIndexSqlParser.parseOurs("-- a note \\\nDROP BLOOM INDEX prod\nSELECT 1").isEmpty)
+    assert(parser.parsePlan("/* a /* nested */ note */ DROP BLOOM INDEX i -- done") == DropBloomIndexCommand("i", ifExists = false))
+    intercept[ParseException](parser.parsePlan("/* /* */ DROP BLOOM INDEX i"))
+  }
+
+  test("string values are unescaped as Spark unescapes string literals") {
+    def separators(literal: String): String = {
+      val plan = parser.parsePlan(s"CREATE BLOOM INDEX i ON t FOR COLUMNS (m USING TOKENS OPTIONS (separators = $literal))")
+      plan.asInstanceOf[CreateBloomIndexCommand].columns.head.options("separators")
+    }
+    val cases = Seq(
+      """' \t,'""" -> " \t,",
+      """'\n\r\b\0\Z'""" -> "\n\r\b\u0000\u001A",
+      "'\\u00A0\\u00a0x'" -> "\u00A0\u00A0x",
+      "'\\U0001F600'" -> new String(Character.toChars(0x1F600)),
+      """'\101\08\0101'""" -> "A\u00008\b1",  // three octal digits, the first 0 or 1; else \0 is NUL
+      """'\\ \' \" \x'""" -> "\\ ' \" x",
+      """'50\% \_'""" -> "50\\% \\_",  // kept with their backslash, as Spark (and MySQL) keep them
+      """"a\tb"""" -> "a\tb",
+      "r'\\t\\u00A0'" -> "\\t\\u00A0",  // raw strings: no escapes
+      """R"\n"""" -> "\\n",
+      "'\\u12'" -> "u12")  // not four hex digits: the u as it is
+    for ((literal, expected) <- cases) {
+      assert(separators(literal) == expected, literal)
+      // The same value as Spark's parser gives the same literal.
+      val spark = CatalystSqlParser.parseExpression(literal).eval().toString
+      assert(spark == expected, s"$literal: Spark reads ${spark.map(_.toInt)}")
+    }
+  }
+
   test("mistakes in our statements are ParseExceptions saying what was expected") {
     val cases = Seq(
       "CREATE BLOOM INDEX i ON t FOR COLUMNS" -> "expected '('",
@@ -142,7 +196,7 @@ class BloomIndexSqlParserSuite extends AnyFunSuite {
       "VACUUM BLOOM INDEX i RETAIN" -> "expected a number of hours",
       "DROP BLOOM INDEX" -> "expected an index name",
       "SHOW BLOOM TABLES" -> "expected INDEXES",
-      "DESCRIBE BLOOM i" -> "expected INDEX")
+      "DESCRIBE BLOOM INDEX" -> "expected an index name")
     for ((sql, expected) <- cases) {
       val e = intercept[ParseException](parser.parsePlan(sql))
       assert(e.getMessage.contains(expected), s"$sql: ${e.getMessage}")
