@@ -55,7 +55,8 @@ object IndexOptions {
       if (source.partitionColumns.exists(p => resolver(p, field.name))) {
         throw BloomIndexErrors.partitionColumn(field.name, source.display)
       }
-      if (DecodingContext.corruptRecordColumn(spark.sessionState.conf, source.format, source.options).exists(resolver(_, field.name))) {
+      // By its exact name, as Spark's readers match it.
+      if (DecodingContext.corruptRecordColumn(spark.sessionState.conf, source.format, source.options).contains(field.name)) {
         throw BloomIndexErrors.corruptRecordColumn(field.name, source.display)
       }
       if (text.isEmpty) try ParquetHash.checkIndexable(field.dataType) catch {

@@ -4,6 +4,7 @@ import java.util.UUID
 
 import scala.util.control.NonFatal
 
+import bloomindex.errors.ConcurrentBloomIndexUpdateException
 import bloomindex.log.{IndexRoot, IndexState, SourceSpec}
 import bloomindex.source.{SourceProviders, TableRename}
 
@@ -87,6 +88,18 @@ object TableEvents extends Logging {
    */
   private def follow(spark: SparkSession, name: String, from: String, to: String)(source: SourceSpec => SourceSpec): Unit =
     try {
+      // A command committing between the read of the newest entry and this commit: once more on
+      // the entry it committed (its REFRESH's ACTIVE one, say).
+      try followOnce(spark, name, from, to)(source) catch {
+        case _: ConcurrentBloomIndexUpdateException => followOnce(spark, name, from, to)(source)
+      }
+    } catch {
+      case NonFatal(err) =>
+        logWarning(s"bloomindex: RENAME TABLE $from: Bloom index '$name' still names the old table ($err); " +
+          s"DROP BLOOM INDEX $name and create it again on $to")
+    }
+
+  private def followOnce(spark: SparkSession, name: String, from: String, to: String)(source: SourceSpec => SourceSpec): Unit = {
       val log = ActionContext.writing(spark, name).log
       log.head().flatMap(h => h.entry.map(h.version -> _)).foreach { case (version, head) =>
         val stable = head.state match {
@@ -106,11 +119,7 @@ object TableEvents extends Logging {
           case None =>
         }
       }
-    } catch {
-      case NonFatal(err) =>
-        logWarning(s"bloomindex: RENAME TABLE $from: Bloom index '$name' still names the old table ($err); " +
-          s"DROP BLOOM INDEX $name and create it again on $to")
-    }
+  }
 
   /**
    * A rename no session catalog event reports ([[SourceProvider.renamedBy]]: an Iceberg table's),

@@ -486,10 +486,13 @@ object IndexCatalog {
     // Whatever the build: a column that is one of the scan's partition columns (its values are
     // the folders' names; an index built over the same files read otherwise holds the files'
     // column of that name), or one its provider supplies values of that no file holds.
-    val partitions = try scan.index.partitionSchema.fieldNames.toSeq catch { case NonFatal(_) => Nil }
+    // Where the scan's partition columns cannot be told, every column may be one: none answers.
+    val partitions = try Some(scan.index.partitionSchema.fieldNames.toSeq) catch { case NonFatal(_) => None }
     val always = spec.columns.flatMap { c =>
       val scanned = names.getOrElse(c.name, c.sourceName)
-      if (partitions.exists(p => settings.resolver(p, scanned))) {
+      if (partitions.isEmpty) {
+        Some(c.name -> s"${c.name}: the partition columns of ${scan.display} could not be read")
+      } else if (partitions.get.exists(p => settings.resolver(p, scanned))) {
         Some(c.name -> s"${c.name}: a partition column of ${scan.display} (its values are folder names, not the files' values)")
       } else scan.provider.unusable(scan, scanned).map(c.name -> _)
     }.toMap

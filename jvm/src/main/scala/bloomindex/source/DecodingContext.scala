@@ -75,9 +75,11 @@ object DecodingContext {
     all.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
       .filter { case (k, _) => !neutral(format, k) && optionApplies(k, dataType) }
 
-  /** Spark's documented settings and their defaults (as strings). */
-  private lazy val sparkDefaults: Map[String, String] =
-    Try(new SQLConf().getAllDefinedConfs.map { case (k, default, _, _) => k -> default }.toMap).getOrElse(Map.empty)
+  /**
+   * The default of Spark's setting `key` as a string (internal settings too: an unset conf reads
+   * it); "" where this Spark has no such setting.
+   */
+  private def sparkDefault(key: String): String = Try(Option(new SQLConf().getConfString(key))).toOption.flatten.getOrElse("")
 
   /** A date or timestamp type: the types calendars, zones and date formats change. */
   private[source] def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType
@@ -95,7 +97,7 @@ object DecodingContext {
     // Settings recorded only where not at their defaults, so that indexes built before they were
     // recorded (at the defaults) still answer.
     def addChanged(keys: String*): Unit = keys.foreach { k =>
-      val default = sparkDefaults.getOrElse(k, "")
+      val default = sparkDefault(k)
       val now = v(k)
       if (now.nonEmpty && !now.equalsIgnoreCase(default)) out += k -> now
     }

@@ -4,7 +4,6 @@ import java.util.Locale
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.sql.internal.SQLConf
 
 /** Splits a statement into words, `quoted` identifiers, numbers, strings and symbols. */
 private[sql] object Lexer {
@@ -118,15 +117,15 @@ private[sql] object Lexer {
    * The escape at `s(i) == '\\'` appended to `sb` as Spark's parser reads a string literal
    * (`SparkParserUtils.unescapeSQLString`): `\uXXXX`, `\UXXXXXXXX`, three octal digits
    * `[01][0-7][0-7]`, `\0 \b \n \r \t \Z`, `\%` and `\_` kept with their backslash (as
-   * MySQL), any other character as it is. With `spark.sql.parser.escapedStringLiterals` set, the
-   * backslash and what follows are kept as written, as Spark keeps them. Returns the index after it.
+   * MySQL), any other character as it is; as Spark reads a statement's property values, whatever
+   * `spark.sql.parser.escapedStringLiterals` says (it applies to expressions' literals only).
+   * Returns the index after it.
    */
   private def unescape(s: String, i: Int, sb: StringBuilder): Int = {
     def hex(from: Int, len: Int): Boolean =
       from + len <= s.length && (from until from + len).forall(j => Character.digit(s.charAt(j), 16) >= 0)
     val e = s.charAt(i + 1)
-    if (SQLConf.get.escapedStringLiterals) { sb += '\\' += e; i + 2 }
-    else if (e == 'u' && hex(i + 2, 4)) { sb += Integer.parseInt(s.substring(i + 2, i + 6), 16).toChar; i + 6 }
+    if (e == 'u' && hex(i + 2, 4)) { sb += Integer.parseInt(s.substring(i + 2, i + 6), 16).toChar; i + 6 }
     else if (e == 'U' && hex(i + 2, 8) && Character.isValidCodePoint(java.lang.Long.parseLong(s.substring(i + 2, i + 10), 16).toInt)) {
       sb.appendAll(Character.toChars(Integer.parseInt(s.substring(i + 2, i + 10), 16)))
       i + 10

@@ -207,4 +207,26 @@ class DecodingSuite extends AnyFunSuite {
     assert(diff("parquet", c, conf(legacy), conf(legacy)).isEmpty)
     assert(diff("csv", id, conf(), conf(legacy)).isEmpty)
   }
+
+  test("settings recorded where not at their defaults are not recorded at them (indexes built before keep answering)") {
+    val d = StructField("d", DateType)
+    val newer = Seq(DecodingContext.SecondOffsets, DecodingContext.LegacyXmlParser, DecodingContext.OrcPositional)
+    // At the defaults, set or not, none of them is recorded, for any format and type.
+    val defaults = conf(DecodingContext.SecondOffsets -> "TRUE", DecodingContext.LegacyXmlParser -> "false")
+    for (c <- Seq(conf(), defaults); format <- Seq("csv", "json", "xml", "orc"); f <- Seq(ts, d, id)) {
+      val recorded = col(c, format, f).settings.keySet
+      assert(newer.forall(k => !recorded.contains(k)), s"$format ${f.dataType}: $recorded")
+      if (format == "xml") assert(!recorded.contains(DecodingContext.TimeParserPolicy), s"xml ${f.dataType}: $recorded")
+    }
+    // An XML context as recorded before XML had rules of its own (any format's: case
+    // sensitivity and the session zone) still answers at the defaults.
+    val before = col(conf(), "xml", d).copy(settings = Map(DecodingContext.CaseSensitive -> "false",
+      DecodingContext.SessionTimeZone -> "UTC"))
+    assert(DecodingContext.difference("xml", before, "xml", col(conf(), "xml", d)).isEmpty)
+    // Away from the defaults, recorded.
+    assert(diff("xml", d, conf(), conf(DecodingContext.TimeParserPolicy -> "LEGACY")).exists(_.contains("differs")))
+    assert(diff("xml", id, conf(), conf(DecodingContext.LegacyXmlParser -> "true")).exists(_.contains("useLegacyXMLParser")))
+    assert(diff("json", ts, conf(), conf(DecodingContext.SecondOffsets -> "false")).exists(_.contains("supportSecondOffsetFormat")))
+    assert(diff("orc", id, conf(), conf(DecodingContext.OrcPositional -> "true")).exists(_.contains(DecodingContext.OrcPositional)))
+  }
 }
