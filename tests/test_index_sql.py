@@ -219,6 +219,17 @@ def test_drop_table_drops_its_indexes_and_a_deleted_folder_orphans_its_index(spa
     assert "gone_idx" not in [r.name for r in spark.sql("SHOW BLOOM INDEXES").collect()]
 
 
+def _answers_then_prunes_after_refresh(spark, index, q):
+    """`q` (user_id = 217 over a renamed managed table of 4 files) answers as without the index;
+    after a REFRESH of `index` (its files at their new paths), it still does and `index` prunes."""
+    assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+    spark.sql(f"REFRESH BLOOM INDEX {index}")
+    assert _describe(spark, index)["files_indexed"] == "4"
+    m = re.search(rf"index {index} \(log version \d+\) kept (\d)/4 files", bloomindex.BloomIndex(spark).explain(spark.sql(q)))
+    assert m and int(m.group(1)) < 4
+    assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+
+
 def test_rename_table_keeps_its_indexes(spark, root, tmp_path):
     """Issue 29: ALTER TABLE ... RENAME TO keeps the table's indexes attached under the new name;
     an external table's files keep answering at once, a managed table's (moved with the rename)
@@ -248,12 +259,7 @@ def test_rename_table_keeps_its_indexes(spark, root, tmp_path):
     spark.sql("CREATE BLOOM INDEX ren_m_idx ON ren_m FOR COLUMNS (user_id)")
     spark.sql("ALTER TABLE ren_m RENAME TO ren_m2")
     try:
-        q = "SELECT user_id FROM ren_m2 WHERE user_id = 217"
-        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
-        spark.sql("REFRESH BLOOM INDEX ren_m_idx")
-        assert _describe(spark, "ren_m_idx")["files_indexed"] == "4"
-        m = re.search(r"index ren_m_idx \(log version \d+\) kept (\d)/4 files", bloomindex.BloomIndex(spark).explain(spark.sql(q)))
-        assert m and int(m.group(1)) < 4
+        _answers_then_prunes_after_refresh(spark, "ren_m_idx", "SELECT user_id FROM ren_m2 WHERE user_id = 217")
         # The old name, created again: another table, which the index does not answer for.
         _orders(spark, n=40, files=1).drop("flag").write.saveAsTable("ren_m")
         assert "ren_m_idx (log" not in bloomindex.BloomIndex(spark).explain(spark.sql("SELECT * FROM ren_m WHERE user_id = 3"))
@@ -287,13 +293,7 @@ def test_a_rename_during_a_stopped_refresh_keeps_the_index(spark, root, tmp_path
         assert entries[-1]["data"] == entries[1]["data"], "the rename carries the last ACTIVE version's data"
         shown = {r.name: (r.source, r.state) for r in spark.sql("SHOW BLOOM INDEXES").collect()}
         assert shown["ren_r_idx"][1] == "ACTIVE" and shown["ren_r_idx"][0].endswith("ren_r2"), shown
-        q = "SELECT user_id FROM ren_r2 WHERE user_id = 217"
-        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
-        spark.sql("REFRESH BLOOM INDEX ren_r_idx")
-        assert _describe(spark, "ren_r_idx")["files_indexed"] == "4"
-        m = re.search(r"index ren_r_idx \(log version \d+\) kept (\d)/4 files", bloomindex.BloomIndex(spark).explain(spark.sql(q)))
-        assert m and int(m.group(1)) < 4
-        assert [r[0] for r in assert_same_with_pruning_off(spark, lambda: spark.sql(q))] == [217]
+        _answers_then_prunes_after_refresh(spark, "ren_r_idx", "SELECT user_id FROM ren_r2 WHERE user_id = 217")
     finally:
         spark.sql("DROP BLOOM INDEX IF EXISTS ren_r_idx")
         spark.sql("DROP TABLE IF EXISTS ren_r2")
