@@ -1,6 +1,7 @@
 package bloomindex.advisor
 
 import bloomindex.filter.FilterAlgorithm
+import bloomindex.sbbf.SbbfSizing
 import bloomindex.sbbf.SbbfSizing.Sizing
 
 /**
@@ -118,8 +119,10 @@ object FppModel {
     val ndv = math.max(1L, math.ceil(ndvPerFile).toLong)
     val cap = maxFalsePositiveFiles / (v * files)
 
-    def at(p: Double): FppChoice = {
-      val bytes = algorithm.numBytes(ndv, p, sizing).toLong
+    def at(target: Double): FppChoice = {
+      val bytes = algorithm.numBytes(ndv, target, sizing).toLong
+      // A rate even the largest filter misses is not reached: the largest filter's own rate.
+      val p = if (bytes < SbbfSizing.MaxBytes) target else math.max(target, algorithm.expectedFpp(bytes.toInt, ndv, target))
       val probe = if (algorithm == FilterAlgorithm.Classic) bytes.toDouble else BlockBytes.toDouble
       val cost = v * files * probe + files * bytes / lookupsPerBuild + p * v * files * avgFileBytes
       FppChoice(p, bytes, p * v * files, cost, "cost")

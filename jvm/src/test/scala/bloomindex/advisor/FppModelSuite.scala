@@ -134,4 +134,30 @@ class FppModelSuite extends AnyFunSuite {
     assert(none.lookups == 0 && none.valuesPerLookup == 1.0 && none.lookupsPerBuild == 1.0)
     assert(ColumnWorkload.of(Nil, "k").isEmpty)
   }
+
+  test("the advisor's rounded rate still fits the budget that chose it") {
+    // 100 files of 10,000 values: the model's rate for 1.5 MB (0.00546...) rounded down to 0.0054
+    // needs 1,504,000 bytes; rounded up (0.0055) it fits.
+    for (budget <- Seq(1500000L, 1600000L, 1700000L, 1800000L)) {
+      val model = FppModel.choose(100, 10000, 1e8, 1, Some(budget), exact)
+      assert(100 * SbbfSizing.exactBytes(10000, model.fpp).toLong <= budget, model)
+      val pick = FppPick.choose(100, 10000, 1e8, 1, Some(budget), lookups = 100)
+      assert(100 * SbbfSizing.exactBytes(10000, pick.fpp).toLong <= budget, s"$budget: $pick")
+      assert(math.abs(pick.fpp - model.fpp) <= model.fpp * 0.1, s"$model -> $pick")
+    }
+    // Without a budget, rounded down as before.
+    assert(FppPick.choose(1000, 20000, 100000, 1, None, lookups = 100).fpp == FppPick.roundDown(
+      FppModel.choose(1000, 20000, 100000, 1, None, exact, lookupsPerBuild = 100).fpp))
+  }
+
+  test("a rate no filter reaches is reported as the largest filter's rate") {
+    // 100 million values a file: a 128 MiB filter reaches about 0.009, not the 1e-6 asked.
+    val c = FppModel.choose(files = 1000, ndvPerFile = 1e8, avgFileBytes = 1e9, lookupValuesPerQuery = 1,
+      budgetBytes = None, sizing = exact)
+    val largest = SbbfSizing.expectedFpp(SbbfSizing.MaxBytes, 100000000L)
+    assert(largest > 0.005 && largest < 0.02, largest)
+    assert(c.bytesPerFile == SbbfSizing.MaxBytes.toLong, c)
+    assert(c.fpp >= largest * (1 - 1e-9), c)
+    assert(math.abs(c.expectedFalsePositiveFiles - c.fpp * 1000) < 1e-6, c)
+  }
 }
