@@ -176,6 +176,9 @@ BI_CASES = [
     Case("BloomIndex.recommend", lambda bi, df, spark: bi.recommend(budget="lots"), V,
          r"^recommend: budget must be a size such as '512m', '2g' or a number of bytes, got 'lots'"),
     Case("BloomIndex.recommend", lambda bi, df, spark: bi.recommend(budget=0), V, r"^recommend: budget must be > 0 bytes, got 0"),
+    # Spark's size strings allow no space between the number and the unit (the JVM refused it).
+    Case("BloomIndex.recommend", lambda bi, df, spark: bi.recommend(budget="512 m"), V,
+         r"^recommend: budget must be a size such as '512m', '2g' or a number of bytes, got '512 m'"),
     Case("BloomIndex.recommend", lambda bi, df, spark: bi.recommend("/p", source_format=3), T,
          r"^recommend: source_format must be a str or None, got int"),
     Case("BloomIndex.recommend", lambda bi, df, spark: bi.recommend(source_format="parquet"), V,

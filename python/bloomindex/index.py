@@ -517,7 +517,8 @@ def _metrics_with_units(metrics: Iterable[tuple[Any, Any]]) -> dict[str, float]:
 
 # A table name as SQL spells it: dot-separated parts, each a word or a `quoted` identifier.
 _SQL_TABLE_NAME = re.compile(r"\s*(?:\w+|`(?:[^`]|``)*`)(?:\s*\.\s*(?:\w+|`(?:[^`]|``)*`))*\s*")
-_SIZE = re.compile(r"\s*\d+\s*(?:b|k|kb|m|mb|g|gb|t|tb|p|pb)?\s*", re.IGNORECASE)
+# As Spark's JavaUtils.byteStringAsBytes reads it: spaces around, none between number and unit.
+_SIZE = re.compile(r"\s*\d+(?:b|k|kb|m|mb|g|gb|t|tb|p|pb)?\s*", re.IGNORECASE)
 
 
 def _budget(where: str, budget: Any) -> str | None:
