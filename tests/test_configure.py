@@ -94,6 +94,27 @@ def test_configure_on_a_local_connect_builder_sets_the_jvm_launch_not_the_builde
     assert "spark.jars" not in b._options and EXTENSIONS_CLASS in os.environ["PYSPARK_SUBMIT_ARGS"]
 
 
+def test_configure_called_again_on_a_local_connect_builder_takes_the_new_settings(monkeypatch):
+    """A second configure() with more (a kernel) puts its settings before the first call's in
+    PYSPARK_SUBMIT_ARGS, where spark-submit keeps a key's last --conf: the first call's, which the
+    second's now hold whole, are dropped; the user's own stay after them."""
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--conf spark.driver.memory=3g pyspark-shell")
+    b = _Builder(**{"spark.remote": "local[2]"})
+    bloomindex.configure(b)
+    bloomindex.configure(b, kernel="scalar")
+    confs = _submit_confs()  # a key's last --conf, as spark-submit takes it
+    assert confs["spark.sql.extensions"] == EXTENSIONS_CLASS
+    assert confs["spark.driver.extraJavaOptions"] == f"{VECTOR_MODULE_FLAG} -Dbloomindex.kernel=scalar"
+    assert confs["spark.executor.extraJavaOptions"] == f"{VECTOR_MODULE_FLAG} -Dbloomindex.kernel=scalar"
+    assert confs["spark.driver.memory"] == "3g"
+    assert os.environ["PYSPARK_SUBMIT_ARGS"].count("spark.sql.extensions=") == 1
+    # A value of the user's that bloomindex's does not hold whole stays, after it (it wins).
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--conf spark.sql.extensions=a.B pyspark-shell")
+    bloomindex.configure(_Builder(**{"spark.remote": "local[2]"}))
+    assert _submit_confs()["spark.sql.extensions"] == "a.B"
+
+
 _BUILDER_VALUES = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension", "spark.jars": "/x/udf.jar",
                    "spark.jars.packages": "org.example:udf_2.13:1.0", "spark.jars.excludes": "org.example:old",
                    "spark.driver.extraJavaOptions": "-Xss4m", "spark.executor.extraJavaOptions": "-Xss8m"}

@@ -249,12 +249,30 @@ class _Settings:
 def submit_args(settings: dict[str, str], current: str | None) -> str:
     """``PYSPARK_SUBMIT_ARGS`` with ``settings`` as ``--conf`` options before ``current``'s
     arguments (so that the user's own ``--conf`` of a key wins), unchanged when they are
-    there already (``configure`` called twice)."""
+    there already (``configure`` called twice alike). A ``--conf`` of ``current`` whose value
+    ``settings`` now holds whole (an earlier call's, before ``iceberg=True`` or a ``kernel``
+    added to it) is dropped: spark-submit keeps a key's last ``--conf``, and it would win."""
     tail = shlex.split(current) if current else ["pyspark-shell"]
     ours = [a for k, v in settings.items() for a in ("--conf", f"{k}={v}")]
     if any(tail[i:i + len(ours)] == ours for i in range(len(tail))):
         return current or shlex.join(tail)
-    return shlex.join(ours + tail)
+    kept: list[str] = []
+    i = 0
+    while i < len(tail):
+        if tail[i] == "--conf" and i + 1 < len(tail) and "=" in tail[i + 1]:
+            key, value = tail[i + 1].split("=", 1)
+            if key in settings and _holds(settings[key], value):
+                i += 2
+                continue
+        kept.append(tail[i])
+        i += 1
+    return shlex.join(ours + kept)
+
+
+def _holds(new: str, old: str) -> bool:
+    """Whether every item of ``old`` (comma-separated, or for Java options space-separated) is in ``new``."""
+    split = (lambda v: v.split(",")) if "," in new + old or " " not in new + old else (lambda v: v.split())
+    return set(filter(None, split(old))) <= set(filter(None, split(new)))
 
 
 def _settings(builder: Any, kernel: str | None, delta: bool, iceberg: bool = False,
