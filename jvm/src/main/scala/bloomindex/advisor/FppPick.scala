@@ -21,7 +21,8 @@ object FppPick {
     val ndv = math.max(1L, math.ceil(math.max(0.0, ndvPerFile)).toLong)
     def fits(p: Double) = budgetBytes.forall(b => n * FilterAlgorithm.Default.numBytes(ndv, p, Sizing.Exact).toLong <= b)
     val down = roundDown(c.fpp)
-    c.copy(fpp = if (fits(down) || !fits(c.fpp)) down else roundUp(c.fpp))
+    // The model's own rate over the budget (none fits): rounded down as ever.
+    c.copy(fpp = if (fits(down) || budgetBytes.exists(c.totalBytes(n) > _)) down else roundUp(c.fpp))
   }
 
   /** `p` rounded up to two significant digits (0.0054612 -> 0.0055). */

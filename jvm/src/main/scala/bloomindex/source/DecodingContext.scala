@@ -79,7 +79,10 @@ object DecodingContext {
    * The default of Spark's setting `key` as a string (internal settings too: an unset conf reads
    * it); "" where this Spark has no such setting.
    */
-  private def sparkDefault(key: String): String = Try(Option(new SQLConf().getConfString(key))).toOption.flatten.getOrElse("")
+  private def sparkDefault(key: String): String = Try(Option(unsetConf.getConfString(key))).toOption.flatten.getOrElse("")
+
+  /** A conf with nothing set, read only: made once, not for each column of each scan planned. */
+  private lazy val unsetConf = new SQLConf()
 
   /** A date or timestamp type: the types calendars, zones and date formats change. */
   private[source] def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType

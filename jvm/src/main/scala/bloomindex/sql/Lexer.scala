@@ -4,7 +4,6 @@ import java.util.Locale
 
 import scala.collection.mutable.ArrayBuffer
 
-
 /** Splits a statement into words, `quoted` identifiers, numbers, strings and symbols. */
 private[sql] object Lexer {
 
@@ -125,9 +124,11 @@ private[sql] object Lexer {
     def hex(from: Int, len: Int): Boolean =
       from + len <= s.length && (from until from + len).forall(j => Character.digit(s.charAt(j), 16) >= 0)
     val e = s.charAt(i + 1)
+    // \UXXXXXXXX's code point, where eight hex digits follow (-1 otherwise: never valid).
+    lazy val codePoint = if (hex(i + 2, 8)) java.lang.Long.parseLong(s.substring(i + 2, i + 10), 16) else -1L
     if (e == 'u' && hex(i + 2, 4)) { sb += Integer.parseInt(s.substring(i + 2, i + 6), 16).toChar; i + 6 }
-    else if (e == 'U' && hex(i + 2, 8) && Character.isValidCodePoint(java.lang.Long.parseLong(s.substring(i + 2, i + 10), 16).toInt)) {
-      sb.appendAll(Character.toChars(Integer.parseInt(s.substring(i + 2, i + 10), 16)))
+    else if (e == 'U' && codePoint >= 0 && codePoint <= Character.MAX_CODE_POINT) {
+      sb.appendAll(Character.toChars(codePoint.toInt))
       i + 10
     } else if ((e == '0' || e == '1') && i + 3 < s.length && isOctal(s.charAt(i + 2)) && isOctal(s.charAt(i + 3))) {
       sb += Integer.parseInt(s.substring(i + 1, i + 4), 8).toChar
