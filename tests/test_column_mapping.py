@@ -12,6 +12,7 @@ import os
 import time
 
 import pytest
+from pyspark.errors import AnalysisException
 
 from bloomindex import BloomIndex
 from index_helpers import confs, entry_text
@@ -592,6 +593,64 @@ def test_a_join_run_in_a_later_execution_keeps_the_rows_of_a_file_rewritten_in_p
             assert sorted(map(tuple, df.collect())) == [("fnew", new)]
     finally:
         _drop(spark, "later_run_fact", "later_run_dim")
+
+
+OUTDATED = "BLOOM_INDEX_JOIN_FILTER_OUTDATED"
+
+
+@pytest.mark.parametrize("adaptive", ["true", "false"])
+def test_a_kept_filtered_side_is_never_joined_with_an_indexed_file_rewritten_in_place(spark, root, tmp_path, adaptive):
+    # The other side is broadcast (Spark keeps it for the DataFrame's later actions) and filtered
+    # by the global filter of the streamed, indexed side, which each action reads again. File 0
+    # of the indexed side is rewritten in place between two actions (same size, new keys): Spark
+    # answers with the new key's row; the kept rows lack it (they were filtered against the old
+    # keys). The second action must fail, naming the problem, rather than answer without it.
+    p = str(tmp_path / "ix")
+    files = _parquet_folder(spark, p)
+    BloomIndex(spark).create("kept_side_ix", spark.read.parquet(p), ["k"], global_filter=True)
+    new = _not_held(spark, "kept_side_ix", range(700, 710))
+    other = spark.createDataFrame([(101, "a"), (new, "b")], "k BIGINT, tag STRING")
+    frames = {}
+    with confs(spark, {"spark.sql.adaptive.enabled": adaptive, "spark.sql.autoBroadcastJoinThreshold": "-1"}):
+        for enabled in ("false", "true"):
+            with confs(spark, {JOIN_FILTER: enabled}):
+                frames[enabled] = spark.read.parquet(p).join(other.hint("broadcast"), "k").select("k", "tag")
+                assert sorted(map(tuple, frames[enabled].collect())) == [(101, "a")]
+        plan = frames["true"]._jdf.queryExecution().executedPlan().toString()
+        assert "BloomFilter [kept_side_ix.k" in plan and "JoinFilterGuard" in plan, plan
+        _rewrite_same_size(spark, files[0], 600)  # file 0: k 100..109 -> 700..709 (101 is gone)
+        assert sorted(map(tuple, frames["false"].collect())) == [(new, "b")]  # Spark's answer
+        with pytest.raises(AnalysisException) as e:
+            frames["true"].collect()
+        assert e.value.getCondition() == OUTDATED and p in str(e.value), str(e.value)
+        # Planned again, the join is not filtered (the index is stale) and answers as Spark does.
+        again = spark.read.parquet(p).join(other.hint("broadcast"), "k").select("k", "tag")
+        assert sorted(map(tuple, again.collect())) == [(new, "b")]
+
+
+@pytest.mark.parametrize("adaptive", ["true", "false"])
+def test_a_kept_filtered_side_still_answers_after_files_are_added_to_the_indexed_side(spark, root, adaptive):
+    # The same shape, with rows appended to the indexed table between two actions (its listing is
+    # refreshed in place): the DataFrame's scan reads the files it listed at its first action, which
+    # the kept rows were filtered against and which did not change, so it answers as Spark does.
+    try:
+        spark.sql("CREATE TABLE kept_dim (k BIGINT, name STRING) USING parquet")
+        spark.sql("INSERT INTO kept_dim VALUES (1, 'one'), (2, 'two')")
+        spark.sql("CREATE BLOOM INDEX kept_dim_ix ON kept_dim FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
+        new = _not_held(spark, "kept_dim_ix", range(1000, 1100))
+        other = spark.createDataFrame([(1, "f1"), (new, "fnew")], "k BIGINT, v STRING")
+        frames = {}
+        with confs(spark, {"spark.sql.adaptive.enabled": adaptive, "spark.sql.autoBroadcastJoinThreshold": "-1"}):
+            for enabled in ("false", "true"):
+                with confs(spark, {JOIN_FILTER: enabled}):
+                    frames[enabled] = spark.table("kept_dim").join(other.hint("broadcast"), "k").select("v", "name")
+                    assert sorted(map(tuple, frames[enabled].collect())) == [("f1", "one")]
+            assert "JoinFilterGuard" in frames["true"]._jdf.queryExecution().executedPlan().toString()
+            spark.sql(f"INSERT INTO kept_dim VALUES ({new}, 'new')")
+            off = sorted(map(tuple, frames["false"].collect()))
+            assert sorted(map(tuple, frames["true"].collect())) == off
+    finally:
+        _drop(spark, "kept_dim")
 
 
 def test_a_join_run_after_its_indexed_side_changed_keeps_the_rows_of_the_new_keys(spark, root):

@@ -29,6 +29,7 @@ final class Coverage private (
     private val count: Int,
     private val sum1: Long,
     private val sum2: Long,
+    @transient private val files: IndexedSeq[FileStatus],
     @transient private val listing: Option[SparkShim.ListingMark],
     @transient private val check: Option[StorageCheck],
     @transient private val readerConf: Option[org.apache.spark.sql.internal.SQLConf]) extends Serializable {
@@ -56,13 +57,40 @@ final class Coverage private (
         c.decodingChanged(readerConf.getOrElse(org.apache.spark.sql.internal.SQLConf.get)).isEmpty)
   }
 
+  // The SQL execution in which a filtered side that Spark keeps between runs of its plan (below
+  // an exchange: a broadcast, a shuffle's output) applied the filter; None: none has.
+  @transient @volatile private var keptIn: Option[String] = None
+
+  /**
+   * Records that a filtered side whose rows Spark keeps for later runs of the plan applied the
+   * filter in SQL execution `now` (null: none): a later run reading the indexed side again
+   * must find it as the filter held it ([[bloomindex.execution.JoinFilterGuardExec]]).
+   */
+  def keptBy(now: String): Unit = keptIn = Some(now)
+
+  /** Whether rows filtered in another SQL execution than `now` are kept for a run in `now`. */
+  def keptFromAnotherRun(now: String): Boolean = keptIn.exists(_ != now)
+
+  /**
+   * Whether every file the filter was found to hold is on storage as it was then (true where
+   * the decision checked no file against storage, or `now` has checked them already): what a
+   * scan whose file list was fixed from that listing reads again.
+   */
+  def filesUnchanged(now: String): Boolean = scan != null && files != null &&
+    check.forall(c => !c.checksStorage || !c.due(now) || c.unchanged(files, now).cardinality() == files.size)
+
+  def display: String = Option(scan).map(_.display).getOrElse("?")
+
+  /** The root folders of the indexed side's scan (none where unknown). */
+  def roots: Seq[org.apache.hadoop.fs.Path] = Option(scan).map(_.roots).getOrElse(Nil)
+
   override def equals(o: Any): Boolean = o match {
     case c: Coverage => c.count == count && c.sum1 == sum1 && c.sum2 == sum2 &&
       Option(c.scan).map(_.identity) == Option(scan).map(_.identity)
     case _ => false
   }
   override def hashCode(): Int = (count, sum1, sum2).hashCode()
-  override def toString: String = s"Coverage($count files of ${Option(scan).map(_.display).getOrElse("?")})"
+  override def toString: String = s"Coverage($count files of $display)"
 }
 
 object Coverage {
@@ -79,7 +107,7 @@ object Coverage {
       case p: PartitioningAwareFileIndex => SparkShim.listingOf(p).map(new SparkShim.ListingMark(_))
       case _ => None
     }
-    new Coverage(scan, n, s1, s2, listing, check, readerConf)
+    new Coverage(scan, n, s1, s2, files.toIndexedSeq, listing, check, readerConf)
   }
 
   /** The count of `files` and two order-free sums of hashes of their identities. */

@@ -30,6 +30,7 @@ import org.apache.spark.sql.catalyst.trees.Origin
  *    [[invalidBooleanOption]], [[fppUnreachable]], [[encryptedColumns]];
  *  - the source: [[sourceNotFound]], [[pathNotFound]], [[unsupportedFormat]], [[unsupportedFileFormat]],
  *    [[unsupportedSource]], [[multipleRelations]], [[sourceChanged]], [[sourceColumnGone]];
+ *  - a query's run: [[joinFilterOutdated]];
  *    a table format's own (its provider's errors object, under `source/`,
  *    raises them through [[error]]);
  *  - per-column Bloom filter indexes: [[filterIndexAlreadyExists]], [[filterIndexNotFound]],
@@ -182,6 +183,9 @@ object BloomIndexErrors {
 
   def multipleRelations(source: String): AnalysisException =
     error("BLOOM_INDEX_MULTIPLE_RELATIONS", Map("source" -> source))
+
+  def joinFilterOutdated(source: String, reason: String): AnalysisException =
+    error("BLOOM_INDEX_JOIN_FILTER_OUTDATED", Map("source" -> source, "reason" -> reason))
 
   def sourceChanged(source: String): AnalysisException =
     error("BLOOM_INDEX_SOURCE_CHANGED", Map("source" -> source))

@@ -34,8 +34,13 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * check needs a batch of keys before it can decide about any row of it, which the
  * row-at-a-time produce/consume model of whole-stage code generation cannot express, and
  * reading the scan's batches directly skips the row conversion of every dropped row.
+ *
+ * `kept`: the operator runs below an exchange (a broadcast, a shuffle), whose output Spark keeps
+ * for later runs of the plan; a join check it applies is recorded in its coverage, so that the
+ * indexed side, where a later run reads it again, can refuse to run on other files than the
+ * filter held ([[JoinFilterGuardExec]]).
  */
-case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) extends UnaryExecNode {
+case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan, kept: Boolean = false) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = child.outputPartitioning
@@ -61,6 +66,7 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) ext
         false
       }
     })
+    if (kept) applied.foreach(_.coverage.foreach(_.keptBy(now)))
     if (applied.isEmpty) return child.execute()
     val attrs = child.output
     // The join rule's checks (with a coverage) let a row whose key fails through: the join
