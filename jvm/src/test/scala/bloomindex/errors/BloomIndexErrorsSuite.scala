@@ -89,7 +89,8 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
       unsupportedSparkVersion("3.5.4", "4.1.x to 4.3.x"), new ConcurrentBloomIndexUpdateException("n", 1, "CREATE"),
       IcebergErrors.notIndexable("t", "why"), IcebergErrors.columnType("c", "t", "uuid"), IcebergErrors.initialDefault("c", "t"), IcebergErrors.fileFormat("t", "ORC", "/p"),
       IcebergErrors.unavailable("t"), sourceColumnTypeChanged("c", "n", "t", "INT", "BIGINT"), historyArguments("f", 1),
-      invalidBudget("lots"), whatIfColumnNotFound("c", "t"), notAQuery("EXPLAIN BLOOM INDEX FOR", "DropTable"))
+      invalidBudget("lots"), whatIfColumnNotFound("c", "t"), notAQuery("EXPLAIN BLOOM INDEX FOR", "DropTable"),
+      joinFilterOutdated("t", "why"))
     assert(all.map(_.getCondition).toSet == known.keySet, "a builder per condition")
     all.foreach { e =>
       val template = known(e.getCondition).messageTemplate
