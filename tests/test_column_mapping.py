@@ -598,34 +598,65 @@ def test_a_join_run_in_a_later_execution_keeps_the_rows_of_a_file_rewritten_in_p
 OUTDATED = "BLOOM_INDEX_JOIN_FILTER_OUTDATED"
 
 
+@pytest.mark.parametrize("shape", ["broadcast", "no exchange"])
 @pytest.mark.parametrize("adaptive", ["true", "false"])
-def test_a_kept_filtered_side_is_never_joined_with_an_indexed_file_rewritten_in_place(spark, root, tmp_path, adaptive):
-    # The other side is broadcast (Spark keeps it for the DataFrame's later actions) and filtered
-    # by the global filter of the streamed, indexed side, which each action reads again. File 0
+def test_a_kept_filtered_side_is_never_joined_with_an_indexed_file_rewritten_in_place(spark, root, tmp_path, adaptive,
+                                                                                       shape):
+    # The other side is filtered by the global filter of the indexed side, which each action
+    # reads again, and Spark keeps the filtered rows for the DataFrame's later actions: broadcast,
+    # or (both sides in one partition, a sort-merge join with no exchange) read again through the
+    # operator's RDD, which Spark builds once, with the filter decided at the first action. File 0
     # of the indexed side is rewritten in place between two actions (same size, new keys): Spark
-    # answers with the new key's row; the kept rows lack it (they were filtered against the old
-    # keys). The second action must fail, naming the problem, rather than answer without it.
+    # answers with the new key's row; the filtered rows lack it (filtered against the old keys).
+    # The second action must fail, naming the problem, rather than answer without it.
     p = str(tmp_path / "ix")
     files = _parquet_folder(spark, p)
     BloomIndex(spark).create("kept_side_ix", spark.read.parquet(p), ["k"], global_filter=True)
     new = _not_held(spark, "kept_side_ix", range(700, 710))
-    other = spark.createDataFrame([(101, "a"), (new, "b")], "k BIGINT, tag STRING")
+    op = str(tmp_path / "other")
+    spark.createDataFrame([(101, "a"), (new, "b")], "k BIGINT, tag STRING").coalesce(1).write.parquet(op)
+
+    def frame():
+        if shape == "broadcast":
+            return spark.read.parquet(p).join(spark.read.parquet(op).hint("broadcast"), "k").select("k", "tag")
+        return spark.read.parquet(p).coalesce(1).join(spark.read.parquet(op).coalesce(1), "k").select("k", "tag")
+
     frames = {}
     with confs(spark, {"spark.sql.adaptive.enabled": adaptive, "spark.sql.autoBroadcastJoinThreshold": "-1"}):
         for enabled in ("false", "true"):
             with confs(spark, {JOIN_FILTER: enabled}):
-                frames[enabled] = spark.read.parquet(p).join(other.hint("broadcast"), "k").select("k", "tag")
+                frames[enabled] = frame()
                 assert sorted(map(tuple, frames[enabled].collect())) == [(101, "a")]
         plan = frames["true"]._jdf.queryExecution().executedPlan().toString()
         assert "BloomFilter [kept_side_ix.k" in plan and "JoinFilterGuard" in plan, plan
+        assert ("Exchange" in plan) == (shape == "broadcast"), plan
         _rewrite_same_size(spark, files[0], 600)  # file 0: k 100..109 -> 700..709 (101 is gone)
         assert sorted(map(tuple, frames["false"].collect())) == [(new, "b")]  # Spark's answer
         with pytest.raises(AnalysisException) as e:
             frames["true"].collect()
         assert e.value.getCondition() == OUTDATED and p in str(e.value), str(e.value)
         # Planned again, the join is not filtered (the index is stale) and answers as Spark does.
-        again = spark.read.parquet(p).join(other.hint("broadcast"), "k").select("k", "tag")
-        assert sorted(map(tuple, again.collect())) == [(new, "b")]
+        assert sorted(map(tuple, frame().collect())) == [(new, "b")]
+
+
+def test_a_kept_filtered_side_still_answers_after_a_file_it_does_not_read_is_deleted(spark, root, tmp_path):
+    # The DataFrame reads partition q=0 of the indexed side; a file of q=1 is deleted between two
+    # actions. The files the plan reads are unchanged: it answers as Spark does.
+    p = str(tmp_path / "pix")
+    files = _partitioned_folder(spark, p)
+    BloomIndex(spark).create("kept_part_ix", spark.read.parquet(p), ["k"], global_filter=True)
+    op = str(tmp_path / "other")
+    spark.createDataFrame([(101, "a"), (125, "b"), (999, "c")], "k BIGINT, tag STRING").coalesce(1).write.parquet(op)
+    frames = {}
+    with confs(spark, {"spark.sql.autoBroadcastJoinThreshold": "-1"}):
+        for enabled in ("false", "true"):
+            with confs(spark, {JOIN_FILTER: enabled}):
+                frames[enabled] = spark.read.parquet(p).where("q = 0") \
+                    .join(spark.read.parquet(op).hint("broadcast"), "k").select("k", "tag")
+                assert sorted(map(tuple, frames[enabled].collect())) == [(101, "a")]
+        assert "JoinFilterGuard" in frames["true"]._jdf.queryExecution().executedPlan().toString()
+        os.remove(files[3])
+        assert sorted(map(tuple, frames["true"].collect())) == sorted(map(tuple, frames["false"].collect())) == [(101, "a")]
 
 
 @pytest.mark.parametrize("adaptive", ["true", "false"])

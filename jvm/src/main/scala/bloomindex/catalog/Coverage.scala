@@ -57,32 +57,43 @@ final class Coverage private (
         c.decodingChanged(readerConf.getOrElse(org.apache.spark.sql.internal.SQLConf.get)).isEmpty)
   }
 
-  // The SQL execution in which a filtered side that Spark keeps between runs of its plan (below
-  // an exchange: a broadcast, a shuffle's output) applied the filter; None: none has.
-  @transient @volatile private var keptIn: Option[String] = None
+  // The SQL execution in which a join filter operator applied this filter; None: none has.
+  @transient @volatile private var appliedIn: Option[String] = None
 
   /**
-   * Records that a filtered side whose rows Spark keeps for later runs of the plan applied the
-   * filter in SQL execution `now` (null: none): a later run reading the indexed side again
-   * must find it as the filter held it ([[bloomindex.execution.JoinFilterGuardExec]]).
+   * Records that a join filter operator applied the filter in SQL execution `now` (null: none).
+   * Spark runs an operator's RDD once per plan (`SparkPlan.execute` is memoized) and keeps a
+   * broadcast's or shuffle's output, so the rows it filtered then are the rows every later run
+   * of the plan joins: the indexed side, where a later run reads it again, must find the files
+   * the filter held ([[bloomindex.execution.JoinFilterGuardExec]]).
    */
-  def keptBy(now: String): Unit = keptIn = Some(now)
+  def applied(now: String): Unit = appliedIn = Some(now)
 
-  /** Whether rows filtered in another SQL execution than `now` are kept for a run in `now`. */
-  def keptFromAnotherRun(now: String): Boolean = keptIn.exists(_ != now)
+  /** Whether a join filter operator applied the filter. */
+  def wasApplied: Boolean = appliedIn.isDefined
+
+  /** Whether it did in another SQL execution than `now`. */
+  def appliedInAnotherRun(now: String): Boolean = appliedIn.exists(_ != now)
 
   /**
-   * Whether every file the filter was found to hold is on storage as it was then (true where
-   * the decision checked no file against storage, or `now` has checked them already): what a
-   * scan whose file list was fixed from that listing reads again.
+   * Whether every file the filter was found to hold that is still on storage is there as it
+   * was then (true where the decision checked no file against storage, or `now` has checked
+   * them already): what a scan whose file list was fixed from that listing reads again. A file
+   * gone is not read (or fails the read), so it cannot hold a row the filter misses.
    */
   def filesUnchanged(now: String): Boolean = scan != null && files != null &&
-    check.forall(c => !c.checksStorage || !c.due(now) || c.unchanged(files, now).cardinality() == files.size)
+    check.forall(c => !c.checksStorage || !c.due(now) || {
+      val same = c.unchanged(files, now)
+      same.cardinality() == files.size || Coverage.onlyGone(files, same)
+    })
 
   def display: String = Option(scan).map(_.display).getOrElse("?")
 
   /** The root folders of the indexed side's scan (none where unknown). */
   def roots: Seq[org.apache.hadoop.fs.Path] = Option(scan).map(_.roots).getOrElse(Nil)
+
+  /** The indexed side's table, where it is one. */
+  def table: Option[String] = Option(scan).flatMap(_.table)
 
   override def equals(o: Any): Boolean = o match {
     case c: Coverage => c.count == count && c.sum1 == sum1 && c.sum2 == sum2 &&
@@ -94,6 +105,26 @@ final class Coverage private (
 }
 
 object Coverage {
+
+  /** Most files [[onlyGone]] looks up one by one; past it, they count as changed. */
+  private val MaxLookups = 1000
+
+  /**
+   * Whether the files of `files` not set in `same` are all gone from storage (a lookup each, on
+   * the driver, with the active session's Hadoop settings); false where one is there, or cannot
+   * be looked up, or where there are more than [[MaxLookups]].
+   */
+  private def onlyGone(files: IndexedSeq[FileStatus], same: java.util.BitSet): Boolean =
+    files.size - same.cardinality() <= MaxLookups && {
+      val conf = org.apache.spark.sql.SparkSession.active.sessionState.newHadoopConf()
+      files.indices.filterNot(same.get).forall { i =>
+        val path = files(i).getPath
+        try { path.getFileSystem(conf).getFileStatus(path); false } catch {
+          case _: java.io.FileNotFoundException => true
+          case NonFatal(_) => false
+        }
+      }
+    }
 
   /**
    * What `files`, the listing of `scan` a global filter was found to hold, are; `check`: what they

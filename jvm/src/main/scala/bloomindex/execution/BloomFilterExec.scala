@@ -35,12 +35,12 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * row-at-a-time produce/consume model of whole-stage code generation cannot express, and
  * reading the scan's batches directly skips the row conversion of every dropped row.
  *
- * `kept`: the operator runs below an exchange (a broadcast, a shuffle), whose output Spark keeps
- * for later runs of the plan; a join check it applies is recorded in its coverage, so that the
- * indexed side, where a later run reads it again, can refuse to run on other files than the
- * filter held ([[JoinFilterGuardExec]]).
+ * Spark builds an operator's RDD once per plan and runs it again for later actions, so whether
+ * a join check applies is decided at the plan's first run; a join check applied is recorded in
+ * its coverage, and the indexed side, where a later run reads it again, refuses to run on other
+ * files than the filter held ([[JoinFilterGuardExec]]).
  */
-case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan, kept: Boolean = false) extends UnaryExecNode {
+case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = child.outputPartitioning
@@ -66,7 +66,7 @@ case class BloomFilterExec(checks: Seq[BloomMightContain], child: SparkPlan, kep
         false
       }
     })
-    if (kept) applied.foreach(_.coverage.foreach(_.keptBy(now)))
+    applied.foreach(_.coverage.foreach(_.applied(now)))
     if (applied.isEmpty) return child.execute()
     val attrs = child.output
     // The join rule's checks (with a coverage) let a row whose key fails through: the join

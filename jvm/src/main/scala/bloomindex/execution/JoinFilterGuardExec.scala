@@ -9,26 +9,29 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{BaseSubqueryExec, FileSourceScanExec, InputAdapter, LeafExecNode, LocalTableScanExec, RangeExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{BaseSubqueryExec, FileSourceScanExec, InputAdapter, LeafExecNode, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
-import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, Exchange, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
- * Sits above a scan of a join filter's indexed side where the filtered side's rows are kept
- * between runs of the plan and the indexed side's are not: a DataFrame collected twice whose
- * filtered side is broadcast (or shuffled, or a bucketed indexed side needs no exchange) reads
- * the indexed side's files again at the second run, and joins them with the rows the first run
- * filtered. Those rows answer only for the files the filter held then. So before each later run
- * it asks the filter's [[Coverage]] whether the files the scan reads are still those, as they
- * were; where they are not (a file rewritten in place, a listing refreshed before the scan first
- * ran), the run fails with `BLOOM_INDEX_JOIN_FILTER_OUTDATED` instead of answering without the
- * matches of the changed rows. Rows and batches pass through unchanged.
+ * Sits above a scan that may read a join filter's indexed side where Spark reads that side again
+ * at each run of the plan (no exchange keeps its output). Spark decides a join filter once per
+ * plan, at its first run (an operator's RDD is built once), and keeps a broadcast's or a
+ * shuffle's output: a DataFrame collected twice joins, at its second run, the rows its first run
+ * filtered with the indexed side's files as they are then. Those rows answer only for the files
+ * the filter held. So where the filter was applied, the guard asks the filter's [[Coverage]]:
+ * at the scan's first run, whether it lists the files the filter held, as they were; after it
+ * (its file list is then fixed), before each later action, whether those files that are still
+ * there are unchanged. Where not (a file rewritten in place, a listing refreshed before the
+ * scan first ran), the action fails with `BLOOM_INDEX_JOIN_FILTER_OUTDATED` instead of answering
+ * without the matches of the changed rows. Rows and batches pass through unchanged.
  *
  * Checked at each action's reset of the plan's metrics (`Dataset.withAction`, before any job)
- * and when the node runs.
+ * and when the node runs (once a plan). A run that resets no metrics (an RDD of the DataFrame
+ * kept and run again, `toLocalIterator`, the partitions a cache computes later) is not checked:
+ * docs/limitations.md.
  */
 case class JoinFilterGuardExec(coverages: Seq[Coverage], child: SparkPlan) extends UnaryExecNode {
 
@@ -37,20 +40,18 @@ case class JoinFilterGuardExec(coverages: Seq[Coverage], child: SparkPlan) exten
   override def outputOrdering: Seq[SortOrder] = child.outputOrdering
   override def supportsColumnar: Boolean = child.supportsColumnar
 
-  // Whether the scan below ran: its file list is then fixed (a file scan lists once per plan),
-  // taken from a listing the coverage held (checked here then), and only its files' bytes can
-  // change; before, it lists when it first runs.
+  // Whether the scan below ran: its file list is then fixed (a file scan lists once per plan).
   @transient @volatile private var ran: Boolean = false
 
   private def verify(): Unit = {
     val now = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
     coverages.foreach { c =>
-      if (c.keptFromAnotherRun(now)) {
-        val (holds, what) =
-          if (ran) (c.filesUnchanged(now), "files the filter held changed on storage")
-          else (c.holds(now), "listing is no longer the one the filter held, or its files changed on storage")
-        if (!holds) throw BloomIndexErrors.joinFilterOutdated(c.display, s"its $what")
-      }
+      val problem =
+        if (!c.wasApplied) None
+        else if (!ran) Some("listing is not the one the filter held, or its files changed on storage").filterNot(_ => c.holds(now))
+        else if (c.appliedInAnotherRun(now)) Some("files the filter held changed on storage").filterNot(_ => c.filesUnchanged(now))
+        else None
+      problem.foreach(what => throw BloomIndexErrors.joinFilterOutdated(c.display, s"its $what"))
     }
   }
 
@@ -78,37 +79,27 @@ case class JoinFilterGuardExec(coverages: Seq[Coverage], child: SparkPlan) exten
 }
 
 /**
- * After [[PlanBloomFilters]]: `plan` with its join filters below an exchange marked `kept`, and
- * a [[JoinFilterGuardExec]] above each scan that is not below one and may read the indexed side
- * of a kept filter (found in `plan` and in the stages of an adaptive plan it holds). A columnar
- * rule, so it sees an adaptive plan stage by stage: a stage's exchange at its root, the final
- * stage with the stages it reads as leaves.
+ * After [[PlanBloomFilters]]: a [[JoinFilterGuardExec]] above each scan of `plan` that is not
+ * below an exchange and may read the indexed side of a join filter of the plan (found in `plan`
+ * and in the plans of the query stages an adaptive plan holds). A columnar rule, so it sees an
+ * adaptive plan stage by stage: a stage's exchange at its root, the final stage with the stages
+ * it reads as leaves.
  */
 object GuardJoinFilterSides extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan = {
-    val marked = markKept(plan, kept = false)
-    val kept = reachable(marked).flatMap {
-      case b: BloomFilterExec if b.kept => b.checks.flatMap(_.coverage)
+    val filters = reachable(plan).flatMap {
+      case b: BloomFilterExec => b.checks.flatMap(_.coverage)
       case _ => Nil
-    }.distinct
-    if (kept.isEmpty) marked else guard(marked, kept, below = false)
+    }
+    // By identity: a coverage records the runs that applied its filter.
+    val coverages = filters.foldLeft(Vector.empty[Coverage])((acc, c) => if (acc.exists(_ eq c)) acc else acc :+ c)
+    if (coverages.isEmpty) plan else guard(plan, coverages, below = false)
   }
 
   private def keeps(p: SparkPlan): Boolean = p match {
     case _: Exchange | _: ShuffleExchangeLike | _: BroadcastExchangeLike | _: BaseSubqueryExec => true
     case _ => false
-  }
-
-  private def withChildren(p: SparkPlan, children: Seq[SparkPlan]): SparkPlan =
-    if (children.corresponds(p.children)(_ eq _)) p else p.withNewChildren(children)
-
-  private def markKept(p: SparkPlan, kept: Boolean): SparkPlan = {
-    val out = withChildren(p, p.children.map(markKept(_, kept || keeps(p))))
-    out match {
-      case b: BloomFilterExec if b.kept != kept && b.checks.exists(_.coverage.isDefined) => b.copy(kept = kept)
-      case other => other
-    }
   }
 
   /** Every node of `plan`, and of the plans of the query stages and reused exchanges in it. */
@@ -118,39 +109,48 @@ object GuardJoinFilterSides extends Rule[SparkPlan] {
     case other => Seq(other)
   }
 
-  private def guard(p: SparkPlan, kept: Seq[Coverage], below: Boolean): SparkPlan = p match {
+  private def guard(p: SparkPlan, coverages: Seq[Coverage], below: Boolean): SparkPlan = p match {
     case g: JoinFilterGuardExec => g // adaptive execution applies columnar rules again
     case s if !below && isScan(s) =>
-      val cs = kept.filter(c => mayRead(s, c))
+      val cs = coverages.filter(c => mayRead(s, c))
       if (cs.isEmpty) s else JoinFilterGuardExec(cs, s)
-    case other => withChildren(other, other.children.map(guard(_, kept, below || keeps(other))))
+    case other =>
+      val children = other.children.map(guard(_, coverages, below || keeps(other)))
+      if (children.corresponds(other.children)(_ eq _)) other else other.withNewChildren(children)
   }
 
   /** A node that reads a source's rows itself (a pruned scan's marker holds its scan). */
   private def isScan(p: SparkPlan): Boolean = p match {
-    case _: bloomindex.pruning.BloomIndexPrunedScanExec => true
-    case _: LeafExecNode => true
+    case _: bloomindex.pruning.BloomIndexPrunedScanExec | _: LeafExecNode => true
     case _ => false
   }
 
   /**
    * Whether `scan` may read the indexed side of `c`: a file scan whose roots meet the indexed
-   * side's; any other scan of a source, where in doubt.
+   * side's or whose table has its name, another scan of a table of that name; nothing else
+   * reads an indexed source's files (a join filter's indexed side is one of these).
    */
   private def mayRead(scan: SparkPlan, c: Coverage): Boolean = scan match {
     case m: bloomindex.pruning.BloomIndexPrunedScanExec => mayRead(m.child, c)
     case w: WholeStageCodegenExec => mayRead(w.child, c)
     case i: InputAdapter => mayRead(i.child, c)
-    case s: FileSourceScanExec => meet(s.relation.location.rootPaths, c.roots)
+    case s: FileSourceScanExec =>
+      meet(s.relation.location.rootPaths, c.roots) || sameName(s.tableIdentifier.map(_.table), c)
     case s: BatchScanExec => s.scan match {
-      case f: FileScan => meet(f.fileIndex.rootPaths, c.roots)
-      case _ => true
+      case f: FileScan => meet(f.fileIndex.rootPaths, c.roots) || sameName(Option(s.table).map(_.name), c)
+      case _ => c.table.isEmpty || sameName(Option(s.table).map(_.name), c)
     }
-    case _: LocalTableScanExec | _: RangeExec | _: InMemoryTableScanExec | _: QueryStageExec | _: ReusedExchangeExec => false
-    case _ => true
+    case _ => false
   }
 
-  private def meet(a: Seq[Path], b: Seq[Path]): Boolean = b.isEmpty || {
+  // The last part of the names, case aside: a table is named with or without its catalog and
+  // database, quoted or not; a namesake read by mistake only costs a check.
+  private def sameName(name: Option[String], c: Coverage): Boolean = {
+    def last(n: String) = n.split('.').last.replace("`", "").toLowerCase(java.util.Locale.ROOT)
+    name.exists(n => c.table.exists(t => last(t) == last(n)))
+  }
+
+  private def meet(a: Seq[Path], b: Seq[Path]): Boolean = b.nonEmpty && {
     // The path alone: a scan's roots and the filter's may spell the scheme otherwise.
     def norm(p: Path) = Option(p.toUri.getPath).getOrElse(p.toString).stripSuffix("/")
     val bs = b.map(norm)
