@@ -258,6 +258,39 @@ def test_footer_filters_of_every_type_hold_every_value(spark, root, tmp_path):
     assert_filters_hold_values(spark, root, "legacy_bf", spark.read.parquet(legacy), {c: t for c, t, _ in COLUMNS})
 
 
+def _write_int8_annotated(spark, out: str, values: list[int]) -> None:
+    """A Parquet file of one column `b`, INT32 annotated as an 8-bit integer, holding `values` as
+    given (parquet-java's example writer checks no range), with a Bloom filter."""
+    jvm = spark._jvm
+    schema = jvm.org.apache.parquet.schema.MessageTypeParser.parseMessageType(
+        "message m { required int32 b (INTEGER(8,true)); }")
+    writer = (jvm.org.apache.parquet.hadoop.example.ExampleParquetWriter.builder(jvm.org.apache.hadoop.fs.Path(out))
+              .withType(schema).withConf(spark._jsc.hadoopConfiguration()).withBloomFilterEnabled("b", True).build())
+    factory = jvm.org.apache.parquet.example.data.simple.SimpleGroupFactory(schema)
+    for v in values:
+        writer.write(factory.newGroup().append("b", v))
+    writer.close()
+
+
+def test_a_tinyint_footer_filter_is_not_taken_for_values_spark_reads_narrowed(spark, root, tmp_path):
+    # A malformed file: 300 in a column annotated as an 8-bit integer. Spark reads it as the byte
+    # (byte) 300 = 44; the footer's filter holds 300. Built from the footer, `b = 44` skipped the
+    # file; the statistics show the value out of range, so the file is built from its data.
+    table = tmp_path / "narrow"
+    table.mkdir()
+    _write_int8_annotated(spark, str(table / "part-0.parquet"), [1, 300, 5])
+    _write_int8_annotated(spark, str(table / "part-1.parquet"), [7, 8, 9])
+    spark.sql(f"CREATE BLOOM INDEX narrow ON parquet.`{table}` FOR COLUMNS (b)")
+    built = {os.path.basename(row_path(r.file_path)): r.built_from for r in index_rows(spark, root, "narrow")}
+    assert built == {"part-0.parquet": "data", "part-1.parquet": "footer"}
+    with conf(spark, spark__sql__parquet__filterPushdown="false"):
+        q = lambda: spark.read.parquet(str(table)).where("b = 44").select("b")
+        with conf(spark, spark__bloomindex__pruning__enabled="false"):
+            off = sorted(r.b for r in q().collect())
+        assert off == [44]
+        assert sorted(r.b for r in q().collect()) == off
+
+
 def _rewrite(spark, out: str, parts: list[tuple[str, int, set[str]]]) -> None:
     """A Parquet file made of row groups copied from others (file, row group, columns whose
     Bloom filter is left out), with parquet-java's own writer."""

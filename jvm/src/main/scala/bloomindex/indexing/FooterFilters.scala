@@ -15,6 +15,7 @@ import bloomindex.compat.ConfWritable
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.parquet.HadoopReadOptions
+import org.apache.parquet.filter2.compat.FilterCompat
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, FileMetaData}
 import org.apache.parquet.hadoop.util.HadoopInputFile
@@ -69,8 +70,8 @@ object FooterFilters {
       val path = new Path(f.path)
       try {
         val input = HadoopInputFile.fromStatus(new FileStatus(f.size, false, 1, 0L, f.modificationTime, path), conf)
-        val reader = ParquetFileReader.open(input, HadoopReadOptions.builder(conf, path).build())
-        try reader.getRowGroups.asScala.exists(_.getColumns.asScala.exists { c =>
+        val reader = ParquetFileReader.open(input, readOptions(conf, path))
+        try reader.getFooter.getBlocks.asScala.exists(_.getColumns.asScala.exists { c =>
           c.getBloomFilterOffset >= 0 && c.getPath.size == 1 &&
             (byFieldId || names(c.getPath.toArray()(0).toLowerCase(Locale.ROOT)))
         }) finally reader.close()
@@ -115,7 +116,7 @@ object FooterFilters {
     val input = HadoopInputFile.fromStatus(new FileStatus(file.size, false, 1, 0L, file.modificationTime, path), conf)
     val (reader, stream) = try {
       val stream = input.newStream()
-      try (ParquetFileReader.open(input, HadoopReadOptions.builder(conf, path).build(), stream), stream) catch {
+      try (ParquetFileReader.open(input, readOptions(conf, path), stream), stream) catch {
         case NonFatal(e) => stream.close(); throw e
       }
     } catch {
@@ -125,7 +126,9 @@ object FooterFilters {
     try {
       val meta = reader.getFooter.getFileMetaData
       val kv = meta.getKeyValueMetaData
-      val blocks = reader.getRowGroups.asScala.toSeq
+      // Every row group of the footer: the reader's own list leaves out those a record filter of the
+      // Hadoop settings (`parquet.read.filter`) rejects, whose values the filter must hold too.
+      val blocks = reader.getFooter.getBlocks.asScala.toSeq
       val rows = blocks.map(_.getRowCount).sum
       val raw = if (meta.getEncryptionType == FileMetaData.EncryptionType.UNENCRYPTED) Some(stream) else None
       lazy val rebased = !DataSourceUtils.datetimeRebaseSpec((k: String) => kv.get(k), settings.rebaseMode)
@@ -135,27 +138,59 @@ object FooterFilters {
         if (cols(i).isText) Outcome(file.path, i, None, "a text filter holds tokens or n-grams, Parquet footers whole values")
         else if (otherDesign(i)) Outcome(file.path, i, None, designReason(i)) else {
           val byName = if (settings.fieldIds) fieldIds.get(cols(i).name).toSeq.flatMap(id =>
-            fields.filter(f => f.getId != null && f.getId.intValue() == id)) else fields.filter(_.getName == cols(i).name) match {
-            case Seq() if !settings.caseSensitive =>
-              fields.filter(_.getName.toLowerCase(Locale.ROOT) == cols(i).name.toLowerCase(Locale.ROOT))
-            case exact => exact
-          }
+            fields.filter(f => f.getId != null && f.getId.intValue() == id))
+            // Case aside, as Spark's reader matches (which fails on a file with two such columns).
+            else if (!settings.caseSensitive) fields.filter(_.getName.toLowerCase(Locale.ROOT) == cols(i).name.toLowerCase(Locale.ROOT))
+            else fields.filter(_.getName == cols(i).name)
           val chunks: Either[String, Seq[ColumnChunkMetaData]] = byName match {
             case Seq(_) if blocks.isEmpty => Left("no row groups")
-            case Seq(field) => typeMismatch(types(i), field, rebased).toLeft(()).flatMap(_ => usableChunks(blocks, field.getName))
+            case Seq(field) => typeMismatch(types(i), field, rebased).toLeft(())
+              .flatMap(_ => usableChunks(blocks, field.getName)).flatMap(inRange(types(i), _))
             case Seq() => Left("column not in the file")
             case _ => Left("column name matches several of the file's columns")
           }
-          val outcome: Either[String, FileFilter] = chunks.flatMap { cs =>
+          val outcome: Either[String, FileFilter] = try chunks.flatMap { cs =>
             merge(reader, raw, cs).flatMap(filter => fit(filter, cols(i).fpp)).map { case (bytes, _, _, ndv) =>
               val nulls = cs.map(_.getStatistics.getNumNulls).sum
               FileFilter(file.path, i, rows, nulls, math.min(ndv, rows - nulls), bytes, fromFooter = true)
             }
+          } catch {
+            // A filter that cannot be read (out of the file, undecryptable): the data path reads it.
+            case NonFatal(e) => Left(s"footer filter unreadable: ${e.getMessage}")
           }
           Outcome(file.path, i, outcome.toOption, outcome.fold(identity, _ => ""))
         }
       }
     } finally reader.close()
+  }
+
+  /**
+   * Reader options with no record filter: the footer's row groups all kept, whatever the Hadoop
+   * settings' `parquet.read.filter` / `parquet.private.read.filter.predicate` say.
+   */
+  private def readOptions(conf: Configuration, path: Path) =
+    HadoopReadOptions.builder(conf, path).withRecordFilter(FilterCompat.NOOP).build()
+
+  /**
+   * `chunks`, where Spark reads a tinyint or smallint column's values as the file holds them:
+   * its reader narrows an INT32 out of the type's range (a malformed file) to another value than
+   * the footer's filter holds, so the chunks' statistics must show every value in range; or why not.
+   */
+  private def inRange(dt: DataType, chunks: Seq[ColumnChunkMetaData]): Either[String, Seq[ColumnChunkMetaData]] = {
+    val (lo, hi) = dt match {
+      case ByteType => (Byte.MinValue.toInt, Byte.MaxValue.toInt)
+      case ShortType => (Short.MinValue.toInt, Short.MaxValue.toInt)
+      case _ => return Right(chunks)
+    }
+    val fits = chunks.forall { c =>
+      val s = c.getStatistics
+      if (!s.hasNonNullValue) s.getNumNulls == c.getValueCount
+      else (s.genericGetMin, s.genericGetMax) match {
+        case (a: Integer, b: Integer) => a >= lo && b <= hi
+        case _ => false
+      }
+    }
+    if (fits) Right(chunks) else Left(s"${dt.sql}: the file's statistics do not show every value in the type's range")
   }
 
   /** The column's chunk in every row group, each with a Bloom filter and a null count; or why not. */
@@ -229,6 +264,8 @@ object FooterFilters {
   private def readFilter(reader: ParquetFileReader, raw: Option[SeekableInputStream],
       chunk: ColumnChunkMetaData): (Array[Byte], Int, Int) = raw match {
     case Some(stream) if chunk.getBloomFilterLength > 0 =>
+      // The largest filter and a header: a corrupt length is not allocated.
+      require(chunk.getBloomFilterLength <= SbbfSizing.MaxBytes + 1024, s"length ${chunk.getBloomFilterLength} is over the largest filter's")
       val bytes = new Array[Byte](chunk.getBloomFilterLength)
       stream.seek(chunk.getBloomFilterOffset)
       stream.readFully(bytes)
