@@ -639,6 +639,39 @@ def test_a_kept_filtered_side_is_never_joined_with_an_indexed_file_rewritten_in_
         assert sorted(map(tuple, frame().collect())) == [(new, "b")]
 
 
+def test_a_partition_stored_outside_its_table_is_guarded_too(spark, root, tmp_path):
+    # The indexed side reads only a partition whose folder is outside the table's; a file of it
+    # rewritten in place between two actions fails the second, as in the table's own folder (the
+    # guard finds a scan by its roots or, where Spark lists only the partition's folder, by the
+    # table's name).
+    ext = str(tmp_path / "elsewhere")
+    files = _parquet_folder(spark, ext)
+    op = str(tmp_path / "other")
+    try:
+        spark.sql(f"CREATE TABLE cpl (k BIGINT, q INT) USING parquet PARTITIONED BY (q) LOCATION '{tmp_path / 'cpl'}'")
+        spark.sql("INSERT INTO cpl PARTITION (q = 0) VALUES (1), (2)")
+        spark.sql(f"ALTER TABLE cpl ADD PARTITION (q = 1) LOCATION '{ext}'")
+        spark.sql("CREATE BLOOM INDEX cpl_ix ON cpl FOR COLUMNS (k) OPTIONS (global = true, refresh = 'manual')")
+        new = _not_held(spark, "cpl_ix", range(700, 710))
+        spark.createDataFrame([(101, "a"), (new, "b")], "k BIGINT, tag STRING").coalesce(1).write.parquet(op)
+        frames = {}
+        with confs(spark, {"spark.sql.autoBroadcastJoinThreshold": "-1"}):
+            for enabled in ("false", "true"):
+                with confs(spark, {JOIN_FILTER: enabled}):
+                    frames[enabled] = spark.table("cpl").where("q = 1") \
+                        .join(spark.read.parquet(op).hint("broadcast"), "k").select("k", "tag")
+                    assert sorted(map(tuple, frames[enabled].collect())) == [(101, "a")]
+            plan = frames["true"]._jdf.queryExecution().executedPlan().toString()
+            assert "BloomFilter [cpl_ix.k" in plan and "JoinFilterGuard" in plan, plan
+            _rewrite_same_size(spark, files[0], 600)
+            assert sorted(map(tuple, frames["false"].collect())) == [(new, "b")]
+            with pytest.raises(AnalysisException) as e:
+                frames["true"].collect()
+            assert e.value.getCondition() == OUTDATED, str(e.value)
+    finally:
+        _drop(spark, "cpl")
+
+
 def test_a_kept_filtered_side_still_answers_after_a_file_it_does_not_read_is_deleted(spark, root, tmp_path):
     # The DataFrame reads partition q=0 of the indexed side; a file of q=1 is deleted between two
     # actions. The files the plan reads are unchanged: it answers as Spark does.
