@@ -48,6 +48,7 @@ def test_create_on_table_path_and_dataframe(spark, root, bi, tmp_path):
     version = bi.refresh("by_path")
     assert bi.describe("by_path")["log_version"] == str(version)
     assert bi.refresh("by_path", mode="full") == version + 2
+    assert bi.refresh("by_path", mode="FULL") == version + 4  # any case, as SQL takes it
     assert bi.drop("by_path") and not bi.drop("by_path", if_exists=True)
     assert log_entries(root, "by_path")[-1]["state"] == "DELETED"
 

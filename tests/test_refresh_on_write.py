@@ -213,6 +213,8 @@ def test_the_mode_is_changed_with_alter(spark, root, tmp_path):
     spark.createDataFrame(_rows_of("a1", 3), "k STRING, v INT").coalesce(1).write.mode("append").parquet(p)
     _covers(root, "alt", _files(spark, spark.read.parquet(p)), spark)
     bi = BloomIndex(spark)
+    bi.set_refresh("alt", "On_Write")  # any case, as SQL takes it
+    assert bi.describe("alt")["refresh"] == "on_write"
     bi.set_refresh("alt", "manual")
     assert bi.describe("alt")["refresh"] == "manual"
     entries = log_entries(root, "alt")

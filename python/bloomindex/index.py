@@ -144,25 +144,26 @@ class BloomIndex:
         return bool(self._backend.create(name, source, source_format, entries, opts, if_not_exists))
 
     def refresh(self, name: str, mode: str = "incremental") -> int:
-        """Indexes new and changed files (``"incremental"``) or everything (``"full"``);
-        returns the new log version."""
+        """Indexes new and changed files (``"incremental"``) or everything (``"full"``; either in
+        any case, as in SQL); returns the new log version."""
         _check_name(name, "refresh")
         if not isinstance(mode, str):
             raise wrong_type("refresh", "mode", "'incremental' or 'full' (a str)", mode)
-        if mode not in ("incremental", "full"):
+        # Case aside, as SQL takes REFRESH's and the options' words.
+        if mode.lower() not in ("incremental", "full"):
             raise ValueError(f"refresh: mode: expected 'incremental' or 'full', got {mode!r}")
-        return int(self._backend.refresh(name, mode == "full"))
+        return int(self._backend.refresh(name, mode.lower() == "full"))
 
     def set_refresh(self, name: str, mode: str) -> int:
         """How index ``name`` follows its source's writes from now on: ``"on_write"``,
-        ``"background"`` or ``"manual"`` (SQL: ``ALTER BLOOM INDEX name SET OPTIONS (refresh =
-        ...)``); returns the new log version. Nothing is rebuilt."""
+        ``"background"`` or ``"manual"``, in any case (SQL: ``ALTER BLOOM INDEX name SET OPTIONS
+        (refresh = ...)``); returns the new log version. Nothing is rebuilt."""
         _check_name(name, "set_refresh")
         if not isinstance(mode, str):
             raise wrong_type("set_refresh", "mode", "'on_write', 'background' or 'manual' (a str)", mode)
-        if mode not in ("on_write", "background", "manual"):
+        if mode.lower() not in ("on_write", "background", "manual"):
             raise ValueError(f"set_refresh: mode: expected 'on_write', 'background' or 'manual', got {mode!r}")
-        return int(self._backend.set_refresh(name, mode))
+        return int(self._backend.set_refresh(name, mode.lower()))
 
     def optimize(self, name: str) -> int:
         """Rewrites each column's small probe files together into few (SQL: ``OPTIMIZE BLOOM
