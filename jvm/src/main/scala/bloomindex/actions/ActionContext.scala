@@ -106,7 +106,13 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
     val it = versions.reverseIterator
     while (it.hasNext) {
       val (v, status) = it.next()
-      val e = try Some(log.readCached(v, status)) catch { case NonFatal(_) => None }
+      // A damaged entry says nothing that can be used (queries skip it too); one that cannot be
+      // read now (a store's error, an entry of a newer format) fails the VACUUM before anything is
+      // deleted: taken for damage, the data of the version it names would go.
+      val e = try Some(log.readCached(v, status)) catch {
+        case err: bloomindex.log.LogJson.NewerFormatException => throw err
+        case _: bloomindex.log.LogJson.InvalidLogEntryException => None
+      }
       e.foreach { e =>
         if (started.fold(replacedAt.isEmpty)(v >= _)) out += s"data/${e.operationId}"
         if (e.state == IndexState.Active || e.state == IndexState.Deleted) {

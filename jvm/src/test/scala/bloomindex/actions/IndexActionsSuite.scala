@@ -128,6 +128,25 @@ class IndexActionsSuite extends AnyFunSuite with BeforeAndAfterEach {
     assert(answer()._1 == Seq(150L, 450L))
   }
 
+  test("VACUUM that cannot read the newest entries: fails, and deletes nothing") {
+    append()
+    refresh()
+    val live = log.lastActive().get
+    val before = dataFolders
+    assert(before.contains(live.data.get.dir.stripPrefix("data/")))
+    // The statement's own check reads the newest entry; then the store fails on it and on the
+    // refresh's begin entry (taken for damage, the refresh's data would go).
+    FailingLogStore.failReadsOf(Seq(log.entryPath(live.version), log.entryPath(live.version - 1)), after = 1)
+    val e = intercept[Exception](spark.sql("VACUUM BLOOM INDEX ev RETAIN 0 HOURS").collect())
+    assert(e.getMessage.contains("injected failure reading"), e)
+    FailingLogStore.reset()
+    assert(dataFolders == before)
+    assert(answer() == (Seq(150L, 450L), 2))
+    spark.sql("VACUUM BLOOM INDEX ev RETAIN 0 HOURS").collect()
+    assert(live.data.get.folders.forall(f => dataFolders.contains(f.stripPrefix("data/"))))
+    assert(answer() == (Seq(150L, 450L), 2))
+  }
+
   test("a command gives the thread back its job group, description and interrupt setting as they were") {
     val sc = spark.sparkContext
     val keys = Seq("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")

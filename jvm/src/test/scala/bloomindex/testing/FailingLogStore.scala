@@ -20,6 +20,11 @@ class FailingLogStore(conf: Configuration) extends LocalLogStore(conf) {
     }
     super.createIfAbsent(path, content)
   }
+
+  override def read(path: Path, maxBytes: Int, status: Option[org.apache.hadoop.fs.FileStatus]): String = {
+    if (FailingLogStore.failsRead(path)) throw new IOException(s"injected failure reading ${path.getName}")
+    super.read(path, maxBytes, status)
+  }
 }
 
 object FailingLogStore {
@@ -32,7 +37,19 @@ object FailingLogStore {
     steal = lostRace
   }
 
-  def reset(): Unit = failOn(_ => false)
+  @volatile private var readTest: (Seq[Path], Int) = (Nil, 0)
+
+  /** Reads of `paths` fail once `after` reads of them succeeded (an object store's passing errors). */
+  def failReadsOf(paths: Seq[Path], after: Int): Unit = synchronized { readTest = (paths, after) }
+
+  private def failsRead(path: Path): Boolean = synchronized {
+    val (paths, n) = readTest
+    paths.exists(p => p.getName == path.getName && p.getParent.getName == path.getParent.getName) && {
+      if (n > 0) { readTest = (paths, n - 1); false } else true
+    }
+  }
+
+  def reset(): Unit = { failOn(_ => false); synchronized { readTest = (Nil, 0) } }
 
   private def matches(content: String): Boolean = synchronized {
     val hit = test(content)
