@@ -62,12 +62,16 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
    * what failed or dead builds left. The log is read newest first, only as far back as the
    * retention reaches.
    *
+   * A log entry that cannot be read (other than a damaged one, passed over as queries pass over
+   * it) deletes nothing: `strict` (the VACUUM statement) throws its error, otherwise a warning.
+   *
    * Which operations may still commit: run by an operation that committed its first entry as
    * version `started`, those from it on (an operation with a transient entry before `started`
    * can never commit: its next version is taken); otherwise (the VACUUM statement) every
    * operation after the newest stable entry.
    */
-  def vacuum(retentionMs: Long, keep: Set[String] = Set.empty, started: Option[Long] = None): ActionContext.Vacuumed = {
+  def vacuum(retentionMs: Long, keep: Set[String] = Set.empty, started: Option[Long] = None,
+      strict: Boolean = false): ActionContext.Vacuumed = {
     val dir = new Path(log.indexDir, "data")
     val fs = dir.getFileSystem(hadoopConf)
     val folders = try fs.listStatus(dir).filter(_.isDirectory).map(_.getPath).toSeq
@@ -75,7 +79,14 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
     val candidates = folders.filterNot(p => keep.contains(s"data/${p.getName}"))
     if (candidates.isEmpty) return ActionContext.Vacuumed(Nil, 0)
     val versions = log.versionStatuses()
-    val (needed, cut) = neededFolders(versions, retentionMs, started)
+    val (needed, cut) = neededFolders(versions, retentionMs, started) match {
+      case Right(found) => found
+      // The statement says why; a build's clean-up deletes nothing this time.
+      case Left(err) if strict => throw err
+      case Left(err) =>
+        logger.warn(s"bloomindex: index '$name': clean-up skipped, a log entry could not be read: $err")
+        return ActionContext.Vacuumed(Nil, 0)
+    }
     val gone = candidates.filterNot(p => needed.contains(s"data/${p.getName}")).map { p =>
       val bytes = try fs.getContentSummary(p).getLength catch { case NonFatal(_) => 0L }
       deleteQuietly(p)
@@ -98,7 +109,7 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
    * replaced longer ago than the retention), if any.
    */
   private def neededFolders(versions: Seq[(Long, org.apache.hadoop.fs.FileStatus)], retentionMs: Long,
-      started: Option[Long]): (Set[String], Option[Long]) = {
+      started: Option[Long]): Either[Throwable, (Set[String], Option[Long])] = {
     val now = this.now()
     val out = Set.newBuilder[String]
     // The commit time of the newer stable entry that replaced the one at hand.
@@ -107,22 +118,23 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
     while (it.hasNext) {
       val (v, status) = it.next()
       // A damaged entry says nothing that can be used (queries skip it too); one that cannot be
-      // read now (a store's error, an entry of a newer format) fails the VACUUM before anything is
+      // read now (a store's error, an entry of a newer format) stops the VACUUM before anything is
       // deleted: taken for damage, the data of the version it names would go.
       val e = try Some(log.readCached(v, status)) catch {
-        case err: bloomindex.log.LogJson.NewerFormatException => throw err
-        case _: bloomindex.log.LogJson.InvalidLogEntryException => None
+        case err: bloomindex.log.LogJson.NewerFormatException => return Left(err)
+        case _: bloomindex.log.LogJson.InvalidLogEntryException | _: bloomindex.log.LogStore.OversizedEntryException => None
+        case NonFatal(err) => return Left(err)
       }
       e.foreach { e =>
         if (started.fold(replacedAt.isEmpty)(v >= _)) out += s"data/${e.operationId}"
         if (e.state == IndexState.Active || e.state == IndexState.Deleted) {
-          if (replacedAt.exists(t => now - t >= retentionMs)) return (out.result(), Some(v))
+          if (replacedAt.exists(t => now - t >= retentionMs)) return Right((out.result(), Some(v)))
           if (e.state == IndexState.Active) e.data.foreach(out ++= _.folders)
           replacedAt = Some(e.timestamp)
         }
       }
     }
-    (out.result(), None)
+    Right((out.result(), None))
   }
 
   /**

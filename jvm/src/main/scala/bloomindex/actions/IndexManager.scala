@@ -97,7 +97,7 @@ class IndexManager(spark: SparkSession) {
     val ctx = ActionContext.writing(spark, name)
     if (!ctx.log.head().exists(_.entry.exists(_.state != IndexState.Deleted))) throw bloomindex.errors.BloomIndexErrors.notFound(name)
     val gone = ctx.vacuum(retentionMs.getOrElse(
-      spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.VACUUM_RETENTION)))
+      spark.sessionState.conf.getConf(org.apache.spark.sql.bloomindex.BloomIndexSQLConf.VACUUM_RETENTION)), strict = true)
     (gone.folders.size.toLong, gone.folders.map(_._2).sum, gone.logEntries.toLong)
   }
 

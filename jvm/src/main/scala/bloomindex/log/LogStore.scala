@@ -43,7 +43,7 @@ abstract class LogStore(val hadoopConf: Configuration) {
     val fs = path.getFileSystem(hadoopConf)
     val st = status.getOrElse(fs.getFileStatus(path))
     val len = st.getLen
-    if (len > maxBytes) throw new IOException(s"$path: $len bytes, more than a log entry may hold ($maxBytes)")
+    if (len > maxBytes) throw new LogStore.OversizedEntryException(s"$path: $len bytes, more than a log entry may hold ($maxBytes)")
     val in = LogStore.openWhole(fs, st)
     try new String(in.readNBytes(len.toInt), UTF_8) finally in.close()
   }
@@ -61,6 +61,9 @@ abstract class LogStore(val hadoopConf: Configuration) {
 }
 
 object LogStore {
+
+  /** A log entry's file larger than an entry may be: damage, as an entry that does not parse. */
+  class OversizedEntryException(msg: String) extends IOException(msg)
 
   /**
    * Opens the file of `status` (from a listing or a `getFileStatus`) to be read whole, passing
