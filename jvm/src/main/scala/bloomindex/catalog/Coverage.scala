@@ -29,7 +29,7 @@ final class Coverage private (
     private val count: Int,
     private val sum1: Long,
     private val sum2: Long,
-    @transient private val files: IndexedSeq[FileStatus],
+    @transient private val heldFiles: IndexedSeq[FileStatus],
     @transient private val listing: Option[SparkShim.ListingMark],
     @transient private val check: Option[StorageCheck],
     @transient private val readerConf: Option[org.apache.spark.sql.internal.SQLConf]) extends Serializable {
@@ -51,7 +51,7 @@ final class Coverage private (
     // The scan listed at most once, for the comparison and the check alike.
     lazy val files: Option[IndexedSeq[FileStatus]] = try Some(scan.allFiles().toIndexedSeq) catch { case NonFatal(_) => None }
     (same || files.exists(f => Coverage.fingerprint(f) == ((count, sum1, sum2)))) &&
-      check.forall(c => (!c.checksStorage || !c.due(now) || files.exists(f => c.unchanged(f, now).cardinality() == f.size)) &&
+      check.forall(c => onStorage(c, now, files, goneHeld = false) &&
         // The indexed side's columns still decode as the filter's under the session's settings
         // (a V1 reader takes them at its first run); where in doubt, no filtering.
         c.decodingChanged(readerConf.getOrElse(org.apache.spark.sql.internal.SQLConf.get)).isEmpty)
@@ -81,11 +81,19 @@ final class Coverage private (
    * them already): what a scan whose file list was fixed from that listing reads again. A file
    * gone is not read (or fails the read), so it cannot hold a row the filter misses.
    */
-  def filesUnchanged(now: String): Boolean = scan != null && files != null &&
-    check.forall(c => !c.checksStorage || !c.due(now) || {
-      val same = c.unchanged(files, now)
-      same.cardinality() == files.size || Coverage.onlyGone(files, same)
-    })
+  def filesUnchanged(now: String): Boolean = scan != null && heldFiles != null &&
+    check.forall(c => onStorage(c, now, Some(heldFiles), goneHeld = true))
+
+  /**
+   * Whether `files` (listed only where asked) are on storage as the decision found them, for a
+   * run in `now`: true where it checked none against storage, or `now` has checked them already;
+   * false where there are none. `goneHeld`: a file gone from storage counts as unchanged.
+   */
+  private def onStorage(c: StorageCheck, now: String, files: => Option[IndexedSeq[FileStatus]], goneHeld: Boolean): Boolean =
+    !c.checksStorage || !c.due(now) || files.exists { f =>
+      val same = c.unchanged(f, now)
+      same.cardinality() == f.size || goneHeld && Coverage.onlyGone(f, same)
+    }
 
   def display: String = Option(scan).map(_.display).getOrElse("?")
 

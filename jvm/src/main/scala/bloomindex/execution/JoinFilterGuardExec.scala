@@ -12,7 +12,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{BaseSubqueryExec, FileSourceScanExec, InputAdapter, LeafExecNode, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.datasources.v2.{BatchScanExec, FileScan}
-import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, Exchange, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.exchange.{Exchange, ReusedExchangeExec}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
@@ -98,7 +98,8 @@ object GuardJoinFilterSides extends Rule[SparkPlan] {
   }
 
   private def keeps(p: SparkPlan): Boolean = p match {
-    case _: Exchange | _: ShuffleExchangeLike | _: BroadcastExchangeLike | _: BaseSubqueryExec => true
+    // Shuffles and broadcasts (their `...Like` traits extend Exchange), and subqueries' results.
+    case _: Exchange | _: BaseSubqueryExec => true
     case _ => false
   }
 
