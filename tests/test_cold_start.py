@@ -83,7 +83,10 @@ def _rewrite_entry(root, name, change, active=False):
 
 
 def _jobs(spark):
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+    """The newest job's id (-1 before any): job ids only grow. Not the number of jobs: the
+    tracker keeps the last spark.ui.retainedJobs (1,000), so after a long test session a new job
+    can leave fewer than before."""
+    return max(spark.sparkContext.statusTracker().getJobIdsForGroup(None), default=-1)
 
 
 def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root, tmp_path):
