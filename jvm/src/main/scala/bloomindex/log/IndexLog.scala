@@ -128,13 +128,27 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
   private def newer(version: Long, e: LogJson.NewerFormatException) =
     bloomindex.errors.BloomIndexErrors.newerFormat(indexDir.getName, version, e.getMessage)
 
-  /** Commits `entry` as its version; throws [[ConcurrentBloomIndexUpdateException]] if taken. */
-  def commit(entry: LogEntry): Unit =
+  /**
+   * Commits `entry` as its version; throws [[ConcurrentBloomIndexUpdateException]] if taken.
+   *
+   * Also when the version it builds on is gone: VACUUM removes entries only below the newest
+   * stable one, so a missing predecessor means newer versions were committed and cleaned up
+   * past it while the command ran (a long build). Created there, the entry would be a version
+   * below the newest, which readers never use, and the command would report a success that
+   * changed nothing. (A VACUUM that removes the predecessor between this check and the
+   * creation, which takes more commits than the retention keeps in that moment, is not caught.)
+   */
+  def commit(entry: LogEntry): Unit = {
+    def taken = new ConcurrentBloomIndexUpdateException(entry.spec.name, entry.version, entry.operation)
+    if (entry.version > 0) {
+      val before = entryPath(entry.version - 1)
+      if (!before.getFileSystem(hadoopConf).exists(before)) throw taken
+    }
     try store.createIfAbsent(entryPath(entry.version), LogJson.write(entry))
     catch {
-      case _: FileAlreadyExistsException | _: org.apache.hadoop.fs.FileAlreadyExistsException =>
-        throw new ConcurrentBloomIndexUpdateException(entry.spec.name, entry.version, entry.operation)
+      case _: FileAlreadyExistsException | _: org.apache.hadoop.fs.FileAlreadyExistsException => throw taken
     }
+  }
 }
 
 object IndexLog extends Logging {

@@ -38,6 +38,20 @@ class IndexLogSuite extends AnyFunSuite {
     assert(log.lastActive().isEmpty && log.head().get.damaged.isEmpty)
   }
 
+  test("a commit whose predecessor VACUUM removed (newer versions exist) is a conflict, not a version below the newest") {
+    val log = newLog()
+    (0L to 5L).foreach(v => log.commit(entry(v, if (v % 2 == 0) IndexState.Refreshing else IndexState.Active, s"o$v")))
+    // What VACUUM does to entries replaced longer ago than the retention: the oldest go.
+    (0L to 3L).foreach(v => java.nio.file.Files.delete(java.nio.file.Paths.get(log.entryPath(v).toUri)))
+    // A command that began at version 2 (its transient entry) commits its end as version 3.
+    val e = intercept[ConcurrentBloomIndexUpdateException](log.commit(entry(3, IndexState.Active, "late")))
+    assert(e.getMessage.contains("another command committed log version 3"), e.getMessage)
+    assert(log.versions() == Seq(4L, 5L) && log.lastActive().map(_.operationId).contains("o5"))
+    // The next version after the newest commits as before.
+    log.commit(entry(6, IndexState.Refreshing, "next"))
+    assert(log.versions() == Seq(4L, 5L, 6L))
+  }
+
   test("an entry over the size limit is refused on its length, before it is read") {
     val log = newLog()
     log.commit(entry(0, IndexState.Creating))
