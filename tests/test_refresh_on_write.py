@@ -157,6 +157,100 @@ def test_background_refresh_catches_up_and_queries_stay_right(spark, root, tmp_p
     _lookup(spark, lambda: spark.read.parquet(p).where("k = 'b4'"), "bg", [("b4", 0)], 5)
 
 
+TZ = "spark.sql.session.timeZone"
+
+
+def _recorded_tz(root: str, name: str):
+    """The newest ACTIVE version of `name` and the session time zone its column `ts` records."""
+    e = [x for x in log_entries(root, name) if x["state"] == "ACTIVE"][-1]
+    col = next(c for c in e["data"]["decoding"]["columns"] if c["name"] == "ts")
+    return e, col.get("settings", {}).get(TZ)
+
+
+def _wrong_lookups(spark, table: str) -> list:
+    """Each distinct `ts` of `table` looked up with the index on and off: the ones that differ."""
+    with confs(spark, {"spark.bloomindex.pruning.enabled": "false"}):
+        micros = [r[0] for r in spark.sql(f"SELECT DISTINCT unix_micros(ts) FROM {table} WHERE ts IS NOT NULL").collect()]
+    assert micros
+    bad = []
+    for m in micros:
+        q = f"SELECT count(*) FROM {table} WHERE ts = timestamp_micros({m})"
+        with confs(spark, {"spark.bloomindex.pruning.enabled": "false"}):
+            off = spark.sql(q).collect()[0][0]
+        on = spark.sql(q).collect()[0][0]
+        if on != off:
+            bad.append((m, on, off))
+    return bad
+
+
+def test_a_background_refresh_builds_with_the_settings_its_write_had(spark, root, tmp_path):
+    """A CSV table of timestamps written without an offset (what they are depends on the session
+    time zone), indexed with refresh = 'background'. The user's next statement after a write
+    changes the time zone while the refresh is queued or running. The refresh used the session's
+    live settings: queued behind another, it ran under the new zone and failed its decoding check
+    (the index stayed behind); racing a SET (here a thread switching the zone to and fro), it
+    recorded one zone over filters built under the other, and lookups under the recorded zone lost
+    rows (wrong answers in every trial of an audit's run). It runs on the settings of its write."""
+    p = tmp_path / "tz_csv"
+    p.mkdir()
+
+    def hand_written(i: int) -> None:
+        (p / f"hand-{i:03d}.csv").write_text(f"{i},2024-01-{1 + i % 27:02d}T{i % 24:02d}:00:00\n")
+
+    for i in range(3):
+        hand_written(i)
+    spark.sql(f"CREATE TABLE tz_csv (k INT, ts TIMESTAMP) USING csv LOCATION '{p}'")
+    spark.sql("CREATE BLOOM INDEX tz_ix ON tz_csv FOR COLUMNS (ts) OPTIONS (refresh = 'background')")
+    blocker = str(tmp_path / "blocker")
+    spark.createDataFrame(_rows_of("x", 2), "k STRING, v INT").coalesce(1).write.parquet(blocker)
+    spark.sql(f"CREATE BLOOM INDEX tz_blocker ON parquet.`{blocker}` FOR COLUMNS (k) OPTIONS (refresh = 'background')")
+    try:
+        # Queued behind a slow refresh (its build's tasks wait 3 s), then the zone changes.
+        with confs(spark, {"spark.internal.bloomindex.test.buildTaskDelayMs": "3000"}):
+            spark.createDataFrame(_rows_of("y", 2), "k STRING, v INT").coalesce(1).write.mode("append").parquet(blocker)
+        hand_written(10)
+        spark.sql("INSERT INTO tz_csv VALUES (100, NULL)")
+        spark.conf.set(TZ, "Asia/Tokyo")
+        _await_refresher(spark)
+        spark.conf.set(TZ, "UTC")
+        entry, tz = _recorded_tz(root, "tz_ix")
+        assert BloomIndex(spark).describe("tz_ix").get("automatic_refresh_failed") is None
+        assert entry["operation"] == "REFRESH INCREMENTAL" and entry["data"]["indexedFiles"] == 5, entry["data"]
+        assert tz in (None, "UTC"), tz
+        assert _wrong_lookups(spark, "tz_csv") == []
+        # Racing: a thread switches the zone while the refresh runs.
+        import threading
+        import time
+
+        for trial in range(3):
+            spark.conf.set(TZ, "UTC")
+            hand_written(20 + trial)
+            stop = threading.Event()
+            spark.sql(f"INSERT INTO tz_csv VALUES ({200 + trial}, NULL)")
+
+            def switch():
+                n = 0
+                while not stop.is_set():
+                    spark.conf.set(TZ, ("Asia/Tokyo", "UTC")[n % 2])
+                    n += 1
+                    time.sleep(0.003)
+
+            t = threading.Thread(target=switch)
+            t.start()
+            try:
+                _await_refresher(spark)
+            finally:
+                stop.set()
+                t.join()
+            entry, tz = _recorded_tz(root, "tz_ix")
+            spark.conf.set(TZ, tz or "UTC")
+            assert entry["data"]["indexedFiles"] == 7 + 2 * trial, (trial, entry["data"])
+            assert _wrong_lookups(spark, "tz_csv") == [], (trial, tz)
+    finally:
+        spark.conf.set(TZ, "UTC")
+        spark.sql("DROP TABLE IF EXISTS tz_csv")
+
+
 def test_a_failed_refresh_never_fails_the_write(spark, root, tmp_path):
     p = str(tmp_path / "fails")
     spark.createDataFrame(_rows_of("f0", 3), "k STRING, v INT").coalesce(1).write.parquet(p)

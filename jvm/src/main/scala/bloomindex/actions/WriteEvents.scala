@@ -5,6 +5,7 @@ import java.util.concurrent.{ConcurrentHashMap, LinkedBlockingQueue, ThreadPoolE
 import scala.util.control.NonFatal
 
 import bloomindex.catalog.{IndexCatalog, MaxWait}
+import bloomindex.config.UnknownKeys
 import bloomindex.indexing.WrittenFilters
 import bloomindex.errors.ConcurrentBloomIndexUpdateException
 import bloomindex.log.{IndexRoot, IndexState, LogEntry, RefreshMode}
@@ -18,7 +19,7 @@ import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
 import org.apache.spark.sql.execution.command.DataWritingCommandExec
 import org.apache.spark.sql.execution.datasources.{FileFormat, InsertIntoHadoopFsRelationCommand, V1WriteCommand}
-import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.bloomindex.{BloomIndexSQLConf, SessionCopies}
 import org.apache.spark.sql.streaming.StreamingQueryListener
 import org.apache.spark.sql.util.QueryExecutionListener
 
@@ -120,8 +121,8 @@ object WriteEvents extends Logging {
     logWarning(s"bloomindex: the Bloom indexes that follow ${show(written)} are refreshed in the background after this " +
       s"write, not before it returns: $why")
     val source = written.table.getOrElse(written.comparable.toSeq.sorted.mkString(", "))
-    queue(key(root, "\u0001" + source), s"the refresh of the Bloom indexes of ${show(written)}") {
-      try afterWrite(spark, written, inThread = false) catch {
+    queue(key(root, "\u0001" + source), s"the refresh of the Bloom indexes of ${show(written)}", spark) { copy =>
+      try afterWrite(copy, written, inThread = false) catch {
         case NonFatal(e) => logWarning(s"bloomindex: could not refresh the Bloom indexes of ${show(written)} after a write: $e")
       }
     }
@@ -192,6 +193,28 @@ object WriteEvents extends Logging {
    * what is left.
    */
   def refreshNow(spark: SparkSession, name: String, built: Option[WrittenFilters] = None): Unit = {
+    val copy = frozen(spark)
+    SessionCopies.withActive(copy)(refreshOn(copy, name, built))
+  }
+
+  /**
+   * A copy of `spark` whose settings stay as they are now ([[SessionCopies.frozen]]), for an
+   * automatic refresh. A refresh reads the session's settings at several moments (the check of
+   * the decoding context against the base version's, the context it records, the planning of
+   * its jobs); on the session itself, a SET in between (the user's next statement, while the
+   * refresh runs in the background) gave an index whose filters were built under one context
+   * and recorded under another: wrong answers. The copy's listeners are the session's (copied
+   * with it), so none is added for it, nor its unknown keys warned of again.
+   */
+  private def frozen(spark: SparkSession): SparkSession = {
+    val copy = SessionCopies.frozen(spark)
+    registered.synchronized(registered.add(copy))
+    UnknownKeys.warnedFor(copy)
+    copy
+  }
+
+  /** [[refreshNow]] on `spark`, a frozen copy. */
+  private def refreshOn(spark: SparkSession, name: String, built: Option[WrittenFilters]): Unit = {
     val root = new IndexRoot(spark).root.toString
     val k = key(root, name)
     try locks.computeIfAbsent(k, _ => new Object).synchronized {
@@ -228,12 +251,27 @@ object WriteEvents extends Logging {
 
   /** Queues a refresh of `name` to the background refresher, unless one is already queued. */
   def enqueue(spark: SparkSession, name: String): Unit =
-    queue(key(new IndexRoot(spark).root.toString, name), s"background refresh of Bloom index '$name'")(refreshNow(spark, name))
+    queue(key(new IndexRoot(spark).root.toString, name), s"background refresh of Bloom index '$name'", spark) {
+      copy => refreshOn(copy, name, None)
+    }
 
-  /** Queues `task` (`what`) to the background refresher under `k`, unless a task of `k` is queued and has not started. */
-  private def queue(k: String, what: String)(task: => Unit): Unit =
+  /**
+   * Queues `task` (`what`) to the background refresher under `k`, unless a task of `k` is queued
+   * and has not started. The task runs on a copy of `spark` taken now ([[frozen]]: the settings
+   * of the moment it was queued, whatever SET follows), as the thread's active session, with
+   * none of the job group, tags or pool the refresher's thread inherited from the thread that
+   * first queued a task.
+   */
+  private def queue(k: String, what: String, spark: SparkSession)(task: SparkSession => Unit): Unit =
     if (queued.add(k)) {
-      try refresher.execute(() => { queued.remove(k); task }) catch {
+      try {
+        val copy = frozen(spark)
+        refresher.execute { () =>
+          queued.remove(k)
+          SessionCopies.clearLocalProperties(copy.sparkContext)
+          SessionCopies.withActive(copy)(task(copy))
+        }
+      } catch {
         case NonFatal(e) =>
           queued.remove(k)
           logWarning(s"bloomindex: $what not queued ($e); it stays stale until the next write or REFRESH")

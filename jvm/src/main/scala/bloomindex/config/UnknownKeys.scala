@@ -48,6 +48,9 @@ object UnknownKeys extends Logging {
     }
   }
 
+  /** Takes `copy` (a copy of a session, same settings) as warned already: its keys were the original's. */
+  def warnedFor(copy: SparkSession): Unit = warned.synchronized(warned.add(copy))
+
   private def editDistance(a: String, b: String): Int = {
     var previous = Array.tabulate(b.length + 1)(identity)
     for (i <- 1 to a.length) {
