@@ -30,7 +30,15 @@ object IndexCache extends org.apache.spark.internal.Logging {
   // `createdAt`: the index's history. An index folder removed and the index created again starts
   // its log at the same versions; its columns are another history's (types, filter designs).
   private final case class Key(indexDir: String, createdAt: Long, version: Long, column: String)
-  private final case class Entry(data: ColumnData, keyAccess: Option[String])
+  /**
+   * `until`: when a column loaded with a read that failed for a reason that may pass (a store's
+   * error or timeout, not damage: [[ColumnData.Builder.failForNow]]) is loaded again: the files
+   * it left out are read whole until then, not for as long as the version is the newest.
+   */
+  private final case class Entry(data: ColumnData, keyAccess: Option[String], until: Long = Long.MaxValue)
+
+  /** How long a column loaded with a passing read failure is kept before it is loaded again (tests shorten it). */
+  @volatile private[bloomindex] var RetryFailedLoadMs = 60000L
 
   private val entries = new JLinkedHashMap[Key, Entry](16, 0.75f, true)
   // The log entry of the version held of each index folder (warm path: no log entry re-read).
@@ -84,7 +92,7 @@ object IndexCache extends org.apache.spark.internal.Logging {
     val key = Key(dir, entry.createdAt, entry.version, name)
     lazy val conf = spark.sessionState.newHadoopConf()
     val hit = synchronized(Option(entries.get(key)))
-    if (hit.exists(_.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)))) {
+    if (hit.exists(h => h.keyAccess.forall(_ == IndexEncryption.keyAccess(conf)) && System.currentTimeMillis() < h.until)) {
       evict(spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES), key) // what the column fetched since counts now
       return hit.get.data
     }
@@ -166,7 +174,12 @@ object IndexCache extends org.apache.spark.internal.Logging {
           s"missing or unreadable${if (failedFiles > 0) s": $failedFiles data files" else ""}); they are read, not " +
           s"pruned. REFRESH BLOOM INDEX ${spec.name} FULL repairs it")
       }
-      Key(indexDir.toString, entry.createdAt, entry.version, colName) -> Entry(d, access)
+      val until = b.failedForNow.fold(Long.MaxValue) { why =>
+        logWarning(s"bloomindex: index '${spec.name}' version ${entry.version} column $colName: $why; loaded again " +
+          s"in ${RetryFailedLoadMs / 1000} s")
+        System.currentTimeMillis() + RetryFailedLoadMs
+      }
+      Key(indexDir.toString, entry.createdAt, entry.version, colName) -> Entry(d, access, until)
     }
     logInfo(f"bloomindex: index '${spec.name}' version ${entry.version} loaded " +
       f"(${builders.keys.map(spec.columns(_).name).mkString(", ")}): read ${(t1 - t0) / 1e6}%.1f ms, " +

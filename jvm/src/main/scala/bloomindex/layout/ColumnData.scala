@@ -352,6 +352,17 @@ object ColumnData {
    * counted: its file is then not held by the column, and is read.
    */
   final class Builder(val column: String, algorithm: FilterAlgorithm) {
+    @volatile private var passing: Option[String] = None
+
+    /**
+     * Records that the load left files out for a failure that may pass (a store's error or
+     * timeout, not damage): the cache loads the column again later ([[bloomindex.catalog.IndexCache]]).
+     */
+    def failForNow(why: String): Unit = passing = Some(why)
+
+    /** What [[failForNow]] recorded, if anything. */
+    def failedForNow: Option[String] = passing
+
     // One object of primitive fields per row (no boxing): a million rows load into the arrays below.
     private final class Row(val path: String, val size: Long, val mtime: Long, val rowCount: Long, val nullCount: Long,
         val words: AnyRef, val numHashes: Int, val section: Int, val position: Int)

@@ -194,7 +194,10 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     val t0 = System.nanoTime()
     // The column's own probe files, then those kept from earlier versions (`probes` only).
     val summary = try IndexSummary.read(read.conf, read.dir, read.data.checksums).columns.get(c.name)
-      catch { case NonFatal(e) => return fallBack(s"index summary unreadable (${e.getMessage})") }
+      catch { case NonFatal(e) =>
+        if (passing(e)) out.failForNow(s"index summary unreadable for now (${e.getMessage})")
+        return fallBack(s"index summary unreadable (${e.getMessage})")
+      }
     val listed = summary.map(_.allProbeFiles(read.indexDir, folder)).getOrElse(Nil)
     if (listed.isEmpty) return only
     // `blocks`, more files than the driver reads itself: a Spark job reads the Parquet files instead.
@@ -218,6 +221,9 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     val good = footers.indices.filter(k => footers(k).isRight)
     if (good.size < footers.length) {
       val e = footers.collectFirst { case Left(e) => e }.get
+      footers.collectFirst { case Left(e) if passing(e) => e }.foreach { e =>
+        out.failForNow(s"${footers.count(f => f.isLeft && passing(f.left.toOption.get))} probe files unreadable for now (${e.getMessage})")
+      }
       if (!only) return fallBack(s"probe file unreadable (${e.getMessage})")
       warn(s"${footers.length - good.size} of ${footers.length} probe files unreadable (${e.getMessage})",
         s"the files they held are $unpruned")
@@ -226,6 +232,21 @@ object IndexLayout extends org.apache.spark.internal.Logging {
       good.map(k => footers(k).toOption.get).toArray, threads, requests, spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES),
       spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_COALESCE_GAP_BYTES))
     true
+  }
+
+  /**
+   * Whether a read of index data failed for a reason that may pass (a store's error, a timeout,
+   * an interrupted read), not because the data is damaged, missing or not readable by this
+   * session (a checksum, a file too short or gone, refused access, bytes that do not parse).
+   */
+  private[layout] def passing(e: Throwable): Boolean = e match {
+    // Opened through `openFile(...).build()`: its future's wrapping.
+    case w @ (_: java.util.concurrent.ExecutionException | _: java.util.concurrent.CompletionException |
+        _: java.io.UncheckedIOException) if w.getCause != null && (w.getCause ne w) => passing(w.getCause)
+    case _: bloomindex.log.Checksums.Mismatch | _: java.io.FileNotFoundException | _: java.io.EOFException |
+        _: java.nio.file.AccessDeniedException => false
+    case _: java.io.IOException | _: java.util.concurrent.TimeoutException => true
+    case _ => false
   }
 
   /**

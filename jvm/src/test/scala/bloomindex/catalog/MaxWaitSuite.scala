@@ -125,6 +125,40 @@ class MaxWaitSuite extends AnyFunSuite {
     }
   }
 
+  test("probe files a store fails to read for now: their files are read, and the column is loaded again later, pruned") {
+    useStallingStore()
+    val root = "stall://" + TempDirs.create("bloomindex-failing-root").toAbsolutePath.toString
+    val path = TempDirs.create("bloomindex-src").resolve("flaky").toString
+    val bi = BloomIndex(spark)
+    def query = spark.read.parquet(path).where("id = 150")
+    val retry = IndexCache.RetryFailedLoadMs
+    try {
+      spark.conf.set("spark.bloomindex.root", root)
+      spark.range(0, 400, 1, 4).selectExpr("id", "id % 7 AS k").write.parquet(path)
+      bi.create("flaky").onPath("parquet", path).columns("id").execute()
+      IndexCache.clear()
+      IndexCache.RetryFailedLoadMs = 3000L
+      StallingFileSystem.failOpensOf(Some(".probe"))
+      assert(query.collect().map(_.getLong(0)).toSeq == Seq(150L))
+      assert(bi.explain(query).contains("kept 4/4 files"), bi.explain(query))
+      // The store answers again: until the retry time, the column loaded with the failure serves.
+      StallingFileSystem.failOpensOf(None)
+      val failedAt = System.currentTimeMillis()
+      val early = bi.explain(query)
+      if (System.currentTimeMillis() - failedAt < 2500L) assert(early.contains("kept 4/4 files"), early)
+      // Then it is loaded again, and the index prunes (before: the failure was kept for as long as
+      // the version was the newest).
+      Thread.sleep(math.max(0L, failedAt + 3200L - System.currentTimeMillis()))
+      assert(bi.explain(query).contains("kept 1/4 files"), bi.explain(query))
+      assert(query.collect().map(_.getLong(0)).toSeq == Seq(150L))
+    } finally {
+      StallingFileSystem.failOpensOf(None)
+      IndexCache.RetryFailedLoadMs = retry
+      spark.conf.unset("spark.bloomindex.root")
+      IndexCache.clear()
+    }
+  }
+
   /** Roots under `stall://` are on [[StallingFileSystem]] (a local file system whose reads hang while stalled). */
   private def useStallingStore(): Unit = {
     spark.sparkContext.hadoopConfiguration.set("fs.stall.impl", classOf[StallingFileSystem].getName)

@@ -9,7 +9,8 @@ import org.apache.hadoop.fs.{DelegateToFileSystem, FSDataInputStream, Path, RawL
 /**
  * The local disk under scheme `stall://`, whose reads can be made to hang: while
  * [[StallingFileSystem.stall]] holds, every `open` waits until [[StallingFileSystem.release]]
- * (an object store that stops answering). Registered with `fs.stall.impl` and, for
+ * (an object store that stops answering); while [[StallingFileSystem.failOpensOf]] holds, opens
+ * of the paths it names fail with an IOException (a store's passing error). Registered with `fs.stall.impl` and, for
  * `FileContext` (the log stores' commits), `fs.AbstractFileSystem.stall.impl` ([[StallingFs]]).
  */
 class StallingFileSystem extends RawLocalFileSystem {
@@ -18,6 +19,9 @@ class StallingFileSystem extends RawLocalFileSystem {
 
   override def open(f: Path, bufferSize: Int): FSDataInputStream = {
     StallingFileSystem.waitWhileStalled()
+    StallingFileSystem.failing.foreach { part =>
+      if (f.toString.contains(part)) throw new java.io.IOException(s"$f: the store failed the request (a test's injected error)")
+    }
     super.open(f, bufferSize)
   }
 }
@@ -32,6 +36,11 @@ object StallingFileSystem {
   def stalledReads: Int = waiting.get
 
   def stall(): Unit = lock.synchronized { stalled = true }
+
+  @volatile private[testing] var failing: Option[String] = None
+
+  /** Opens of paths containing `part` fail (None: none do). */
+  def failOpensOf(part: Option[String]): Unit = failing = part
 
   def release(): Unit = lock.synchronized { stalled = false; lock.notifyAll() }
 
