@@ -1070,3 +1070,82 @@ def test_the_corrupt_record_column_is_refused_and_never_answers(spark, root, tmp
     assert_not_applied(spark, q, "corrupt_idx", "corrupt-record column")
     assert_prunes(spark, lambda: read().where("id = 2"), "corrupt_idx")
     BloomIndex(spark, progress=False).drop("corrupt_idx")
+
+
+# ---------------------------------------------------------------------------------------------
+# text and ORC readers' settings an audit found unrecorded or unpassed (session of 2026-11-30)
+
+
+def _text_files(path, files: list[list[str]], ext: str) -> None:
+    os.makedirs(path, exist_ok=True)
+    for i, lines in enumerate(files):
+        with open(os.path.join(path, f"part-{i:03d}.{ext}"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+def test_an_api_build_parses_csv_dates_under_the_session_settings_it_records(spark, tmp_path):
+    """Spark's CSV parser reads spark.sql.legacy.timeParserPolicy inside its tasks. A build through
+    the Python API (not a statement, which runs in an SQL execution that passes the session's
+    settings to its tasks) parsed at the defaults while the version recorded LEGACY: `2020-1-5`
+    under the pattern yyyy-MM-dd is a date to LEGACY and null to the default parser, so the lookup
+    under LEGACY was pruned away ([] against the row)."""
+    p = str(tmp_path / "legacy_csv")
+    _text_files(p, [["1,2020-1-5"], ["2,2021-02-03"], ["3,2022-03-04"]], "csv")
+
+    def read():
+        return spark.read.schema("id INT, d DATE").option("dateFormat", "yyyy-MM-dd").csv(p)
+
+    with confs(spark, {"spark.sql.legacy.timeParserPolicy": "LEGACY"}):
+        BloomIndex(spark, progress=False).create("legacy_api", read(), ["d"])
+        assert same(spark, lambda: read().where("d = DATE'2020-01-05'")) == [(1, dt.date(2020, 1, 5))]
+        assert_prunes(spark, lambda: read().where("d = DATE'2021-02-03'"), "legacy_api")
+    BloomIndex(spark, progress=False).drop("legacy_api")
+
+
+def test_json_partial_results_built_off_are_not_used_with_them_on(spark, tmp_path):
+    """spark.sql.json.enablePartialResults = false nulls a whole line whose array holds a malformed
+    element; the default (true) keeps the other elements. An index built under false lacked the
+    value `1` that a query at the default reads ([] against the row)."""
+    p = str(tmp_path / "partial_json")
+    _text_files(p, [['[{"a": 1}, {"a": "x"}]'], ['{"a": 2}'], ['{"a": 3}']], "json")
+    try:
+        spark.sql(f"CREATE TABLE partial_json (a INT) USING json LOCATION '{p}'")
+        with confs(spark, {"spark.sql.json.enablePartialResults": "false"}):
+            spark.sql("CREATE BLOOM INDEX partial_ix ON partial_json FOR COLUMNS (a)")
+            assert_prunes(spark, lambda: spark.table("partial_json").where("a = 2"), "partial_ix")
+        assert same(spark, lambda: spark.table("partial_json").where("a = 1")) == [(1,)]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS partial_json")
+
+
+def test_a_line_length_limit_of_the_build_is_recorded(spark, tmp_path):
+    """Hadoop's line reader skips lines longer than mapreduce.input.linerecordreader.line.maxlength
+    without a word. An index built under a limit lacked the long line's key, which a query
+    without the limit reads ([] against the row)."""
+    p = str(tmp_path / "long_lines")
+    _text_files(p, [["1,short", "2,a-much-longer-line-value"], ["3,x"], ["4,y"]], "csv")
+    limit = "mapreduce.input.linerecordreader.line.maxlength"
+    try:
+        spark.sql(f"CREATE TABLE long_lines (id INT, s STRING) USING csv LOCATION '{p}'")
+        with confs(spark, {limit: "12"}):
+            spark.sql("CREATE BLOOM INDEX long_ix ON long_lines FOR COLUMNS (id)")
+            assert_prunes(spark, lambda: spark.table("long_lines").where("id = 3"), "long_ix")
+        assert same(spark, lambda: spark.table("long_lines").where("id = 2")) == [(2, "a-much-longer-line-value")]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS long_lines")
+
+
+def test_orc_proleptic_calendar_setting_is_recorded(spark, tmp_path):
+    """orc.proleptic.gregorian has ORC's reader convert dates before 1582 out of the old calendar
+    (Spark then converts them again): a date of year 1000 reads otherwise under it. An index built
+    under it lacked the date a query at the defaults reads ([] against the row)."""
+    p = str(tmp_path / "orc_dates")
+    for i, d in enumerate(["1000-01-01", "2021-02-03", "2022-03-04"]):
+        spark.sql(f"SELECT {i} AS id, DATE'{d}' AS d").coalesce(1).write.mode("append").orc(p)
+    with confs(spark, {"orc.proleptic.gregorian": "true"}):
+        spark.sql(f"CREATE BLOOM INDEX orc_cal ON orc.`{p}` FOR COLUMNS (d)")
+        assert_prunes(spark, lambda: spark.read.orc(p).where("d = DATE'2021-02-03'"), "orc_cal")
+    with confs(spark, {"spark.sql.orc.filterPushdown": "false"}):
+        assert same(spark, lambda: spark.read.orc(p).where("d = DATE'1000-01-01'")) == [(0, dt.date(1000, 1, 1))]
+    assert same(spark, lambda: spark.read.orc(p).where("d = DATE'1000-01-01'")) == [(0, dt.date(1000, 1, 1))]
+    BloomIndex(spark, progress=False).drop("orc_cal")

@@ -142,13 +142,23 @@ final class ActionContext(val spark: SparkSession, val name: String, val log: In
    * then gives the thread back its own group, description and interrupt setting as they were
    * (a Spark Connect operation sets them for its jobs; clearing them would leave its later
    * jobs without them).
+   *
+   * The session's SQL settings go to the jobs' tasks, as Spark's SQL executions pass them
+   * (`SQLExecution.withSQLConfPropagated`): the CSV, JSON and XML parsers read some of theirs
+   * (`spark.sql.legacy.timeParserPolicy`, the datetime fallbacks, ...) inside the tasks. A
+   * statement runs in an SQL execution that does this already; a build through the API or the
+   * background refresher did not, so its tasks parsed at the defaults while the version recorded
+   * the session's values (an audit: a CSV date a LEGACY pattern reads, built through the API
+   * and looked up under LEGACY, was pruned away).
    */
   def inJobGroup[T](description: String)(f: => T): T = {
     val sc = spark.sparkContext
     val saved = ActionContext.JobProperties.map(k => k -> sc.getLocalProperty(k))
     sc.setJobGroup(ActionContext.jobGroup(name), description, interruptOnCancel = true)
     bloomindex.indexing.BuildProgress.clear(ActionContext.jobGroup(name))
-    try f finally saved.foreach { case (k, v) => sc.setLocalProperty(k, v) } // null removes it
+    try org.apache.spark.sql.execution.SQLExecution.withSQLConfPropagated(
+      spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession])(f)
+    finally saved.foreach { case (k, v) => sc.setLocalProperty(k, v) } // null removes it
   }
 }
 

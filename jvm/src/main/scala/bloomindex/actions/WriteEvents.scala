@@ -117,11 +117,20 @@ object WriteEvents extends Logging {
    * until the next write, a REFRESH, or a query finding them behind (`refresh.staleShare`).
    */
   def afterWriteLater(spark: SparkSession, written: SourceIdentity, why: String): Unit = {
-    val root = MaxWait.rootKey(spark)
     logWarning(s"bloomindex: the Bloom indexes that follow ${show(written)} are refreshed in the background after this " +
       s"write, not before it returns: $why")
+    queueAfterWrite(spark, written)
+  }
+
+  /**
+   * Queues [[afterWrite]] of `written` (the list of its indexes, then their refreshes) to the
+   * background refresher: once per source while queued. For the listeners, which Spark calls on
+   * its listener bus: a store slow to list the index root holds the refresher's thread, not the
+   * bus (and every other listener of its queue).
+   */
+  private def queueAfterWrite(spark: SparkSession, written: SourceIdentity): Unit = {
     val source = written.table.getOrElse(written.comparable.toSeq.sorted.mkString(", "))
-    queue(key(root, "\u0001" + source), s"the refresh of the Bloom indexes of ${show(written)}", spark) { copy =>
+    queue(key(MaxWait.rootKey(spark), "\u0001" + source), s"the refresh of the Bloom indexes of ${show(written)}", spark) { copy =>
       try afterWrite(copy, written, inThread = false) catch {
         case NonFatal(e) => logWarning(s"bloomindex: could not refresh the Bloom indexes of ${show(written)} after a write: $e")
       }
@@ -193,28 +202,6 @@ object WriteEvents extends Logging {
    * what is left.
    */
   def refreshNow(spark: SparkSession, name: String, built: Option[WrittenFilters] = None): Unit = {
-    val copy = frozen(spark)
-    SessionCopies.withActive(copy)(refreshOn(copy, name, built))
-  }
-
-  /**
-   * A copy of `spark` whose settings stay as they are now ([[SessionCopies.frozen]]), for an
-   * automatic refresh. A refresh reads the session's settings at several moments (the check of
-   * the decoding context against the base version's, the context it records, the planning of
-   * its jobs); on the session itself, a SET in between (the user's next statement, while the
-   * refresh runs in the background) gave an index whose filters were built under one context
-   * and recorded under another: wrong answers. The copy's listeners are the session's (copied
-   * with it), so none is added for it, nor its unknown keys warned of again.
-   */
-  private def frozen(spark: SparkSession): SparkSession = {
-    val copy = SessionCopies.frozen(spark)
-    registered.synchronized(registered.add(copy))
-    UnknownKeys.warnedFor(copy)
-    copy
-  }
-
-  /** [[refreshNow]] on `spark`, a frozen copy. */
-  private def refreshOn(spark: SparkSession, name: String, built: Option[WrittenFilters]): Unit = {
     val root = new IndexRoot(spark).root.toString
     val k = key(root, name)
     try locks.computeIfAbsent(k, _ => new Object).synchronized {
@@ -252,24 +239,38 @@ object WriteEvents extends Logging {
   /** Queues a refresh of `name` to the background refresher, unless one is already queued. */
   def enqueue(spark: SparkSession, name: String): Unit =
     queue(key(new IndexRoot(spark).root.toString, name), s"background refresh of Bloom index '$name'", spark) {
-      copy => refreshOn(copy, name, None)
+      copy => refreshNow(copy, name)
     }
 
   /**
    * Queues `task` (`what`) to the background refresher under `k`, unless a task of `k` is queued
-   * and has not started. The task runs on a copy of `spark` taken now ([[frozen]]: the settings
-   * of the moment it was queued, whatever SET follows), as the thread's active session, with
-   * none of the job group, tags or pool the refresher's thread inherited from the thread that
-   * first queued a task.
+   * and has not started. The task runs on the refresher's copy of `spark` with the settings
+   * `spark` has now ([[SessionCopies.runAs]]), whatever SET follows before or while it runs: a
+   * refresh reads the settings at several moments (the check of the decoding context against the
+   * base version's, the context it records, the planning of its jobs), and on the session itself
+   * the user's next statement after a write (a SET of the time zone) reached a refresh between
+   * them: filters built under one context, recorded under another, wrong answers. The copy is the
+   * thread's active session, and the thread has none of the job group, tags or pool it inherited
+   * from the thread that first queued a task. (An `on_write` refresh runs in the writing thread,
+   * on the session, before the write returns.)
    */
   private def queue(k: String, what: String, spark: SparkSession)(task: SparkSession => Unit): Unit =
     if (queued.add(k)) {
       try {
-        val copy = frozen(spark)
+        val settings = SessionCopies.settings(spark)
         refresher.execute { () =>
           queued.remove(k)
-          SessionCopies.clearLocalProperties(copy.sparkContext)
-          SessionCopies.withActive(copy)(task(copy))
+          try {
+            SessionCopies.clearLocalProperties(spark.sparkContext)
+            // A copy's listeners are the session's (copied with it): none is added for it, nor are its unknown keys warned of again.
+            val copy = SessionCopies.runAs(spark, settings) { c =>
+              registered.synchronized(registered.add(c))
+              UnknownKeys.warnedFor(c)
+            }
+            SessionCopies.withActive(copy)(task(copy))
+          } catch {
+            case NonFatal(e) => logWarning(s"bloomindex: $what failed; it stays stale until the next write or REFRESH: $e")
+          }
         }
       } catch {
         case NonFatal(e) =>
@@ -329,7 +330,7 @@ object WriteEvents extends Logging {
         SourceProviders.all.iterator.flatMap(_.writtenBySink(spark, p.sink.description)).take(1).foreach { written =>
           val every = spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_STREAMING_BATCHES)
           val n: Long = batches.merge(p.id.toString + "\u0000" + p.sink.description, 1L, (a, b) => a + b)
-          if (n % every == 0) afterWrite(spark, written, inThread = false)
+          if (n % every == 0) queueAfterWrite(spark, written)
         }
       }
     } catch {
@@ -369,7 +370,7 @@ object WriteEvents extends Logging {
   private final class Listener(spark: SparkSession) extends QueryExecutionListener {
     override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = try {
       val written = writes(spark, qe.analyzed)
-      written.foreach(w => afterWrite(spark, w, inThread = false))
+      written.foreach(w => queueAfterWrite(spark, w))
     } catch {
       case NonFatal(e) => logWarning(s"bloomindex: could not tell which source a write wrote: $e")
     }

@@ -175,8 +175,8 @@ object IndexCache extends org.apache.spark.internal.Logging {
           s"pruned. REFRESH BLOOM INDEX ${spec.name} FULL repairs it")
       }
       val until = b.failedForNow.fold(Long.MaxValue) { why =>
-        logWarning(s"bloomindex: index '${spec.name}' version ${entry.version} column $colName: $why; loaded again " +
-          s"in ${RetryFailedLoadMs / 1000} s")
+        IndexLog.warnOnce(s"bloomindex: index '${spec.name}' version ${entry.version} column $colName: $why; the files " +
+          s"it held are read, not pruned, and the column is loaded again after ${RetryFailedLoadMs / 1000} s")
         System.currentTimeMillis() + RetryFailedLoadMs
       }
       Key(indexDir.toString, entry.createdAt, entry.version, colName) -> Entry(d, access, until)

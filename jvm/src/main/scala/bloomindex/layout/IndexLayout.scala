@@ -195,7 +195,8 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     // The column's own probe files, then those kept from earlier versions (`probes` only).
     val summary = try IndexSummary.read(read.conf, read.dir, read.data.checksums).columns.get(c.name)
       catch { case NonFatal(e) =>
-        if (passing(e)) out.failForNow(s"index summary unreadable for now (${e.getMessage})")
+        // `blocks` reads the Parquet files instead, which hold the column whole.
+        if (only && passing(e)) out.failForNow(s"index summary unreadable for now (${e.getMessage})")
         return fallBack(s"index summary unreadable (${e.getMessage})")
       }
     val listed = summary.map(_.allProbeFiles(read.indexDir, folder)).getOrElse(Nil)
@@ -221,10 +222,10 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     val good = footers.indices.filter(k => footers(k).isRight)
     if (good.size < footers.length) {
       val e = footers.collectFirst { case Left(e) => e }.get
+      if (!only) return fallBack(s"probe file unreadable (${e.getMessage})")
       footers.collectFirst { case Left(e) if passing(e) => e }.foreach { e =>
         out.failForNow(s"${footers.count(f => f.isLeft && passing(f.left.toOption.get))} probe files unreadable for now (${e.getMessage})")
       }
-      if (!only) return fallBack(s"probe file unreadable (${e.getMessage})")
       warn(s"${footers.length - good.size} of ${footers.length} probe files unreadable (${e.getMessage})",
         s"the files they held are $unpruned")
     }
@@ -244,7 +245,9 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     case w @ (_: java.util.concurrent.ExecutionException | _: java.util.concurrent.CompletionException |
         _: java.io.UncheckedIOException) if w.getCause != null && (w.getCause ne w) => passing(w.getCause)
     case _: bloomindex.log.Checksums.Mismatch | _: java.io.FileNotFoundException | _: java.io.EOFException |
-        _: java.nio.file.AccessDeniedException => false
+        _: java.nio.file.AccessDeniedException | _: org.apache.hadoop.security.AccessControlException |
+        _: java.io.UTFDataFormatException | _: java.io.CharConversionException |
+        _: java.nio.charset.CharacterCodingException => false
     case _: java.io.IOException | _: java.util.concurrent.TimeoutException => true
     case _ => false
   }

@@ -35,6 +35,12 @@ object DecodingContext {
    * by name.
    */
   val OrcPositional = "orc.force.positional.evolution"
+  /** JSON: a line whose array holds one malformed element keeps its other elements' fields (true) or nulls the whole line. */
+  val JsonPartialResults = "spark.sql.json.enablePartialResults"
+  /** Hadoop's line reader (CSV, JSON and text read by line): longer lines are skipped, without a word. */
+  val LineMaxLength = "mapreduce.input.linerecordreader.line.maxlength"
+  /** ORC's reader settings that read dates and timestamps before 1582 in the proleptic calendar (Hadoop settings). */
+  val OrcProleptic = Seq("orc.proleptic.gregorian", "orc.proleptic.gregorian.default")
   /** Parsing of zone offsets with seconds in CSV, JSON and XML datetimes. */
   val SecondOffsets = "spark.sql.files.supportSecondOffsetFormat"
   /** Spark's XML reader: the legacy parser, which reads malformed content otherwise. */
@@ -115,6 +121,9 @@ object DecodingContext {
         // Text without an offset is read in the session zone, unless the reader sets its own.
         if (dataType == TimestampType && !options.contains("timezone")) out += SessionTimeZone -> conf.sessionLocalTimeZone
         if (format == "json" && dataType.isInstanceOf[StringType]) add(JsonExactStrings)
+        // Where not at its default (true): an index built under false misses values true reads.
+        if (format == "json") addChanged(JsonPartialResults)
+        hadoopSetting(conf, options, LineMaxLength).foreach(n => out += LineMaxLength -> n.trim)
       case "parquet" =>
         add(CaseSensitive, ParquetFieldIds, ParquetFieldIdsIgnoreMissing)
         if (isDatetime(dataType)) add(ParquetRebase)
@@ -135,6 +144,7 @@ object DecodingContext {
         // JVM's default zone: the same file reads otherwise in a JVM of another zone. (Spark's
         // own writer uses `timestamp with local time zone`, whose values are instants; which type
         // a file has is the file's affair, so the zone is always recorded.)
+        if (isDatetime(dataType)) OrcProleptic.foreach(k => hadoopSetting(conf, options, k).foreach(x => out += k -> x.trim.toLowerCase(Locale.ROOT)))
         if (dataType == TimestampType || dataType == TimestampNTZType) {
           out += JvmTimeZone -> java.util.TimeZone.getDefault.toZoneId.normalized().getId  // UTC, Etc/UTC, GMT: Z
         }
@@ -156,6 +166,7 @@ object DecodingContext {
         // A format we know nothing of: every setting that could matter is recorded.
         add(CaseSensitive)
         out += SessionTimeZone -> conf.sessionLocalTimeZone
+        hadoopSetting(conf, options, LineMaxLength).foreach(n => out += LineMaxLength -> n.trim)
     }
     if (dataType.isInstanceOf[StringType]) out ++= charSettings(conf)
     out.result()

@@ -125,6 +125,51 @@ class MaxWaitSuite extends AnyFunSuite {
     }
   }
 
+  test("a stalled index store does not hold Spark's listener bus: a streaming sink's batch queues its indexes' refresh") {
+    useStallingStore()
+    val root = "stall://" + TempDirs.create("bloomindex-stalled-root").toAbsolutePath.toString
+    val dir = TempDirs.create("bloomindex-stream")
+    val in = dir.resolve("in").toString
+    val out = dir.resolve("out").toString
+    val bi = BloomIndex(spark)
+    spark.range(0, 20, 1, 1).write.parquet(in)
+    def runBatch() = {
+      val q = spark.readStream.schema(spark.read.parquet(in).schema).parquet(in).writeStream.format("parquet")
+        .option("checkpointLocation", dir.resolve("checkpoint").toString).start(out)
+      try q.processAllAvailable() finally q.stop()
+    }
+    try {
+      spark.conf.set("spark.bloomindex.root", root)
+      runBatch()
+      bi.create("sunk").onPath("parquet", out).columns("id").option("refresh", "background").execute()
+      spark.range(20, 40, 1, 1).write.mode("append").parquet(in)
+      IndexCache.clear()
+      spark.conf.set("spark.bloomindex.pruning.maxWait", "300ms")
+      StallingFileSystem.stall()
+      val before = StallingFileSystem.stalledReads
+      returns(runBatch())
+      // The batch's progress reached the listener, which left the list of the sink's indexes to
+      // the refresher: the bus delivers every event posted so far while the store is stalled
+      // (before: the listener listed the index root on the bus and held it until the release).
+      assert(org.apache.spark.sql.bloomindex.ListenerBus.drain(spark.sparkContext, 20000L),
+        "the listener bus is held by a read of the stalled store")
+      val deadline = System.currentTimeMillis() + 20000L
+      while (StallingFileSystem.stalledReads == before && System.currentTimeMillis() < deadline) Thread.sleep(100)
+      assert(StallingFileSystem.stalledReads > before, "nothing read the index store")
+      StallingFileSystem.release()
+      assert(bloomindex.actions.WriteEvents.awaitIdle(60000L), "the queued refresh did not end")
+      spark.conf.unset("spark.bloomindex.pruning.maxWait")
+      assert(spark.read.parquet(out).where("id = 30").collect().map(_.getLong(0)).toSeq == Seq(30L))
+      val report = bi.explain(spark.read.parquet(out).where("id = 30"))
+      assert(report.contains("kept 1/2 files"), report)
+    } finally {
+      StallingFileSystem.release()
+      spark.conf.unset("spark.bloomindex.pruning.maxWait")
+      spark.conf.unset("spark.bloomindex.root")
+      IndexCache.clear()
+    }
+  }
+
   test("probe files a store fails to read for now: their files are read, and the column is loaded again later, pruned") {
     useStallingStore()
     val root = "stall://" + TempDirs.create("bloomindex-failing-root").toAbsolutePath.toString
