@@ -223,9 +223,8 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     if (good.size < footers.length) {
       val e = footers.collectFirst { case Left(e) => e }.get
       if (!only) return fallBack(s"probe file unreadable (${e.getMessage})")
-      footers.collectFirst { case Left(e) if passing(e) => e }.foreach { e =>
-        out.failForNow(s"${footers.count(f => f.isLeft && passing(f.left.toOption.get))} probe files unreadable for now (${e.getMessage})")
-      }
+      val forNow = footers.collect { case Left(e) if passing(e) => e }
+      forNow.headOption.foreach(e => out.failForNow(s"${forNow.length} probe files unreadable for now (${e.getMessage})"))
       warn(s"${footers.length - good.size} of ${footers.length} probe files unreadable (${e.getMessage})",
         s"the files they held are $unpruned")
     }
