@@ -162,11 +162,13 @@ test-flips: $(JAR) $(SBT_JAR)
 	BLOOMINDEX_JVM_FLIPS=all $(SBT) "testOnly bloomindex.layout.ProbeFileSuite -- -z flipped"
 	$(PY) -m pytest tests/test_flips.py $(PYTEST_ARGS)
 
-# The differential pruning suite with 20,000 queries, the decoding-context suite with 3,000 cases,
-# the schema-mapping suite with 5,000 queries and the other filter designs' with 600 each (CI runs
-# 200, 300, 200 and 40).
-test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping or algorithms_index"
+# The differential pruning suite with 20,000 queries (1,000 more on a V2 scan), the decoding-context
+# suite with 3,000 cases, the schema-mapping suite with 5,000 queries, the other filter designs' with
+# 600 each and the random joins 200 (CI runs 100 (75), 300, 100, 20 and 12).
+test-nightly-queries: PYTEST_ARGS += -k "pruning or decoding_context or schema_mapping or algorithms_index or random_joins"
 test-nightly-queries: export BLOOMINDEX_DIFF_QUERIES = 20000
+test-nightly-queries: export BLOOMINDEX_V2_QUERIES = 1000
+test-nightly-queries: export BLOOMINDEX_JOIN_QUERIES = 200
 test-nightly-queries: export BLOOMINDEX_ALG_QUERIES = 600
 test-nightly-queries: export BLOOMINDEX_CONTEXT_CASES = 3000
 test-nightly-queries: export BLOOMINDEX_MAPPING_QUERIES = 5000

@@ -22,7 +22,7 @@ from test_pruning import COLUMNS, KEYS, SCHEMA, _random_predicate, _rows, _sql_l
 
 # Random predicates per design: 40 per CI run (test_pruning runs 200 on the default design),
 # 600 under `make test-nightly`.
-QUERIES = int(os.environ.get("BLOOMINDEX_ALG_QUERIES", "40"))
+QUERIES = int(os.environ.get("BLOOMINDEX_ALG_QUERIES", "20"))
 TYPES = {"c_int": "int", "c_bigint": "bigint", "c_str": "string", "c_date": "date", "c_dec": "decimal(10,2)",
          "c_bigdec": "decimal(25,3)", "c_bin": "binary", "c_double": "double"}
 

@@ -156,7 +156,7 @@ def test_random_joins_differential(spark, tables):
     shapes = ["JOIN", "LEFT SEMI JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL OUTER JOIN", "LEFT ANTI JOIN"]
     keys = [("k", "k"), ("ki", "ki"), ("s", "s"), ("d", "d"), ("k", "ki"), ("ki", "k")]
     applied_count = 0
-    for _ in range(int(os.environ.get("BLOOMINDEX_JOIN_QUERIES", "24"))):
+    for _ in range(int(os.environ.get("BLOOMINDEX_JOIN_QUERIES", "12"))):
         shape, (fk, dk) = rng.choice(shapes), rng.choice(keys)
         lo = rng.randrange(KEY_SPACE)
         sel = "f.v" if "SEMI" in shape or "ANTI" in shape else "f.v, d.cat"

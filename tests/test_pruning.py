@@ -14,7 +14,9 @@ from pyspark.sql import Row, types as T
 from bloomindex import BloomIndex
 from index_helpers import assert_batch_same_with_pruning_off, assert_same_with_pruning_off
 
-N_QUERIES = int(os.environ.get("BLOOMINDEX_DIFF_QUERIES", "200"))
+N_QUERIES = int(os.environ.get("BLOOMINDEX_DIFF_QUERIES", "100"))
+# The same random predicates on a V2 scan (nightly: 1,000).
+V2_QUERIES = int(os.environ.get("BLOOMINDEX_V2_QUERIES", "75"))
 # Predicates answered per query, each in a UNION ALL branch of its own (index_helpers.batched_answers).
 DIFF_BATCH = 25
 # The test hook choosing how a pruning decision holds the files it skips (catalog/SkippedFiles).
@@ -226,7 +228,7 @@ def test_v2_file_scans_are_pruned_and_stay_correct(spark, diff_table):
     try:
         spark.read.parquet(diff_table).createOrReplaceTempView("diff_t")  # now a V2 scan
         rng = random.Random(7)
-        wheres = [_random_predicate(rng) for _ in range(150)]
+        wheres = [_random_predicate(rng) for _ in range(V2_QUERIES)]
         for start in range(0, len(wheres), DIFF_BATCH):
             assert_batch_same_with_pruning_off(spark, "diff_t", wheres[start:start + DIFF_BATCH])
         spark.conf.set("spark.bloomindex.pruning.enabled", "true")

@@ -39,7 +39,7 @@ from bloomindex import BloomIndex
 from index_helpers import confs
 from test_decoding_regressions import _rows, kept, report, write_text_files
 
-N_QUERIES = int(os.environ.get("BLOOMINDEX_MAPPING_QUERIES", "200"))
+N_QUERIES = int(os.environ.get("BLOOMINDEX_MAPPING_QUERIES", "100"))
 SEED = int(os.environ.get("BLOOMINDEX_MAPPING_SEED", "20261125"))
 FORMATS = ["parquet", "orc", "orc_hive", "csv", "csv_header", "json", "avro", "delta"]
 QUERIES_PER_FORMAT = -(-N_QUERIES // len(FORMATS))
