@@ -119,9 +119,12 @@ object IndexLayout extends org.apache.spark.internal.Logging {
 
   private def parquetColumn(read: Read, i: Int, out: ColumnData.Builder): IndexStore.ColumnRead = {
     val c = read.spec.columns(i).name
-    IndexStore.readColumn(read.spark, read.conf, read.dir, c, IndexStore.columnFiles(read.conf, read.dir, c),
+    val r = IndexStore.readColumn(read.spark, read.conf, read.dir, c, IndexStore.columnFiles(read.conf, read.dir, c),
       read.spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS),
       read.spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES), out.add)
+    if (r.forNow > 0) out.failForNow(s"${r.forNow} of ${r.files} index data files unreadable for now" +
+      r.failure.fold("")(e => s" (${e.getMessage})"))
+    r
   }
 
   /**

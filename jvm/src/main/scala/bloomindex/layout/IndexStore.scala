@@ -156,8 +156,11 @@ object IndexStore {
     }
   }
 
-  /** What one column's load read: the data files opened, their bytes, and the files that failed (with one example). */
-  final case class ColumnRead(files: Int, bytes: Long, failed: Int, failure: Option[Throwable])
+  /**
+   * What one column's load read: the data files opened, their bytes, and the files that failed
+   * (with one example); of those, `forNow` failed for a reason that may pass ([[IndexLayout.passing]]).
+   */
+  final case class ColumnRead(files: Int, bytes: Long, failed: Int, failure: Option[Throwable], forNow: Int = 0)
 
   /** The fields a query needs of a column's rows, in this order. */
   private val ProbeFields = Seq("file_path", "file_size", "modification_time", "row_count", "null_count", "filter")
@@ -222,6 +225,7 @@ object IndexStore {
       return ColumnRead(files.size, bytes, 0, None)
     }
     val failed = new AtomicInteger()
+    val forNow = new AtomicInteger()
     val bytes = new LongAdder()
     @volatile var failure: Option[Throwable] = None
     def one(f: Path): Unit = try bytes.add(readFile(conf, f, out, filters)) catch {
@@ -229,12 +233,14 @@ object IndexStore {
         failed.incrementAndGet()
         if (failure.isEmpty) failure = Some(e)
         // For DESCRIBE, which reads no filter ([[IndexLayout.readIdentities]]): a query's read
-        // that failed (a page failing its checksum among them) is damage.
-        if (filters) bloomindex.log.Checksums.recordDamage(f.toString, s"unreadable when a query read it: ${e.getMessage}")
+        // that failed (a page failing its checksum among them) is damage; a store's error or
+        // timeout is not: the column is read again later ([[ColumnData.Builder.failForNow]]).
+        if (IndexLayout.passing(e)) forNow.incrementAndGet()
+        else if (filters) bloomindex.log.Checksums.recordDamage(f.toString, s"unreadable when a query read it: ${e.getMessage}")
     }
     inParallel(threads, files.map(f => () => one(f)))
     if (filters) countLoaded(folder, files.size, bytes.sum())
-    ColumnRead(files.size, bytes.sum(), failed.get, failure)
+    ColumnRead(files.size, bytes.sum(), failed.get, failure, forNow.get)
   }
 
   /**

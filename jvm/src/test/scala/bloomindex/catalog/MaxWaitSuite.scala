@@ -171,21 +171,38 @@ class MaxWaitSuite extends AnyFunSuite {
   }
 
   test("probe files a store fails to read for now: their files are read, and the column is loaded again later, pruned") {
+    failingForNow("flaky", ".probe", blockMajor = true)
+  }
+
+  test("index data files (layout `columns`) a store fails to read for now: not damage, loaded again later, pruned") {
+    // Before: the failure was kept for the version's life and recorded as damage.
+    failingForNow("flaky_cols", ".parquet", blockMajor = false)
+  }
+
+  /**
+   * An index whose files named with `part` the store fails to open for a while: the lookup reads
+   * every file meanwhile, DESCRIBE shows no damage for it, and once the store answers and the
+   * retry time has passed, the column is loaded again and prunes.
+   */
+  private def failingForNow(name: String, part: String, blockMajor: Boolean): Unit = {
     useStallingStore()
     val root = "stall://" + TempDirs.create("bloomindex-failing-root").toAbsolutePath.toString
-    val path = TempDirs.create("bloomindex-src").resolve("flaky").toString
+    val path = TempDirs.create("bloomindex-src").resolve(name).toString
     val bi = BloomIndex(spark)
     def query = spark.read.parquet(path).where("id = 150")
     val retry = IndexCache.RetryFailedLoadMs
     try {
       spark.conf.set("spark.bloomindex.root", root)
+      spark.conf.set("spark.bloomindex.build.blockMajor", blockMajor.toString)
       spark.range(0, 400, 1, 4).selectExpr("id", "id % 7 AS k").write.parquet(path)
-      bi.create("flaky").onPath("parquet", path).columns("id").execute()
+      bi.create(name).onPath("parquet", path).columns("id").execute()
       IndexCache.clear()
       IndexCache.RetryFailedLoadMs = 3000L
-      StallingFileSystem.failOpensOf(Some(".probe"))
+      StallingFileSystem.failOpensOf(Some(part))
       assert(query.collect().map(_.getLong(0)).toSeq == Seq(150L))
       assert(bi.explain(query).contains("kept 4/4 files"), bi.explain(query))
+      val damage = bloomindex.log.Checksums.damageUnder("").filter(_._1.contains(s"/$name/"))
+      assert(damage.isEmpty, damage)
       // The store answers again: until the retry time, the column loaded with the failure serves.
       StallingFileSystem.failOpensOf(None)
       val failedAt = System.currentTimeMillis()
@@ -200,6 +217,7 @@ class MaxWaitSuite extends AnyFunSuite {
       StallingFileSystem.failOpensOf(None)
       IndexCache.RetryFailedLoadMs = retry
       spark.conf.unset("spark.bloomindex.root")
+      spark.conf.unset("spark.bloomindex.build.blockMajor")
       IndexCache.clear()
     }
   }
