@@ -601,17 +601,31 @@ def test_parquet_field_ids(spark, root, tmp_path):
 MODES = ["PERMISSIVE", "DROPMALFORMED", "FAILFAST"]
 
 
+def _record(fmt: str, id_, v) -> str:
+    """One record of `id` and `v` (either may be malformed text) in `fmt`."""
+    if fmt == "csv":
+        return f"{id_},{v}"
+    if fmt == "xml":
+        return f"<r><id>{id_}</id><v>{v}</v></r>"
+    return json.dumps({"id": id_, "v": v})
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fmt", ["csv", "json"])
+@pytest.mark.parametrize("fmt", ["csv", "json", "xml"])
 def test_malformed_row_in_one_column_under_each_parse_mode(spark, root, tmp_path, fmt, mode):
+    """A malformed value in one column: a query reading only the others keeps the row in every
+    mode, so a build reads PERMISSIVE whatever the table says (XML too: an XML build under the
+    table's DROPMALFORMED lost the row, `id = 5` gave [] against [(5,)])."""
     path = str(tmp_path / fmt)
-    files = [[(f"{f * 10 + i},{f * 10 + i}" if fmt == "csv" else json.dumps({"id": f * 10 + i, "v": f * 10 + i}))
-              for i in range(5)] for f in range(3)]
-    files[0].append("5,oops" if fmt == "csv" else '{"id": 5, "v": "oops"}')
+    files = [[_record(fmt, f * 10 + i, f * 10 + i) for i in range(5)] for f in range(3)]
+    files[0].append(_record(fmt, 5, "oops"))
+    if fmt == "xml":  # one root element a file (Spark's XML reader reads no more than one record of a file without)
+        files = [["<rows>"] + f + ["</rows>"] for f in files]
     write_text_files(path, files, fmt)
     table = f"pm_{fmt}_{mode.lower()}"
+    row_tag = ", rowTag 'r'" if fmt == "xml" else ""
     spark.sql(f"DROP TABLE IF EXISTS {table}")
-    spark.sql(f"CREATE TABLE {table} (id INT, v INT) USING {fmt} OPTIONS (mode '{mode}') LOCATION '{path}'")
+    spark.sql(f"CREATE TABLE {table} (id INT, v INT) USING {fmt} OPTIONS (mode '{mode}'{row_tag}) LOCATION '{path}'")
     try:
         spark.sql(f"CREATE BLOOM INDEX {table}_idx ON {table} FOR COLUMNS (id, v)")
         # Only the good column is read: every mode keeps the row.
@@ -657,6 +671,121 @@ def test_path_source_parse_mode_at_query_differs_from_build(spark, root, tmp_pat
             assert_prunes(spark, lambda: read(query).select("id").where("id = 15"), "mode_idx")
             assert_prunes(spark, lambda: read(query).select("id").where("id = 3"), "mode_idx")
         BloomIndex(spark, progress=False).drop("mode_idx")
+
+
+def test_the_xml_wildcard_column_is_refused_and_never_answers(spark, root, tmp_path):
+    """XML's wildcard column (`wildcardColName`, `xs_any` by default) holds the elements the read's
+    schema does not name, so its value depends on the columns a query reads (`SELECT *` and
+    `SELECT xs_any` differ): CREATE refuses it, and a column indexed as data under another
+    wildcard name is not used once a query reads it as the wildcard. Before: an index on it
+    skipped the row `SELECT * ... WHERE xs_any = 'zz'` returns."""
+    path = str(tmp_path / "xml_wild")
+    write_text_files(path, [["<r><c>zz</c><a>5</a><xs_any>p</xs_any></r>"], ["<r><a>6</a><xs_any>q</xs_any></r>"],
+                            ["<r><a>7</a><xs_any>s</xs_any></r>"]], "xml")
+    read = lambda **o: (spark.read.format("xml").option("rowTag", "r").options(**o)
+                        .schema("a INT, xs_any STRING").load(path))
+    for make in (read, lambda: read(wildcardColName="a")):
+        column = "xs_any" if make is read else "a"
+        with pytest.raises(AnalysisException) as e:
+            BloomIndex(spark, progress=False).create("wild_idx", make(), [column])
+        assert e.value.getCondition() == "BLOOM_INDEX_XML_WILDCARD_COLUMN", str(e.value)
+        assert column in str(e.value)
+    # Under another wildcard name, xs_any is an element like any other: indexed, and it prunes.
+    BloomIndex(spark, progress=False).create("wild_idx", read(wildcardColName="other"), ["a", "xs_any"])
+    try:
+        as_data = lambda v: read(wildcardColName="other").where(f"xs_any = '{v}'")
+        assert same(spark, lambda: as_data("q")) == [(6, "q")]
+        assert_prunes(spark, lambda: as_data("q"), "wild_idx")
+        # Read as the wildcard: never answered by the filters of the element.
+        for v in ("zz", "p", "q", "5"):
+            same(spark, lambda: read().where(f"xs_any = '{v}'"), v)
+            same(spark, lambda: read().select("xs_any").where(f"xs_any = '{v}'"), v)
+        assert_not_applied(spark, lambda: read().where("xs_any = 'zz'"), "wild_idx", "wildcard")
+    finally:
+        BloomIndex(spark, progress=False).drop("wild_idx")
+
+
+def test_a_schema_file_rewritten_under_the_same_option_is_a_new_context(spark, root, tmp_path):
+    """Avro's `avroSchemaUrl` and XML's `rowValidationXSDPath` name a file whose content changes
+    values (a field's default, which rows are valid): the index records the content's fingerprint
+    with the option, so a file rewritten in place is not read through filters of the old one.
+    Before: the option's text alone was recorded, and `b = 'y'` after the default changed from
+    'x' to 'y' gave [] against both rows."""
+    path = str(tmp_path / "avro_url")
+    spark.range(0, 40, 1, 4).selectExpr("CAST(id AS INT) AS a").write.format("avro").save(path)
+    avsc = tmp_path / "reader.avsc"
+
+    def reader_schema(default: str) -> str:
+        avsc.write_text(json.dumps({"type": "record", "name": "t", "fields": [
+            {"name": "a", "type": "int"}, {"name": "b", "type": "string", "default": default}]}))
+        return str(avsc)
+
+    read = lambda: spark.read.format("avro").option("avroSchemaUrl", avsc.as_uri()).load(path)
+    reader_schema("x")
+    BloomIndex(spark, progress=False).create("url_idx", read(), ["a", "b"])
+    try:
+        assert len(same(spark, lambda: read().where("b = 'x'"))) == 40
+        assert_prunes(spark, lambda: read().where("a = 3"), "url_idx")
+        reader_schema("y")
+        assert len(same(spark, lambda: read().where("b = 'y'"))) == 40
+        assert same(spark, lambda: read().where("a = 3")) == [(3, "y")]
+        assert_not_applied(spark, lambda: read().where("b = 'y'"), "url_idx", "avroschemaurl")
+        reader_schema("x")  # the same content again: the same context
+        assert_prunes(spark, lambda: read().where("a = 3"), "url_idx")
+    finally:
+        BloomIndex(spark, progress=False).drop("url_idx")
+
+    xml = str(tmp_path / "xml_xsd")
+    write_text_files(xml, [[f"<r><a>{f * 100 + 50}</a></r>"] for f in range(4)], "xml")
+    xsd = tmp_path / "rows.xsd"
+
+    def xsd_with_max(n: int) -> None:
+        xsd.write_text('<?xml version="1.0"?><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">'
+                       '<xs:element name="r"><xs:complexType><xs:sequence><xs:element name="a">'
+                       f'<xs:simpleType><xs:restriction base="xs:int"><xs:maxInclusive value="{n}"/>'
+                       '</xs:restriction></xs:simpleType></xs:element></xs:sequence></xs:complexType>'
+                       '</xs:element></xs:schema>')
+
+    read_xml = lambda: (spark.read.format("xml").option("rowTag", "r").option("rowValidationXSDPath", str(xsd))
+                        .schema("a INT").load(xml))
+    xsd_with_max(1000)
+    BloomIndex(spark, progress=False).create("xsd_idx", read_xml(), ["a"])
+    try:
+        assert_prunes(spark, lambda: read_xml().where("a = 150"), "xsd_idx")
+        xsd_with_max(100)
+        # Spark keeps a parsed XSD per path in the JVM, so this driver may still read the old
+        # one; a new driver reads the new one. Either way the index is not used.
+        same(spark, lambda: read_xml().where("a = 150"))
+        assert_not_applied(spark, lambda: read_xml().where("a = 150"), "xsd_idx", "rowvalidationxsdpath")
+    finally:
+        BloomIndex(spark, progress=False).drop("xsd_idx")
+
+
+def test_avro_files_without_the_extension_are_indexed_whatever_the_setting(spark, root, tmp_path):
+    """Under Avro's `avro.mapred.ignore.inputs.without.extension` (a Hadoop setting, or the
+    reader's `ignoreExtension = false`) a file not named `*.avro` reads no rows. Builds read every
+    file, so the index holds a superset and answers under either. Before: built under the
+    setting, the index skipped that file once it was unset: `a IN (1, 2)` gave [(2,)] against
+    [(1,), (2,)]."""
+    path = str(tmp_path / "avro_ext")
+    spark.createDataFrame([(1,), (2,)], "a INT").repartition(2, "a").write.format("avro").save(path)
+    holding_1 = [f for f in glob.glob(os.path.join(path, "*.avro"))
+                 if [r.a for r in spark.read.format("avro").load(f).collect()] == [1]][0]
+    os.rename(holding_1, os.path.join(path, "part-without-extension"))
+    setting = "avro.mapred.ignore.inputs.without.extension"
+    read = lambda: spark.read.format("avro").load(path)
+    try:
+        with confs(spark, {setting: "true"}):
+            BloomIndex(spark, progress=False).create("ext_idx", read(), ["a"])
+            assert same(spark, lambda: read().where("a IN (1, 2)")) == [(2,)]
+            assert_prunes(spark, lambda: read().where("a = 2"), "ext_idx")
+        assert same(spark, lambda: read().where("a IN (1, 2)")) == [(1,), (2,)]
+        assert same(spark, lambda: read().where("a = 1")) == [(1,)]
+        assert same(spark, lambda: spark.read.format("avro").option("ignoreExtension", "false").load(path)
+                    .where("a = 1")) == []
+        assert_prunes(spark, lambda: read().where("a = 2"), "ext_idx")
+    finally:
+        BloomIndex(spark, progress=False).drop("ext_idx")
 
 
 # ---------------------------------------------------------------------------------------------

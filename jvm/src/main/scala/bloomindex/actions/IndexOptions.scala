@@ -59,6 +59,9 @@ object IndexOptions {
       if (DecodingContext.corruptRecordColumn(spark.sessionState.conf, source.format, source.options).contains(field.name)) {
         throw BloomIndexErrors.corruptRecordColumn(field.name, source.display)
       }
+      if (DecodingContext.xmlWildcardColumn(source.format, source.options).contains(field.name)) {
+        throw BloomIndexErrors.xmlWildcardColumn(field.name, source.display)
+      }
       if (text.isEmpty) try ParquetHash.checkIndexable(field.dataType) catch {
         case e: IllegalArgumentException =>
           throw BloomIndexErrors.unsupportedColumnType(field.name, field.dataType.sql, e.getMessage.stripPrefix("type: "))

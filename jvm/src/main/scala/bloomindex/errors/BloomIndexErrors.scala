@@ -140,6 +140,9 @@ object BloomIndexErrors {
   def corruptRecordColumn(column: String, source: String): AnalysisException =
     error("BLOOM_INDEX_CORRUPT_RECORD_COLUMN", Map("column" -> column, "source" -> source))
 
+  def xmlWildcardColumn(column: String, source: String): AnalysisException =
+    error("BLOOM_INDEX_XML_WILDCARD_COLUMN", Map("column" -> column, "source" -> source))
+
   /** `dataType` is its SQL name (`ARRAY<INT>`); `reason` why it cannot be hashed. */
   def unsupportedColumnType(column: String, dataType: String, reason: String): AnalysisException =
     error("BLOOM_INDEX_UNSUPPORTED_COLUMN_TYPE", Map("column" -> column, "type" -> dataType, "reason" -> reason))

@@ -183,8 +183,19 @@ object BuildScan {
     val own = relation.options.filter { case (k, _) =>
       k != "path" && k != "paths" && !k.equalsIgnoreCase(IgnoreCorruptFiles) && !k.equalsIgnoreCase(IgnoreMissingFiles)
     } + (IgnoreCorruptFiles -> "false") + (IgnoreMissingFiles -> "false")
-    if (!DecodingContext.TextFormats.contains(SourceResolver.formatOf(relation))) own
-    else own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
+    SourceResolver.formatOf(relation) match {
+      case f if DecodingContext.TextFormats.contains(f) =>
+        own.filter { case (k, _) => !k.equalsIgnoreCase("mode") } + ("mode" -> "PERMISSIVE")
+      // Every Avro file, whatever its name: a query under Avro's `ignoreExtension = false` (or the
+      // Hadoop setting) reads no rows of a file not named `*.avro`, so its filter may hold more.
+      // Through the Hadoop setting, which the reader's option would override (and which, unlike
+      // the option, Spark does not warn of as deprecated).
+      case "avro" =>
+        own.filter { case (k, _) => !k.equalsIgnoreCase("ignoreExtension") &&
+          !k.equalsIgnoreCase(DecodingContext.AvroIgnoreWithoutExtension) } +
+          (DecodingContext.AvroIgnoreWithoutExtension -> "false")
+      case _ => own
+    }
   }
 
   /** Spark's per-read option for `spark.sql.files.ignoreCorruptFiles` (`FileSourceOptions`). */

@@ -52,8 +52,12 @@ object DecodingContext {
   val JvmTimeZone = "jvm.timeZone"
   val AvroRebase = "spark.sql.avro.datetimeRebaseModeInRead"
 
-  /** Formats whose files are text parsed by Spark's CSV and JSON parsers. */
-  val TextFormats: Set[String] = Set("csv", "json")
+  /**
+   * Formats whose files are text parsed by Spark's CSV, JSON and XML parsers, which builds read
+   * PERMISSIVE: a malformed field is null there and the rest of its record kept, so a column's
+   * filter holds every value a read in any mode, of any set of columns, can see.
+   */
+  val TextFormats: Set[String] = Set("csv", "json", "xml")
 
   /**
    * Reader options known not to change any value: where files are listed from and which are
@@ -74,12 +78,58 @@ object DecodingContext {
   }
 
   private def neutral(format: String, key: String): Boolean =
-    NeutralOptions.contains(key) || key.startsWith("__") || (TextFormats.contains(format) && key == "mode")
+    NeutralOptions.contains(key) || key.startsWith("__") || (TextFormats.contains(format) && key == "mode") ||
+      // Builds read every Avro file, whatever its name (BuildScan.readerOptions): a superset.
+      (format == "avro" && (key == "ignoreextension" || key == AvroIgnoreWithoutExtension.toLowerCase(Locale.ROOT)))
 
-  /** The options of `all` (any case) that may change values of a `dataType` column, keys lower-cased. */
-  def optionsFor(format: String, all: Map[String, String], dataType: DataType): Map[String, String] =
-    all.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
-      .filter { case (k, _) => !neutral(format, k) && optionApplies(k, dataType) }
+  /** Avro's Hadoop setting (or reader option) to read no rows of files not named `*.avro`. */
+  val AvroIgnoreWithoutExtension = "avro.mapred.ignore.inputs.without.extension"
+
+  /**
+   * Reader options that name a file whose content changes values: Avro's reader schema
+   * (`avroSchemaUrl`: its fields' defaults and types) and XML's row validation schema
+   * (`rowValidationXSDPath`: which rows are valid). The option's text may stay while the file is
+   * rewritten, so it is recorded with a fingerprint of the content it names.
+   */
+  private val ContentOptions = Set("avroschemaurl", "rowvalidationxsdpath")
+
+  /** At most this much of a file named by a [[ContentOptions]] option is read for its fingerprint. */
+  private val MaxContentBytes = 16 << 20
+
+  /**
+   * The options of `all` (any case) that may change values of a `dataType` column, keys
+   * lower-cased; a [[ContentOptions]] value with the fingerprint of the file it names.
+   */
+  def optionsFor(format: String, all: Map[String, String], dataType: DataType): Map[String, String] = {
+    val lower = all.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+    lower.filter { case (k, _) => !neutral(format, k) && optionApplies(k, dataType) }
+      .map { case (k, v) => if (ContentOptions.contains(k)) k -> s"$v (${contentOf(v, all)})" else k -> v }
+  }
+
+  /**
+   * The length and CRC32C of the file `location` (as Spark's readers find it: a Hadoop path with
+   * the reader's options, else a file added with `SparkContext.addFile`); where it cannot be
+   * read, a text no other read gives, so that an index never answers on its account.
+   */
+  private def contentOf(location: String, options: Map[String, String]): String = {
+    def read(path: org.apache.hadoop.fs.Path, conf: org.apache.hadoop.conf.Configuration): Array[Byte] = {
+      val in = path.getFileSystem(conf).open(path)
+      try in.readNBytes(MaxContentBytes + 1) finally in.close()
+    }
+    val session = org.apache.spark.sql.SparkSession.getActiveSession.orElse(org.apache.spark.sql.SparkSession.getDefaultSession)
+    Try {
+      val conf = session.map(_.sessionState.newHadoopConfWithOptions(options)).getOrElse(new org.apache.hadoop.conf.Configuration())
+      val bytes = Try(read(new org.apache.hadoop.fs.Path(location), conf)).orElse(Try {
+        val local = new java.io.File(org.apache.spark.SparkFiles.get(location))
+        if (!local.isFile) throw new java.io.FileNotFoundException(location)
+        read(new org.apache.hadoop.fs.Path(local.toURI), conf)
+      }).get
+      if (bytes.length > MaxContentBytes) throw new java.io.IOException(s"$location is over $MaxContentBytes bytes")
+      val crc = new java.util.zip.CRC32C()
+      crc.update(bytes, 0, bytes.length)
+      f"content of ${bytes.length} bytes, CRC32C ${crc.getValue}%08x"
+    }.getOrElse(s"content unreadable when planned (${java.util.UUID.randomUUID()})")
+  }
 
   /**
    * The default of Spark's setting `key` as a string (internal settings too: an unset conf reads
@@ -254,6 +304,19 @@ object DecodingContext {
   val CorruptRecordFormats: Set[String] = Set("csv", "json", "xml")
 
   /**
+   * [[ColumnDecoding.physical]]'s key marking a column an XML scan reads as its wildcard column
+   * (the reader's `wildcardColName`, `xs_any` by default): it holds the elements the read's
+   * schema does not name, so its values depend on the columns a query reads, and no filter
+   * answers for it.
+   */
+  val XmlWildcard = "xmlWildcard"
+
+  /** The wildcard column's name of an XML read with `options` (Spark's `XmlOptions`), where the format is XML. */
+  def xmlWildcardColumn(format: String, options: Map[String, String]): Option[String] =
+    if (format != "xml") None
+    else Some(options.collectFirst { case (k, v) if k.equalsIgnoreCase("wildcardColName") => v }.getOrElse("xs_any"))
+
+  /**
    * The name of the corrupt-record column of a `format` read with `options` under `conf` (the
    * reader's `columnNameOfCorruptRecord`, else the session's), where the format has one.
    */
@@ -281,7 +344,8 @@ object DecodingContext {
       if (i < 0) Map.empty else Map(Position -> i.toString)
     }
     val corrupt = corruptRecordColumn(conf, format, options)
-    val marked = if (corrupt.contains(name)) Map(CorruptRecord -> "true") else Map.empty[String, String]
+    val marked = (if (corrupt.contains(name)) Map(CorruptRecord -> "true") else Map.empty[String, String]) ++
+      (if (xmlWildcardColumn(format, options).contains(name)) Map(XmlWildcard -> "true") else Map.empty[String, String])
     format match {
       case "csv" => marked ++ positionIn(dataSchema.fieldNames.toSeq.filterNot(f => corrupt.contains(f)))
       case "json" | "xml" => marked
@@ -451,6 +515,10 @@ object DecodingContext {
     if (built.physical.contains(CorruptRecord) || scan.physical.contains(CorruptRecord)) {
       return Some(s"$c: ${if (scan.physical.contains(CorruptRecord)) "the scan reads" else "the index was built from"} " +
         s"$c as the corrupt-record column (columnNameOfCorruptRecord), whose values depend on the columns a query reads")
+    }
+    if (built.physical.contains(XmlWildcard) || scan.physical.contains(XmlWildcard)) {
+      return Some(s"$c: ${if (scan.physical.contains(XmlWildcard)) "the scan reads" else "the index was built from"} " +
+        s"$c as the XML wildcard column (wildcardColName), whose values depend on the columns a query reads")
     }
     positionDifference(c, built.physical.get(Position), scan.physical.get(Position)).foreach(why => return Some(why))
     (built.physical.get(NameMapping), scan.physical.get(NameMapping)) match {

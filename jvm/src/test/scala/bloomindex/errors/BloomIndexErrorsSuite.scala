@@ -75,7 +75,7 @@ class BloomIndexErrorsSuite extends AnyFunSuite {
       newerFormat("n", 7, "format version 7 is not supported (this build reads 6): written by a newer bloomindex"),
       columnNotFound("n", "c"), notGlobal("n"), stale("n", "c", 1, 2, "t", 3), decodingContextChanged("n", "c", "t", "why"),
       incrementalRefreshContextChanged("n", "why", "t"), noSource("n"), noColumns(), sourceColumnNotFound("c", "t", Seq("a", "b")),
-      duplicateColumn("c"), partitionColumn("c", "t"), corruptRecordColumn("c", "t"), unsupportedColumnType("c", "MAP<INT, INT>", "why"),
+      duplicateColumn("c"), partitionColumn("c", "t"), corruptRecordColumn("c", "t"), xmlWildcardColumn("c", "t"), unsupportedColumnType("c", "MAP<INT, INT>", "why"),
       unknownOption("o", "index", Seq("fpp", "ndv")), invalidOptionValue("fpp", "2", "must be a number in (0, 1)"),
       invalidBooleanOption("global", "yes"), fppUnreachable(1e-30, "classic", "why"),
       encryptedColumns("n", "c", "t", "why", "allow_unencrypted_index"), sourceNotFound("t"), pathNotFound("/p"),
