@@ -250,9 +250,18 @@ object IndexLayout extends org.apache.spark.internal.Logging {
         _: java.nio.file.AccessDeniedException | _: org.apache.hadoop.security.AccessControlException |
         _: java.io.UTFDataFormatException | _: java.io.CharConversionException |
         _: java.nio.charset.CharacterCodingException => false
+    // Parquet's footer or page headers that do not parse (Thrift under an IOException): damage.
+    case e: java.io.IOException if unparsable(e) => false
     case _: java.io.IOException | _: java.util.concurrent.TimeoutException => true
     case _ => false
   }
+
+  /** Whether `e` or a cause of it is Thrift failing to parse bytes (a Parquet footer or page header). */
+  private def unparsable(e: Throwable): Boolean =
+    Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).exists { t =>
+      t.getClass.getName.contains(".thrift.") ||
+        Option(t.getMessage).exists(_.startsWith("can not read class org.apache.parquet.format"))
+    }
 
   /**
    * DESCRIBE of a probed column: the identities from the probe files' footers. Returns whether

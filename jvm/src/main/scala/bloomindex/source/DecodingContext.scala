@@ -85,16 +85,28 @@ object DecodingContext {
   /** Avro's Hadoop setting (or reader option) to read no rows of files not named `*.avro`. */
   val AvroIgnoreWithoutExtension = "avro.mapred.ignore.inputs.without.extension"
 
+  /** [[ColumnDecoding.settings]]' key saying an Avro build read the files without the `.avro` extension too. */
+  val AvroFilesWithoutExtension = "bloomindex.avro.filesWithoutExtension"
+
   /**
    * Reader options that name a file whose content changes values: Avro's reader schema
-   * (`avroSchemaUrl`: its fields' defaults and types) and XML's row validation schema
-   * (`rowValidationXSDPath`: which rows are valid). The option's text may stay while the file is
-   * rewritten, so it is recorded with a fingerprint of the content it names.
+   * (`avroSchemaUrl`: its fields' defaults and types), which Spark reads each time it makes a
+   * reader. The option's text may stay while the file is rewritten, so it is recorded with a
+   * fingerprint of the content it names.
    */
-  private val ContentOptions = Set("avroschemaurl", "rowvalidationxsdpath")
+  private val ContentOptions = Set("avroschemaurl")
 
-  /** At most this much of a file named by a [[ContentOptions]] option is read for its fingerprint. */
-  private val MaxContentBytes = 16 << 20
+  /**
+   * Reader options under which no index answers: XML's row validation schema
+   * (`rowValidationXSDPath`: which rows are valid). No fingerprint taken on the driver says which
+   * schema a read validates with: Spark keeps each XSD it parsed per path in each JVM (a build's
+   * tasks may validate with an older copy than the file now holds), and an XSD may include
+   * others (`xs:include`, `xs:import`).
+   */
+  private val NeverAnsweringOptions = Set("rowvalidationxsdpath")
+
+  /** At most this much of a file named by a [[ContentOptions]] option is read for its fingerprint (read once per column checked). */
+  private val MaxContentBytes = 1 << 20
 
   /**
    * The options of `all` (any case) that may change values of a `dataType` column, keys
@@ -103,7 +115,11 @@ object DecodingContext {
   def optionsFor(format: String, all: Map[String, String], dataType: DataType): Map[String, String] = {
     val lower = all.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
     lower.filter { case (k, _) => !neutral(format, k) && optionApplies(k, dataType) }
-      .map { case (k, v) => if (ContentOptions.contains(k)) k -> s"$v (${contentOf(v, all)})" else k -> v }
+      .map {
+        case (k, v) if ContentOptions.contains(k) => k -> s"$v (${contentOf(v, all)})"
+        case (k, v) if NeverAnsweringOptions.contains(k) => k -> s"$v (${neverTheSame("not indexable")})"
+        case kv => kv
+      }
   }
 
   /**
@@ -128,8 +144,11 @@ object DecodingContext {
       val crc = new java.util.zip.CRC32C()
       crc.update(bytes, 0, bytes.length)
       f"content of ${bytes.length} bytes, CRC32C ${crc.getValue}%08x"
-    }.getOrElse(s"content unreadable when planned (${java.util.UUID.randomUUID()})")
+    }.getOrElse(neverTheSame("content unreadable when planned"))
   }
+
+  /** A text no other call gives: a recorded option with it never matches a scan's. */
+  private def neverTheSame(why: String): String = s"$why, ${java.util.UUID.randomUUID()}"
 
   /**
    * The default of Spark's setting `key` as a string (internal settings too: an unset conf reads
@@ -200,6 +219,9 @@ object DecodingContext {
         }
       case "avro" =>
         add(CaseSensitive)
+        // Builds read every Avro file since this was recorded (BuildScan.readerOptions); one built
+        // before may have read none of a file without the extension (Hadoop's setting), unrecorded.
+        out += AvroFilesWithoutExtension -> "read"
         if (isDatetime(dataType)) {
           add(AvroRebase)
           if (v(AvroRebase).equalsIgnoreCase("LEGACY") || options.get("datetimerebasemode").exists(_.equalsIgnoreCase("LEGACY"))) {
@@ -471,7 +493,9 @@ object DecodingContext {
     SessionTimeZone -> "session time zone",
     JvmTimeZone -> "JVM default time zone (user.timezone, which ORC's timestamp type is read in)",
     CaseSensitive -> "case sensitivity (spark.sql.caseSensitive)",
-    TimeParserPolicy -> "datetime parser policy (spark.sql.legacy.timeParserPolicy)")
+    TimeParserPolicy -> "datetime parser policy (spark.sql.legacy.timeParserPolicy)",
+    AvroFilesWithoutExtension -> ("what the build read of Avro files without the .avro extension (not recorded by " +
+      "earlier builds, which may have read none of them; REFRESH BLOOM INDEX ... FULL builds it again)"))
 
   private def shown(v: Option[String]): String = v.map(s => s"'$s'").getOrElse("(not set)")
 

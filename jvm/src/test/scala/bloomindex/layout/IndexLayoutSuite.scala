@@ -32,4 +32,17 @@ class IndexLayoutSuite extends AnyFunSuite {
     assert(IndexLayout.forBuild(encrypted = false, blockMajor = false, testBlocks = true) == IndexLayout.Columns)
     assert(IndexLayout.forBuild(encrypted = false, blockMajor = true, testBlocks = true) == IndexLayout.Blocks)
   }
+
+  test("a store's error or timeout may pass; damage, a file gone and bytes that do not parse do not") {
+    // Parquet's own failure to parse a damaged footer: an IOException over Thrift's exception.
+    val footer = intercept[java.io.IOException](
+      org.apache.parquet.format.Util.readFileMetaData(new java.io.ByteArrayInputStream(Array.fill[Byte](64)(0x1f))))
+    assert(!IndexLayout.passing(footer), footer)
+    assert(!IndexLayout.passing(new java.util.concurrent.ExecutionException(footer)))
+    assert(!IndexLayout.passing(new java.io.FileNotFoundException("gone")))
+    assert(!IndexLayout.passing(new bloomindex.log.Checksums.Mismatch("probe file fails its checksum")))
+    assert(IndexLayout.passing(new java.io.IOException("Connection reset")))
+    assert(IndexLayout.passing(new java.net.SocketTimeoutException("Read timed out")))
+    assert(IndexLayout.passing(new java.util.concurrent.ExecutionException(new java.io.InterruptedIOException("interrupted"))))
+  }
 }
