@@ -112,17 +112,24 @@ def newest_active_log_file(root: str, name: str) -> str:
     return active[-1]
 
 
-def make_pre_decoding_entry(spark, root: str, name: str) -> None:
-    """Rewrites the newest ACTIVE entry as a build from before decoding contexts existed wrote it:
-    format version 1, no data.decoding."""
+def rewrite_newest_entry(spark, root: str, name: str, change) -> None:
+    """Rewrites the newest ACTIVE entry as `change(entry)` leaves it (as an earlier build wrote it)."""
     path = newest_active_log_file(root, name)
     entry = json.load(open(path))
-    entry["formatVersion"] = 1
-    entry.get("data", {}).pop("decoding", None)
+    change(entry)
     os.remove(path)  # log files are hard links made at commit: write a new file, not through the link
     with open(path, "w") as out:
         out.write(entry_text(entry))
     clear_index_cache(spark)
+
+
+def make_pre_decoding_entry(spark, root: str, name: str) -> None:
+    """Rewrites the newest ACTIVE entry as a build from before decoding contexts existed wrote it:
+    format version 1, no data.decoding."""
+    def change(entry):
+        entry["formatVersion"] = 1
+        entry.get("data", {}).pop("decoding", None)
+    rewrite_newest_entry(spark, root, name, change)
 
 
 def write_text_files(path: str, files: list[list[str]], ext: str) -> None:
@@ -786,9 +793,6 @@ def test_avro_files_without_the_extension_are_indexed_whatever_the_setting(spark
         assert_prunes(spark, lambda: read().where("a = 2"), "ext_idx")
         # An index built before builds read every file recorded nothing of it, and may have read
         # none of such a file: not used until rebuilt.
-        entry_path = newest_active_log_file(root, "ext_idx")
-        entry = json.load(open(entry_path))
-
         def unmark(node):
             if isinstance(node, dict):
                 node.pop("bloomindex.avro.filesWithoutExtension", None)
@@ -797,11 +801,7 @@ def test_avro_files_without_the_extension_are_indexed_whatever_the_setting(spark
             elif isinstance(node, list):
                 for v in node:
                     unmark(v)
-        unmark(entry)
-        os.remove(entry_path)  # a hard link made at commit: a new file, not through the link
-        with open(entry_path, "w") as out:
-            out.write(entry_text(entry))
-        clear_index_cache(spark)
+        rewrite_newest_entry(spark, root, "ext_idx", unmark)
         assert same(spark, lambda: read().where("a IN (1, 2)")) == [(1,), (2,)]
         assert_not_applied(spark, lambda: read().where("a = 2"), "ext_idx", "without the .avro extension")
     finally:
