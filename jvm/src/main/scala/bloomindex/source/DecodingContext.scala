@@ -132,9 +132,8 @@ object DecodingContext {
       val in = path.getFileSystem(conf).open(path)
       try in.readNBytes(MaxContentBytes + 1) finally in.close()
     }
-    val session = org.apache.spark.sql.SparkSession.getActiveSession.orElse(org.apache.spark.sql.SparkSession.getDefaultSession)
     Try {
-      val conf = session.map(_.sessionState.newHadoopConfWithOptions(options)).getOrElse(new org.apache.hadoop.conf.Configuration())
+      val conf = currentSession.map(_.sessionState.newHadoopConfWithOptions(options)).getOrElse(new org.apache.hadoop.conf.Configuration())
       val bytes = Try(read(new org.apache.hadoop.fs.Path(location), conf)).orElse(Try {
         val local = new java.io.File(org.apache.spark.SparkFiles.get(location))
         if (!local.isFile) throw new java.io.FileNotFoundException(location)
@@ -252,8 +251,11 @@ object DecodingContext {
   private def hadoopSetting(conf: SQLConf, options: Map[String, String], key: String): Option[String] =
     options.get(key.toLowerCase(Locale.ROOT))
       .orElse(Try(Option(conf.getConfString(key, null))).toOption.flatten)
-      .orElse(org.apache.spark.sql.SparkSession.getActiveSession.orElse(org.apache.spark.sql.SparkSession.getDefaultSession)
-        .flatMap(s => Option(s.sparkContext.hadoopConfiguration.get(key))))
+      .orElse(currentSession.flatMap(s => Option(s.sparkContext.hadoopConfiguration.get(key))))
+
+  /** The session planning on this thread, else the process's default one. */
+  private def currentSession: Option[org.apache.spark.sql.SparkSession] =
+    org.apache.spark.sql.SparkSession.getActiveSession.orElse(org.apache.spark.sql.SparkSession.getDefaultSession)
 
   /**
    * The settings that change what a query compares for a CHAR(n) column (a STRING with Spark's
