@@ -21,7 +21,10 @@ import bloomindex.text.LikePattern.Many
  * `+`, `{n,m}` with n >= 1 keep it; either ends the run). Opaque, each ending a run: `.`, `^`, `$`, classes `[...]`, groups `(...)`
  * whatever they hold, `\d \w \s \b \p{..}` and the like. Anything else gives up (`Left`): an
  * alternation `|` at the top level, inline flags `(?i)`, escapes such as `\x{41} \u0041 \0101 \1 \k<n>`, and
- * an invalid expression (Spark fails the query).
+ * an invalid expression (Spark fails the query). So does comments mode turned on anywhere, inside a
+ * group too (`(?x)`, `(?x:`): Java then ignores whitespace and reads `#` to the end of the line as a
+ * comment, which may hide the `)` a group seems to end at (`((?x)#)abc\n)` is one group: every
+ * value matches, and `abc` is no requirement; an audit found it required).
  */
 private[text] object RegexRuns {
 
@@ -33,6 +36,7 @@ private[text] object RegexRuns {
     try Pattern.compile(regex)
     catch { case _: PatternSyntaxException => return Left("the regular expression is invalid (Spark fails the query)") }
     val cps = withoutQuotes(regex.codePoints().toArray)
+    if (setsCommentsMode(cps)) return Left("comments mode (?x) changes where groups end")
     def at(i: Int): Int = if (i < cps.length) cps(i) else -1
     val out = ArrayBuffer[Int](Many)
     var lastIsLiteral = false
@@ -78,6 +82,27 @@ private[text] object RegexRuns {
     }
     breakRun()
     Right(out.toArray)
+  }
+
+  /**
+   * Whether an inline flag group (`(?flags)` or `(?flags:`, escapes skipped) anywhere in `cps` holds
+   * `x`, turned on or off: a `(?` in a class counts too (giving up there costs nothing but pruning).
+   */
+  private[text] def setsCommentsMode(cps: Array[Int]): Boolean = {
+    var j = 0
+    while (j < cps.length) {
+      if (cps(j) == '\\') j += escapeLength(cps, j)
+      else {
+        if (cps(j) == '(' && j + 1 < cps.length && cps(j + 1) == '?') {
+          var k = j + 2
+          var x = false
+          while (k < cps.length && (Character.isLetter(cps(k)) || cps(k) == '-')) { x ||= cps(k) == 'x'; k += 1 }
+          if (x && k < cps.length && (cps(k) == ')' || cps(k) == ':')) return true
+        }
+        j += 1
+      }
+    }
+    false
   }
 
   private def hex(c: Int): Int = if (c >= 0 && c < 128) Character.digit(c, 16) else -1

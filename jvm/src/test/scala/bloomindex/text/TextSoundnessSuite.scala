@@ -180,6 +180,26 @@ class TextSoundnessSuite extends AnyFunSuite {
     }
   }
 
+  test("RLIKE: comments mode turned on anywhere, inside a group too, gives up") {
+    // In comments mode `#` runs to the end of the line: `((?x)#)abc\n)` is one group holding a
+    // comment, and every value matches; the `)` after `#` ends nothing.
+    assert(Spark.rlike("zzz", "((?x)#)abc\n)").contains(true))
+    for (r <- Seq("((?x)#)abc\n)", "(?=(?x)#)abc\n)", "((?x:#)) abc\n))", "((?ix)#)abc\n)", "((?-x)#)abc",
+        "a(b(?x)c)d", "(?<n>(?x) )abc")) {
+      assert(RegexRuns.parse(r).isLeft, r)
+      for (spec <- specs) {
+        assert(!TextSearch.rlike(spec, r).prunable, s"$r $spec")
+        assert(!TextSearch.rlike(spec, r, Operand.Lower).prunable, s"lower $r $spec")
+      }
+    }
+    // Flags set inside a group end with it (Java restores them); an escaped or quoted `(?x)` is text.
+    assert(Spark.rlike("aBxyz", "(a(?i)b)xyz").contains(true) && Spark.rlike("abXYZ", "(a(?i)b)xyz").contains(false))
+    for ((r, run) <- Seq("(a(?i)b)xyz" -> "xyz", "\\(\\?x\\)xyz" -> "(?x)xyz", "\\Q(?x)\\Exyz" -> "(?x)xyz")) {
+      val runs = RegexRuns.parse(r).fold(why => fail(s"$r: $why"), identity).filter(_ != LikePattern.Many)
+      assert(new String(runs, 0, runs.length) == run, r)
+    }
+  }
+
   test(s"the foldings are Spark's lower(), with and without ICU ($Count values and patterns)") {
     val rng = new Random(1)
     for (_ <- 1 to Count) {
