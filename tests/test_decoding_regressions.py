@@ -341,6 +341,48 @@ def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, roo
         zones.setDefault(original)
 
 
+@pytest.mark.parametrize("int96", [False, True])
+def test_parquet_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tmp_path, int96):
+    """Another writer's Parquet files (no Spark metadata) read LEGACY are rebased in the JVM's
+    default zone, not the session's: an index built in a JVM of one zone answers neither a lookup
+    nor the join filter in a JVM of another (an audit: both lost the ancient row), and answers
+    again in the build's zone."""
+    path, other = str(tmp_path / "ancient"), str(tmp_path / "other")
+    _ancient_parquet(path, int96)
+    legacy = {TZ: "UTC", "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
+              "spark.sql.parquet.int96RebaseModeInRead": "LEGACY"}
+    zones = spark._jvm.java.util.TimeZone
+    original = zones.getDefault()
+    read = lambda: spark.read.parquet(path)
+    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+    try:
+        zones.setDefault(zones.getTimeZone("UTC"))
+        with confs(spark, legacy):
+            spark.sql(f"CREATE BLOOM INDEX legacy_jvm ON parquet.`{path}` FOR COLUMNS (ts) OPTIONS (global = true)")
+            built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+            assert same(spark, lookup(built)) == [(1,)]
+            assert_prunes(spark, lookup(built), "legacy_jvm")
+        zones.setDefault(zones.getTimeZone(LA))
+        with confs(spark, legacy):
+            now = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+            assert now != built  # the same stored value, rebased in another zone
+            assert same(spark, lookup(now)) == [(1,)]
+            assert_not_applied(spark, lookup(now), "legacy_jvm", "JVM default time zone", "differs")
+            # The join filter: the other side holds the values as this JVM reads them.
+            read().selectExpr("id + 100 AS oid", "ts").write.parquet(other)
+            join = lambda: spark.read.parquet(other).join(read(), "ts").select("oid", "id")
+            with confs(spark, {JOIN_FILTER: "true"}):
+                on = _rows(join())
+            with confs(spark, {JOIN_FILTER: "false", PRUNING: "false"}):
+                off = _rows(join())
+            assert on == off and len(off) == 40
+        zones.setDefault(zones.getTimeZone("UTC"))
+        with confs(spark, legacy):
+            assert_prunes(spark, lookup(built), "legacy_jvm")
+    finally:
+        zones.setDefault(original)
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])
 def test_a_column_added_with_a_default_answers_only_where_read_with_it(spark, root, tmp_path, fmt):
     """`ALTER TABLE ... ADD COLUMN b ... DEFAULT 'zz'`: the table reads b as 'zz' in the files

@@ -158,6 +158,9 @@ object DecodingContext {
   /** A conf with nothing set, read only: made once, not for each column of each scan planned. */
   private lazy val unsetConf = new SQLConf()
 
+  /** The driver JVM's default zone (`user.timezone`), as recorded: UTC, Etc/UTC and GMT all read `Z`. */
+  private def jvmZone: String = java.util.TimeZone.getDefault.toZoneId.normalized().getId
+
   /** A date or timestamp type: the types calendars, zones and date formats change. */
   private[source] def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType
 
@@ -202,6 +205,9 @@ object DecodingContext {
           val legacy = Seq(ParquetRebase, ParquetInt96Rebase).exists(k => v(k).equalsIgnoreCase("LEGACY")) ||
             Seq("datetimerebasemode", "int96rebasemode").exists(k => options.get(k).exists(_.equalsIgnoreCase("LEGACY")))
           if (legacy || v(ParquetInt96Conversion).equalsIgnoreCase("true")) out += SessionTimeZone -> conf.sessionLocalTimeZone
+          // A file without Spark's metadata (another writer's) read LEGACY is rebased in the JVM's
+          // default zone, not the session's: a pre-1900 value reads otherwise in another zone.
+          if (legacy) out += JvmTimeZone -> jvmZone
         }
       case "orc" =>
         add(CaseSensitive, OrcImpl)
@@ -214,7 +220,7 @@ object DecodingContext {
         // a file has is the file's affair, so the zone is always recorded.)
         if (isDatetime(dataType)) OrcProleptic.foreach(k => hadoopSetting(conf, options, k).foreach(x => out += k -> x.trim.toLowerCase(Locale.ROOT)))
         if (dataType == TimestampType || dataType == TimestampNTZType) {
-          out += JvmTimeZone -> java.util.TimeZone.getDefault.toZoneId.normalized().getId  // UTC, Etc/UTC, GMT: Z
+          out += JvmTimeZone -> jvmZone
         }
       case "avro" =>
         add(CaseSensitive)
@@ -225,6 +231,8 @@ object DecodingContext {
           add(AvroRebase)
           if (v(AvroRebase).equalsIgnoreCase("LEGACY") || options.get("datetimerebasemode").exists(_.equalsIgnoreCase("LEGACY"))) {
             out += SessionTimeZone -> conf.sessionLocalTimeZone
+            // As Parquet's: a file without Spark's zone in its metadata is rebased in the JVM's.
+            if (dataType == TimestampType) out += JvmTimeZone -> jvmZone
           }
         }
       case "xml" =>
@@ -493,7 +501,7 @@ object DecodingContext {
 
   private val SettingNames = Map(
     SessionTimeZone -> "session time zone",
-    JvmTimeZone -> "JVM default time zone (user.timezone, which ORC's timestamp type is read in)",
+    JvmTimeZone -> "JVM default time zone (user.timezone, which ORC's timestamp type is read in, and Parquet and Avro timestamps without Spark's metadata rebased LEGACY)",
     CaseSensitive -> "case sensitivity (spark.sql.caseSensitive)",
     TimeParserPolicy -> "datetime parser policy (spark.sql.legacy.timeParserPolicy)",
     AvroFilesWithoutExtension -> ("what the build read of Avro files without the .avro extension (not recorded by " +
