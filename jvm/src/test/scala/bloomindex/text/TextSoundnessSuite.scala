@@ -184,8 +184,10 @@ class TextSoundnessSuite extends AnyFunSuite {
     // In comments mode `#` runs to the end of the line: `((?x)#)abc\n)` is one group holding a
     // comment, and every value matches; the `)` after `#` ends nothing.
     assert(Spark.rlike("zzz", "((?x)#)abc\n)").contains(true))
+    // And whitespace, in classes too: `[ ]) abc]` is one class holding `)`, `a`, `b`, `c`.
+    assert(Spark.rlike("c", "((?x)[ ]) abc])").contains(true))
     for (r <- Seq("((?x)#)abc\n)", "(?=(?x)#)abc\n)", "((?x:#)) abc\n))", "((?ix)#)abc\n)", "((?-x)#)abc",
-        "a(b(?x)c)d", "(?<n>(?x) )abc")) {
+        "a(b(?x)c)d", "(?<n>(?x) )abc", "((?x)#) foo \n)", "((?x)[ ]) abc])")) {
       assert(RegexRuns.parse(r).isLeft, r)
       for (spec <- specs) {
         assert(!TextSearch.rlike(spec, r).prunable, s"$r $spec")
