@@ -341,24 +341,49 @@ def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, roo
         zones.setDefault(original)
 
 
-@pytest.mark.parametrize("int96", [False, True])
-def test_parquet_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tmp_path, int96):
-    """Another writer's Parquet files (no Spark metadata) read LEGACY are rebased in the JVM's
-    default zone, not the session's: an index built in a JVM of one zone answers neither a lookup
-    nor the join filter in a JVM of another (an audit: both lost the ancient row), and answers
-    again in the build's zone."""
+def _ancient_avro(spark, path: str) -> None:
+    """Avro files written by Avro's own Java writer (no Spark metadata), ids 0..39 in 4 files, odd
+    ids' timestamps ancient: Spark reads them with the session's Avro rebase mode."""
+    jvm = spark._jvm
+    os.makedirs(path, exist_ok=True)
+    schema = jvm.org.apache.avro.Schema.Parser().parse(
+        '{"type": "record", "name": "r", "fields": [{"name": "id", "type": "int"}, '
+        '{"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}}]}')
+    for f in range(4):
+        writer = jvm.org.apache.avro.file.DataFileWriter(jvm.org.apache.avro.generic.GenericDatumWriter(schema))
+        writer.create(schema, jvm.java.io.File(os.path.join(path, f"part-{f}.avro")))
+        for i in range(f * 10, f * 10 + 10):
+            # The early 1500s plus 5 hours a row (before the Gregorian switch), or 2020-03-01 plus an hour a row.
+            micros = (-14667048000 + 5 * 3600 * i if i % 2 else 1583020800 + 3600 * i) * 1_000_000
+            record = jvm.org.apache.avro.generic.GenericData.Record(schema)
+            record.put("id", jvm.java.lang.Integer(i))
+            record.put("ts", jvm.java.lang.Long(micros))
+            writer.append(record)
+        writer.close()
+
+
+@pytest.mark.parametrize("kind", ["parquet", "parquet-int96", "avro"])
+def test_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tmp_path, kind):
+    """Another writer's Parquet and Avro files (no Spark metadata) read LEGACY are rebased in the
+    JVM's default zone, not the session's: an index built in a JVM of one zone answers neither a
+    lookup nor the join filter in a JVM of another (an audit: the lookup lost the ancient row in
+    each kind), and answers again in the build's zone."""
     path, other = str(tmp_path / "ancient"), str(tmp_path / "other")
-    _ancient_parquet(path, int96)
+    fmt = kind.split("-")[0]
+    if fmt == "avro":
+        _ancient_avro(spark, path)
+    else:
+        _ancient_parquet(path, kind.endswith("int96"))
     legacy = {TZ: "UTC", "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
-              "spark.sql.parquet.int96RebaseModeInRead": "LEGACY"}
+              "spark.sql.parquet.int96RebaseModeInRead": "LEGACY", "spark.sql.avro.datetimeRebaseModeInRead": "LEGACY"}
     zones = spark._jvm.java.util.TimeZone
     original = zones.getDefault()
-    read = lambda: spark.read.parquet(path)
+    read = lambda: spark.read.format(fmt).load(path)
     lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
     try:
         zones.setDefault(zones.getTimeZone("UTC"))
         with confs(spark, legacy):
-            spark.sql(f"CREATE BLOOM INDEX legacy_jvm ON parquet.`{path}` FOR COLUMNS (ts) OPTIONS (global = true)")
+            spark.sql(f"CREATE BLOOM INDEX legacy_jvm ON {fmt}.`{path}` FOR COLUMNS (ts) OPTIONS (global = true)")
             built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
             assert same(spark, lookup(built)) == [(1,)]
             assert_prunes(spark, lookup(built), "legacy_jvm")
