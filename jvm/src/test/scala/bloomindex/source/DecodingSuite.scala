@@ -45,8 +45,20 @@ class DecodingSuite extends AnyFunSuite {
     assert(diff("parquet", ts, conf(legacy), conf(legacy, la)).exists(_.contains("time zone")))
     val int96 = DecodingContext.ParquetInt96Conversion -> "true"
     assert(diff("parquet", ts, conf(int96), conf(int96, la)).exists(_.contains("time zone")))
-    assert(diff("parquet", ts, conf(), conf(legacy)).exists(_.contains(DecodingContext.ParquetRebase)))
+    assert(diff("parquet", ts, conf(), conf(legacy)).isDefined)
     assert(diff("parquet", id, conf(), conf(legacy)).isEmpty)
+    // Read LEGACY, another writer's files (no Spark metadata) are rebased in the JVM's default zone,
+    // not the session's: the build records it, and a JVM of another zone differs.
+    val built = col(conf(legacy), "parquet", ts)
+    assert(built.settings.get(DecodingContext.ParquetRebase).contains("LEGACY"))
+    assert(built.settings.get(DecodingContext.JvmTimeZone).contains(java.util.TimeZone.getDefault.toZoneId.normalized().getId))
+    val elsewhere = built.copy(settings = built.settings + (DecodingContext.JvmTimeZone -> "Asia/Tokyo"))
+    assert(DecodingContext.difference("parquet", built, "parquet", elsewhere).exists(_.contains("JVM default time zone")))
+    assert(!col(conf(), "parquet", ts).settings.contains(DecodingContext.JvmTimeZone))
+    // Avro's timestamps read LEGACY likewise; dates are rebased in no zone.
+    assert(col(conf(DecodingContext.AvroRebase -> "LEGACY"), "avro", ts).settings.contains(DecodingContext.JvmTimeZone))
+    assert(!col(conf(), "avro", ts).settings.contains(DecodingContext.JvmTimeZone))
+    assert(!col(conf(legacy), "parquet", StructField("d", DateType)).settings.contains(DecodingContext.JvmTimeZone))
     // The reader's LEGACY option too: the zone counts then, even with the session's rebase CORRECTED.
     val option = Map("datetimeRebaseMode" -> "LEGACY")
     assert(diff("parquet", ts, conf(), conf(la), option, option).exists(_.contains("time zone")))
