@@ -310,16 +310,26 @@ def test_parquet_timestamp_index_keeps_pruning_under_another_time_zone(spark, ro
                 assert_prunes(spark, q, "pq_ts")
 
 
+@contextlib.contextmanager
+def jvm_default_zone(spark):
+    """Yields `set(zone)`, which sets the session JVM's default time zone (`TimeZone.setDefault`);
+    the zone it had is set again on leaving, whatever happened."""
+    zones = spark._jvm.java.util.TimeZone
+    original = zones.getDefault()
+    try:
+        yield lambda zone: zones.setDefault(zones.getTimeZone(zone))
+    finally:
+        zones.setDefault(original)
+
+
 def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, root, tmp_path):
     """ORC's `timestamp` type (Hive's writer) holds local times, which the readers make instants in
     the JVM's default zone, whatever the session's: an index built in a JVM of one zone does not
     answer for a JVM of another."""
     path = str(tmp_path / "orc_hive_ts")
-    zones = spark._jvm.java.util.TimeZone
-    original = zones.getDefault()
     read = lambda: spark.read.orc(path)
-    try:
-        zones.setDefault(zones.getTimeZone("UTC"))
+    with jvm_default_zone(spark) as set_zone:
+        set_zone("UTC")
         with confs(spark, {TZ: "UTC", "spark.sql.orc.impl": "hive"}):
             spark.range(40).selectExpr("CAST(id AS INT) AS k", "timestamp_seconds(1707696000 + id * 3600) AS ts") \
                 .repartition(4).write.orc(path)
@@ -328,7 +338,7 @@ def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, roo
             q = lambda: read().where("ts = TIMESTAMP'2024-02-12 05:00:00'")
             assert [r[0] for r in same(spark, q)] == [5]
             assert_prunes(spark, q, "orc_hive_ts")
-        zones.setDefault(zones.getTimeZone(LA))
+        set_zone(LA)
         with confs(spark, {TZ: "UTC"}):
             # The same row reads 8 hours later in this JVM: the filters hold the other instant.
             now = read().where("k = 5").selectExpr("CAST(ts AS STRING)").head()[0]
@@ -337,8 +347,6 @@ def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, roo
             assert [r[0] for r in same(spark, q)] == [5]
             assert_not_applied(spark, q, "orc_hive_ts", "JVM default time zone", "differs")
             assert_prunes(spark, lambda: read().where("k = 5"), "orc_hive_ts")  # not a timestamp: answers
-    finally:
-        zones.setDefault(original)
 
 
 def _ancient_avro(spark, path: str) -> None:
@@ -376,18 +384,16 @@ def test_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tm
         _ancient_parquet(path, kind.endswith("int96"))
     legacy = {TZ: "UTC", "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
               "spark.sql.parquet.int96RebaseModeInRead": "LEGACY", "spark.sql.avro.datetimeRebaseModeInRead": "LEGACY"}
-    zones = spark._jvm.java.util.TimeZone
-    original = zones.getDefault()
     read = lambda: spark.read.format(fmt).load(path)
     lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
-    try:
-        zones.setDefault(zones.getTimeZone("UTC"))
+    with jvm_default_zone(spark) as set_zone:
+        set_zone("UTC")
         with confs(spark, legacy):
             spark.sql(f"CREATE BLOOM INDEX legacy_jvm ON {fmt}.`{path}` FOR COLUMNS (ts) OPTIONS (global = true)")
             built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
             assert same(spark, lookup(built)) == [(1,)]
             assert_prunes(spark, lookup(built), "legacy_jvm")
-        zones.setDefault(zones.getTimeZone(LA))
+        set_zone(LA)
         with confs(spark, legacy):
             now = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
             assert now != built  # the same stored value, rebased in another zone
@@ -401,11 +407,9 @@ def test_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tm
             with confs(spark, {JOIN_FILTER: "false", PRUNING: "false"}):
                 off = _rows(join())
             assert on == off and len(off) == 40
-        zones.setDefault(zones.getTimeZone("UTC"))
+        set_zone("UTC")
         with confs(spark, legacy):
             assert_prunes(spark, lookup(built), "legacy_jvm")
-    finally:
-        zones.setDefault(original)
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])

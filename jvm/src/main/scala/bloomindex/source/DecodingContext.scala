@@ -181,6 +181,12 @@ object DecodingContext {
       val now = v(k)
       if (now.nonEmpty && !now.equalsIgnoreCase(default)) out += k -> now
     }
+    // Whether a rebase setting or the reader's own option says LEGACY (the option wins over the
+    // session's setting; counting either costs at most pruning). Read LEGACY, a file without
+    // Spark's zone in its metadata (another writer's) is rebased in the JVM's default zone, not the
+    // session's: a pre-1900 timestamp reads otherwise in a JVM of another zone.
+    def readsLegacy(settings: Seq[String], readerOptions: Seq[String]): Boolean =
+      settings.exists(k => v(k).equalsIgnoreCase("LEGACY")) || readerOptions.exists(k => options.get(k).exists(_.equalsIgnoreCase("LEGACY")))
     format match {
       case "csv" | "json" =>
         // CSV maps columns by position: name case does not pick the values.
@@ -201,12 +207,8 @@ object DecodingContext {
         if (dataType == TimestampType) {
           add(ParquetInt96Rebase, ParquetInt96Conversion)
           // Parquet's timestamps are UTC-adjusted: the zone matters only where Spark converts.
-          // The reader's own rebase options win over the session's.
-          val legacy = Seq(ParquetRebase, ParquetInt96Rebase).exists(k => v(k).equalsIgnoreCase("LEGACY")) ||
-            Seq("datetimerebasemode", "int96rebasemode").exists(k => options.get(k).exists(_.equalsIgnoreCase("LEGACY")))
+          val legacy = readsLegacy(Seq(ParquetRebase, ParquetInt96Rebase), Seq("datetimerebasemode", "int96rebasemode"))
           if (legacy || v(ParquetInt96Conversion).equalsIgnoreCase("true")) out += SessionTimeZone -> conf.sessionLocalTimeZone
-          // A file without Spark's metadata (another writer's) read LEGACY is rebased in the JVM's
-          // default zone, not the session's: a pre-1900 value reads otherwise in another zone.
           if (legacy) out += JvmTimeZone -> jvmZone
         }
       case "orc" =>
@@ -229,9 +231,8 @@ object DecodingContext {
         out += AvroFilesWithoutExtension -> "read"
         if (isDatetime(dataType)) {
           add(AvroRebase)
-          if (v(AvroRebase).equalsIgnoreCase("LEGACY") || options.get("datetimerebasemode").exists(_.equalsIgnoreCase("LEGACY"))) {
+          if (readsLegacy(Seq(AvroRebase), Seq("datetimerebasemode"))) {
             out += SessionTimeZone -> conf.sessionLocalTimeZone
-            // As Parquet's: a file without Spark's zone in its metadata is rebased in the JVM's.
             if (dataType == TimestampType) out += JvmTimeZone -> jvmZone
           }
         }
