@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import re
+from typing import Optional
 
 import pytest
 from pyspark.errors import AnalysisException
@@ -349,9 +350,10 @@ def test_orc_timestamps_of_hives_writer_are_read_in_the_jvm_time_zone(spark, roo
             assert_prunes(spark, lambda: read().where("k = 5"), "orc_hive_ts")  # not a timestamp: answers
 
 
-def _ancient_avro(spark, path: str) -> None:
-    """Avro files written by Avro's own Java writer (no Spark metadata), ids 0..39 in 4 files, odd
-    ids' timestamps ancient: Spark reads them with the session's Avro rebase mode."""
+def _ancient_avro(spark, path: str, metadata: Optional[dict] = None) -> None:
+    """Avro files written by Avro's own Java writer (no Spark metadata unless `metadata` is given),
+    ids 0..39 in 4 files, odd ids' timestamps ancient: Spark reads them with the session's Avro
+    rebase mode."""
     jvm = spark._jvm
     os.makedirs(path, exist_ok=True)
     schema = jvm.org.apache.avro.Schema.Parser().parse(
@@ -359,6 +361,8 @@ def _ancient_avro(spark, path: str) -> None:
         '{"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}}]}')
     for f in range(4):
         writer = jvm.org.apache.avro.file.DataFileWriter(jvm.org.apache.avro.generic.GenericDatumWriter(schema))
+        for k, v in (metadata or {}).items():
+            writer.setMeta(k, v)
         writer.create(schema, jvm.java.io.File(os.path.join(path, f"part-{f}.avro")))
         for i in range(f * 10, f * 10 + 10):
             # The early 1500s plus 5 hours a row (before the Gregorian switch), or 2020-03-01 plus an hour a row.
@@ -410,6 +414,83 @@ def test_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tm
         set_zone("UTC")
         with confs(spark, legacy):
             assert_prunes(spark, lookup(built), "legacy_jvm")
+
+
+SPARK_24 = {"org.apache.spark.version": "2.4.5"}
+
+
+@pytest.mark.parametrize("kind", ["parquet", "parquet-int96", "avro"])
+def test_timestamps_of_files_marked_legacy_are_rebased_in_the_jvm_time_zone(spark, root, tmp_path, kind):
+    """Files whose own metadata says legacy (written by Spark 2.4, or by Spark 3.0 or 3.1 writing
+    LEGACY, without the zone Spark 3.2 records) are rebased whatever the session's mode, in the
+    JVM's default zone: an index built under the default CORRECTED in a JVM of one zone answers
+    neither a lookup nor the join filter in a JVM of another (before the fix: the lookup gave []
+    for [(1,)]), and answers again in its own zone."""
+    path, other = str(tmp_path / "marked"), str(tmp_path / "other")
+    fmt = kind.split("-")[0]
+    # Spark 3.0 wrote the version into Avro files (2.4 did not), and marked LEGACY writes.
+    marks = {"org.apache.spark.version": "3.0.3", "org.apache.spark.legacyDateTime": ""} if fmt == "avro" else SPARK_24
+    if fmt == "avro":
+        _ancient_avro(spark, path, marks)
+    else:
+        _ancient_parquet(path, kind.endswith("int96"), marks)
+    read = lambda: spark.read.format(fmt).load(path)
+    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+    with jvm_default_zone(spark) as set_zone:
+        set_zone("UTC")
+        with confs(spark, {TZ: "UTC"}):
+            spark.sql(f"CREATE BLOOM INDEX marked_legacy ON {fmt}.`{path}` FOR COLUMNS (id, ts) OPTIONS (global = true)")
+            built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+            assert same(spark, lookup(built)) == [(1,)]
+            assert_prunes(spark, lookup(built), "marked_legacy")
+        set_zone(LA)
+        with confs(spark, {TZ: "UTC"}):
+            now = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+            assert now != built  # the same stored value, rebased in another zone
+            assert same(spark, lookup(now)) == [(1,)]
+            assert_not_applied(spark, lookup(now), "marked_legacy", "rebases in the JVM's default time zone",
+                               f"built in Z, this JVM's is {LA}")
+            assert_prunes(spark, lambda: read().where("id = 1"), "marked_legacy")  # not a timestamp: answers
+            read().selectExpr("id + 100 AS oid", "ts").write.parquet(other)
+            join = lambda: spark.read.parquet(other).join(read(), "ts").select("oid", "id")
+            with confs(spark, {JOIN_FILTER: "true"}):
+                on = _rows(join())
+            with confs(spark, {JOIN_FILTER: "false", PRUNING: "false"}):
+                off = _rows(join())
+            assert on == off and len(off) == 40
+        set_zone("UTC")
+        with confs(spark, {TZ: "UTC"}):
+            assert_prunes(spark, lookup(built), "marked_legacy")
+
+
+def test_files_marked_legacy_with_their_zone_answer_in_any_jvm_zone_and_a_refresh_that_adds_one_without(
+        spark, root, tmp_path):
+    """A legacy file that records its zone (Spark 3.2 and later writing LEGACY) is rebased in that
+    zone in any JVM: the index answers in a JVM of another zone. An incremental REFRESH that adds
+    a file marked legacy without a zone records the JVM's zone from then on."""
+    path = str(tmp_path / "zoned")
+    _ancient_parquet(path, False, {**SPARK_24, "org.apache.spark.legacyDateTime": "",
+                                   "org.apache.spark.timeZone": "UTC"}, files=range(3))
+    read = lambda: spark.read.parquet(path)
+    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+    with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC"}):
+        set_zone("UTC")
+        spark.sql(f"CREATE BLOOM INDEX zoned_legacy ON parquet.`{path}` FOR COLUMNS (ts)")
+        built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        set_zone(LA)
+        assert read().where("id = 1").selectExpr("unix_micros(ts)").head()[0] == built
+        assert same(spark, lookup(built)) == [(1,)]
+        assert_prunes(spark, lookup(built), "zoned_legacy")
+        set_zone("UTC")
+        _ancient_parquet(path, False, SPARK_24, files=range(3, 4))
+        spark.sql("REFRESH BLOOM INDEX zoned_legacy")
+        late = read().where("id = 31").selectExpr("unix_micros(ts)").head()[0]
+        assert_prunes(spark, lookup(late), "zoned_legacy")
+        set_zone(LA)
+        late_la = read().where("id = 31").selectExpr("unix_micros(ts)").head()[0]
+        assert late_la != late
+        assert same(spark, lookup(late_la)) == [(31,)]
+        assert_not_applied(spark, lookup(late_la), "zoned_legacy", "rebases in the JVM's default time zone")
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])
@@ -519,15 +600,16 @@ def test_time_parser_policy_and_datetime_fallback(spark, root, tmp_path, fmt):
 # Parquet: rebase, INT96, field ids
 
 
-def _ancient_parquet(path: str, int96: bool) -> None:
-    """Files written by pyarrow (no Spark metadata): Spark reads their ancient dates and
-    timestamps with the session's rebase modes."""
+def _ancient_parquet(path: str, int96: bool, metadata: Optional[dict] = None, files: range = range(4)) -> None:
+    """Files written by pyarrow (no Spark metadata unless `metadata` is given), ids 0..39 in 4 files
+    (`files`: which of them): Spark reads their ancient dates and timestamps with the session's
+    rebase modes."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     os.makedirs(path, exist_ok=True)
     base = dt.datetime(1500, 3, 1, 12, tzinfo=dt.timezone.utc)
-    for f in range(4):
+    for f in files:
         ids = list(range(f * 10, f * 10 + 10))
         d = [dt.date(1500, 3, 1) + dt.timedelta(days=3 * i) if i % 2 else dt.date(2020, 3, 1) + dt.timedelta(days=i)
              for i in ids]
@@ -535,6 +617,8 @@ def _ancient_parquet(path: str, int96: bool) -> None:
               + dt.timedelta(hours=i) for i in ids]
         table = pa.table({"id": pa.array(ids, pa.int32()), "d": pa.array(d, pa.date32()),
                           "ts": pa.array(ts, pa.timestamp("us", tz="UTC"))})
+        if metadata:
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
         pq.write_table(table, os.path.join(path, f"part-{f}.parquet"), use_deprecated_int96_timestamps=int96)
 
 

@@ -4,7 +4,7 @@ import bloomindex.indexing.{IndexBuilder, WrittenFilters}
 import bloomindex.layout.{IndexFiles, IndexLayout, IndexStore, IndexSummary, ProbeFile, ReusedProbes}
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{Checksums, Decoding, IndexData, IndexSpec, LogEntry}
-import bloomindex.source.{DecodingContext, Snapshot, SourceFile, SourceProviders, SourceResolver}
+import bloomindex.source.{DecodingContext, LegacyRebase, Snapshot, SourceFile, SourceProviders, SourceResolver}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.internal.Logging
@@ -126,9 +126,18 @@ private[actions] object IndexBuild extends Logging {
       val r = IndexBuilder.build(spark, resolved, readRelation, readFiles, dataDir.toString, carried, baseGlobal, baseNdv, reused,
         prebuilt)
       StepClock.mark("filters written")
-      (r, (resolved, fromWrite))
+      (r, (resolved, fromWrite, prebuilt.iterator.map(_.path).toSet))
     }
-    val recordedDecoding = SourceProviders.of(spec.source).recordedDecoding(decoding, readRelation, baseData.flatMap(_.decoding))
+    // Files whose filters the write's tasks built were written by this Spark, which records the
+    // zone of any legacy rebase it writes: only the files read are asked.
+    val recordedDecoding = LegacyRebase.recorded(spark,
+      SourceProviders.of(spec.source).recordedDecoding(decoding, readRelation, baseData.flatMap(_.decoding)),
+      readRelation.fileFormat match {
+        case _: org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat => "parquet"
+        case f if f.getClass.getName == "org.apache.spark.sql.avro.AvroFileFormat" => "avro"
+        case f => f.toString
+      }, readFiles.filterNot(f => built._3.contains(f.path)), baseData.flatMap(_.decoding))
+    StepClock.mark("legacy calendar marks")
     Built(result, tableVersion, recordedDecoding, reused.folders, Some(built._1), built._2)
   }
 

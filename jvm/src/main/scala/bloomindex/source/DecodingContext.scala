@@ -50,6 +50,12 @@ object DecodingContext {
    * times of ORC's `timestamp` type in (files of Hive's writer: `spark.sql.orc.impl=hive`).
    */
   val JvmTimeZone = "jvm.timeZone"
+  /**
+   * The JVM's default zone, which Spark rebases the timestamps of Parquet and Avro files marked
+   * legacy by their own metadata in ([[LegacyRebase]]): a scan states it for every such column, a
+   * build records it only where it read such a file.
+   */
+  val LegacyFilesZone = "jvm.timeZone.legacyFiles"
   val AvroRebase = "spark.sql.avro.datetimeRebaseModeInRead"
 
   /**
@@ -210,6 +216,7 @@ object DecodingContext {
           val legacy = readsLegacy(Seq(ParquetRebase, ParquetInt96Rebase), Seq("datetimerebasemode", "int96rebasemode"))
           if (legacy || v(ParquetInt96Conversion).equalsIgnoreCase("true")) out += SessionTimeZone -> conf.sessionLocalTimeZone
           if (legacy) out += JvmTimeZone -> jvmZone
+          out += LegacyFilesZone -> jvmZone
         }
       case "orc" =>
         add(CaseSensitive, OrcImpl)
@@ -235,6 +242,7 @@ object DecodingContext {
             out += SessionTimeZone -> conf.sessionLocalTimeZone
             if (dataType == TimestampType) out += JvmTimeZone -> jvmZone
           }
+          if (dataType == TimestampType) out += LegacyFilesZone -> jvmZone
         }
       case "xml" =>
         // As any other format (below), and the settings Spark's XML reader takes from the session.
@@ -585,7 +593,14 @@ object DecodingContext {
         s"this Spark computes them with ${b.getOrElse("(not recorded)")}, whose keys may differ for the same string " +
         "(another Spark version); REFRESH BLOOM INDEX ... FULL computes them again")
     }
-    val settings = (built.settings.keySet ++ scan.settings.keySet).toSeq.sorted.find(k => built.settings.get(k) != scan.settings.get(k))
+    // Asked only of builds that read files marked legacy by their metadata (LegacyRebase).
+    built.settings.get(LegacyFilesZone).filterNot(z => scan.settings.get(LegacyFilesZone).contains(z)).foreach { z =>
+      return Some(s"$c: the index holds files written by Spark before 3.1 (or marked legacy) that record no time zone, " +
+        s"whose timestamps Spark rebases in the JVM's default time zone: built in $z, this JVM's is " +
+        s"${scan.settings.getOrElse(LegacyFilesZone, "(not recorded)")}")
+    }
+    val settings = (built.settings.keySet ++ scan.settings.keySet - LegacyFilesZone).toSeq.sorted
+      .find(k => built.settings.get(k) != scan.settings.get(k))
     settings.foreach { k =>
       val what = SettingNames.getOrElse(k, k)
       return Some(s"$c: $what differs: built under ${built.settings.getOrElse(k, "(not recorded)")}, " +

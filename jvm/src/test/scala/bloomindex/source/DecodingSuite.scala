@@ -65,6 +65,36 @@ class DecodingSuite extends AnyFunSuite {
     assert(diff("parquet", ts, conf(), conf(la), Map("datetimeRebaseMode" -> "CORRECTED"), Map("datetimeRebaseMode" -> "CORRECTED")).isEmpty)
   }
 
+  test("files marked legacy by their own metadata: a build that read one records the JVM's zone, a scan in another differs") {
+    // Spark rebases them whatever the session's mode, in the zone the file records, else the JVM's.
+    def v(kv: (String, String)*): Boolean = LegacyRebase.rebasedInJvmZone(kv.toMap.get)
+    assert(v("org.apache.spark.version" -> "2.4.5"))
+    assert(v("org.apache.spark.version" -> "3.0.3"))  // INT96 values: before 3.1
+    assert(v("org.apache.spark.version" -> "3.3.0", "org.apache.spark.legacyDateTime" -> ""))
+    assert(v("org.apache.spark.version" -> "3.5.1", "org.apache.spark.legacyINT96" -> ""))
+    assert(!v("org.apache.spark.version" -> "3.3.0", "org.apache.spark.legacyDateTime" -> "", "org.apache.spark.timeZone" -> "UTC"))
+    assert(!v("org.apache.spark.version" -> "2.4.5", "org.apache.spark.timeZone" -> "Asia/Tokyo"))
+    assert(!v("org.apache.spark.version" -> "4.1.0"))
+    assert(!v())  // another writer's file: the session's mode (the JvmTimeZone setting above)
+    // A scan states its JVM's zone for Parquet's, Delta's and Avro's timestamps, nothing for other types.
+    val zone = java.util.TimeZone.getDefault.toZoneId.normalized().getId
+    for (f <- Seq("parquet", "delta", "avro")) {
+      assert(col(conf(), f, ts).settings.get(DecodingContext.LegacyFilesZone).contains(zone), f)
+      assert(!col(conf(), f, id).settings.contains(DecodingContext.LegacyFilesZone), f)
+      assert(!col(conf(), f, StructField("d", DateType)).settings.contains(DecodingContext.LegacyFilesZone), f)
+    }
+    val scan = col(conf(), "parquet", ts)
+    val elsewhere = scan.copy(settings = scan.settings + (DecodingContext.LegacyFilesZone -> "Asia/Tokyo"))
+    // A build that read no such file records none, and answers a scan in any zone; one that did
+    // answers only in its zone (an index built before this was recorded records none).
+    val none = scan.copy(settings = scan.settings - DecodingContext.LegacyFilesZone)
+    assert(DecodingContext.difference("parquet", none, "parquet", elsewhere).isEmpty)
+    assert(DecodingContext.difference("parquet", scan, "parquet", scan).isEmpty)
+    assert(DecodingContext.difference("parquet", scan, "parquet", elsewhere).exists(w =>
+      w.contains("rebases in the JVM's default time zone") && w.contains(s"built in $zone, this JVM's is Asia/Tokyo")),
+      DecodingContext.difference("parquet", scan, "parquet", elsewhere))
+  }
+
   test("case sensitivity matters where columns are matched by name, not for CSV") {
     val cs = DecodingContext.CaseSensitive -> "true"
     for (f <- Seq("parquet", "orc", "json", "delta")) assert(diff(f, id, conf(), conf(cs)).isDefined, f)

@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import bloomindex.compat.ConfWritable
-import bloomindex.source.{SourceFile, SourceResolver}
+import bloomindex.source.{LegacyRebase, SourceFile, SourceResolver}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
@@ -124,17 +124,8 @@ object IcebergParquetFormat {
     }
   }
 
-  /**
-   * Whether Spark's reader takes a legacy (rebasing) mode from a file's key-value metadata for
-   * its dates, timestamps or INT96 values: written by Spark (its version key) before 3.1, or
-   * marked legacy. The version compares as Spark compares it (as a string).
-   */
-  private[iceberg] def rebasedBySpark(kv: Map[String, String]): Boolean =
-    // Spark's keys (`org.apache.spark.sql.SPARK_VERSION_METADATA_KEY` and the two legacy ones:
-    // private to Spark's sql package).
-    kv.get("org.apache.spark.version").exists { version =>
-      version < "3.1.0" || kv.contains("org.apache.spark.legacyDateTime") || kv.contains("org.apache.spark.legacyINT96")
-    }
+  /** Whether Spark's reader takes a legacy (rebasing) mode from a file's key-value metadata ([[LegacyRebase.legacyMarked]]). */
+  private[iceberg] def rebasedBySpark(kv: Map[String, String]): Boolean = LegacyRebase.legacyMarked(kv.get)
 
   /** Whether `t` or a field nested in it has a field id (Iceberg's `ParquetSchemaUtil.hasIds`). */
   private def hasIds(t: Type): Boolean =
