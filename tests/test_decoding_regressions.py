@@ -463,6 +463,30 @@ def test_timestamps_of_files_marked_legacy_are_rebased_in_the_jvm_time_zone(spar
             assert_prunes(spark, lookup(built), "marked_legacy")
 
 
+@pytest.mark.parametrize("v2", [False, True])
+def test_a_plan_kept_and_run_again_after_the_jvm_zone_changed_reads_what_it_skipped(spark, root, tmp_path, v2):
+    """The JVM's default zone is read by Spark's readers as they read each file, not when the plan
+    is made or its reader built: a plan that skipped files under one zone, run again (the same
+    DataFrame, another execution) after `TimeZone.setDefault`, reads the files it skipped (a
+    review's reading; before the fix the second run gave [] for [(1,)], V1 and V2 alike)."""
+    path = str(tmp_path / "kept")
+    _ancient_parquet(path, False, SPARK_24)
+    read = lambda: spark.read.parquet(path)
+    with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC", V1_LIST: "" if v2 else None}):
+        set_zone("UTC")
+        spark.sql(f"CREATE BLOOM INDEX kept_zone ON parquet.`{path}` FOR COLUMNS (ts)")
+        set_zone(LA)
+        in_la = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        set_zone("UTC")
+        df = read().where(f"ts = timestamp_micros({in_la})").select("id")
+        assert df.collect() == []  # in UTC no row has the value: every file skipped
+        assert kept(report(spark, lambda: df), "kept_zone")[0] == 0
+        set_zone(LA)
+        assert [tuple(r) for r in df.collect()] == [(1,)]
+        with confs(spark, {PRUNING: "false"}):
+            assert [tuple(r) for r in read().where(f"ts = timestamp_micros({in_la})").select("id").collect()] == [(1,)]
+
+
 def test_files_marked_legacy_with_their_zone_answer_in_any_jvm_zone_and_a_refresh_that_adds_one_without(
         spark, root, tmp_path):
     """A legacy file that records its zone (Spark 3.2 and later writing LEGACY) is rebased in that

@@ -316,8 +316,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       val folding = if (IndexCatalog.readsLower(condition) && view.spec.columns.exists(_.text.exists(_.spec.folding != CaseFolding.Off))) {
         Some(TextSession.folding(SQLConf.get))
       } else None
-      val decoding = decodingCheck(view, scan, cols.map(view.spec.columns(_).name).toSet)
-      Decision(files, info, readBytes, keptAt, StorageCheck.of(checker, execution, folding, decoding))
+      val used = cols.map(view.spec.columns(_).name).toSet
+      val decoding = decodingCheck(view, scan, used)
+      Decision(files, info, readBytes, keptAt, StorageCheck.of(checker, execution, folding, decoding, zoneOf(view, used)))
     }
     val reasons = notApplied.result()
     chosen.map(b => b.copy(info = b.info.copy(notApplied = reasons)))
@@ -344,6 +345,15 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       used.toSeq.sorted.flatMap(why.get).headOption
     })
   }
+
+  /**
+   * The JVM's default zone now, where the index columns `used` were read in it (their recorded
+   * settings say so: [[DecodingContext.readInJvmZone]]); a decision made now matched it.
+   */
+  private def zoneOf(view: IndexView, used: Set[String]): Option[String] =
+    if (view.entry.data.flatMap(_.decoding).exists(_.columns.exists(c => used(c.name) && DecodingContext.readInJvmZone(c)))) {
+      Some(DecodingContext.jvmZone)
+    } else None
 
   /** Whether files `scan` would skip are first checked against storage ([[FreshFiles]]). */
   private def checksFiles(scan: ScanSource): Boolean = scan.listingMayBeStale && spark.sessionState.conf.getConf(BloomIndexSQLConf.PRUNING_CHECK_FILES)

@@ -33,9 +33,15 @@ import org.apache.spark.sql.internal.SQLConf
  * now. A file scan builds its reader with the settings of its first run, so a first run under
  * other settings than the plan's reads every file the decision skipped
  * ([[decodingChanged]], asked by the pruned scan's first run only: later runs reuse the reader).
+ *
+ * `zone`: the JVM's default time zone the decision relied on (its columns decode in it: ORC's
+ * timestamps, Parquet's and Avro's rebased ones). Spark's readers read it as they read each file,
+ * not when the reader is built, so every run that checks again asks it ([[zoneChanged]]), V2
+ * scans' too.
  */
 final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSet], decidedIn: String,
-    folding: Option[CaseFolding] = None, decoding: Option[SQLConf => Option[String]] = None) {
+    folding: Option[CaseFolding] = None, decoding: Option[SQLConf => Option[String]] = None,
+    zone: Option[String] = None) {
 
   def this(check: IndexedSeq[FileStatus] => java.util.BitSet, decidedIn: String) = this(Some(check), decidedIn)
   @volatile private var confirmedIn: String = decidedIn
@@ -71,6 +77,14 @@ final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSe
     case scala.util.control.NonFatal(e) => Some(s"the decoding of its columns could not be compared again (${e.getMessage})")
   }).map(why => s"the plan was optimized under other session settings than its first run's: $why")
 
+  /** Why the decision's skips do not hold for a run now: the JVM's default time zone is not the one it relied on. */
+  def zoneChanged: Option[String] = zone.flatMap { decided =>
+    val now = bloomindex.source.DecodingContext.jvmZone
+    if (now == decided) None
+    else Some(s"the plan was optimized when the JVM's default time zone was $decided and runs when it is $now, " +
+      "which the decision's columns are read in")
+  }
+
   /** Why the decision's skips do not hold for a run now: the session's `lower()` folds otherwise than when it was made. */
   def foldingChanged: Option[String] = folding.flatMap { decided =>
     val now = TextSession.folding(SQLConf.get)
@@ -82,11 +96,12 @@ final class StorageCheck(check: Option[IndexedSeq[FileStatus] => java.util.BitSe
 
 object StorageCheck {
 
-  /** A decision's check, or None where it has nothing to check again (no storage check, folding or decoding). */
+  /** A decision's check, or None where it has nothing to check again (no storage check, folding, decoding or zone). */
   def of(check: Option[IndexedSeq[FileStatus] => java.util.BitSet], decidedIn: String,
-      folding: Option[CaseFolding] = None, decoding: Option[SQLConf => Option[String]] = None): Option[StorageCheck] =
-    if (check.isEmpty && folding.isEmpty && decoding.isEmpty) None
-    else Some(new StorageCheck(check, decidedIn, folding, decoding))
+      folding: Option[CaseFolding] = None, decoding: Option[SQLConf => Option[String]] = None,
+      zone: Option[String] = None): Option[StorageCheck] =
+    if (check.isEmpty && folding.isEmpty && decoding.isEmpty && zone.isEmpty) None
+    else Some(new StorageCheck(check, decidedIn, folding, decoding, zone))
 
   /** How long after a check a run outside any SQL execution counts as the same call (2 s). */
   val SameCallNanos: Long = 2000L * 1000 * 1000

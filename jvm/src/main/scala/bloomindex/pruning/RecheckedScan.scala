@@ -22,7 +22,8 @@ import org.apache.spark.sql.internal.SQLConf
  * [[RoutedScanRDD]] reads beside the scan as planned (whose file list is fixed once it is first
  * computed). A run in the execution that decided, or one already confirmed, reads nothing more.
  * A decision on `lower(c)` made while the session's `lower()` folded otherwise than it does for
- * the run reads every file it skips ([[StorageCheck.foldingChanged]]); so does a first run under
+ * the run reads every file it skips ([[StorageCheck.foldingChanged]]), as does one in a JVM whose
+ * default zone is not the decision's ([[StorageCheck.zoneChanged]]); so does a first run under
  * session settings that decode the decision's columns otherwise ([[unprunedAtFirstRun]]).
  */
 object RecheckedScan {
@@ -110,7 +111,7 @@ object RecheckedScan {
     // Every skipped file: those of the fixed file list where it is known, else the decision's.
     def all = (if (check.checksStorage) Try(skipped().map(f => SourceResolver.normalize(f.getPath))).toOption else None)
       .getOrElse(idx.skipped.paths.toSeq).map(_ -> 0L)
-    check.foldingChanged.foreach { why =>
+    check.foldingChanged.orElse(check.zoneChanged).foreach { why =>
       IndexCatalog.warnOnce(s"bloomindex: ${idx.info.index}: $why; the files it skips are read")
       return Some(all)
     }

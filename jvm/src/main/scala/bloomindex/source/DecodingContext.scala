@@ -165,7 +165,7 @@ object DecodingContext {
   private lazy val unsetConf = new SQLConf()
 
   /** The driver JVM's default zone (`user.timezone`), as recorded: UTC, Etc/UTC and GMT all read `Z`. */
-  private def jvmZone: String = java.util.TimeZone.getDefault.toZoneId.normalized().getId
+  private[bloomindex] def jvmZone: String = java.util.TimeZone.getDefault.toZoneId.normalized().getId
 
   /** A date or timestamp type: the types calendars, zones and date formats change. */
   private[source] def isDatetime(dt: DataType): Boolean = dt == DateType || dt == TimestampType || dt == TimestampNTZType
@@ -507,6 +507,9 @@ object DecodingContext {
         s"the files, the scan reads field ${b.toInt + 1} as $c")
       case _ => Some(s"$c: the format reads columns by position, and the scan's position is unknown")
     }
+
+  /** Whether a column's recorded settings depend on the JVM's default time zone. */
+  def readInJvmZone(c: ColumnDecoding): Boolean = c.settings.contains(JvmTimeZone) || c.settings.contains(LegacyFilesZone)
 
   private val SettingNames = Map(
     SessionTimeZone -> "session time zone",
