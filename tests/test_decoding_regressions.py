@@ -500,6 +500,7 @@ def test_files_marked_legacy_with_their_zone_answer_in_any_jvm_zone_and_a_refres
     with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC"}):
         set_zone("UTC")
         spark.sql(f"CREATE BLOOM INDEX zoned_legacy ON parquet.`{path}` FOR COLUMNS (ts)")
+        assert _legacy_files_zone(root, "zoned_legacy") == "none"
         built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
         set_zone(LA)
         assert read().where("id = 1").selectExpr("unix_micros(ts)").head()[0] == built
@@ -515,6 +516,41 @@ def test_files_marked_legacy_with_their_zone_answer_in_any_jvm_zone_and_a_refres
         assert late_la != late
         assert same(spark, lookup(late_la)) == [(31,)]
         assert_not_applied(spark, lookup(late_la), "zoned_legacy", "rebases in the JVM's default time zone")
+        assert _legacy_files_zone(root, "zoned_legacy") == "Z"
+
+
+def _legacy_files_zone(root: str, index: str):
+    """What the newest ACTIVE version of `index` records of ts's files marked legacy (None: nothing)."""
+    entry = json.load(open(newest_active_log_file(root, index)))
+    column = next(c for c in entry["data"]["decoding"]["columns"] if c["name"] == "ts")
+    return column["settings"].get("jvm.timeZone.legacyFiles")
+
+
+def test_an_index_built_before_files_were_asked_asks_every_file_at_its_next_refresh(spark, root, tmp_path):
+    """An index built before builds asked files for Spark's legacy marks records nothing of them:
+    the next REFRESH that builds asks every file the index holds, not only the new ones, and
+    records the zone where a carried file is marked."""
+    path = str(tmp_path / "before")
+    _ancient_parquet(path, False, SPARK_24, files=range(3))
+    read = lambda: spark.read.parquet(path)
+    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+    with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC"}):
+        set_zone("UTC")
+        spark.sql(f"CREATE BLOOM INDEX asked_late ON parquet.`{path}` FOR COLUMNS (ts)")
+        assert _legacy_files_zone(root, "asked_late") == "Z"
+
+        def as_built_before(entry):
+            for c in entry["data"]["decoding"]["columns"]:
+                c["settings"].pop("jvm.timeZone.legacyFiles", None)
+        rewrite_newest_entry(spark, root, "asked_late", as_built_before)
+        clear_index_cache(spark)
+        _ancient_parquet(path, False, None, files=range(3, 4))  # another writer's file: not marked
+        spark.sql("REFRESH BLOOM INDEX asked_late")
+        assert _legacy_files_zone(root, "asked_late") == "Z"
+        set_zone(LA)
+        now = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        assert same(spark, lookup(now)) == [(1,)]
+        assert_not_applied(spark, lookup(now), "asked_late", "rebases in the JVM's default time zone")
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "json", "csv"])

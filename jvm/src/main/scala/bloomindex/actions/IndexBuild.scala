@@ -129,14 +129,15 @@ private[actions] object IndexBuild extends Logging {
       (r, (resolved, fromWrite, prebuilt.iterator.map(_.path).toSet))
     }
     // Files whose filters the write's tasks built were written by this Spark, which records the
-    // zone of any legacy rebase it writes: only the files read are asked.
+    // zone of any legacy rebase it writes: not asked.
     val recordedDecoding = LegacyRebase.recorded(spark,
       SourceProviders.of(spec.source).recordedDecoding(decoding, readRelation, baseData.flatMap(_.decoding)),
       readRelation.fileFormat match {
         case _: org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat => "parquet"
         case f if f.getClass.getName == "org.apache.spark.sql.avro.AvroFileFormat" => "avro"
         case f => f.toString
-      }, readFiles.filterNot(f => built._3.contains(f.path)), baseData.flatMap(_.decoding))
+      }, readFiles.filterNot(f => built._3.contains(f.path)), current.filterNot(f => built._3.contains(f.path)),
+      baseData.flatMap(_.decoding))
     StepClock.mark("legacy calendar marks")
     Built(result, tableVersion, recordedDecoding, reused.folders, Some(built._1), built._2)
   }

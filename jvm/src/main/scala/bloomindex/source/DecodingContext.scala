@@ -53,7 +53,7 @@ object DecodingContext {
   /**
    * The JVM's default zone, which Spark rebases the timestamps of Parquet and Avro files marked
    * legacy by their own metadata in ([[LegacyRebase]]): a scan states it for every such column, a
-   * build records it only where it read such a file.
+   * build records it only where it read such a file ([[LegacyRebase.NoMarkedFiles]] otherwise).
    */
   val LegacyFilesZone = "jvm.timeZone.legacyFiles"
   val AvroRebase = "spark.sql.avro.datetimeRebaseModeInRead"
@@ -509,7 +509,8 @@ object DecodingContext {
     }
 
   /** Whether a column's recorded settings depend on the JVM's default time zone. */
-  def readInJvmZone(c: ColumnDecoding): Boolean = c.settings.contains(JvmTimeZone) || c.settings.contains(LegacyFilesZone)
+  def readInJvmZone(c: ColumnDecoding): Boolean =
+    c.settings.contains(JvmTimeZone) || c.settings.get(LegacyFilesZone).exists(_ != LegacyRebase.NoMarkedFiles)
 
   private val SettingNames = Map(
     SessionTimeZone -> "session time zone",
@@ -597,7 +598,8 @@ object DecodingContext {
         "(another Spark version); REFRESH BLOOM INDEX ... FULL computes them again")
     }
     // Asked only of builds that read files marked legacy by their metadata (LegacyRebase).
-    built.settings.get(LegacyFilesZone).filterNot(z => scan.settings.get(LegacyFilesZone).contains(z)).foreach { z =>
+    built.settings.get(LegacyFilesZone).filter(_ != LegacyRebase.NoMarkedFiles)
+        .filterNot(z => scan.settings.get(LegacyFilesZone).contains(z)).foreach { z =>
       return Some(s"$c: the index holds files written by Spark before 3.1 (or marked legacy) that record no time zone, " +
         s"whose timestamps Spark rebases in the JVM's default time zone: built in $z, this JVM's is " +
         s"${scan.settings.getOrElse(LegacyFilesZone, "(not recorded)")}")

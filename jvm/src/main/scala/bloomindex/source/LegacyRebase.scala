@@ -26,9 +26,9 @@ import org.apache.spark.sql.SparkSession
  *
  * So a build that read such a file records, for its timestamp columns, the zone it rebased them
  * in ([[DecodingContext.LegacyFilesZone]]), and a query in a JVM of another zone does not use
- * them; a build that read none records nothing, and answers in any zone. A scan always states
- * its JVM's zone: the comparison ([[DecodingContext.difference]]) asks it only of builds that
- * recorded one.
+ * them; a build that read none records [[NoMarkedFiles]], and answers in any zone. A scan always
+ * states its JVM's zone: the comparison ([[DecodingContext.difference]]) asks it only of builds
+ * that recorded one.
  */
 object LegacyRebase extends Logging {
 
@@ -55,22 +55,33 @@ object LegacyRebase extends Logging {
   def rebasedInJvmZone(kv: String => Option[String]): Boolean = legacyMarked(kv) && kv(TimeZoneKey).isEmpty
 
   /**
+   * [[DecodingContext.LegacyFilesZone]]'s value in a build that read no file [[rebasedInJvmZone]]:
+   * it answers in a JVM of any zone. (A version without the key was built before builds asked.)
+   */
+  val NoMarkedFiles = "none"
+
+  /**
    * The context a build records: `decoding` (the source's now, whose timestamp columns of
    * Parquet and Avro state the JVM's zone under [[DecodingContext.LegacyFilesZone]]) keeps that
-   * zone only for columns whose values the build rebased in it: where one of `read` (the files
-   * the build read, of `format`) is [[rebasedInJvmZone]], or `base` (the context of the version
-   * whose rows it carries) recorded it. A file whose metadata cannot be read counts as such a
-   * file.
+   * zone for columns whose values the build or `base` (the context of the version whose rows it
+   * carries) rebased in it, and records [[NoMarkedFiles]] for the others. Asked: `read` (the
+   * files the build read, of `format`), and where `base` was built before builds asked (a
+   * column of it without the key), `all` (every file the version holds): its carried rows
+   * may hold marked files nobody asked about. A file whose metadata cannot be read counts as
+   * marked.
    */
-  def recorded(spark: SparkSession, decoding: Decoding, format: String, read: Seq[SourceFile],
+  def recorded(spark: SparkSession, decoding: Decoding, format: String, read: Seq[SourceFile], all: => Seq[SourceFile],
       base: Option[Decoding]): Decoding = {
-    val zoned = decoding.columns.filter(_.settings.contains(DecodingContext.LegacyFilesZone)).map(_.name).toSet
+    val key = DecodingContext.LegacyFilesZone
+    val zoned = decoding.columns.filter(_.settings.contains(key)).map(_.name).toSet
     if (zoned.isEmpty) return decoding
-    val keep = zoned.filter(c => base.exists(_.column(c).exists(_.settings.contains(DecodingContext.LegacyFilesZone))))
-    lazy val anyRead = read.nonEmpty && anyRebasedInJvmZone(spark, format, read)
+    val baseValue = (c: String) => base.flatMap(_.column(c)).flatMap(_.settings.get(key))
+    val unasked = base.exists(b => zoned.exists(c => b.column(c).isDefined && baseValue(c).isEmpty))
+    lazy val files = if (unasked) all else read
+    lazy val anyMarked = files.nonEmpty && anyRebasedInJvmZone(spark, format, files)
     decoding.copy(columns = decoding.columns.map { c =>
-      if (!zoned.contains(c.name) || keep.contains(c.name) || anyRead) c
-      else c.copy(settings = c.settings - DecodingContext.LegacyFilesZone)
+      if (!zoned.contains(c.name) || baseValue(c.name).exists(_ != NoMarkedFiles) || anyMarked) c
+      else c.copy(settings = c.settings + (key -> NoMarkedFiles))
     })
   }
 

@@ -85,10 +85,13 @@ class DecodingSuite extends AnyFunSuite {
     }
     val scan = col(conf(), "parquet", ts)
     val elsewhere = scan.copy(settings = scan.settings + (DecodingContext.LegacyFilesZone -> "Asia/Tokyo"))
-    // A build that read no such file records none, and answers a scan in any zone; one that did
-    // answers only in its zone (an index built before this was recorded records none).
-    val none = scan.copy(settings = scan.settings - DecodingContext.LegacyFilesZone)
+    // A build that read no such file records so, and answers a scan in any zone; one that did
+    // answers only in its zone. An index built before this was recorded has no key, and answers.
+    val none = scan.copy(settings = scan.settings + (DecodingContext.LegacyFilesZone -> LegacyRebase.NoMarkedFiles))
+    val before = scan.copy(settings = scan.settings - DecodingContext.LegacyFilesZone)
     assert(DecodingContext.difference("parquet", none, "parquet", elsewhere).isEmpty)
+    assert(DecodingContext.difference("parquet", before, "parquet", elsewhere).isEmpty)
+    assert(!DecodingContext.readInJvmZone(none) && DecodingContext.readInJvmZone(scan))
     assert(DecodingContext.difference("parquet", scan, "parquet", scan).isEmpty)
     assert(DecodingContext.difference("parquet", scan, "parquet", elsewhere).exists(w =>
       w.contains("rebases in the JVM's default time zone") && w.contains(s"built in $zone, this JVM's is Asia/Tokyo")),
