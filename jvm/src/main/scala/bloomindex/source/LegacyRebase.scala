@@ -85,12 +85,20 @@ object LegacyRebase extends Logging {
     })
   }
 
+  /** Up to this many files' metadata is read on the driver (in the common pool's threads), more in a Spark job. */
+  private val DriverFiles = 32
+
   /**
    * Whether any of `files` is [[rebasedInJvmZone]] (`format` "parquet" or "avro": its footer or
-   * header read, a Spark job over the files; another format: true). One file suffices.
+   * header read; another format: true). One file suffices.
    */
   def anyRebasedInJvmZone(spark: SparkSession, format: String, files: Seq[SourceFile]): Boolean = {
     if (format != "parquet" && format != "avro") return true
+    if (files.size <= DriverFiles) {
+      // A few files (a write's refresh): read on the driver, without a job's scheduling.
+      val conf = spark.sessionState.newHadoopConf()
+      return files.asJava.parallelStream().anyMatch(f => metadataOf(format, f, conf).forall(kv => rebasedInJvmZone(kv.get)))
+    }
     val conf = ConfWritable.broadcast(spark)
     val sc = spark.sparkContext
     sc.setJobDescription(s"bloomindex: ${files.size} files' metadata (legacy calendar marks)")
