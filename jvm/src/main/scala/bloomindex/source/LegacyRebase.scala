@@ -1,5 +1,7 @@
 package bloomindex.source
 
+import java.util.concurrent.{Callable, Executors}
+
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
@@ -14,6 +16,7 @@ import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * Files whose own metadata makes Spark rebase their timestamps from the hybrid Julian calendar,
@@ -85,30 +88,42 @@ object LegacyRebase extends Logging {
     })
   }
 
-  /** Up to this many files' metadata is read on the driver (in the common pool's threads), more in a Spark job. */
-  private val DriverFiles = 32
+  /** Up to this many files' metadata is read on the driver, more in a Spark job (as the encryption check's footers). */
+  private val DriverFiles = 64
 
   /**
    * Whether any of `files` is [[rebasedInJvmZone]] (`format` "parquet" or "avro": its footer or
-   * header read; another format: true). One file suffices.
+   * header read; another format: true). One file suffices. A footer is a request or two on an
+   * object store, so each reader (the driver, each task) reads `spark.bloomindex.load.threads` at
+   * once.
    */
   def anyRebasedInJvmZone(spark: SparkSession, format: String, files: Seq[SourceFile]): Boolean = {
     if (format != "parquet" && format != "avro") return true
-    if (files.size <= DriverFiles) {
-      // A few files (a write's refresh): read on the driver, without a job's scheduling.
-      val conf = spark.sessionState.newHadoopConf()
-      return files.asJava.parallelStream().anyMatch(f => metadataOf(format, f, conf).forall(kv => rebasedInJvmZone(kv.get)))
-    }
-    val conf = ConfWritable.broadcast(spark)
+    val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
+    if (files.size <= DriverFiles) return anyMarked(format, files, spark.sessionState.newHadoopConf(), threads)
+    val shipped = ConfWritable.broadcast(spark)
     val sc = spark.sparkContext
-    sc.setJobDescription(s"bloomindex: ${files.size} files' metadata (legacy calendar marks)")
+    val description = sc.getLocalProperty("spark.job.description")
     try {
-      sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism))).mapPartitions { it =>
-        val c = conf.value.conf
-        Iterator(it.exists(f => metadataOf(format, f, c).forall(kv => rebasedInJvmZone(kv.get))))
-      }.collect().contains(true)
-    } finally sc.setJobDescription(null)
+      sc.setJobDescription(s"bloomindex: legacy calendar marks in the metadata of ${files.size} files")
+      sc.parallelize(files, math.max(1, math.min(sc.defaultParallelism * 4, files.size / DriverFiles)))
+        .mapPartitions(it => Iterator(anyMarked(format, it.toSeq, shipped.value.conf, threads)))
+        .collect().contains(true)
+    } finally {
+      sc.setJobDescription(description)
+      shipped.destroy()
+    }
   }
+
+  /** [[anyRebasedInJvmZone]] of `files`, read here on `threads` threads; stops at the first marked file. */
+  private def anyMarked(format: String, files: Seq[SourceFile], conf: Configuration, threads: Int): Boolean =
+    files.nonEmpty && {
+      val pool = Executors.newFixedThreadPool(math.max(1, math.min(threads, files.size)))
+      try files.map(f => pool.submit(new Callable[Boolean] {
+        def call(): Boolean = metadataOf(format, f, conf).forall(kv => rebasedInJvmZone(kv.get))
+      })).exists(_.get())
+      finally pool.shutdownNow()
+    }
 
   /** A file's key-value metadata (Parquet's footer, Avro's header); None where unreadable. */
   private def metadataOf(format: String, f: SourceFile, conf: Configuration): Option[Map[String, String]] = {

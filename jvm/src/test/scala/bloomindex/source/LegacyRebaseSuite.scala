@@ -57,13 +57,13 @@ class LegacyRebaseSuite extends AnyFunSuite {
     finally spark.conf.unset("spark.sql.parquet.datetimeRebaseModeInWrite")
     val current = files(dir, ".parquet")
     assert(current.size == 41)
-    assert(!LegacyRebase.anyRebasedInJvmZone(spark, "parquet", current))        // a job (over 32 files)
+    assert(!LegacyRebase.anyRebasedInJvmZone(spark, "parquet", current ++ current))  // a job (over 64 files)
     assert(!LegacyRebase.anyRebasedInJvmZone(spark, "parquet", current.take(5))) // on the driver
     parquetWith(s"$dir/zz-spark24-zoned.parquet", spark24 + ("org.apache.spark.timeZone" -> "UTC"))
-    assert(!LegacyRebase.anyRebasedInJvmZone(spark, "parquet", files(dir, ".parquet")))
+    assert(!LegacyRebase.anyRebasedInJvmZone(spark, "parquet", files(dir, ".parquet") ++ current))
     parquetWith(s"$dir/zz-spark24.parquet", spark24)
     val all = files(dir, ".parquet")
-    assert(LegacyRebase.anyRebasedInJvmZone(spark, "parquet", all))
+    assert(LegacyRebase.anyRebasedInJvmZone(spark, "parquet", current ++ all))  // a job
     assert(LegacyRebase.anyRebasedInJvmZone(spark, "parquet", all.takeRight(3)))
     // A file whose footer cannot be read counts as marked; another format is not asked.
     Files.write(java.nio.file.Paths.get(s"$dir-broken.parquet"), Array.fill[Byte](64)(7))
@@ -75,7 +75,7 @@ class LegacyRebaseSuite extends AnyFunSuite {
   test("Avro: a file Spark 3.0 marked legacy without a zone is found, one of Avro's own writer is not") {
     val dir = TempDirs.create("bloomindex-legacy").resolve("a")
     Files.createDirectories(dir)
-    for (i <- 0 until 35) avroWith(s"$dir/part-$i.avro", Map.empty)
+    for (i <- 0 until 70) avroWith(s"$dir/part-$i.avro", Map.empty)
     assert(!LegacyRebase.anyRebasedInJvmZone(spark, "avro", files(dir.toString, ".avro")))
     avroWith(s"$dir/zz-marked.avro", Map("org.apache.spark.version" -> "3.0.3", "org.apache.spark.legacyDateTime" -> ""))
     assert(LegacyRebase.anyRebasedInJvmZone(spark, "avro", files(dir.toString, ".avro")))
