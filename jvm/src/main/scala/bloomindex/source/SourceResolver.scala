@@ -51,12 +51,39 @@ object SourceResolver {
     }
   }
 
+  /**
+   * Drops what the session keeps of table `name` (its relation with the file listing it took,
+   * its metadata), so that its next read lists its files anew, and keeps the data of a
+   * `CACHE TABLE` of it: `spark.catalog.refreshTable` would drop that too and cache it again at
+   * the next read of the user's. A name the session catalog does not hold (another catalog's
+   * table) takes `refreshTable`.
+   */
+  def relist(spark: SparkSession, name: String): Unit = {
+    val inSession: Option[TableIdentifier] = Try(spark.sessionState.sqlParser.parseMultipartIdentifier(name)).toOption.collect {
+      case Seq(t) => TableIdentifier(t)
+      case Seq(db, t) => TableIdentifier(t, Some(db))
+      // The session catalog's name (`CatalogManager.SESSION_CATALOG_NAME`, private to Spark's sql package).
+      case Seq(c, db, t) if c.equalsIgnoreCase("spark_catalog") => TableIdentifier(t, Some(db))
+    }.filter(id => Try(spark.sessionState.catalog.getTableMetadata(id)).isSuccess &&
+      // A temporary view of that name would be what the name reads.
+      !spark.sessionState.catalog.isTempView(id))
+    inSession match {
+      case Some(id) =>
+        // As refreshTable does, less its last step (uncaching and caching again): the relation's
+        // file index listed anew (which empties the session's cache of file statuses, that a
+        // new relation would list from), then the relation and metadata dropped.
+        spark.table(name).queryExecution.analyzed.refresh()
+        spark.sessionState.catalog.refreshTable(id)
+      case None => spark.catalog.refreshTable(name)
+    }
+  }
+
   private def quoted(parts: Seq[String]): String = parts.map(p => s"`${p.replace("`", "``")}`").mkString(".")
 
   def resolveTable(spark: SparkSession, parts: Seq[String]): SourceSpec = resolveTableFrame(spark, parts)._1
 
   def resolveTableFrame(spark: SparkSession, parts: Seq[String]): (SourceSpec, DataFrame) = {
-    spark.catalog.refreshTable(quoted(parts))
+    relist(spark, quoted(parts))
     val df = spark.table(quoted(parts))
     val qualified = catalogName(df).getOrElse(parts.mkString("."))
     (ofFrame(df, Some(qualified), quoted(parts), named = true), df)

@@ -36,6 +36,34 @@ class ProvidersSuite extends AnyFunSuite {
     } finally spark.sql("DROP TABLE providers_t")
   }
 
+  test("CREATE and REFRESH of an index on a cached catalog table list its files anew and keep the table's cache") {
+    spark.conf.set("spark.bloomindex.root", TempDirs.create("bloomindex-root").toUri.toString)
+    spark.sql("DROP TABLE IF EXISTS providers_cached")
+    spark.range(0, 40, 1, 4).write.saveAsTable("providers_cached")
+    def loaded: Boolean = spark.sharedState.cacheManager.lookupCachedData(
+      spark.table("providers_cached").asInstanceOf[org.apache.spark.sql.classic.Dataset[_]])
+      .exists(_.cachedRepresentation.cacheBuilder.isCachedColumnBuffersLoaded)
+    try {
+      spark.sql("CACHE TABLE providers_cached")
+      assert(spark.table("providers_cached").count() == 40 && loaded)
+      spark.sql("CREATE BLOOM INDEX providers_cached_ix ON providers_cached FOR COLUMNS (id)")
+      assert(loaded)
+      // A file added beside this session (no write of it tells its caches): the refresh lists it.
+      val location = new java.io.File(spark.sessionState.catalog.getTableMetadata(
+        org.apache.spark.sql.catalyst.TableIdentifier("providers_cached")).location)
+      val part = location.listFiles().filter(_.getName.endsWith(".parquet")).minBy(_.getName)
+      Files.copy(part.toPath, new java.io.File(location, "part-99999-copy.parquet").toPath)
+      spark.sql("REFRESH BLOOM INDEX providers_cached_ix")
+      assert(new bloomindex.log.IndexRoot(spark).log("providers_cached_ix").lastActive().get.data.get.indexedFiles == 5)
+      assert(loaded)
+    } finally {
+      spark.sql("DROP BLOOM INDEX IF EXISTS providers_cached_ix")
+      spark.sql("UNCACHE TABLE IF EXISTS providers_cached")
+      spark.sql("DROP TABLE IF EXISTS providers_cached")
+      spark.conf.unset("spark.bloomindex.root")
+    }
+  }
+
   test("writtenBy: an INSERT into a file source table names the table and its folder") {
     spark.sql("DROP TABLE IF EXISTS providers_w")
     spark.sql("CREATE TABLE providers_w (id BIGINT) USING parquet")

@@ -86,7 +86,7 @@ final class FilesProvider extends SourceProvider with ScanPruner {
 
   override def dataFrame(spark: SparkSession, s: SourceSpec): DataFrame = s.table match {
     case Some(t) =>
-      spark.catalog.refreshTable(t)
+      SourceResolver.relist(spark, t)
       spark.table(t)
     case None => pathFrame(spark, s, None)
   }
