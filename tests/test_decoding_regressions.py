@@ -374,36 +374,37 @@ def _ancient_avro(spark, path: str, metadata: Optional[dict] = None) -> None:
         writer.close()
 
 
-@pytest.mark.parametrize("kind", ["parquet", "parquet-int96", "avro"])
-def test_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tmp_path, kind):
-    """Another writer's Parquet and Avro files (no Spark metadata) read LEGACY are rebased in the
-    JVM's default zone, not the session's: an index built in a JVM of one zone answers neither a
-    lookup nor the join filter in a JVM of another (an audit: the lookup lost the ancient row in
-    each kind), and answers again in the build's zone."""
-    path, other = str(tmp_path / "ancient"), str(tmp_path / "other")
-    fmt = kind.split("-")[0]
-    if fmt == "avro":
-        _ancient_avro(spark, path)
-    else:
-        _ancient_parquet(path, kind.endswith("int96"))
-    legacy = {TZ: "UTC", "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
-              "spark.sql.parquet.int96RebaseModeInRead": "LEGACY", "spark.sql.avro.datetimeRebaseModeInRead": "LEGACY"}
-    read = lambda: spark.read.format(fmt).load(path)
-    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+def _ts_micros(read, i: int) -> int:
+    """Row `i`'s ts as this JVM and session read it, in microseconds."""
+    return read().where(f"id = {i}").selectExpr("unix_micros(ts)").head()[0]
+
+
+def _ts_lookup(read):
+    """micros -> a function making the lookup of ts = that instant (the ids)."""
+    return lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+
+
+def _answers_only_in_the_build_zone(spark, read, other: str, index: str, settings: dict, *why: str) -> None:
+    """`index` (on id and ts of `read()`, ids 0..39, odd ids' ts ancient) built in a UTC JVM under
+    session `settings`: the lookup of row 1's ts as read answers and prunes there; in an
+    America/Los_Angeles JVM that row's ts reads otherwise, and the lookup and the join filter (the
+    other side, written to `other`, holds the values as this JVM reads them) answer as without the
+    index, which is not applied for ts (`why` in the reason) but still for id; in UTC again it
+    prunes."""
+    lookup = _ts_lookup(read)
     with jvm_default_zone(spark) as set_zone:
         set_zone("UTC")
-        with confs(spark, legacy):
-            spark.sql(f"CREATE BLOOM INDEX legacy_jvm ON {fmt}.`{path}` FOR COLUMNS (ts) OPTIONS (global = true)")
-            built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        with confs(spark, settings):
+            built = _ts_micros(read, 1)
             assert same(spark, lookup(built)) == [(1,)]
-            assert_prunes(spark, lookup(built), "legacy_jvm")
+            assert_prunes(spark, lookup(built), index)
         set_zone(LA)
-        with confs(spark, legacy):
-            now = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        with confs(spark, settings):
+            now = _ts_micros(read, 1)
             assert now != built  # the same stored value, rebased in another zone
             assert same(spark, lookup(now)) == [(1,)]
-            assert_not_applied(spark, lookup(now), "legacy_jvm", "JVM default time zone", "differs")
-            # The join filter: the other side holds the values as this JVM reads them.
+            assert_not_applied(spark, lookup(now), index, *why)
+            assert_prunes(spark, lambda: read().where("id = 1"), index)  # not a timestamp: answers
             read().selectExpr("id + 100 AS oid", "ts").write.parquet(other)
             join = lambda: spark.read.parquet(other).join(read(), "ts").select("oid", "id")
             with confs(spark, {JOIN_FILTER: "true"}):
@@ -412,8 +413,35 @@ def test_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tm
                 off = _rows(join())
             assert on == off and len(off) == 40
         set_zone("UTC")
-        with confs(spark, legacy):
-            assert_prunes(spark, lookup(built), "legacy_jvm")
+        with confs(spark, settings):
+            assert_prunes(spark, lookup(built), index)
+
+
+def _create_in_utc(spark, sql: str, settings: dict) -> None:
+    """Runs `sql` in a JVM whose default zone is UTC, under session `settings`."""
+    with jvm_default_zone(spark) as set_zone, confs(spark, settings):
+        set_zone("UTC")
+        spark.sql(sql)
+
+
+@pytest.mark.parametrize("kind", ["parquet", "parquet-int96", "avro"])
+def test_timestamps_rebased_legacy_are_read_in_the_jvm_time_zone(spark, root, tmp_path, kind):
+    """Another writer's Parquet and Avro files (no Spark metadata) read LEGACY are rebased in the
+    JVM's default zone, not the session's: an index built in a JVM of one zone answers neither a
+    lookup nor the join filter in a JVM of another (an audit: the lookup lost the ancient row in
+    each kind), and answers again in the build's zone."""
+    path = str(tmp_path / "ancient")
+    fmt = kind.split("-")[0]
+    if fmt == "avro":
+        _ancient_avro(spark, path)
+    else:
+        _ancient_parquet(path, kind.endswith("int96"))
+    legacy = {TZ: "UTC", "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
+              "spark.sql.parquet.int96RebaseModeInRead": "LEGACY", "spark.sql.avro.datetimeRebaseModeInRead": "LEGACY"}
+    _create_in_utc(spark, f"CREATE BLOOM INDEX legacy_jvm ON {fmt}.`{path}` FOR COLUMNS (id, ts) OPTIONS (global = true)",
+                   legacy)
+    _answers_only_in_the_build_zone(spark, lambda: spark.read.format(fmt).load(path), str(tmp_path / "other"),
+                                    "legacy_jvm", legacy, "JVM default time zone", "differs")
 
 
 SPARK_24 = {"org.apache.spark.version": "2.4.5"}
@@ -426,7 +454,7 @@ def test_timestamps_of_files_marked_legacy_are_rebased_in_the_jvm_time_zone(spar
     JVM's default zone: an index built under the default CORRECTED in a JVM of one zone answers
     neither a lookup nor the join filter in a JVM of another (before the fix: the lookup gave []
     for [(1,)]), and answers again in its own zone."""
-    path, other = str(tmp_path / "marked"), str(tmp_path / "other")
+    path = str(tmp_path / "marked")
     fmt = kind.split("-")[0]
     # Spark 3.0 wrote the version into Avro files (2.4 did not), and marked LEGACY writes.
     marks = {"org.apache.spark.version": "3.0.3", "org.apache.spark.legacyDateTime": ""} if fmt == "avro" else SPARK_24
@@ -434,33 +462,11 @@ def test_timestamps_of_files_marked_legacy_are_rebased_in_the_jvm_time_zone(spar
         _ancient_avro(spark, path, marks)
     else:
         _ancient_parquet(path, kind.endswith("int96"), marks)
-    read = lambda: spark.read.format(fmt).load(path)
-    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
-    with jvm_default_zone(spark) as set_zone:
-        set_zone("UTC")
-        with confs(spark, {TZ: "UTC"}):
-            spark.sql(f"CREATE BLOOM INDEX marked_legacy ON {fmt}.`{path}` FOR COLUMNS (id, ts) OPTIONS (global = true)")
-            built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
-            assert same(spark, lookup(built)) == [(1,)]
-            assert_prunes(spark, lookup(built), "marked_legacy")
-        set_zone(LA)
-        with confs(spark, {TZ: "UTC"}):
-            now = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
-            assert now != built  # the same stored value, rebased in another zone
-            assert same(spark, lookup(now)) == [(1,)]
-            assert_not_applied(spark, lookup(now), "marked_legacy", "rebases in the JVM's default time zone",
-                               f"built in Z, this JVM's is {LA}")
-            assert_prunes(spark, lambda: read().where("id = 1"), "marked_legacy")  # not a timestamp: answers
-            read().selectExpr("id + 100 AS oid", "ts").write.parquet(other)
-            join = lambda: spark.read.parquet(other).join(read(), "ts").select("oid", "id")
-            with confs(spark, {JOIN_FILTER: "true"}):
-                on = _rows(join())
-            with confs(spark, {JOIN_FILTER: "false", PRUNING: "false"}):
-                off = _rows(join())
-            assert on == off and len(off) == 40
-        set_zone("UTC")
-        with confs(spark, {TZ: "UTC"}):
-            assert_prunes(spark, lookup(built), "marked_legacy")
+    _create_in_utc(spark, f"CREATE BLOOM INDEX marked_legacy ON {fmt}.`{path}` FOR COLUMNS (id, ts) OPTIONS (global = true)",
+                   {TZ: "UTC"})
+    _answers_only_in_the_build_zone(spark, lambda: spark.read.format(fmt).load(path), str(tmp_path / "other"),
+                                    "marked_legacy", {TZ: "UTC"}, "rebases in the JVM's default time zone",
+                                    f"built in Z, this JVM's is {LA}")
 
 
 @pytest.mark.parametrize("v2", [False, True])
@@ -476,7 +482,7 @@ def test_a_plan_kept_and_run_again_after_the_jvm_zone_changed_reads_what_it_skip
         set_zone("UTC")
         spark.sql(f"CREATE BLOOM INDEX kept_zone ON parquet.`{path}` FOR COLUMNS (ts)")
         set_zone(LA)
-        in_la = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        in_la = _ts_micros(read, 1)
         set_zone("UTC")
         df = read().where(f"ts = timestamp_micros({in_la})").select("id")
         assert df.collect() == []  # in UTC no row has the value: every file skipped
@@ -496,23 +502,23 @@ def test_files_marked_legacy_with_their_zone_answer_in_any_jvm_zone_and_a_refres
     _ancient_parquet(path, False, {**SPARK_24, "org.apache.spark.legacyDateTime": "",
                                    "org.apache.spark.timeZone": "UTC"}, files=range(3))
     read = lambda: spark.read.parquet(path)
-    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+    lookup = _ts_lookup(read)
     with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC"}):
         set_zone("UTC")
         spark.sql(f"CREATE BLOOM INDEX zoned_legacy ON parquet.`{path}` FOR COLUMNS (ts)")
         assert _legacy_files_zone(root, "zoned_legacy") == "none"
-        built = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        built = _ts_micros(read, 1)
         set_zone(LA)
-        assert read().where("id = 1").selectExpr("unix_micros(ts)").head()[0] == built
+        assert _ts_micros(read, 1) == built
         assert same(spark, lookup(built)) == [(1,)]
         assert_prunes(spark, lookup(built), "zoned_legacy")
         set_zone("UTC")
         _ancient_parquet(path, False, SPARK_24, files=range(3, 4))
         spark.sql("REFRESH BLOOM INDEX zoned_legacy")
-        late = read().where("id = 31").selectExpr("unix_micros(ts)").head()[0]
+        late = _ts_micros(read, 31)
         assert_prunes(spark, lookup(late), "zoned_legacy")
         set_zone(LA)
-        late_la = read().where("id = 31").selectExpr("unix_micros(ts)").head()[0]
+        late_la = _ts_micros(read, 31)
         assert late_la != late
         assert same(spark, lookup(late_la)) == [(31,)]
         assert_not_applied(spark, lookup(late_la), "zoned_legacy", "rebases in the JVM's default time zone")
@@ -533,7 +539,7 @@ def test_an_index_built_before_files_were_asked_asks_every_file_at_its_next_refr
     path = str(tmp_path / "before")
     _ancient_parquet(path, False, SPARK_24, files=range(3))
     read = lambda: spark.read.parquet(path)
-    lookup = lambda micros: (lambda: read().where(f"ts = timestamp_micros({micros})").select("id"))
+    lookup = _ts_lookup(read)
     with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC"}):
         set_zone("UTC")
         spark.sql(f"CREATE BLOOM INDEX asked_late ON parquet.`{path}` FOR COLUMNS (ts)")
@@ -548,7 +554,7 @@ def test_an_index_built_before_files_were_asked_asks_every_file_at_its_next_refr
         spark.sql("REFRESH BLOOM INDEX asked_late")
         assert _legacy_files_zone(root, "asked_late") == "Z"
         set_zone(LA)
-        now = read().where("id = 1").selectExpr("unix_micros(ts)").head()[0]
+        now = _ts_micros(read, 1)
         assert same(spark, lookup(now)) == [(1,)]
         assert_not_applied(spark, lookup(now), "asked_late", "rebases in the JVM's default time zone")
 
