@@ -471,26 +471,64 @@ def test_timestamps_of_files_marked_legacy_are_rebased_in_the_jvm_time_zone(spar
 
 @pytest.mark.parametrize("v2", [False, True])
 def test_a_plan_kept_and_run_again_after_the_jvm_zone_changed_reads_what_it_skipped(spark, root, tmp_path, v2):
-    """The JVM's default zone is read by Spark's readers as they read each file, not when the plan
-    is made or its reader built: a plan that skipped files under one zone, run again (the same
-    DataFrame, another execution) after `TimeZone.setDefault`, reads the files it skipped (a
-    review's reading; before the fix the second run gave [] for [(1,)], V1 and V2 alike)."""
+    """Spark reads the JVM's default zone as it reads each file, so the same DataFrame collected
+    again after `TimeZone.setDefault` returns rows of the new zone: with the index it reads the
+    files its decision skipped, and answers as that DataFrame does without the index (before the
+    fix: [] for [(1,)], V1 and V2). V1 with Parquet filter pushdown off: with it on, Spark's own
+    rerun keeps its first run's zone for its pushed filters and returns [] (docs/limitations.md)."""
     path = str(tmp_path / "kept")
     _ancient_parquet(path, False, SPARK_24)
     read = lambda: spark.read.parquet(path)
-    with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC", V1_LIST: "" if v2 else None}):
+    settings = {TZ: "UTC", V1_LIST: "" if v2 else None, "spark.sql.parquet.filterPushdown": None if v2 else "false"}
+    with jvm_default_zone(spark) as set_zone, confs(spark, settings):
         set_zone("UTC")
         spark.sql(f"CREATE BLOOM INDEX kept_zone ON parquet.`{path}` FOR COLUMNS (ts)")
         set_zone(LA)
         in_la = _ts_micros(read, 1)
         set_zone("UTC")
-        df = read().where(f"ts = timestamp_micros({in_la})").select("id")
-        assert df.collect() == []  # in UTC no row has the value: every file skipped
-        assert kept(report(spark, lambda: df), "kept_zone")[0] == 0
+        plans = {}
+        for pruning in ("true", "false"):
+            with confs(spark, {PRUNING: pruning}):
+                plans[pruning] = read().where(f"ts = timestamp_micros({in_la})").select("id")
+                assert plans[pruning].collect() == []  # in UTC no row has the value
+        assert kept(report(spark, lambda: plans["true"]), "kept_zone")[0] == 0  # every file skipped
         set_zone(LA)
-        assert [tuple(r) for r in df.collect()] == [(1,)]
+        on, off = ([tuple(r) for r in plans[k].collect()] for k in ("true", "false"))
+        assert on == off == [(1,)]
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_a_join_filter_kept_and_run_again_after_the_jvm_zone_changed_fails_instead_of_losing_rows(
+        spark, root, tmp_path, v2):
+    """A join whose other side an earlier run filtered (and kept, a broadcast) under one JVM zone,
+    run again after `TimeZone.setDefault` reads the indexed side's values in the new zone: it fails
+    with BLOOM_INDEX_JOIN_FILTER_OUTDATED naming the zone, as for files changed on storage (an
+    audit: 7 rows where Spark without the index returns 20); a new plan answers."""
+    path, other = str(tmp_path / "indexed"), str(tmp_path / "other")
+    _ancient_parquet(path, False, SPARK_24)
+    read = lambda: spark.read.parquet(path)
+    with jvm_default_zone(spark) as set_zone, confs(spark, {TZ: "UTC", V1_LIST: "" if v2 else None}):
+        set_zone("UTC")
+        spark.sql(f"CREATE BLOOM INDEX rerun_join ON parquet.`{path}` FOR COLUMNS (ts) OPTIONS (global = true)")
+        set_zone(LA)  # the other side holds the values as a JVM of LA reads them
         with confs(spark, {PRUNING: "false"}):
-            assert [tuple(r) for r in read().where(f"ts = timestamp_micros({in_la})").select("id").collect()] == [(1,)]
+            read().where("id % 3 = 0").selectExpr("id + 100 AS oid", "ts").write.parquet(other)
+        set_zone("UTC")
+        join = lambda: spark.read.parquet(other).join(read(), "ts").select("oid", "id")
+        with confs(spark, {JOIN_FILTER: "true"}):
+            df = join()
+            first = _rows(df)
+            assert first == _rows_off(spark, join)
+            set_zone(LA)
+            with pytest.raises(Exception, match="BLOOM_INDEX_JOIN_FILTER_OUTDATED") as e:
+                df.collect()
+            assert "JVM's default time zone was Z" in str(e.value)
+            assert _rows(join()) == _rows_off(spark, join) and len(_rows_off(spark, join)) > len(first)
+
+
+def _rows_off(spark, make_df) -> list:
+    with confs(spark, {JOIN_FILTER: "false", PRUNING: "false"}):
+        return _rows(make_df())
 
 
 def test_files_marked_legacy_with_their_zone_answer_in_any_jvm_zone_and_a_refresh_that_adds_one_without(

@@ -76,6 +76,12 @@ final class Coverage private (
   def appliedInAnotherRun(now: String): Boolean = appliedIn.exists(_ != now)
 
   /**
+   * Why the indexed side, read again now, may give other values than the filter holds though its
+   * files are unchanged: the JVM's default zone its column is read in changed ([[StorageCheck.zoneChanged]]).
+   */
+  def zoneChanged: Option[String] = check.flatMap(_.zoneChanged)
+
+  /**
    * Whether every file the filter was found to hold that is still on storage is there as it
    * was then (true where the decision checked no file against storage, or `now` has checked
    * them already): what a scan whose file list was fixed from that listing reads again. A file

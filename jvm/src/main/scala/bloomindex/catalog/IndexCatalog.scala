@@ -429,7 +429,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case Some(view) =>
         try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name),
           Coverage.of(scan, files, StorageCheck.of(checker, execution,
-            decoding = decodingCheck(view, scan, Set(view.spec.columns(view.indexColumn(column)).name))), readerConf)))
+            decoding = decodingCheck(view, scan, Set(view.spec.columns(view.indexColumn(column)).name)),
+            zone = zoneOf(view, Set(view.spec.columns(view.indexColumn(column)).name))), readerConf)))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")

@@ -24,8 +24,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * the filter held. So where the filter was applied, the guard asks the filter's [[Coverage]]:
  * at the scan's first run, whether it lists the files the filter held, as they were; after it
  * (its file list is then fixed), before each later action, whether those files that are still
- * there are unchanged. Where not (a file rewritten in place, a listing refreshed before the
- * scan first ran), the action fails with `BLOOM_INDEX_JOIN_FILTER_OUTDATED` instead of answering
+ * there are unchanged, and the JVM's default zone the indexed column is read in is the filter's.
+ * Where not (a file rewritten in place, a listing refreshed before the scan first ran, a zone
+ * changed by `TimeZone.setDefault`), the action fails with `BLOOM_INDEX_JOIN_FILTER_OUTDATED` instead of answering
  * without the matches of the changed rows. Rows and batches pass through unchanged.
  *
  * Checked at each action's reset of the plan's metrics (`Dataset.withAction`, before any job)
@@ -49,7 +50,10 @@ case class JoinFilterGuardExec(coverages: Seq[Coverage], child: SparkPlan) exten
       val problem =
         if (!c.wasApplied) None
         else if (!ran) Some("listing is not the one the filter held, or its files changed on storage").filterNot(_ => c.holds(now))
-        else if (c.appliedInAnotherRun(now)) Some("files the filter held changed on storage").filterNot(_ => c.filesUnchanged(now))
+        else if (c.appliedInAnotherRun(now)) {
+          c.zoneChanged.map(why => s"column reads other values now: $why")
+            .orElse(Some("files the filter held changed on storage").filterNot(_ => c.filesUnchanged(now)))
+        }
         else None
       problem.foreach(what => throw BloomIndexErrors.joinFilterOutdated(c.display, s"its $what"))
     }
