@@ -427,10 +427,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     } match {
       case None => Left(s"stale: files of ${scan.display} changed since ${usable.map(v => s"${v.name} v${v.entry.version}").mkString(", ")}")
       case Some(view) =>
-        try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, view.spec.columns(view.indexColumn(column)).name),
-          Coverage.of(scan, files, StorageCheck.of(checker, execution,
-            decoding = decodingCheck(view, scan, Set(view.spec.columns(view.indexColumn(column)).name)),
-            zone = zoneOf(view, Set(view.spec.columns(view.indexColumn(column)).name))), readerConf)))
+        val indexColumn = view.spec.columns(view.indexColumn(column)).name
+        val used = Set(indexColumn)
+        try Right((GlobalFilter.load(spark, view.indexDir.toString, view.entry, indexColumn),
+          Coverage.of(scan, files, StorageCheck.of(checker, execution, decoding = decodingCheck(view, scan, used),
+            zone = zoneOf(view, used)), readerConf)))
         catch {
           case NonFatal(e) =>
             IndexCatalog.warnOnce(s"bloomindex: global filter of '${view.name}' unreadable, join not filtered: ${e.getMessage}")

@@ -59,21 +59,17 @@ object SourceResolver {
    * table) takes `refreshTable`.
    */
   def relist(spark: SparkSession, name: String): Unit = {
-    val inSession: Option[TableIdentifier] = Try(spark.sessionState.sqlParser.parseMultipartIdentifier(name)).toOption.collect {
-      case Seq(t) => TableIdentifier(t)
-      case Seq(db, t) => TableIdentifier(t, Some(db))
-      // The session catalog's name (`CatalogManager.SESSION_CATALOG_NAME`, private to Spark's sql package).
-      case Seq(c, db, t) if c.equalsIgnoreCase("spark_catalog") => TableIdentifier(t, Some(db))
-    }.filter(id => Try(spark.sessionState.catalog.getTableMetadata(id)).isSuccess &&
-      // A temporary view of that name would be what the name reads.
-      !spark.sessionState.catalog.isTempView(id))
-    inSession match {
-      case Some(id) =>
+    val parts = Try(spark.sessionState.sqlParser.parseMultipartIdentifier(name)).getOrElse(Nil)
+    // The session catalog's name (`CatalogManager.SESSION_CATALOG_NAME`, private to Spark's sql
+    // package); a temporary view of that name would be what the name reads.
+    val ofSession = (parts.size < 3 || parts.head.equalsIgnoreCase("spark_catalog")) && !spark.sessionState.catalog.isTempView(parts)
+    catalogTable(spark, name).filter(_ => ofSession) match {
+      case Some(t) =>
         // As refreshTable does, less its last step (uncaching and caching again): the relation's
         // file index listed anew (which empties the session's cache of file statuses, that a
         // new relation would list from), then the relation and metadata dropped.
         spark.table(name).queryExecution.analyzed.refresh()
-        spark.sessionState.catalog.refreshTable(id)
+        spark.sessionState.catalog.refreshTable(t.identifier)
       case None => spark.catalog.refreshTable(name)
     }
   }
