@@ -1,15 +1,13 @@
 package bloomindex.crypto
 
 import java.nio.charset.StandardCharsets
-import java.util.concurrent.{Callable, Executors}
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import bloomindex.compat.ConfWritable
 import bloomindex.errors.BloomIndexErrors
 import bloomindex.log.IndexSpec
-import bloomindex.source.SourceFile
+import bloomindex.source.{FileSurvey, SourceFile}
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
@@ -114,14 +112,10 @@ object IndexEncryption extends Logging {
     }
   }
 
-  /** Files whose footers [[unplanned]] reads on the driver; more are read by a Spark job. */
-  private val DriverFooters = 64
-
   /**
    * The index columns that a footer of `files` (those a build is about to read) shows
    * encrypted while `plan` leaves them unencrypted, with their master key ids when known
-   * (Parquet sources; every file, not a sample). Read on the driver for a few files, by a
-   * Spark job for more.
+   * (Parquet sources; every file, not a sample), read by [[FileSurvey]].
    */
   def unplanned(spark: SparkSession, spec: IndexSpec, files: Seq[SourceFile], plan: Option[Plan]): Map[String, Option[String]] = {
     // Without a crypto factory a build cannot read an encrypted column at all (it fails), so
@@ -131,30 +125,8 @@ object IndexEncryption extends Logging {
     if (Option(conf.getTrimmed(FactoryClass)).forall(_.isEmpty)) return Map.empty
     val names = sourceNames(spec).filter(n => spec.columns.exists(c => c.sourceName == n && !plan.exists(_.columnKeys.contains(c.name))))
     if (names.isEmpty) return Map.empty
-    val paths = files.map(_.path)
-    val found =
-      if (paths.size <= DriverFooters) {
-        // Object stores: a footer is a request or two, so several at once.
-        val threads = math.max(1, math.min(spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS), paths.size))
-        val pool = Executors.newFixedThreadPool(threads)
-        try paths.map(p => pool.submit(new Callable[Seq[(String, Option[String])]] {
-          def call(): Seq[(String, Option[String])] = encryptedIn(conf, names, p)
-        })).flatMap(_.get())
-        finally pool.shutdownNow()
-      } else {
-        val sc = spark.sparkContext
-        val shipped = sc.broadcast(new ConfWritable(conf))
-        val description = sc.getLocalProperty("spark.job.description")
-        try {
-          sc.setJobDescription(s"bloomindex: encrypted columns in the footers of ${paths.size} files")
-          sc.parallelize(paths, math.max(1, math.min(sc.defaultParallelism * 4, paths.size / DriverFooters)))
-            .mapPartitions(ps => ps.flatMap(encryptedIn(shipped.value.conf, names, _)).toSeq.distinct.iterator)
-            .collect().toSeq
-        } finally {
-          sc.setJobDescription(description)
-          shipped.destroy()
-        }
-      }
+    val found = FileSurvey(spark, conf, files.map(_.path), "encrypted columns in the footers")(
+      (p, c) => encryptedIn(c, names, p)).flatten.distinct
     byIndexColumn(spec, byName(found)).filter { case (c, _) => !plan.exists(_.columnKeys.contains(c)) }
   }
 

@@ -1,11 +1,8 @@
 package bloomindex.source
 
-import java.util.concurrent.{Callable, Executors}
-
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import bloomindex.compat.ConfWritable
 import bloomindex.log.Decoding
 
 import org.apache.hadoop.conf.Configuration
@@ -16,7 +13,6 @@ import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
 
 /**
  * Files whose own metadata makes Spark rebase their timestamps from the hybrid Julian calendar,
@@ -88,42 +84,17 @@ object LegacyRebase extends Logging {
     })
   }
 
-  /** Up to this many files' metadata is read on the driver, more in a Spark job (as the encryption check's footers). */
-  private val DriverFiles = 64
-
   /**
    * Whether any of `files` is [[rebasedInJvmZone]] (`format` "parquet" or "avro": its footer or
-   * header read; another format: true). One file suffices. A footer is a request or two on an
-   * object store, so each reader (the driver, each task) reads `spark.bloomindex.load.threads` at
-   * once.
+   * header read, [[FileSurvey]]; another format: true). A file whose metadata is unreadable counts
+   * as rebased in the JVM's zone.
    */
   def anyRebasedInJvmZone(spark: SparkSession, format: String, files: Seq[SourceFile]): Boolean = {
     if (format != "parquet" && format != "avro") return true
-    val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
-    if (files.size <= DriverFiles) return anyMarked(format, files, spark.sessionState.newHadoopConf(), threads)
-    val shipped = ConfWritable.broadcast(spark)
-    val sc = spark.sparkContext
-    val description = sc.getLocalProperty("spark.job.description")
-    try {
-      sc.setJobDescription(s"bloomindex: legacy calendar marks in the metadata of ${files.size} files")
-      sc.parallelize(files, math.max(1, math.min(sc.defaultParallelism * 4, files.size / DriverFiles)))
-        .mapPartitions(it => Iterator(anyMarked(format, it.toSeq, shipped.value.conf, threads)))
-        .collect().contains(true)
-    } finally {
-      sc.setJobDescription(description)
-      shipped.destroy()
-    }
+    FileSurvey(spark, spark.sessionState.newHadoopConf(), files, "legacy calendar marks in the metadata") { (f, conf) =>
+      metadataOf(format, f, conf).forall(kv => rebasedInJvmZone(kv.get))
+    }.contains(true)
   }
-
-  /** [[anyRebasedInJvmZone]] of `files`, read here on `threads` threads; stops at the first marked file. */
-  private def anyMarked(format: String, files: Seq[SourceFile], conf: Configuration, threads: Int): Boolean =
-    files.nonEmpty && {
-      val pool = Executors.newFixedThreadPool(math.max(1, math.min(threads, files.size)))
-      try files.map(f => pool.submit(new Callable[Boolean] {
-        def call(): Boolean = metadataOf(format, f, conf).forall(kv => rebasedInJvmZone(kv.get))
-      })).exists(_.get())
-      finally pool.shutdownNow()
-    }
 
   /** A file's key-value metadata (Parquet's footer, Avro's header); None where unreadable. */
   private def metadataOf(format: String, f: SourceFile, conf: Configuration): Option[Map[String, String]] = {

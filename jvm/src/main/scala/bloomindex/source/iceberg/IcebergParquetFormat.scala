@@ -3,8 +3,7 @@ package bloomindex.source.iceberg
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import bloomindex.compat.ConfWritable
-import bloomindex.source.{LegacyRebase, SourceFile, SourceResolver}
+import bloomindex.source.{FileSurvey, LegacyRebase, SourceFile, SourceResolver}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
@@ -97,15 +96,9 @@ object IcebergParquetFormat {
       s"index build: no column of a file without field ids resolved for ${f.name}")), f.dataType, f.nullable)
   })
 
-  /** Each file's [[FileColumns]], from its footer (a Spark job); an unreadable footer counts as carrying ids. */
-  def survey(spark: SparkSession, files: Seq[SourceFile]): Map[String, FileColumns] = {
-    val conf = ConfWritable.broadcast(spark)
-    val sc = spark.sparkContext
-    sc.parallelize(files, math.max(1, math.min(files.size, sc.defaultParallelism))).mapPartitions { it =>
-      val c = conf.value.conf
-      it.map(f => f.path -> columnsOf(f, c))
-    }.collect().toMap
-  }
+  /** Each file's [[FileColumns]], from its footer ([[FileSurvey]]); an unreadable footer counts as carrying ids. */
+  def survey(spark: SparkSession, files: Seq[SourceFile]): Map[String, FileColumns] =
+    files.map(_.path).zip(FileSurvey(spark, spark.sessionState.newHadoopConf(), files, "Iceberg field ids in the footers")(columnsOf)).toMap
 
   private def columnsOf(f: SourceFile, conf: Configuration): FileColumns = {
     val path = new Path(f.path)
