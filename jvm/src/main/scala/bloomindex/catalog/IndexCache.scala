@@ -149,21 +149,21 @@ object IndexCache extends org.apache.spark.internal.Logging {
     val plan = if (layout.probed) None else IndexEncryption.plan(conf, dir.toString)
     val builders = layout.loadedWith(spec, i).map(c => c -> new ColumnData.Builder(spec.columns(c).name, spec.columns(c).algorithm)).toMap
     val t0 = System.nanoTime()
-    val failedFiles = try {
-      val r = layout.load(IndexLayout.Read(spark, conf, indexDir, data, spec), i, builders)
-      // A session without the keys reads nothing of an encrypted column: say so, not "damaged".
-      if (r.failed > 0 && r.failed == r.files) plan.foreach(p => throw IndexEncryption.unreadable(spec.name, p, r.failure.get))
-      r.failed
-    } catch {
-      case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(spec.name, plan.get, e)
+    val r = try layout.load(IndexLayout.Read(spark, conf, indexDir, data, spec), i, builders) catch {
+      case NonFatal(e) if plan.isDefined => throw IndexEncryption.unreadable(spec.name, plan.get, e, IndexLayout.passing(e))
     }
+    // A session without the keys reads nothing of an encrypted column: say so, not "damaged"
+    // (unless every file failed for a reason that may pass: the store's, not the keys').
+    if (r.failed > 0 && r.failed == r.files)
+      plan.foreach(p => throw IndexEncryption.unreadable(spec.name, p, r.failure.get, forNow = r.forNow == r.failed))
+    val failedFiles = r.failed
     val access = plan.map(_ => IndexEncryption.keyAccess(conf))
     val t1 = System.nanoTime()
     val done = builders.map { case (c, b) =>
       val d = b.result()
       val colName = spec.columns(c).name
       if (d.numFiles < data.indexedFiles) plan.foreach { p =>
-        IndexEncryption.probe(conf, dir, p).foreach(e => throw IndexEncryption.unreadable(spec.name, p, e))
+        IndexEncryption.probe(conf, dir, p).foreach(e => throw IndexEncryption.unreadable(spec.name, p, e, IndexLayout.passing(e)))
       }
       if (d.unreadable > 0) IndexLog.warnOnce(s"bloomindex: index '${spec.name}' version ${entry.version}: " +
         s"${d.unreadable} filters unreadable (e.g. ${d.unreadableExample}); their files are read, not pruned. " +

@@ -254,11 +254,17 @@ object IndexEncryption extends Logging {
     None
   } catch { case NonFatal(e) => Some(e) }
 
-  /** Explains a failure to read encrypted index data. */
-  def unreadable(name: String, plan: Plan, e: Throwable): Exception = {
+  /**
+   * Explains a failure to read encrypted index data: this session's keys, or (`forNow`: the
+   * store's error or timeout, [[bloomindex.layout.IndexLayout.passing]]) the store.
+   */
+  def unreadable(name: String, plan: Plan, e: Throwable, forNow: Boolean = false): Exception = {
     var root = e
     while (root.getCause != null && root.getCause != root) root = root.getCause
-    new IllegalStateException(s"the data of Bloom index '$name' is encrypted (Parquet modular encryption; columns " +
+    if (forNow) new IllegalStateException(s"the encrypted data of Bloom index '$name' could not be read for now: the " +
+      s"store failed the read (${root.getClass.getSimpleName}: ${root.getMessage}), not the keys. Queries run without " +
+      "this index until a read succeeds; the next query tries again.", e)
+    else new IllegalStateException(s"the data of Bloom index '$name' is encrypted (Parquet modular encryption; columns " +
       s"${plan.columnKeys.keys.toSeq.sorted.mkString(", ")}) and this session cannot decrypt it " +
       s"(${root.getClass.getSimpleName}: ${root.getMessage}); configure $FactoryClass and the KMS as for reading " +
       s"the source files. Queries run without this index.", e)

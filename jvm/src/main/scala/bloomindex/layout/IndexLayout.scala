@@ -242,7 +242,7 @@ object IndexLayout extends org.apache.spark.internal.Logging {
    * an interrupted read), not because the data is damaged, missing or not readable by this
    * session (a checksum, a file too short or gone, refused access, bytes that do not parse).
    */
-  private[layout] def passing(e: Throwable): Boolean = e match {
+  private[bloomindex] def passing(e: Throwable): Boolean = e match {
     // Opened through `openFile(...).build()`: its future's wrapping.
     case w @ (_: java.util.concurrent.ExecutionException | _: java.util.concurrent.CompletionException |
         _: java.io.UncheckedIOException) if w.getCause != null && (w.getCause ne w) => passing(w.getCause)

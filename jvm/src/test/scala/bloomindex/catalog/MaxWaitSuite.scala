@@ -179,6 +179,44 @@ class MaxWaitSuite extends AnyFunSuite {
     failingForNow("flaky_cols", ".parquet", blockMajor = false)
   }
 
+  test("an encrypted index a store fails to read for now: the warning names the store, not the keys; used again once it answers") {
+    useStallingStore()
+    val root = "stall://" + TempDirs.create("bloomindex-failing-root").toAbsolutePath.toString
+    val path = TempDirs.create("bloomindex-src").resolve("enc_flaky").toString
+    val crypto = Map(
+      "parquet.crypto.factory.class" -> "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory",
+      "parquet.encryption.kms.client.class" -> "bloomindex.testing.InMemoryKms",
+      "parquet.encryption.key.list" -> "footk: AAECAwQFBgcICQoLDA0ODw==, colk: EBESExQVFhcYGRobHB0eHw==")
+    val bi = BloomIndex(spark)
+    def query = spark.read.parquet(path).where("id = 150")
+    try {
+      crypto.foreach { case (k, v) => spark.conf.set(k, v) }
+      spark.conf.set("spark.bloomindex.root", root)
+      spark.range(0, 400, 1, 4).selectExpr("id", "id % 7 AS k").write
+        .option("parquet.encryption.column.keys", "colk: id").option("parquet.encryption.footer.key", "footk")
+        .parquet(path)
+      bi.create("enc_flaky").onPath("parquet", path).columns("id").execute()
+      assert(bi.explain(query).contains("kept 1/4 files"), bi.explain(query))
+      IndexCache.clear()
+      StallingFileSystem.failOpensOf(Some("/column=id/"))
+      assert(query.collect().map(_.getLong(0)).toSeq == Seq(150L))
+      val report = bi.explain(query)
+      assert(report.contains("enc_flaky: index data unreadable") && !report.contains("kept 1/4"), report)
+      val warned = bloomindex.log.IndexLog.warnings().toArray.map(_.toString).filter(_.contains("'enc_flaky'"))
+      assert(warned.exists(_.contains("could not be read for now")), warned.toSeq)
+      // Before: "this session cannot decrypt it ... configure the KMS", for a store's error.
+      assert(!warned.exists(_.contains("cannot decrypt")), warned.toSeq)
+      StallingFileSystem.failOpensOf(None)
+      assert(bi.explain(query).contains("kept 1/4 files"), bi.explain(query))
+      assert(query.collect().map(_.getLong(0)).toSeq == Seq(150L))
+    } finally {
+      StallingFileSystem.failOpensOf(None)
+      crypto.keys.foreach(spark.conf.unset)
+      spark.conf.unset("spark.bloomindex.root")
+      IndexCache.clear()
+    }
+  }
+
   /**
    * An index whose files named with `part` the store fails to open for a while: the lookup reads
    * every file meanwhile, DESCRIBE shows no damage for it, and once the store answers and the
