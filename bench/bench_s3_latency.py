@@ -29,7 +29,8 @@ BENCH_LAT_STREAM: S3A's input stream type in the measured drivers (unset: S3A's 
 for hadoop-aws 3.5.0 is `analytics`; `classic`). BENCH_LAT_REPEATS (default 2) runs of each case; BENCH_LAT_THREADS sets
 spark.bloomindex.load.threads in the children (default: unset, 8). BENCH_LAT_DEBUG=1 prints each
 request (time, method, kind, key) and the load's INFO timings; BENCH_LAT_JFR=<path prefix>
-records each child driver with Java Flight Recorder (<prefix>-<case>.jfr).
+records each child driver with Java Flight Recorder (<prefix>-<case>.jfr); BENCH_LAT_JAVA_OPTIONS
+adds JVM options to each child driver (the JIT's share: `-XX:TieredStopAtLevel=1`).
 """
 
 from __future__ import annotations
@@ -143,9 +144,13 @@ def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int) -> 
     hadoop = s3_helpers.s3a_conf(proxy.endpoint)
     if STREAM:
         hadoop["fs.s3a.input.stream.type"] = STREAM
-    if os.environ.get("BENCH_LAT_JFR"):  # a flight recording of the driver (where its CPU goes)
-        conf["spark.driver.extraJavaOptions"] = (
-            f"-XX:StartFlightRecording=filename={os.environ['BENCH_LAT_JFR']}-{case}.jfr,settings=profile")
+    # The driver JVM's own options (the JIT's share of a fresh driver's first query: e.g.
+    # `-XX:TieredStopAtLevel=1`), and a flight recording of it (where its CPU goes).
+    options = [os.environ.get("BENCH_LAT_JAVA_OPTIONS", "")]
+    if os.environ.get("BENCH_LAT_JFR"):
+        options.append(f"-XX:StartFlightRecording=filename={os.environ['BENCH_LAT_JFR']}-{case}.jfr,settings=profile")
+    if " ".join(options).strip():
+        conf["spark.driver.extraJavaOptions"] = " ".join(options).strip()
     spark = session(jars, hadoop, conf, f"{base}/indexes")
     key = (n // 2) * ROWS + 3
     t0 = time.perf_counter()

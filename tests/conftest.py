@@ -10,6 +10,8 @@ import pathlib
 
 import pytest
 
+from jvm_options import java_options
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Interop files of apache/parquet-testing, kept in the repository (with their license).
 PARQUET_TESTING = ROOT / "tests" / "testdata" / "parquet-testing"
@@ -133,10 +135,9 @@ def spark(tmp_path_factory):
                # local[2]: the driver's class path is the executors' too.
                .config("spark.driver.extraClassPath", str(TEST_JAR))
                .config("spark.driver.memory", "2g")
-               # The serial collector: on 2 cores shared by two workers' JVMs, G1's concurrent
-               # threads cost more than they save on a 2 GB heap (about 10% of the suite's time,
-               # docs/decisions.md "CI time, again"). BLOOMINDEX_TEST_JAVA_OPTIONS replaces it.
-               .config("spark.driver.extraJavaOptions", os.environ.get("BLOOMINDEX_TEST_JAVA_OPTIONS", "-XX:+UseSerialGC"))
+               # The serial collector and C2's thresholds raised (tests/jvm_options.py);
+               # BLOOMINDEX_TEST_JAVA_OPTIONS replaces them.
+               .config("spark.driver.extraJavaOptions", java_options())
                # Delta reads its log with 50 partitions by default: a tiny table's log needs 2.
                .config("spark.databricks.delta.snapshotPartitions", "2")
                # Indexes follow writes only where a test asks (OPTIONS (refresh = ...)): the other

@@ -13,6 +13,7 @@ import shlex
 import warnings
 
 import pytest
+from jvm_options import java_options
 
 # What the classic fixture sets as static settings goes to the local server's JVM (a Connect
 # session can set run-time settings only).
@@ -36,6 +37,11 @@ def spark(tmp_path_factory):
     # As PySpark's own tests: the local server on a free port (not 15002, which another server
     # of the machine may hold), which the client then asks the JVM for.
     os.environ["SPARK_TESTING"] = "1"
+    # The local server's JVM gets the options of the classic suite's drivers (tests/jvm_options.py)
+    # from spark-submit's launcher, which puts SPARK_SUBMIT_OPTS on a client-mode driver's command
+    # line: a builder's spark.driver.extraJavaOptions would be set again on the running session
+    # (a warning the tests refuse), a --conf of it would replace configure()'s.
+    os.environ["SPARK_SUBMIT_OPTS"] = java_options()
     builder = (SparkSession.builder.remote("local[2]")
                .appName("bloomindex-connect-tests")
                .config("spark.sql.shuffle.partitions", "2")

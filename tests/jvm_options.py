@@ -1,0 +1,22 @@
+"""The JVM options of the Spark drivers the test suites start themselves (the session of each
+pytest worker, the Connect suite's local server). ``BLOOMINDEX_TEST_JAVA_OPTIONS`` replaces them.
+
+- ``-XX:+UseSerialGC``: on 2 cores shared by two workers' JVMs, G1's concurrent threads cost
+  more than they save on a 2 GB heap (docs/decisions.md, "CI time, again").
+- The C2 compiler's thresholds at four times the JDK's: a test suite runs thousands of short
+  queries, each through a wide spread of Spark's code, and C2 spent a third of a driver's CPU
+  compiling methods that ran a few thousand times and then never again; at four times the
+  thresholds the hot loops of the randomized suites still reach C2 (docs/decisions.md, "CI time:
+  the C2 compiler's thresholds in the test drivers").
+"""
+
+from __future__ import annotations
+
+import os
+
+DEFAULT = ("-XX:+UseSerialGC -XX:Tier4InvocationThreshold=20000 -XX:Tier4MinInvocationThreshold=2400 "
+           "-XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=160000")
+
+
+def java_options() -> str:
+    return os.environ.get("BLOOMINDEX_TEST_JAVA_OPTIONS", DEFAULT)
