@@ -146,11 +146,11 @@ def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int) -> 
         hadoop["fs.s3a.input.stream.type"] = STREAM
     # The driver JVM's own options (the JIT's share of a fresh driver's first query: e.g.
     # `-XX:TieredStopAtLevel=1`), and a flight recording of it (where its CPU goes).
-    options = [os.environ.get("BENCH_LAT_JAVA_OPTIONS", "")]
-    if os.environ.get("BENCH_LAT_JFR"):
-        options.append(f"-XX:StartFlightRecording=filename={os.environ['BENCH_LAT_JFR']}-{case}.jfr,settings=profile")
-    if " ".join(options).strip():
-        conf["spark.driver.extraJavaOptions"] = " ".join(options).strip()
+    jfr = os.environ.get("BENCH_LAT_JFR")
+    options = " ".join(filter(None, [os.environ.get("BENCH_LAT_JAVA_OPTIONS", "").strip(),
+                                     jfr and f"-XX:StartFlightRecording=filename={jfr}-{case}.jfr,settings=profile"]))
+    if options:
+        conf["spark.driver.extraJavaOptions"] = options
     spark = session(jars, hadoop, conf, f"{base}/indexes")
     key = (n // 2) * ROWS + 3
     t0 = time.perf_counter()
