@@ -127,13 +127,20 @@ def test_a_query_on_a_fresh_driver_loads_only_its_columns_index_data(spark, root
     held = _jvm(spark).catalog.IndexCache.heldBytes()
     assert 0 < held and _jvm(spark).catalog.IndexCache.heldColumns() == 1
 
-    # The other column on its first use; the first one is not read again.
+    # The other column on its first use, with the default reads; the first one is not read again.
     k_files = _loaded(spark)["column=k"]
     assert len(spark.sql(f"SELECT * FROM parquet.`{path}` WHERE s = 's5'").inputFiles()) == 1
     assert set(_loaded(spark)) == {"column=k", "column=s"} and _loaded(spark)["column=k"] == k_files
+    # A probe file this small is read whole by its footer's one read (the bytes before the
+    # footer are within coalesceGapBytes): each read once, and no block row read after it.
+    s_probes = glob.glob(os.path.join(data, "column=s", "_*.probe"))
+    s_bytes = dict(_jvm(spark).layout.IndexStore.loadedBytes())["column=s"]
+    assert s_bytes == sum(os.path.getsize(p) for p in s_probes)
     before = _loaded(spark)
     _differential(spark, path, seed=1)
     assert _loaded(spark) == before, "warm queries open no index file but for the blocks of new values"
+    assert dict(_jvm(spark).layout.IndexStore.loadedBytes())["column=s"] == s_bytes, \
+        "lookups of new values read no block row of a probe file read whole"
 
 
 def test_probe_files_hold_the_same_bits_as_the_parquet_rows(spark, root, tmp_path):

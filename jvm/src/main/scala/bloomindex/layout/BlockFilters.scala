@@ -32,6 +32,7 @@ import org.apache.hadoop.fs.Path
  * file, all in flight together. Each row
  * of a range is checked against its own checksum.
  * `gapBytes` < 0: each file's rows read one after the other, a request each (as before issue 26).
+ * Rows its footer's read brought (a small probe file is read whole) are held from the start ([[hold]]).
  */
 final class BlockFilters(
     algorithm: FilterAlgorithm,
@@ -101,6 +102,30 @@ final class BlockFilters(
       val r = got.get(key(s, bs(s)))
       if (r eq Unreadable) null else r
     })
+  }
+
+  /**
+   * Holds the block rows of sections `first until first + count` (one probe file's) that lie
+   * whole in `tail`, the file's bytes from `tailOffset` on that its footer's read brought
+   * ([[ProbeFile.readFooter]]: a small file read whole), as if fetched: counted, within
+   * `maxFetchedBytes`. A row failing its checksum is not held; a query that needs it reads it
+   * and treats it as any damaged row.
+   */
+  def hold(first: Int, count: Int, tail: Array[Byte], tailOffset: Long): Unit = {
+    var s = first
+    while (s < first + count) {
+      val sec = sections(s)
+      var b = math.max(0L, (tailOffset - sec.offset + sec.rowStride - 1) / sec.rowStride).toInt
+      while (b < sec.blocks && sec.rowOffset(b) + sec.rowStride - tailOffset <= tail.length &&
+          fetched.get() + sec.rowBytes <= maxFetchedBytes) {
+        try {
+          val row = words(ProbeFile.rowOf(tail, (sec.rowOffset(b) - tailOffset).toInt, sec, b))
+          if (rowsHeld.putIfAbsent(key(s, b), row) == null) fetched.addAndGet(sec.rowBytes.toLong)
+        } catch { case _: bloomindex.log.Checksums.Mismatch => }
+        b += 1
+      }
+      s += 1
+    }
   }
 
   private def fetch(byFile: Map[Int, Array[java.lang.Long]], out: ConcurrentHashMap[java.lang.Long, AnyRef]): Unit = {
@@ -230,7 +255,14 @@ object BlockFilters {
       f.sections.indices.foreach { s => sections += f.sections(s); sectionFile += k; sectionLocal += s }
       base += f.sections.length
     }
-    out.fetchingFrom(new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sectionLocal.result(),
-      sections.result(), requests, maxFetchedBytes, gapBytes))
+    val blocks = new BlockFilters(algorithm, conf, folder, paths, lengths, sectionFile.result(), sectionLocal.result(),
+      sections.result(), requests, maxFetchedBytes, gapBytes)
+    // The rows each footer's read brought with it (a small probe file read whole): held, not read again.
+    base = 0
+    footers.foreach { f =>
+      if (f.tail != null) blocks.hold(base, f.sections.length, f.tail, f.tailOffset)
+      base += f.sections.length
+    }
+    out.fetchingFrom(blocks)
   }
 }

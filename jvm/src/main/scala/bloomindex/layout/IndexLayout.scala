@@ -211,9 +211,12 @@ object IndexLayout extends org.apache.spark.internal.Logging {
     val threads = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS)
     // Reads in flight at once (footers, then block rows): on an object store, rounds of latency.
     val requests = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_REQUESTS)
-    // Each footer in one read of the file's end, sized from the summary (the bytes that are not filters).
+    // Each footer in one read of the file's end, sized from the summary (the bytes that are not
+    // filters); a small file whole, its block rows then held (up to a quarter of the cache's cap).
+    val gap = spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_COALESCE_GAP_BYTES)
+    val cacheMax = spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES)
     val tails = ProbeFile.tailEstimates(lengths, summary.map(_.filterBytes).getOrElse(0L),
-      spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES))
+      spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES), gap, cacheMax / 4)
     // The entries as arrays (no string nor object per file: a million files load in seconds, issue 26).
     val t1 = System.nanoTime()
     val footers = ProbeFile.readEachFooter(read.conf, paths.toSeq.zip(lengths), requests, c.name, c.algorithm, read.data.checksums,
@@ -232,8 +235,7 @@ object IndexLayout extends org.apache.spark.internal.Logging {
         s"the files they held are $unpruned")
     }
     BlockFilters.addTo(out, c.algorithm, read.conf, folder.getName, good.map(paths).toArray, good.map(lengths).toArray,
-      good.map(k => footers(k).toOption.get).toArray, threads, requests, spark.sessionState.conf.getConf(BloomIndexSQLConf.CACHE_MAX_BYTES),
-      spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_COALESCE_GAP_BYTES))
+      good.map(k => footers(k).toOption.get).toArray, threads, requests, cacheMax, gap)
     true
   }
 

@@ -107,7 +107,7 @@ object ProbeFile {
    * `files` is empty.
    */
   final case class Footer(algorithm: FilterAlgorithm, sections: Array[Section], files: Array[FileEntry], bytesRead: Long,
-      format: Int = Format, entries: Option[Entries] = None) {
+      format: Int = Format, entries: Option[Entries] = None, tail: Array[Byte] = null, tailOffset: Long = -1L) {
     def checked: Boolean = format >= ChecksumsSince
     /** How many files the footer holds. */
     def fileCount: Int = entries.map(_.count).getOrElse(files.length)
@@ -411,6 +411,8 @@ object ProbeFile {
    * and the footer parsed from them when it lies inside, as it does when `tailBytes` covers it: one
    * request per footer instead of two (trailer, then footer), which is what a footer costs on an
    * object store. A footer longer than the tail takes one more read, of the part the tail missed.
+   * With `compact` and the footer inside the tail, the footer keeps the tail's bytes (`tail`, read
+   * at `tailOffset`): the block rows they hold need no read of their own ([[BlockFilters.hold]]).
    */
   def readFooter(conf: Configuration, path: Path, length: Option[Long], column: String, checksums: Boolean = false,
       tailBytes: Long = 0L, compact: Boolean = false): Footer = {
@@ -452,8 +454,9 @@ object ProbeFile {
         throw new Checksums.Mismatch(s"$path: probe file footer fails its checksum (CRC32C" +
           (if (format >= ColumnBoundSince) s"; damaged, or not a file of column $column" else "") + ")")
       }
-      parseFooter(footer, from, footerLen, format, end - footerLen, bad, compact)
+      val parsed = parseFooter(footer, from, footerLen, format, end - footerLen, bad, compact)
         .copy(bytesRead = tailLen + (footerLen - inTail), format = format)
+      if (compact && (footer eq trailer)) parsed.copy(tail = trailer, tailOffset = len - tailLen) else parsed
     } catch {
       case e: EOFException => bad(s"truncated: ${e.getMessage}")
     } finally in.close()
@@ -487,12 +490,22 @@ object ProbeFile {
    * bytes of filters in all (the summary's figures): each file's share of the bytes that are not
    * filters (its footer, mostly), with a margin, and at least `minBytes`; 0 (two reads: trailer,
    * then footer) when `minBytes` is 0.
+   *
+   * The whole file instead where the bytes before that tail are at most `wholeGap` (block rows
+   * that close are read as one range anyway, `spark.bloomindex.load.coalesceGapBytes`; < 0: never),
+   * while the files read whole come to at most `wholeBudget` bytes in all: a small probe file is
+   * one request, its footer and every block row, and a lookup of any value reads nothing more.
    */
-  def tailEstimates(lengths: Array[Long], filterBytes: Long, minBytes: Long): Array[Long] = {
+  def tailEstimates(lengths: Array[Long], filterBytes: Long, minBytes: Long, wholeGap: Long = -1L,
+      wholeBudget: Long = 0L): Array[Long] = {
     if (minBytes <= 0) return lengths.map(_ => 0L)
     val total = lengths.sum.toDouble
     val share = if (total <= 0) 1.0 else math.max(0.0, math.min(1.0, (total - filterBytes) / total))
-    lengths.map(n => math.min(n, math.max(minBytes, (n * share * 1.25).toLong + (16L << 10))))
+    var whole = 0L
+    lengths.map { n =>
+      val tail = math.min(n, math.max(minBytes, (n * share * 1.25).toLong + (16L << 10)))
+      if (wholeGap >= 0 && n - tail <= wholeGap && whole + n <= wholeBudget) { whole += n; n } else tail
+    }
   }
 
   /** The footer at `bytes(from until from + length)`. */

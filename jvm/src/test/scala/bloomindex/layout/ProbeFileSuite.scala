@@ -283,6 +283,73 @@ class ProbeFileSuite extends AnyFunSuite {
     assert(c.heapBytes - held == 50L * 32 && read >= 50L * 32 && read <= new java.io.File(paths.head.toUri).length())
   }
 
+  // Issue 26: a probe file whose bytes before its footer's read are within the coalescing gap is
+  // read whole in that one read; its block rows are then held, and lookups of any value read nothing.
+  test("a small probe file is read whole with its footer: no lookup reads a block row; a damaged row is still refused") {
+    val alg = FilterAlgorithm.SplitBlock
+    bloomindex.log.Checksums.resetDamage()
+    val rnd = new java.util.Random(26)
+    val files = filters(alg, 600, rnd)
+    val paths = write(alg, files, perFile = 200, sectionBytes = 1 << 20)
+    val lengths = paths.map(p => new java.io.File(p.toUri).length()).toArray
+    val filterBytes = files.map(_._2.toBytes.length.toLong).sum
+    val est = ProbeFile.tailEstimates(lengths, filterBytes, 1024)
+    assert(est.indices.forall(k => est(k) < lengths(k)), "the estimates alone read part of each file")
+    assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, 1L << 20, Long.MaxValue).toSeq == lengths.toSeq)
+    assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, 0L, Long.MaxValue).toSeq == est.toSeq, "a gap of 0: never whole")
+    assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, -1L, Long.MaxValue).toSeq == est.toSeq)
+    // The budget: the first file fits, the second would pass it.
+    assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, 1L << 20, lengths(0) + 1).toSeq ==
+      lengths(0) +: est.toSeq.tail)
+    assert(ProbeFile.tailEstimates(lengths, filterBytes, 0, 1L << 20, Long.MaxValue).forall(_ == 0L))
+    val probed = (files.map(_._3.head).map(alg.hash.hashLong) ++ Seq.fill(300)(rnd.nextLong())).toArray
+
+    def loadWith(tails: Array[Long], cap: Long): ColumnData = {
+      val footers = ProbeFile.readEachFooter(conf, paths.zip(lengths), 4, Column, alg, checksums = true,
+        k => tails(k), compact = true).map(_.toOption.get)
+      assert(footers.indices.forall(k => tails(k) == 0L || footers(k).bytesRead == tails(k)))
+      val b = new ColumnData.Builder("c", alg)
+      BlockFilters.addTo(b, alg, conf, "column=c", paths.toArray, lengths, footers, 4, 4, cap)
+      b.result()
+    }
+    def answersExactly(d: ColumnData, except: Set[String] = Set.empty): Unit = {
+      val probes = d.probes(probed)
+      files.foreach { case (p, f, _) =>
+        val r = d.indexOf(p, 10L, 20L)
+        probed.indices.foreach { k =>
+          assert(probes(k).mightContain(r) == (except.contains(p) || f.mightContain(probed(k))), s"$p hash ${probed(k)}")
+        }
+      }
+    }
+    val whole = ProbeFile.tailEstimates(lengths, filterBytes, 1024, 1L << 20, Long.MaxValue)
+    // Read whole: every row held at once (counted), none read by the lookups.
+    val allRows = paths.flatMap(p => ProbeFile.readFooter(conf, p, None, Column).sections).map(s => s.blocks.toLong * s.rowBytes).sum
+    val d = loadWith(whole, Long.MaxValue)
+    assert(d.heapBytes - loadWith(lengths.map(_ => 0L), Long.MaxValue).heapBytes == allRows)
+    IndexStore.resetLoaded()
+    answersExactly(d)
+    assert(Option(IndexStore.loadedBytes().get("column=c")).forall(_.longValue() == 0L), IndexStore.loadedBytes())
+    // Without the whole read (or with no room in the cache) the same answers, the rows read.
+    val e = loadWith(est, Long.MaxValue)
+    answersExactly(e)
+    assert(IndexStore.loadedBytes().get("column=c").longValue() > 0L)
+    IndexStore.resetLoaded()
+    answersExactly(loadWith(whole, 0L))
+    assert(IndexStore.loadedBytes().get("column=c").longValue() > 0L, "a cache cap of 0 holds no row")
+
+    // A row damaged in the file: not held from the whole read; the lookup that needs it reads it,
+    // finds the damage (recorded) and answers maybe for its section's files only.
+    val f = new java.io.File(paths.head.toUri)
+    new java.io.File(f.getParentFile, s".${f.getName}.crc").delete()
+    val footer = ProbeFile.readFooter(conf, paths.head, None, Column)
+    val s0 = footer.sections(0)
+    val bytes = Files.readAllBytes(f.toPath)
+    (0 until s0.blocks).foreach(k => bytes((s0.rowOffset(k) + 5).toInt) = (bytes((s0.rowOffset(k) + 5).toInt) ^ 0x04).toByte)
+    Files.write(f.toPath, bytes)
+    answersExactly(loadWith(whole, Long.MaxValue), footer.files.filter(_.section == 0).map(_.path).toSet)
+    assert(bloomindex.log.Checksums.damageOf(paths.head.toString).exists(_._2 == Set(0)))
+  }
+
   test("a damaged probe file is refused naming it; a row that cannot be read answers maybe") {
     val alg = FilterAlgorithm.SplitBlock
     val files = filters(alg, 20, new java.util.Random(3))

@@ -141,6 +141,9 @@ object BloomIndexSQLConf {
     .doc("Block rows of one probe file that a query needs and that lie at most this many bytes " +
       "apart are read as one range (one request on an object store; up to 16 MiB a range), and " +
       "the ranges of all the column's probe files are read in parallel (spark.bloomindex.load.threads). " +
+      "A probe file whose bytes before its footer's read are at most this many is read whole in " +
+      "that read, and its rows held (while such files come to at most a quarter of " +
+      "spark.bloomindex.cache.maxBytes): later lookups read nothing of it. " +
       "-1: each probe file's rows are read one after the other, a request each.")
     .version(Since)
     .bytesConf(org.apache.spark.network.util.ByteUnit.BYTE)
