@@ -23,7 +23,8 @@ size N of BENCH_LAT_SIZES (default 10000,100000):
     `on` checks the files to skip against storage (spark.bloomindex.pruning.checkFiles, the
     default: a DataFrame keeps its listing for its life, so a read by path is checked too; on S3
     one listing of the table's folder, 1,000 names a page); `unchecked` is `on` without that
-    check. Case `table` (BENCH_LAT_CASES) measures a catalog table over the same folder, checked.
+    check; `rowsapart` is `unchecked` with no probe file read whole (its block rows read after
+    its footer, as before 2026-12-01). Case `table` (BENCH_LAT_CASES) measures a catalog table over the same folder, checked.
 
 BENCH_LAT_STREAM: S3A's input stream type in the measured drivers (unset: S3A's default, which
 for hadoop-aws 3.5.0 is `analytics`; `classic`). BENCH_LAT_REPEATS (default 2) runs of each case; BENCH_LAT_THREADS sets
@@ -72,6 +73,9 @@ CASE_CONF = {
     "sdkpages": {"spark.internal.bloomindex.test.s3ReadPages": "false"},
     # The index without checking the files to skip against storage (see FreshFiles).
     "unchecked": {"spark.bloomindex.pruning.checkFiles": "false"},
+    # `unchecked` with the probe files' block rows read after their footers, not with them (a
+    # gap smaller than what lies before a footer's read: no file read whole), as before 2026-12-01.
+    "rowsapart": {"spark.bloomindex.pruning.checkFiles": "false", "spark.bloomindex.load.coalesceGapBytes": "4k"},
     "table": {},
 }
 
