@@ -23,7 +23,9 @@ Measured, each case in a new Python process and JVM (a fresh driver, local[2], -
     incremental REFRESH timed (and its heap: retained, and the heap pools' peak above the level
     before, which counts garbage and the tasks' memory: an upper bound), then the first planning
     after it in that session. It changes the index: the next run builds the table again.
-BENCH_SCALE_SYNTH_CASES: a subset of on,unchecked,off,refresh.
+BENCH_SCALE_SYNTH_CASES: a subset of on,unchecked,off,refresh, and `rowsapart` (`unchecked` with no
+probe file read whole by its footer's read: the block rows read after the footers, as before
+2026-12-01).
 """
 
 from __future__ import annotations
@@ -163,8 +165,10 @@ def child(n: int, case: str) -> dict:
     out = {"files": n, "case": case}
     if case == "off":
         spark.conf.set("spark.bloomindex.pruning.enabled", "false")
-    if case == "unchecked":
+    if case in ("unchecked", "rowsapart"):
         spark.conf.set("spark.bloomindex.pruning.checkFiles", "false")
+    if case == "rowsapart":  # no probe file read whole with its footer: the reads before 2026-12-01
+        spark.conf.set("spark.bloomindex.load.coalesceGapBytes", "4k")
     cpu = Cpu(spark)
     t0 = time.perf_counter()
     df = spark.read.parquet(str(table))

@@ -296,7 +296,7 @@ class ProbeFileSuite extends AnyFunSuite {
     val est = ProbeFile.tailEstimates(lengths, filterBytes, 1024)
     assert(est.indices.forall(k => est(k) < lengths(k)), "the estimates alone read part of each file")
     assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, 1L << 20, Long.MaxValue).toSeq == lengths.toSeq)
-    assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, 0L, Long.MaxValue).toSeq == est.toSeq, "a gap of 0: never whole")
+    assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, 0L, Long.MaxValue).toSeq == est.toSeq, "a gap of 0: none of these read whole")
     assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, -1L, Long.MaxValue).toSeq == est.toSeq)
     // The budget: the first file fits, the second would pass it.
     assert(ProbeFile.tailEstimates(lengths, filterBytes, 1024, 1L << 20, lengths(0) + 1).toSeq ==
