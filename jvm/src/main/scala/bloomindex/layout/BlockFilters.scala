@@ -108,8 +108,8 @@ final class BlockFilters(
    * Holds the block rows of sections `first until first + count` (one probe file's) that lie
    * whole in `tail`, the file's bytes from `tailOffset` on that its footer's read brought
    * ([[ProbeFile.readFooter]]: a small file read whole), as if fetched: counted, within
-   * `maxFetchedBytes`. A row failing its checksum is not held; a query that needs it reads it
-   * and treats it as any damaged row.
+   * `maxFetchedBytes`. A row failing its checksum is not held but recorded as damage at once
+   * ([[ProbeFile.sectionDamaged]]); a query that needs it reads it and treats it as any damaged row.
    */
   def hold(first: Int, count: Int, tail: Array[Byte], tailOffset: Long): Unit = {
     var s = first
@@ -121,7 +121,10 @@ final class BlockFilters(
         try {
           val row = words(ProbeFile.rowOf(tail, (sec.rowOffset(b) - tailOffset).toInt, sec, b))
           if (rowsHeld.putIfAbsent(key(s, b), row) == null) fetched.addAndGet(sec.rowBytes.toLong)
-        } catch { case _: bloomindex.log.Checksums.Mismatch => }
+        } catch {
+          // Damage found now: recorded (DESCRIBE, the next REFRESH); a lookup that needs the row reads it and refuses it.
+          case _: bloomindex.log.Checksums.Mismatch => ProbeFile.sectionDamaged(files(sectionFile(s)), sectionLocal(s), b)
+        }
         b += 1
       }
       s += 1
