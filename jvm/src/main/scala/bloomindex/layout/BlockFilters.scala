@@ -91,12 +91,7 @@ final class BlockFilters(
       val bytes = need.iterator.map(k => sections((k >>> 32).toInt).rowBytes.toLong).sum
       if (fetched.get() + bytes > maxFetchedBytes) { rowsHeld.clear(); fetched.set(0) }
       fetch(need.groupBy(k => sectionFile((k >>> 32).toInt)), got)
-      need.foreach { k =>
-        val row = got.get(k)
-        if ((row ne Unreadable) && rowsHeld.putIfAbsent(k, row) == null) {
-          fetched.addAndGet(sections((k >>> 32).toInt).rowBytes.toLong)
-        }
-      }
+      need.foreach(k => keep(k, got.get(k)))
     }
     wanted.map(bs => Array.tabulate[AnyRef](sections.length) { s =>
       val r = got.get(key(s, bs(s)))
@@ -118,18 +113,28 @@ final class BlockFilters(
       var b = math.max(0L, (tailOffset - sec.offset + sec.rowStride - 1) / sec.rowStride).toInt
       while (b < sec.blocks && sec.rowOffset(b) + sec.rowStride - tailOffset <= tail.length &&
           fetched.get() + sec.rowBytes <= maxFetchedBytes) {
-        try {
-          val row = words(ProbeFile.rowOf(tail, (sec.rowOffset(b) - tailOffset).toInt, sec, b))
-          if (rowsHeld.putIfAbsent(key(s, b), row) == null) fetched.addAndGet(sec.rowBytes.toLong)
-        } catch {
-          // Damage found now: recorded (DESCRIBE, the next REFRESH); a lookup that needs the row reads it and refuses it.
-          case _: bloomindex.log.Checksums.Mismatch => ProbeFile.sectionDamaged(files(sectionFile(s)), sectionLocal(s), b)
-        }
+        // Damage found now is recorded (DESCRIBE, the next REFRESH); a lookup that needs the row reads it and refuses it.
+        keep(key(s, b), checked(s, b, ProbeFile.rowOf(tail, (sec.rowOffset(b) - tailOffset).toInt, sec, b)))
         b += 1
       }
       s += 1
     }
   }
+
+  /** Holds block row `k` (not one that could not be read), counted, unless held already. */
+  private def keep(k: java.lang.Long, row: AnyRef): Unit =
+    if ((row ne Unreadable) && rowsHeld.putIfAbsent(k, row) == null) fetched.addAndGet(sections((k >>> 32).toInt).rowBytes.toLong)
+
+  /**
+   * Block row `block` of section `s` as `read` gives it (checked against its checksum) in words,
+   * or [[Unreadable]] with the damage recorded ([[ProbeFile.sectionDamaged]]) where it fails.
+   */
+  private def checked(s: Int, block: Int, read: => Array[Byte]): AnyRef =
+    try words(read) catch {
+      case _: bloomindex.log.Checksums.Mismatch =>
+        ProbeFile.sectionDamaged(files(sectionFile(s)), sectionLocal(s), block)
+        Unreadable
+    }
 
   private def fetch(byFile: Map[Int, Array[java.lang.Long]], out: ConcurrentHashMap[java.lang.Long, AnyRef]): Unit = {
     def unreadable(f: Int, keys: Iterable[java.lang.Long], e: Throwable): Unit = {
@@ -138,18 +143,11 @@ final class BlockFilters(
         "filters it holds are read, not pruned")
     }
     // A row failing its checksum answers "maybe" for its files, and the damage is recorded.
-    def row(f: Int, k: java.lang.Long, read: => Array[Byte]): Int = {
+    def row(k: java.lang.Long, read: => Array[Byte]): Int = {
       val s = (k >>> 32).toInt
-      try {
-        val r = read
-        out.put(k, words(r))
-        r.length
-      } catch {
-        case _: bloomindex.log.Checksums.Mismatch =>
-          out.put(k, Unreadable)
-          ProbeFile.sectionDamaged(files(f), sectionLocal(s), k.toInt)
-          0
-      }
+      val w = checked(s, k.toInt, read)
+      out.put(k, w)
+      if (w eq Unreadable) 0 else sections(s).rowBytes
     }
     if (gapBytes < 0) {
       // Each file's rows one after the other, one read each.
@@ -158,7 +156,7 @@ final class BlockFilters(
         try {
           val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
           try keys.foreach { k =>
-            read += row(f, k, ProbeFile.readRow(in, sections((k >>> 32).toInt), k.toInt))
+            read += row(k, ProbeFile.readRow(in, sections((k >>> 32).toInt), k.toInt))
           } finally in.close()
         } catch { case NonFatal(e) => unreadable(f, keys, e) }
         IndexStore.countLoaded(folder, 0, read)
@@ -178,7 +176,7 @@ final class BlockFilters(
           val in = ProbeFile.open(conf, files(f), Some(fileLengths(f)))
           try in.readFully(range.offset, bytes) finally in.close()
           range.rows.foreach { case (offset, _, k) =>
-            row(f, k, ProbeFile.rowOf(bytes, (offset - range.offset).toInt, sections((k >>> 32).toInt), k.toInt))
+            row(k, ProbeFile.rowOf(bytes, (offset - range.offset).toInt, sections((k >>> 32).toInt), k.toInt))
           }
           IndexStore.countLoaded(folder, 0, bytes.length)
         } catch { case NonFatal(e) => unreadable(f, range.rows.map(_._3), e) }
