@@ -10,8 +10,9 @@ size N of BENCH_LAT_SIZES (default 10000,100000):
     on column k (index root s3a://<bucket>/lat_N/indexes); then N - 4 more files
     part-<n>.parquet, each an empty Parquet file (no row), and their index entries written by
     the JVM harness bloomindex.bench.SyntheticIndex (real probe files and summary, through the
-    index's own writers, BENCH_LAT_PROBE_FILES per column (default 64, what a local[2] build
-    writes); each claims the keys n*20 .. n*20+19, so a lookup keeps about 1% of the files).
+    index's own writers, BENCH_LAT_PROBE_FILES per column (default 1: what a build writes for
+    these rows since 2026-12-01, one probe file per spark.bloomindex.optimize.targetFileBytes of a
+    column's rows; 64 is what a local[2] build wrote before, one per task); each claims the keys n*20 .. n*20+19, so a lookup keeps about 1% of the files).
     Not built from data: see SyntheticIndex's doc.
 
   measured, each in a new Python process and JVM (a fresh driver), through the proxy:
@@ -54,7 +55,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 OUT = ROOT / "bench" / "out"
 SIZES = [int(x) for x in os.environ.get("BENCH_LAT_SIZES", "10000,100000").split(",") if x]
 DELAY_MS = float(os.environ.get("BENCH_LAT_DELAY_MS", "20"))
-PROBE_FILES = int(os.environ.get("BENCH_LAT_PROBE_FILES", "64"))
+PROBE_FILES = int(os.environ.get("BENCH_LAT_PROBE_FILES", "1"))
 REPEATS = int(os.environ.get("BENCH_LAT_REPEATS", "2"))
 CASES = [c for c in os.environ.get("BENCH_LAT_CASES", "on,before,off").split(",") if c]
 THREADS = os.environ.get("BENCH_LAT_THREADS", "")

@@ -5,8 +5,10 @@ The harness does not write a million data files with rows nor build their index 
   - bench/out/scale_synth_<N>/table holds 4 real Parquet files (the sample, keys < 0), indexed by
     CREATE BLOOM INDEX synth_<N> ON parquet.`...` FOR COLUMNS (k) (a real log entry);
   - then N - 4 files part-<n>.parquet, each a copy of one empty Parquet file (no row), and
-    their index entries written by bloomindex.bench.SyntheticIndex (test jar): 64 probe files
-    (what a local[2] build writes per column), a split block filter per file claiming the keys
+    their index entries written by bloomindex.bench.SyntheticIndex (test jar): BENCH_SCALE_PROBE_FILES
+    probe files (default 1: what a build writes for these rows since 2026-12-01, one per
+    spark.bloomindex.optimize.targetFileBytes of a column's rows; 64 is what a local[2] build wrote
+    before, one per task), a split block filter per file claiming the keys
     n*20 .. n*20+19 (a lookup keeps ~1% of the files: the filters' false positives), and the
     summary, through the index's own writers. Paths, sizes and times are the listing's.
 Measured, each case in a new Python process and JVM (a fresh driver, local[2], -Xmx8g):
@@ -45,7 +47,7 @@ CASES = [c for c in os.environ.get("BENCH_SCALE_SYNTH_CASES", "on,unchecked,off,
 TEST_JAR = pathlib.Path(os.environ.get("BENCH_TEST_JAR", str(ROOT / "target" / "bloomindex-tests.jar")))
 ROWS = 20
 SAMPLE = 4
-PROBE_FILES = 64
+PROBE_FILES = int(os.environ.get("BENCH_SCALE_PROBE_FILES", "1"))
 MB = 1 << 20
 
 
@@ -78,7 +80,9 @@ def prepare(n: int) -> dict | None:
 
     base, table, root = paths(n)
     if (base / "_DONE").exists():
-        return None
+        if json.loads((base / "_DONE").read_text()).get("probe_files") == PROBE_FILES:
+            return None
+        (base / "_FILES").unlink()  # another count of probe files: everything is written again
     spark = session(n)
     t0 = time.perf_counter()
     if not (base / "_FILES").exists():  # the sample, its index and the empty files (once)

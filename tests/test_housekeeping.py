@@ -122,6 +122,38 @@ def test_many_refreshes_stay_within_max_probe_files_and_optimize_compacts(spark,
         assert log_entries(root, "hm")[-1]["version"] == version
 
 
+def test_a_build_of_many_tasks_writes_probe_files_by_bytes_not_one_per_task(spark, root, tmp_path):
+    """One build task per file (12 tasks, more than `maxProbeFiles`): CREATE writes one probe file
+    per column (its rows are far under `targetFileBytes`), and so does a REFRESH of 10 new files;
+    with `maxProbeFiles` above the task count each task writes its own, as before. Lookups
+    answer as with the index off, one file kept."""
+    path = str(tmp_path / "t")
+    for i in range(12):
+        _append(spark, path, i)
+    one_per_task = {"spark.sql.files.maxPartitionBytes": "1024", "spark.sql.files.openCostInBytes": "0",
+                    "spark.bloomindex.build.footerFilters": "false"}
+    with confs(spark, one_per_task):
+        assert spark.read.parquet(path).rdd.getNumPartitions() == 12
+        spark.sql(f"CREATE BLOOM INDEX hb ON parquet.`{path}` FOR COLUMNS (k, v)")
+        assert {c: len(p) for c, p in _probe_files(root, "hb").items()} == {"k": 1, "v": 1}
+        assert all(len(probe_file_entries(p)[2]) == 12 for ps in _probe_files(root, "hb").values() for p in ps)
+        _check(spark, path, "hb", range(12), 12)
+
+        for i in range(12, 22):
+            _append(spark, path, i)
+        spark.sql("REFRESH BLOOM INDEX hb")
+        probes = _probe_files(root, "hb")
+        assert {c: len(p) for c, p in probes.items()} == {"k": 2, "v": 2}  # the kept one and one new
+        assert sorted(len(probe_file_entries(p)[2]) for p in probes["k"]) == [10, 12]
+        _check(spark, path, "hb", range(22), 22)
+        assert_filters_hold_values(spark, root, "hb", spark.read.parquet(path), {"k": "string", "v": "bigint"})
+
+        with confs(spark, {"spark.bloomindex.refresh.maxProbeFiles": "64"}):
+            spark.sql("REFRESH BLOOM INDEX hb FULL")
+            assert {c: len(p) for c, p in _probe_files(root, "hb").items()} == {"k": 22, "v": 22}
+        _check(spark, path, "hb", range(22), 22)
+
+
 def test_vacuum_keeps_what_the_live_version_reads(spark, root, tmp_path):
     path = str(tmp_path / "t")
     for i in range(3):

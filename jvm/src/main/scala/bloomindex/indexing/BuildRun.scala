@@ -26,7 +26,8 @@ import org.apache.spark.util.CollectionAccumulator
  * columns) without fitting ones, one that reads the data and writes the index rows as it
  * goes, nothing cached. Split files and global filters cache the data pass's output (a
  * shuffle and a second job use it); files too large to count exactly, and new global
- * filters, add a second read whose rows are appended.
+ * filters, add a second read whose rows are appended. Rows from more tasks than a column keeps
+ * probe files are cached by the read and written by fewer tasks ([[sized]]).
  */
 private final class BuildRun(
     spark: SparkSession,
@@ -175,7 +176,7 @@ private final class BuildRun(
         r.getAs[Array[Byte]](7), r.getString(8))
     })
     val all = fresh ++ old
-    if (all.nonEmpty) written ++= IndexFiles.write(fewFiles(sc.union(all)), dir, hadoopConf, encryption, probes,
+    if (all.nonEmpty) written ++= IndexFiles.write(sized(sc.union(all)), dir, hadoopConf, encryption, probes,
       layout == IndexLayout.Blocks).flatMap(_.rows)
     else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption, probes, layout == IndexLayout.Blocks)
   }
@@ -189,6 +190,32 @@ private final class BuildRun(
   private def fewFiles(rows: RDD[IndexRow]): RDD[IndexRow] = {
     val max = math.max(64, sc.defaultParallelism * 4)
     if (rows.getNumPartitions > max) rows.coalesce(max) else rows
+  }
+
+  /**
+   * Probe files sized by their bytes, not by the tasks that read the data: a query's first read
+   * of a column is one request per probe file (on an object store, each a request's latency and
+   * its client's work on the driver). Where the rows come from more tasks than a column keeps
+   * probe files (`spark.bloomindex.refresh.maxProbeFiles`, the bound a refresh compacts to), they
+   * are cached as the tasks that read the data compute them (one job, every task), then written
+   * by one task per `spark.bloomindex.optimize.targetFileBytes` of the largest column's rows (the
+   * size OPTIMIZE writes; at most [[fewFiles]]' bound). Layouts without probe files: [[fewFiles]].
+   */
+  private def sized(rows: RDD[IndexRow]): RDD[IndexRow] = {
+    val maxFiles = spark.sessionState.conf.getConf(BloomIndexSQLConf.REFRESH_MAX_PROBE_FILES)
+    if (!layout.probed || rows.getNumPartitions <= maxFiles) return fewFiles(rows)
+    val kept = cache(rows)
+    val bytes = kept.mapPartitions { it =>
+      val byColumn = mutable.HashMap.empty[String, Long]
+      it.foreach(r => byColumn(r.column) = byColumn.getOrElse(r.column, 0L) + BuildRun.probeBytes(r))
+      Iterator(byColumn.toMap)
+    }.collect().flatten.groupMapReduce(_._1)(_._2)(_ + _)
+    val largest = if (bytes.isEmpty) 0L else bytes.values.max
+    val parts = BuildRun.probeFiles(largest, spark.sessionState.conf.getConf(BloomIndexSQLConf.OPTIMIZE_TARGET_FILE_BYTES),
+      math.min(rows.getNumPartitions, math.max(64, sc.defaultParallelism * 4)))
+    logInfo(s"Bloom index ${spec.name}: rows of ${rows.getNumPartitions} tasks (largest column about $largest bytes) " +
+      s"written as $parts probe files per column")
+    kept.coalesce(parts)
   }
 
   private def footersApply: Boolean =
@@ -314,4 +341,11 @@ private object BuildRun {
 
   /** What [[BuildRun.indexed]] counts: source files, their bytes, those whose filters all came from footers, the filters' bytes. */
   final case class Indexed(count: Long, bytes: Long, fromFooters: Long, filterBytes: Long)
+
+  /** About what `r` takes in a probe file: its filter, its file's name (footers store paths under a shared prefix) and its numbers. */
+  def probeBytes(r: IndexRow): Long = r.filter.length.toLong + (r.path.length - r.path.lastIndexOf('/') - 1) + 16
+
+  /** How many probe files per column hold `bytes` (the largest column's) at `target` bytes each: at least 1, at most `max`. */
+  def probeFiles(bytes: Long, target: Long, max: Int): Int =
+    math.max(1L, math.min(max.toLong, (bytes + target - 1) / math.max(1L, target))).toInt
 }

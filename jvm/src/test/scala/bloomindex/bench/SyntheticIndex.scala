@@ -26,8 +26,9 @@ import org.apache.spark.sql.SparkSession
  * it) of the `rowsPerFile` bigint keys `n * rowsPerFile until (n + 1) * rowsPerFile` of column
  * `column` (the files hold no row: a filter that says "maybe" for values a file lacks loses no
  * row). The entries go into `probeFiles` new probe files in the column's folder of the active
- * version (written by [[ProbeFile.Writer]], block-major as a build task writes them; about the
- * count a build of this many files writes: at most max(64, 4 x cores) per column), and the
+ * version (written by [[ProbeFile.Writer]], block-major as a build task writes them; the caller
+ * picks the count a build of these rows writes: one per `spark.bloomindex.optimize.targetFileBytes`
+ * of the column's rows since 2026-12-01, one per task before), and the
  * summary is written again by [[IndexSummary.write]] (the CREATE's own probe files and the new
  * ones, with the rows' counts). The log entry is left as CREATE wrote it (its `indexedFiles`
  * counts the sample's files only; nothing that prunes reads it but a warning when fewer files

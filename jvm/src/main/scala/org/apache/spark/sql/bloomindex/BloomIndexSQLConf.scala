@@ -213,7 +213,9 @@ object BloomIndexSQLConf {
 
   val OPTIMIZE_TARGET_FILE_BYTES: ConfigEntry[Long] = buildConf("spark.bloomindex.optimize.targetFileBytes")
     .doc("The size of the probe files OPTIMIZE BLOOM INDEX (and a refresh past " +
-      "spark.bloomindex.refresh.maxProbeFiles) writes; probe files at least this large are kept as they are.")
+      "spark.bloomindex.refresh.maxProbeFiles) writes; probe files at least this large are kept as they are. " +
+      "A build (CREATE, REFRESH) whose rows come from more than spark.bloomindex.refresh.maxProbeFiles " +
+      "tasks writes one probe file per this many bytes of a column's rows, not one per task.")
     .version(Since)
     .bytesConf(org.apache.spark.network.util.ByteUnit.BYTE)
     .checkValue(n => n >= (1L << 20), "Must be at least 1 MB.")
