@@ -82,7 +82,7 @@ def prepare(n: int) -> dict | None:
     if (base / "_DONE").exists():
         if json.loads((base / "_DONE").read_text()).get("probe_files") == PROBE_FILES:
             return None
-        (base / "_FILES").unlink()  # another count of probe files: everything is written again
+        (base / "_FILES").unlink(missing_ok=True)  # another count of probe files: everything is written again
     spark = session(n)
     t0 = time.perf_counter()
     if not (base / "_FILES").exists():  # the sample, its index and the empty files (once)

@@ -261,7 +261,7 @@ private[actions] object IndexBuild extends Logging {
     }
     val carriedAll = carried.result()
     // Rewritten rows go into about one file per `target` bytes (at least one per column's worth).
-    val parts = if (compacted) math.max(1L, (carriedBytes + target - 1) / target).toInt else 0
+    val parts = if (compacted) IndexFiles.probeFilesFor(carriedBytes, target).toInt else 0
     Some(Kept(unchanged, ReusedProbes(reusedFiles.result(), reusedRows.result()),
       carriedAll, parts, d.checksums))
   }

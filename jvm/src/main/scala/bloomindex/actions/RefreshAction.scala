@@ -149,7 +149,7 @@ final class RefreshAction(ctx: ActionContext, full: Boolean, optimize: Boolean =
       try bloomindex.layout.IndexSummary.read(ctx.hadoopConf, bloomindex.layout.IndexStore.dataDir(ctx.log.indexDir, d))
         .columns.values.forall { s =>
           val sizes = s.probeFiles.values ++ s.reused.values
-          sizes.size <= math.max(1L, (sizes.sum + target - 1) / target)
+          sizes.size <= bloomindex.layout.IndexFiles.probeFilesFor(sizes.sum, target)
         }
       catch { case NonFatal(_) => false }
     }

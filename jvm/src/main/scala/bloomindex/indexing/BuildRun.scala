@@ -187,10 +187,10 @@ private final class BuildRun(
    * (one data-pass task per 32 of them) would otherwise make thousands of tiny index files; the
    * tasks are merged without a shuffle, so the read keeps 4 tasks per core at least.
    */
-  private def fewFiles(rows: RDD[IndexRow]): RDD[IndexRow] = {
-    val max = math.max(64, sc.defaultParallelism * 4)
-    if (rows.getNumPartitions > max) rows.coalesce(max) else rows
-  }
+  private def fewFiles(rows: RDD[IndexRow]): RDD[IndexRow] =
+    if (rows.getNumPartitions > maxWriteTasks) rows.coalesce(maxWriteTasks) else rows
+
+  private def maxWriteTasks: Int = math.max(64, sc.defaultParallelism * 4)
 
   /**
    * Probe files sized by their bytes, not by the tasks that read the data: a query's first read
@@ -210,9 +210,9 @@ private final class BuildRun(
       it.foreach(r => byColumn(r.column) = byColumn.getOrElse(r.column, 0L) + BuildRun.probeBytes(r))
       Iterator(byColumn.toMap)
     }.collect().flatten.groupMapReduce(_._1)(_._2)(_ + _)
-    val largest = if (bytes.isEmpty) 0L else bytes.values.max
-    val parts = BuildRun.probeFiles(largest, spark.sessionState.conf.getConf(BloomIndexSQLConf.OPTIMIZE_TARGET_FILE_BYTES),
-      math.min(rows.getNumPartitions, math.max(64, sc.defaultParallelism * 4)))
+    val largest = bytes.values.maxOption.getOrElse(0L)
+    val parts = math.min(math.min(rows.getNumPartitions, maxWriteTasks).toLong,
+      IndexFiles.probeFilesFor(largest, spark.sessionState.conf.getConf(BloomIndexSQLConf.OPTIMIZE_TARGET_FILE_BYTES))).toInt
     logInfo(s"Bloom index ${spec.name}: rows of ${rows.getNumPartitions} tasks (largest column about $largest bytes) " +
       s"written as $parts probe files per column")
     kept.coalesce(parts)
@@ -344,8 +344,4 @@ private object BuildRun {
 
   /** About what `r` takes in a probe file: its filter, its file's name (footers store paths under a shared prefix) and its numbers. */
   def probeBytes(r: IndexRow): Long = r.filter.length.toLong + (r.path.length - r.path.lastIndexOf('/') - 1) + 16
-
-  /** How many probe files per column hold `bytes` (the largest column's) at `target` bytes each: at least 1, at most `max`. */
-  def probeFiles(bytes: Long, target: Long, max: Int): Int =
-    math.max(1L, math.min(max.toLong, (bytes + target - 1) / math.max(1L, target))).toInt
 }

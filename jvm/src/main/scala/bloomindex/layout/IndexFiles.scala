@@ -47,6 +47,13 @@ final case class IndexRow(path: String, size: Long, modificationTime: Long, colu
  */
 private[bloomindex] object IndexFiles {
 
+  /**
+   * How many probe files per column hold `bytes` of a column's rows at `target` bytes each
+   * (`spark.bloomindex.optimize.targetFileBytes`), at least 1: what a build writes, a compaction
+   * rewrites into, and OPTIMIZE finds enough.
+   */
+  def probeFilesFor(bytes: Long, target: Long): Long = math.max(1L, (bytes + target - 1) / math.max(1L, target))
+
   /** One row written: its source file and size, column, filter bytes, and whether from the footer. */
   final case class RowWritten(path: String, fileSize: Long, column: String, filterBytes: Int, fromFooter: Boolean)
 
