@@ -181,8 +181,13 @@ def vector_bits(spark) -> int:
 
 @pytest.fixture()
 def root(spark, tmp_path):
-    """A fresh `spark.bloomindex.root` for one test, so indexes never leak between tests."""
+    """A fresh `spark.bloomindex.root` for one test, so indexes never leak between tests; the root
+    set before it (a module fixture's) is set again after it."""
+    before = spark.conf.get("spark.bloomindex.root", None)
     path = str(tmp_path / "indexes")
     spark.conf.set("spark.bloomindex.root", path)
     yield path
-    spark.conf.unset("spark.bloomindex.root")
+    if before is None:
+        spark.conf.unset("spark.bloomindex.root")
+    else:
+        spark.conf.set("spark.bloomindex.root", before)
