@@ -8,8 +8,12 @@ import bloomindex.filter.FilterAlgorithm
 import bloomindex.hash.ParquetHash
 import bloomindex.log.{ColumnSpec, Decoding, ColumnDecoding, IndexData, IndexSpec, IndexState, LogEntry, LogJson, SourceSpec}
 import bloomindex.sbbf.SbbfSizing.Sizing
-import bloomindex.layout.{ColumnData, IndexLayout}
+import bloomindex.layout.{BlockFilters, ColumnData, IndexLayout, ProbeFile}
 
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, EqualTo, IsNotNull, Literal}
 import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -17,15 +21,36 @@ import org.apache.spark.unsafe.types.UTF8String
  * A driver's first pruned query would otherwise also pay for loading and first running the
  * code it goes through (the log's JSON, hashing, the compact column form): a tenth of a second
  * of its planning on a fresh JVM. When the extension is installed, a low-priority daemon thread
- * runs that code once on made-up data, in memory (no file, no Spark job, no session state),
- * while the session starts. Failures are ignored: it is only a warm-up.
+ * runs that code once on made-up data, in memory (no Spark job, no session state), while the
+ * session starts. Failures are ignored: it is only a warm-up.
+ *
+ * Then the loops a query runs once per indexed file, over [[BulkFiles]] made-up files (issue 26):
+ * a probe file written to a temporary folder (about 7 MB, deleted after), its footer read and
+ * decoded, the column built from it, and a point lookup probed over a listing of those files, so
+ * that the JIT compiles those loops (C2) here rather than in the first query that meets a large
+ * index. At a million files the first planning spent about 1 s of CPU compiling them (a
+ * recording of its compilations; docs/decisions.md, "The warm-up runs the per-file loops").
+ * `-Dbloomindex.warmup.files=0` on the driver's command line leaves this part out.
  */
 object Warmup {
 
   private val started = new AtomicBoolean(false)
 
+  /** Made-up files of the per-file part: enough calls of each per-batch method for C2 (600 and more), few seconds of CPU. */
+  private val BulkFiles: Int =
+    try Integer.getInteger("bloomindex.warmup.files", 1 << 16).intValue.max(0) catch { case NonFatal(_) => 1 << 16 }
+
+  @volatile private var done = false
+
+  /** Whether the warm-up has ended (tests and benchmarks wait for it). */
+  def finished: Boolean = done
+
   def start(): Unit = if (started.compareAndSet(false, true)) {
-    val t = new Thread(() => try run() catch { case NonFatal(_) => }, "bloomindex-warmup")
+    val t = new Thread(() => {
+      try run() catch { case NonFatal(_) => }
+      try bulk(BulkFiles, java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))) catch { case NonFatal(_) => }
+      done = true
+    }, "bloomindex-warmup")
     t.setDaemon(true)
     t.setPriority(Thread.MIN_PRIORITY)
     t.start()
@@ -50,5 +75,70 @@ object Warmup {
     val d = b.result()
     val probes = d.probes(Array(ParquetHash.hashValue(1L, LongType)))
     (0 until d.numFiles).foreach(i => probes(0).mightContain(d.indexOf(d.path(i), 1L, 1L)))
+  }
+
+  /**
+   * The per-file loops of a query's load and probe over `n` made-up files: a probe file of their
+   * filters written (format and layout as a build writes them), read as a query reads it
+   * ([[ProbeFile.readEachFooter]], [[BlockFilters.addTo]]), and `k = v` probed over a listing
+   * of the files ([[IndexCatalog.probe]]), in a folder made under `parent` and deleted after.
+   * Nothing is counted as loaded, cached or logged. Returns what the probes found (for tests).
+   */
+  private[catalog] def bulk(n: Int, parent: java.nio.file.Path): Seq[IndexCatalog.Probed] = if (n <= 0) Nil else {
+    val tmp = java.nio.file.Files.createTempDirectory(parent, "bloomindex-warmup")
+    try {
+      val conf = new Configuration()
+      val alg = FilterAlgorithm.SplitBlock
+      val folder = new Path(tmp.toUri.toString, "t")
+      val probe = new Path(new Path(tmp.toUri.toString, "column=k"), "_part-00000.probe")
+      val names = Array.tabulate(n)(i => f"part-$i%05d-7c1f0e52-30a4-4b8e-9d5e-1a2b3c4d5e6f-c000.snappy.parquet")
+      val w = new ProbeFile.Writer(conf, probe, alg, "k")
+      val written = try {
+        var i = 0
+        while (i < n) {
+          // Mostly one block of 32 bytes (20 values at 1%), some larger: sections of each size.
+          val f = alg.forNdv(if (i % 16 == 0) 200 else 20, 0.01, Sizing.Exact)
+          var v = 0
+          while (v < 20) { f.insert(ParquetHash.hashValue((i * 20L + v), LongType)); v += 1 }
+          w.add(s"$folder/${names(i)}", 1000L + i, 1700000000000L + i, 20L, 0L, 20L, fromFooter = false, f.toBytes)
+          i += 1
+        }
+        w.close()
+      } catch { case t: Throwable => w.abort(); throw t }
+      val lengths = Array(written)
+      val tails = ProbeFile.tailEstimates(lengths, 0L, BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES.defaultValue.get, -1L)
+      val footers = ProbeFile.readEachFooter(conf, Seq(probe -> written), 1, "k", alg, checksums = true,
+        k => tails(k), compact = true)
+      val footer = footers(0).fold(e => throw e, identity)
+      val b = new ColumnData.Builder("k", alg)
+      BlockFilters.addTo(b, alg, conf, null, Array(probe), lengths, Array(footer), 2, 4,
+        BloomIndexSQLConf.CACHE_MAX_BYTES.defaultValue.get)
+      val data = b.result()
+      val spec = IndexSpec("warmup", SourceSpec(None, "parquet", Seq(folder.toString), Map.empty, Nil),
+        Seq(ColumnSpec("k", "BIGINT", 0.01, None, Sizing.Exact)), global = false)
+      val entry = LogEntry(1, IndexState.Active, "CREATE", "warmup", 0L, 0L, spec,
+        Some(IndexData("data/warmup", 1, n, n, 0, Map.empty, None, None, IndexLayout.Probes.name, checksums = true)))
+      val view = new IndexView(new Path(tmp.toUri.toString), entry, Map.empty, _ => data)
+      val k = AttributeReference("k", LongType)()
+      // A listing of the files, and some the index does not hold (a rewritten one, a new one).
+      // (Paths from URIs: `new Path(parent, child)` resolves one URI against another, 10 us each.)
+      def listed(name: String) = new Path(new java.net.URI(s"$folder/$name"))
+      val files = Array.tabulate(n + n / 64) { i =>
+        if (i < n) new FileStatus(1000L + i + (if (i % 97 == 5) 1 else 0), false, 1, 1L, 1700000000000L + i, listed(names(i)))
+        else new FileStatus(10L, false, 1, 1L, 1L, listed(s"new-$i.parquet"))
+      }.toIndexedSeq
+      Seq(20L * (n / 2) + 3, -1L).flatMap { v =>
+        val pred = FilePredicate.translate(And(IsNotNull(k), EqualTo(k, Literal(v))), view)
+          .fold(why => throw new IllegalStateException(why.reason), identity)
+        Seq(IndexCatalog.probe(files, Array(data), Array(0), pred, 2, unfiltered = true),
+          IndexCatalog.probe(files, Array(data), Array(0), pred, 2))
+      }
+    } finally deleteAll(tmp)
+  }
+
+  private def deleteAll(dir: java.nio.file.Path): Unit = {
+    val walk = java.nio.file.Files.walk(dir)
+    try walk.sorted(java.util.Comparator.reverseOrder[java.nio.file.Path]()).forEach(p => java.nio.file.Files.deleteIfExists(p))
+    finally walk.close()
   }
 }

@@ -170,8 +170,8 @@ object IndexStore {
   // Test hook and metric: index data files and bytes loaded for queries, by column folder name.
   private val opened = new ConcurrentHashMap[String, (LongAdder, LongAdder)]()
 
-  /** Counts index data loaded for queries: `files` opened and `bytes` read, under `folder`. */
-  def countLoaded(folder: String, files: Int, bytes: Long): Unit = {
+  /** Counts index data loaded for queries: `files` opened and `bytes` read, under `folder` (null: not counted, the JVM's warm-up). */
+  def countLoaded(folder: String, files: Int, bytes: Long): Unit = if (folder != null) {
     val c = opened.computeIfAbsent(folder, _ => (new LongAdder, new LongAdder))
     c._1.add(files)
     c._2.add(bytes)

@@ -58,6 +58,26 @@ object SbbfSizing {
   def exactBytes(ndv: Long, fpp: Double): Int = {
     checkNdv(ndv)
     checkFpp(fpp)
+    val key = ExactKey(ndv, fpp)
+    val known = exactKnown.get(key)
+    if (known != null) return known.intValue
+    val bytes = searchExactBytes(ndv, fpp)
+    if (exactKnown.size >= ExactKnownMax) exactKnown.clear()
+    exactKnown.put(key, Integer.valueOf(bytes))
+    bytes
+  }
+
+  /**
+   * [[exactBytes]] already found, by (ndv, fpp): its search evaluates [[blockedFpp]] about 22
+   * times (about 90 microseconds), and a build asks once per file and column, mostly for few
+   * distinct pairs (the synthetic index of a million files of bench/scale_million.py spent about 90 s in it). Forgotten all at once past
+   * [[ExactKnownMax]] pairs.
+   */
+  private final case class ExactKey(ndv: Long, fpp: Double)
+  private val exactKnown = new java.util.concurrent.ConcurrentHashMap[ExactKey, Integer]()
+  private val ExactKnownMax = 1 << 16
+
+  private def searchExactBytes(ndv: Long, fpp: Double): Int = {
     // blockedFpp falls as blocks grow: binary search the smallest count meeting the target.
     var lo = 1
     var hi = MaxBytes / 32

@@ -68,7 +68,10 @@ class SbbfSizingSuite extends AnyFunSuite {
   }
 
   test("exact sizing: the smallest multiple of 32 bytes meeting the target") {
-    for (ndv <- Seq(1L, 10L, 999L, 12345L, 1000000L); fpp <- Seq(0.2, 0.01, 0.0001)) {
+    // Twice, the pairs in another order the second time: the second answers come from what the
+    // first calls found (exactBytes remembers), by their own ndv and fpp.
+    val pairs = for (ndv <- Seq(1L, 10L, 20L, 21L, 999L, 12345L, 1000000L); fpp <- Seq(0.2, 0.01, 0.0101, 0.0001)) yield (ndv, fpp)
+    for ((ndv, fpp) <- pairs ++ pairs.reverse) {
       val bytes = SbbfSizing.exactBytes(ndv, fpp)
       assert(bytes % 32 == 0 && SbbfSizing.expectedFpp(bytes, ndv) <= fpp)
       assert(bytes == 32 || SbbfSizing.expectedFpp(bytes - 32, ndv) > fpp)
