@@ -86,6 +86,9 @@ object Warmup {
    */
   private[catalog] def bulk(n: Int, parent: java.nio.file.Path): Seq[IndexCatalog.Probed] = if (n <= 0) Nil else {
     val tmp = java.nio.file.Files.createTempDirectory(parent, "bloomindex-warmup")
+    // Deleted at the end, or where the JVM exits first (last registered, first deleted).
+    Seq("", "column=k", "column=k/_part-00000.probe", "column=k/._part-00000.probe.crc")
+      .foreach(f => tmp.resolve(f).toFile.deleteOnExit())
     try {
       val conf = new Configuration()
       val alg = FilterAlgorithm.SplitBlock
