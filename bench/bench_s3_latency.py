@@ -165,12 +165,8 @@ def child(moto_port: int, jars: list[str], n: int, case: str, moto_pid: int) -> 
     else:
         df = spark.read.parquet(f"{base}/table")
     list_s = time.perf_counter() - t0
-    # The extension's warm-up (bloomindex.catalog.Warmup) has ended by here after about 1 s; waited
-    # for, and how long recorded, so that no run measures it half done.
-    t0 = time.perf_counter()
-    while not spark._jvm.bloomindex.catalog.Warmup.finished() and time.perf_counter() - t0 < 60:
-        time.sleep(0.05)
-    warmup_wait_s = round(time.perf_counter() - t0, 2)
+    from common import wait_for_warmup
+    warmup_wait_s = wait_for_warmup(spark)
     q = df.where(f"k = {key}")
     proxy.keep_log = bool(os.environ.get("BENCH_LAT_DEBUG"))
     if proxy.keep_log:  # the load's own timings (INFO: summary, footers, build) on stderr

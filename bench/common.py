@@ -35,3 +35,14 @@ def timings(fn, runs=3) -> tuple[list[float], object]:
 def best(fn, runs=3) -> float:
     """The fastest of `runs` timed calls of `fn`, after one untimed warm-up call."""
     return min(timings(fn, runs)[0])
+
+
+def wait_for_warmup(spark, limit_s: float = 60.0) -> float:
+    """Waits for the extension's warm-up (bloomindex.catalog.Warmup: a query's per-file loops run on
+    made-up files at session start, about 1 s) to end, so that no run measures it half done;
+    returns the seconds waited."""
+    t0 = time.perf_counter()
+    while not spark._jvm.bloomindex.catalog.Warmup.finished() and time.perf_counter() - t0 < limit_s:
+        time.sleep(0.05)
+    return round(time.perf_counter() - t0, 2)
+

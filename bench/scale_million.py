@@ -177,13 +177,8 @@ def child(n: int, case: str) -> dict:
     t0 = time.perf_counter()
     df = spark.read.parquet(str(table))
     out["list_s"] = round(time.perf_counter() - t0, 1)
-    # The extension's warm-up (bloomindex.catalog.Warmup: its per-file loops compiled on made-up
-    # files at session start) has ended here after about 1 s of a 2-core driver; waited for, and
-    # how long recorded, so that no run measures it half done.
-    t0 = time.perf_counter()
-    while not spark._jvm.bloomindex.catalog.Warmup.finished() and time.perf_counter() - t0 < 60:
-        time.sleep(0.05)
-    out["warmup_wait_s"] = round(time.perf_counter() - t0, 2)
+    from common import wait_for_warmup
+    out["warmup_wait_s"] = wait_for_warmup(spark)
     key = (n // 2) * ROWS + 3
     if case == "refresh":
         import numpy as np
