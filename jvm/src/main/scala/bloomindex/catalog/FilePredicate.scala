@@ -78,14 +78,26 @@ object FilePredicate {
       d.nullCount(r) < d.rowCount(r)
     }
   }
+  // AllOf and OneOf test their parts in a loop over an array: called once per file (a million
+  // in a probe), where `forall` over a Seq boxed each answer.
   private final case class AllOf(ps: Seq[FilePredicate]) extends FilePredicate {
+    private val parts = ps.toArray
     def columns: Set[Int] = ps.flatMap(_.columns).toSet
-    def mayMatch(f: FileRows): Boolean = ps.forall(_.mayMatch(f))
+    def mayMatch(f: FileRows): Boolean = {
+      var i = 0
+      while (i < parts.length) { if (!parts(i).mayMatch(f)) return false; i += 1 }
+      true
+    }
     override def notes: Seq[String] = ps.flatMap(_.notes)
   }
   private final case class OneOf(ps: Seq[FilePredicate]) extends FilePredicate {
+    private val parts = ps.toArray
     def columns: Set[Int] = ps.flatMap(_.columns).toSet
-    def mayMatch(f: FileRows): Boolean = ps.exists(_.mayMatch(f))
+    def mayMatch(f: FileRows): Boolean = {
+      var i = 0
+      while (i < parts.length) { if (parts(i).mayMatch(f)) return true; i += 1 }
+      false
+    }
     override def notes: Seq[String] = ps.flatMap(_.notes)
   }
 

@@ -422,16 +422,18 @@ object FilesProvider {
    * which the decision's probe applies instead (`true`: unfiltered; see
    * [[bloomindex.catalog.IndexCatalog.decide]]). That filter looks at every file's name: at a
    * million files, a third of a second on the planning thread, and the wrapping of each status
-   * `listFiles` does next as much again. First, the object that is the index's listing then, if
-   * it has one ([[SparkShim.listingOf]]: taken before the files, so that a `refresh` between the
-   * two makes it not the index's listing any more, never the reverse).
+   * `listFiles` does next as much again. `allFiles` itself, where it is no more than the roots'
+   * folders in the listing, is taken from the listing ([[SparkShim.allFilesOf]]). First, the
+   * object that is the index's listing then, if it has one ([[SparkShim.listingOf]]: taken before
+   * the files, so that a `refresh` between the two makes it not the index's listing any more,
+   * never the reverse).
    */
   private[files] def listing(index: FileIndex, partitionFilters: Seq[Expression] = Nil)
       : (Option[AnyRef], IndexedSeq[org.apache.hadoop.fs.FileStatus], Boolean) =
     index match {
       case p: PartitioningAwareFileIndex if p.partitionSchema.isEmpty =>
         val of = SparkShim.listingOf(p)
-        (of, p.allFiles() match {
+        (of, of.flatMap(SparkShim.allFilesOf(p, _)).getOrElse(p.allFiles() match {
           case s: IndexedSeq[org.apache.hadoop.fs.FileStatus] => s
           case other =>
             // A list (the roots' files, flatMapped): into an array of its size, not grown.
@@ -439,7 +441,7 @@ object FilesProvider {
             var k = 0
             other.foreach { f => out(k) = f; k += 1 }
             scala.collection.immutable.ArraySeq.unsafeWrapArray(out)
-        }, true)
+        }), true)
       // A partitioned folder's index lists the partitions the scan reads (the scan prunes them
       // so too: FileSourceScanExec's listFiles with the same filters), not every partition.
       case other => (None, statuses(other.listFiles(partitionFilters, Nil)), false)
