@@ -72,9 +72,21 @@ object SparkShim {
    * in the roots' order, as they are (one root: wrapped, not copied). Only where that is
    * exactly `allFiles`: no path filter, no recursive lookup, and every root qualified and
    * a folder of the listing (`allFiles` looks each up by its qualified path, which a root found
-   * in the listing as it is already is). None otherwise, or where this Spark's class is not
-   * the one read here (the caller calls `allFiles`).
+   * in the listing as it is already is), and `allFiles` and `matchPathPattern` not overridden.
+   * None otherwise, or where this Spark's class is not the one read here (the caller calls
+   * `allFiles`).
    */
+  /**
+   * Whether `index`'s `allFiles` and `matchPathPattern` are Spark's own (a subclass that
+   * overrides either answers otherwise than [[allFilesOf]] reads it).
+   */
+  private def sparksOwn(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex): Boolean =
+    try {
+      val base = classOf[org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex]
+      index.getClass.getMethod("allFiles").getDeclaringClass == base &&
+        index.getClass.getMethod("matchPathPattern", classOf[org.apache.hadoop.fs.FileStatus]).getDeclaringClass == base
+    } catch { case _: ReflectiveOperationException | _: RuntimeException => false }
+
   def allFilesOf(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex, listing: AnyRef)
       : Option[IndexedSeq[org.apache.hadoop.fs.FileStatus]] = {
     type Status = org.apache.hadoop.fs.FileStatus
@@ -85,7 +97,7 @@ object SparkShim {
       case m: scala.collection.Map[_, _] => m.asInstanceOf[scala.collection.Map[org.apache.hadoop.fs.Path, Any]]
       case _ => return None
     }
-    if (!index.partitionSchema.isEmpty) return None
+    if (!index.partitionSchema.isEmpty || !sparksOwn(index)) return None
     val plain = asks(pathFiltersMethod, { case s: scala.collection.Seq[_] => s.isEmpty; case _ => false }) &&
       asks(recursiveMethod, { case b: java.lang.Boolean => !b.booleanValue; case _ => false })
     if (!plain) return None

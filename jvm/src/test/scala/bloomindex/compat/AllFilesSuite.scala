@@ -50,7 +50,7 @@ class AllFilesSuite extends AnyFunSuite {
     assert(fast(spark.read.parquet(a, b)).get.size == spark_(spark.read.parquet(a)).size + spark_(spark.read.parquet(b)).size)
   }
 
-  test("no answer where Spark's allFiles filters or looks elsewhere: path filters, recursive lookup, a file root, partitions") {
+  test("no answer where Spark's allFiles filters or looks elsewhere: path filters, recursive lookup, a file root, an allFiles of its own, partitions") {
     val a = folder(3)
     val one = new java.io.File(a).listFiles().filter(_.getName.endsWith(".parquet")).minBy(_.getName).toString
     val filtered = Seq(
@@ -62,6 +62,12 @@ class AllFilesSuite extends AnyFunSuite {
     filtered.foreach(df => assert(fast(df).isEmpty, df.queryExecution.analyzed))
     // The filters do change Spark's answer (so an answer taken from the listing would be wrong).
     assert(spark_(filtered(0)).size == 1 && spark_(filtered(2)).isEmpty)
+    // A file index whose allFiles is its own (here: the first file only).
+    val own = new org.apache.spark.sql.execution.datasources.InMemoryFileIndex(spark,
+        index(spark.read.parquet(a)).rootPaths, Map.empty, None) {
+      override def allFiles(): Seq[org.apache.hadoop.fs.FileStatus] = super.allFiles().take(1)
+    }
+    assert(SparkShim.allFilesOf(own, SparkShim.listingOf(own).get).isEmpty && own.allFiles().size == 1)
     val parted = TempDirs.create("bloomindex-allfiles").resolve("p").toString
     spark.range(4).selectExpr("id", "id % 2 AS k").write.partitionBy("k").parquet(parted)
     assert(fast(spark.read.parquet(parted)).isEmpty)
