@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.{And, Expression}
 import org.apache.spark.sql.catalyst.trees.TreeNode
 import org.apache.spark.sql.connector.read.Scan
 import org.apache.spark.sql.execution.FileSourceScanExec
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation
 
 /**
@@ -37,9 +37,27 @@ object SparkShim {
   def withRelation(l: LogicalRelation, relation: HadoopFsRelation): LogicalRelation =
     replaceArg(l, l.relation, relation)
 
-  private lazy val leafDirsMethod: Option[java.lang.reflect.Method] =
-    try Some(classOf[org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex].getMethod("leafDirToChildrenFiles"))
-    catch { case _: ReflectiveOperationException | _: SecurityException => None }
+  /**
+   * The file index's member `name` (a Scala-protected one is public in the class file; a private
+   * one, `declared`, made accessible), None where this Spark's class has none.
+   */
+  private def member(name: String, declared: Boolean = false): Option[java.lang.reflect.Method] =
+    try {
+      val c = classOf[PartitioningAwareFileIndex]
+      val m = if (declared) c.getDeclaredMethod(name) else c.getMethod(name)
+      if (declared) m.setAccessible(true)
+      Some(m)
+    } catch { case _: ReflectiveOperationException | _: RuntimeException => None }
+
+  /** `m` called on `index`; None where there is no such member, it fails or answers null. */
+  private def call(m: Option[java.lang.reflect.Method], index: PartitioningAwareFileIndex): Option[AnyRef] =
+    m.flatMap { m =>
+      try Option(m.invoke(index)) catch { case _: ReflectiveOperationException | _: RuntimeException => None }
+    }
+
+  private lazy val leafDirsMethod = member("leafDirToChildrenFiles")
+  private lazy val pathFiltersMethod = member("pathFilters", declared = true)
+  private lazy val recursiveMethod = member("recursiveFileLookup")
 
   /**
    * The object that is `index`'s listing: its `leafDirToChildrenFiles`, the map of folders to
@@ -47,21 +65,18 @@ object SparkShim {
    * protected in Scala, public in the class file; found by reflection). The same object at two
    * moments means the same listing. None where there is no such method or it fails.
    */
-  def listingOf(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex): Option[AnyRef] =
-    leafDirsMethod.flatMap { m =>
-      try Option(m.invoke(index)) catch { case _: ReflectiveOperationException | _: RuntimeException => None }
-    }
+  def listingOf(index: PartitioningAwareFileIndex): Option[AnyRef] = call(leafDirsMethod, index)
 
-  private lazy val pathFiltersMethod: Option[java.lang.reflect.Method] =
+  /**
+   * Whether `index`'s `allFiles` and `matchPathPattern` are Spark's own (a subclass that
+   * overrides either answers otherwise than [[allFilesOf]] reads it).
+   */
+  private def sparksOwn(index: PartitioningAwareFileIndex): Boolean =
     try {
-      val m = classOf[org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex].getDeclaredMethod("pathFilters")
-      m.setAccessible(true)
-      Some(m)
-    } catch { case _: ReflectiveOperationException | _: RuntimeException => None }
-
-  private lazy val recursiveMethod: Option[java.lang.reflect.Method] =
-    try Some(classOf[org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex].getMethod("recursiveFileLookup"))
-    catch { case _: ReflectiveOperationException | _: SecurityException => None }
+      index.getClass.getMethod("allFiles").getDeclaringClass == classOf[PartitioningAwareFileIndex] &&
+        index.getClass.getMethod("matchPathPattern", classOf[org.apache.hadoop.fs.FileStatus]).getDeclaringClass ==
+          classOf[PartitioningAwareFileIndex]
+    } catch { case _: ReflectiveOperationException | _: RuntimeException => false }
 
   /**
    * What the unpartitioned `index.allFiles()` returns, taken from `listing` (its [[listingOf]]:
@@ -76,30 +91,15 @@ object SparkShim {
    * None otherwise, or where this Spark's class is not the one read here (the caller calls
    * `allFiles`).
    */
-  /**
-   * Whether `index`'s `allFiles` and `matchPathPattern` are Spark's own (a subclass that
-   * overrides either answers otherwise than [[allFilesOf]] reads it).
-   */
-  private def sparksOwn(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex): Boolean =
-    try {
-      val base = classOf[org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex]
-      index.getClass.getMethod("allFiles").getDeclaringClass == base &&
-        index.getClass.getMethod("matchPathPattern", classOf[org.apache.hadoop.fs.FileStatus]).getDeclaringClass == base
-    } catch { case _: ReflectiveOperationException | _: RuntimeException => false }
-
-  def allFilesOf(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex, listing: AnyRef)
-      : Option[IndexedSeq[org.apache.hadoop.fs.FileStatus]] = {
+  def allFilesOf(index: PartitioningAwareFileIndex, listing: AnyRef): Option[IndexedSeq[org.apache.hadoop.fs.FileStatus]] = {
     type Status = org.apache.hadoop.fs.FileStatus
-    def asks(m: Option[java.lang.reflect.Method], test: AnyRef => Boolean): Boolean = m.exists { m =>
-      try test(m.invoke(index)) catch { case _: ReflectiveOperationException | _: RuntimeException => false }
-    }
     val dirs = listing match {
       case m: scala.collection.Map[_, _] => m.asInstanceOf[scala.collection.Map[org.apache.hadoop.fs.Path, Any]]
       case _ => return None
     }
     if (!index.partitionSchema.isEmpty || !sparksOwn(index)) return None
-    val plain = asks(pathFiltersMethod, { case s: scala.collection.Seq[_] => s.isEmpty; case _ => false }) &&
-      asks(recursiveMethod, { case b: java.lang.Boolean => !b.booleanValue; case _ => false })
+    val plain = call(pathFiltersMethod, index).exists { case s: scala.collection.Seq[_] => s.isEmpty; case _ => false } &&
+      call(recursiveMethod, index).exists { case b: java.lang.Boolean => !b.booleanValue; case _ => false }
     if (!plain) return None
     val roots = index.rootPaths
     val arrays = new Array[Array[Status]](roots.size)
@@ -125,7 +125,7 @@ object SparkShim {
    */
   final class ListingMark(listing: AnyRef) {
     private val of = new java.lang.ref.WeakReference(listing)
-    def current(index: org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex): Boolean = {
+    def current(index: PartitioningAwareFileIndex): Boolean = {
       val l = of.get
       l != null && listingOf(index).exists(_ eq l)
     }
