@@ -11,9 +11,9 @@ import bloomindex.sbbf.SbbfSizing.Sizing
 import bloomindex.layout.{BlockFilters, ColumnData, IndexLayout, ProbeFile}
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.hadoop.fs.{BlockLocation, FileStatus, LocatedFileStatus, Path}
 import org.apache.spark.sql.bloomindex.BloomIndexSQLConf
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, EqualTo, IsNotNull, Literal}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, EqualTo, Expression, In, IsNotNull, Literal, Or}
 import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -39,6 +39,9 @@ object Warmup {
   /** Made-up files of the per-file part: enough calls of each per-batch method for C2 (600 and more), few seconds of CPU. */
   private val BulkFiles: Int =
     try Integer.getInteger("bloomindex.warmup.files", 1 << 16).intValue.max(0) catch { case NonFatal(_) => 1 << 16 }
+
+  /** How many times the per-file part loads its made-up index and probes it. */
+  private val Rounds = 3
 
   @volatile private var done = false
 
@@ -81,8 +84,9 @@ object Warmup {
    * The per-file loops of a query's load and probe over `n` made-up files: a probe file of their
    * filters written (format and layout as a build writes them), read as a query reads it
    * ([[ProbeFile.readEachFooter]], [[BlockFilters.addTo]]), and `k = v` probed over a listing
-   * of the files ([[IndexCatalog.probe]]), in a folder made under `parent` and deleted after.
-   * Nothing is counted as loaded, cached or logged. Returns what the probes found (for tests).
+   * of the files ([[IndexCatalog.probe]]), [[Rounds]] times, in a folder made under `parent` and
+   * deleted after. Nothing is counted as loaded, cached or logged. Returns what the last round's
+   * probes found (for tests).
    */
   private[catalog] def bulk(n: Int, parent: java.nio.file.Path): Seq[IndexCatalog.Probed] = if (n <= 0) Nil else {
     val tmp = java.nio.file.Files.createTempDirectory(parent, "bloomindex-warmup")
@@ -110,34 +114,75 @@ object Warmup {
       } catch { case t: Throwable => w.abort(); throw t }
       val lengths = Array(written)
       val tails = ProbeFile.tailEstimates(lengths, 0L, BloomIndexSQLConf.LOAD_FOOTER_READ_BYTES.defaultValue.get, -1L)
-      val footers = ProbeFile.readEachFooter(conf, Seq(probe -> written), 1, "k", alg, checksums = true,
-        k => tails(k), compact = true)
-      val footer = footers(0).fold(e => throw e, identity)
-      val b = new ColumnData.Builder("k", alg)
-      BlockFilters.addTo(b, alg, conf, null, Array(probe), lengths, Array(footer), 2, 4,
-        BloomIndexSQLConf.CACHE_MAX_BYTES.defaultValue.get)
-      val data = b.result()
+      def load(): ColumnData = {
+        val footers = ProbeFile.readEachFooter(conf, Seq(probe -> written), 1, "k", alg, checksums = true,
+          k => tails(k), compact = true)
+        val footer = footers(0).fold(e => throw e, identity)
+        val b = new ColumnData.Builder("k", alg)
+        BlockFilters.addTo(b, alg, conf, null, Array(probe), lengths, Array(footer), 2, 4,
+          BloomIndexSQLConf.CACHE_MAX_BYTES.defaultValue.get)
+        b.result()
+      }
       val spec = IndexSpec("warmup", SourceSpec(None, "parquet", Seq(folder.toString), Map.empty, Nil),
         Seq(ColumnSpec("k", "BIGINT", 0.01, None, Sizing.Exact)), global = false)
       val entry = LogEntry(1, IndexState.Active, "CREATE", "warmup", 0L, 0L, spec,
         Some(IndexData("data/warmup", 1, n, n, 0, Map.empty, None, None, IndexLayout.Probes.name, checksums = true)))
+      var data: ColumnData = null
       val view = new IndexView(new Path(tmp.toUri.toString), entry, Map.empty, _ => data)
       val k = AttributeReference("k", LongType)()
       // A listing of the files, and some the index does not hold (a rewritten one, a new one).
       // (Paths from URIs: `new Path(parent, child)` resolves one URI against another, 10 us each.)
       def listed(name: String) = new Path(new java.net.URI(s"$folder/$name"))
-      val files = Array.tabulate(n + n / 64) { i =>
-        if (i < n) new FileStatus(1000L + i + (if (i % 97 == 5) 1 else 0), false, 1, 1L, 1700000000000L + i, listed(names(i)))
-        else new FileStatus(10L, false, 1, 1L, 1L, listed(s"new-$i.parquet"))
-      }.toIndexedSeq
-      Seq(20L * (n / 2) + 3, -1L).flatMap { v =>
-        val pred = FilePredicate.translate(And(IsNotNull(k), EqualTo(k, Literal(v))), view)
-          .fold(why => throw new IllegalStateException(why.reason), identity)
-        Seq(IndexCatalog.probe(files, Array(data), Array(0), pred, 2, unfiltered = true),
-          IndexCatalog.probe(files, Array(data), Array(0), pred, 2))
+      val statuses = Array.tabulate(n + n / 64) { i =>
+        if (i < n) status(i, 1000L + i + (if (i % 97 == 5) 1 else 0), 1700000000000L + i, listed(names(i)))
+        else status(i, 10L, 1L, listed(s"new-$i.parquet"))
       }
+      val files = statuses.toIndexedSeq
+      // An unfiltered listing (a folder as Spark lists it) also holds what a scan does not read:
+      // checksums, markers, empty files. Without them the compiled probe meets its first such
+      // file in the query, and is thrown away and compiled again there.
+      val unfiltered = (statuses ++ (0 until 64).map { i =>
+        val name = i % 4 match {
+          case 0 => s".part-$i.parquet.crc"
+          case 1 => "_SUCCESS"
+          case 2 => s"_x=$i.parquet"
+          case _ => s"empty-$i.parquet"
+        }
+        status(i, if (i % 4 == 1 || i % 4 == 3) 0L else 8L, 1L, listed(name))
+      }).toIndexedSeq
+      // The load and the probes more than once: the JIT compiles a method with C2 after
+      // thresholds it raises while its queue is long, as it is while a session starts (one round
+      // left the per-footer loops and the per-batch methods at the first tier in some starts).
+      // Then, on the filtered listing, predicates of other shapes (a column Spark knows has no
+      // null gets no `isnotnull`; an OR): the probe's call of the predicate compiled for one
+      // shape would be thrown away at the first query of another.
+      def translate(e: Expression) = FilePredicate.translate(e, view).fold(why => throw new IllegalStateException(why.reason), identity)
+      val (present, other) = (20L * (n / 2) + 3, 20L * (n / 4) + 7)
+      Iterator.fill(Rounds) {
+        data = load()
+        Seq(present, -1L).flatMap { v =>
+          val pred = translate(And(IsNotNull(k), EqualTo(k, Literal(v))))
+          Seq(IndexCatalog.probe(unfiltered, Array(data), Array(0), pred, 2, unfiltered = true),
+            IndexCatalog.probe(files, Array(data), Array(0), pred, 2))
+        } ++ Seq(EqualTo(k, Literal(present)), Or(EqualTo(k, Literal(present)), In(k, Seq(Literal(other), Literal(-1L)))))
+          .map(e => IndexCatalog.probe(files, Array(data), Array(0), translate(e), 2))
+      }.reduce((_, last) => last)
     } finally deleteAll(tmp)
   }
+
+  /**
+   * A made-up listed file, of one of three classes by `i`: each file system lists its own
+   * subclass of `FileStatus` (a local folder's, S3A's, Spark's `LocatedFileStatus`), and a probe
+   * compiled having seen one class would be thrown away and compiled again at the query's first
+   * status of another; having seen three, it calls their getters whatever the class.
+   */
+  private def status(i: Int, size: Long, mtime: Long, path: Path): FileStatus = i % 3 match {
+    case 0 => new FileStatus(size, false, 1, 1L, mtime, path)
+    case 1 => new LocatedFileStatus(new FileStatus(size, false, 1, 1L, mtime, path), Array.empty[BlockLocation])
+    case _ => new MadeUpStatus(size, mtime, path)
+  }
+
+  private final class MadeUpStatus(size: Long, mtime: Long, path: Path) extends FileStatus(size, false, 1, 1L, mtime, path)
 
   private def deleteAll(dir: java.nio.file.Path): Unit = {
     val walk = java.nio.file.Files.walk(dir)

@@ -295,9 +295,6 @@ object ColumnData {
     finish(h) & Int.MaxValue
   }
 
-  // What the path table's build touched ahead, kept so that the touches are made.
-  @volatile private var touchSink = 0
-
   // nameStart's answers other than a position, and asciiHash's for a name that is not ASCII.
   private val ByString = -2
   private val NotHeld = -1
@@ -504,7 +501,7 @@ object ColumnData {
    * as [[Builder.result]] makes of the same files added one by one (paths, order, the first of
    * duplicates kept), built from their arrays: per probe file in parallel (the prefix each
    * shares, the names after the common prefix copied end to end and hashed, the numbers copied),
-   * then the path table filled in order.
+   * then the path table ([[pathTable]], in ranges in parallel).
    */
   private def probedBuild(column: String, algorithm: FilterAlgorithm, chunks: Array[(ProbeFile.Entries, Int)],
       blocks: BlockFilters, threads: Int): ColumnData = {
@@ -581,36 +578,20 @@ object ColumnData {
         i += 1
       }
     })
-    // The path table, in order: the first of equal names kept (a well-formed index has none).
+    // The path table: the first of equal names kept (a well-formed index has none).
     var cap = 16
     while (cap < 2 * m) cap <<= 1
-    val slots = new Array[Int](cap)
-    val kept = new Array[Int](m)
-    var n = 0
-    var r = 0
-    // Each insert's first slot is touched `Ahead` inserts before (its miss overlaps the inserts between).
-    val Ahead = 8
-    var touched = 0
-    while (r < m) {
-      if (r + Ahead < m) touched += slots(hashes(r + Ahead) & (cap - 1))
-      val from = if (r == 0) 0 else ends(r - 1)
-      var s = hashes(r) & (cap - 1)
-      var duplicate = false
-      while (!duplicate && slots(s) != 0) {
-        val i = kept(slots(s) - 1)
-        val f = if (i == 0) 0 else ends(i - 1)
-        // The hashes first: names are read only where they may be equal.
-        duplicate = hashes(i) == hashes(r) && java.util.Arrays.equals(names, f, ends(i), names, from, ends(r))
-        if (!duplicate) s = (s + 1) & (cap - 1)
-      }
-      if (!duplicate) {
-        slots(s) = n + 1
-        kept(n) = r
-        n += 1
-      }
-      r += 1
+    val (slots, dropped) = pathTable(names, ends, hashes, m, cap, threads)
+    val kept = if (dropped == null) null else (0 until m).filter(r => !dropped(r)).toArray
+    val n = if (kept == null) m else kept.length
+    if (kept != null) {
+      // The slots numbered by the files kept.
+      val renumbered = new Array[Int](m)
+      var j = 0
+      while (j < n) { renumbered(kept(j)) = j; j += 1 }
+      var s = 0
+      while (s < cap) { if (slots(s) != 0) slots(s) = renumbered(slots(s) - 1) + 1; s += 1 }
     }
-    touchSink = touched
     if (n == m) {
       new ColumnData(column, algorithm, prefix, names, ends, slots, sizeTimes, rowCounts, nullCounts,
         Array.emptyIntArray, Array.emptyLongArray, Array.emptyIntArray, numHashes, places, blocks, 0, "")
@@ -634,6 +615,70 @@ object ColumnData {
         if (classic) Array.tabulate(n)(x => numHashes(kept(x))) else Array.emptyByteArray,
         Array.tabulate(2 * n)(x => places(2 * kept(x / 2) + x % 2)), blocks, 0, "")
     }
+  }
+
+  /**
+   * Slots of the path table a task of [[pathTable]] fills (4 bytes each: a range of 256 KB, held
+   * in a core's cache while it fills them; the warm-up's 65,536 files make two ranges, so that
+   * what a range does at its end is compiled before a query needs it).
+   */
+  private[layout] val RangeSlots = 1 << 16
+
+  /**
+   * The path table of `m` names (end to end in `names`, ending at `ends`, their [[hash]]es in
+   * `hashes`): `cap` slots (a power of two), open
+   * addressing with linear probing, each name in a slot from its home (`hash & (cap - 1)`) on as
+   * its position + 1, a name equal to one entered before it left out. Returned with the names
+   * left out marked (null when none is).
+   *
+   * Built in ranges of `rangeSlots` slots, on `threads` threads: each range's task enters, in
+   * order, the names whose home is in it, and keeps for the end those whose probe reaches the
+   * range's end; these are then entered in order, crossing ranges (and the table's end) as a
+   * name entered alone would. The table is one that entering in order could make (a name's slots
+   * from its home to its own are all taken), and the one kept of equal names is the first: equal
+   * names share a home, and once one of them is kept for the end, every later one is too.
+   */
+  private[layout] def pathTable(names: Array[Byte], ends: Array[Int], hashes: Array[Int], m: Int, cap: Int,
+      threads: Int, rangeSlots: Int = RangeSlots): (Array[Int], Array[Boolean]) = {
+    val slots = new Array[Int](cap)
+    val mask = cap - 1
+    val span = math.min(cap, rangeSlots)
+    val dropped = new Array[Boolean](m)
+    def same(i: Int, r: Int): Boolean = hashes(i) == hashes(r) &&
+      java.util.Arrays.equals(names, if (i == 0) 0 else ends(i - 1), ends(i), names, if (r == 0) 0 else ends(r - 1), ends(r))
+    val later = new Array[Array[Int]](cap / span)
+    IndexStore.inParallel(threads, later.indices.map { t => () =>
+      val (lo, hi) = (t * span, t * span + span)
+      val left = Array.newBuilder[Int]
+      var r = 0
+      while (r < m) {
+        val home = hashes(r) & mask
+        if (home >= lo && home < hi) {
+          var s = home
+          var done = false
+          while (!done) {
+            if (s == hi) { left += r; done = true }
+            else if (slots(s) == 0) { slots(s) = r + 1; done = true }
+            else if (same(slots(s) - 1, r)) { dropped(r) = true; done = true }
+            else s += 1
+          }
+        }
+        r += 1
+      }
+      later(t) = left.result()
+    })
+    val rest = later.flatten
+    java.util.Arrays.sort(rest)
+    rest.foreach { r =>
+      var s = hashes(r) & mask
+      var done = false
+      while (!done) {
+        if (slots(s) == 0) { slots(s) = r + 1; done = true }
+        else if (same(slots(s) - 1, r)) { dropped(r) = true; done = true }
+        else s = (s + 1) & mask
+      }
+    }
+    (slots, if (dropped.contains(true)) dropped else null)
   }
 
   /** How many of `a(af..)` and `b(bf..)` are equal, up to `max`. */

@@ -328,12 +328,22 @@ object ProbeFile {
   }
 
   /**
-   * Format 4's file entries at `b`'s position (the rest of the footer), checked as the older
-   * formats' are: `counted(how many)`, then `visit(path start, path end, size, time, rows, nulls,
-   * section, position, hash count, ndv, from footer)` per entry in order; the folder and the count returned.
+   * What [[parseCompact]] hands each entry to: a method of primitive parameters, so that a
+   * million entries box no number (a function of eleven arguments boxed each of them).
    */
-  private def parseCompact(b: ByteBuffer, algorithm: FilterAlgorithm, sections: Array[Section], bad: String => Nothing)(
-      counted: Int => Unit)(visit: (Int, Int, Long, Long, Long, Long, Int, Int, Int, Long, Boolean) => Unit): (Array[Byte], Int) = {
+  private trait CompactVisitor {
+    def counted(n: Int): Unit
+    def visit(pathStart: Int, pathEnd: Int, size: Long, mtime: Long, rows: Long, nulls: Long, section: Int,
+        position: Int, numHashes: Int, ndv: Long, fromFooter: Boolean): Unit
+  }
+
+  /**
+   * Format 4's file entries at `b`'s position (the rest of the footer), checked as the older
+   * formats' are: `visitor.counted(how many)`, then `visitor.visit` per entry in order; the
+   * folder and the count returned.
+   */
+  private def parseCompact(b: ByteBuffer, algorithm: FilterAlgorithm, sections: Array[Section], bad: String => Nothing,
+      visitor: CompactVisitor): (Array[Byte], Int) = {
     if (b.remaining() < 8) bad("no file count")
     val fl = b.getInt
     if (fl < 0 || fl > b.remaining() - 4) bad(s"a folder of $fl bytes")
@@ -342,7 +352,7 @@ object ProbeFile {
     val n = b.getInt
     // An entry takes at least 11 bytes.
     if (n < 0 || n > b.remaining() / 11) bad(s"$n files")
-    counted(n)
+    visitor.counted(n)
     val ns = sections.length
     var i = 0
     while (i < n) {
@@ -364,7 +374,7 @@ object ProbeFile {
       val fromFooter = b.get == 1
       if (section >= ns || position >= sections(section).files) bad(s"$path: section $section position $position")
       if (algorithm == FilterAlgorithm.Classic && k <= 0) bad(s"$path: $k hash functions")
-      visit(at, at + pl, size, mtime, rows, nulls, section, position, k, ndv, fromFooter)
+      visitor.visit(at, at + pl, size, mtime, rows, nulls, section, position, k, ndv, fromFooter)
       i += 1
     }
     if (b.hasRemaining) bad(s"${b.remaining()} bytes after the file entries")
@@ -568,26 +578,32 @@ object ProbeFile {
       var starts, ends, places: Array[Int] = null
       var numbers: Array[Long] = null
       var hashCounts: Array[Byte] = null
-      var i = 0
-      val (folder, n) = parseCompact(b, algorithm, sections, bad) { n =>
-        starts = new Array[Int](n); ends = new Array[Int](n); places = new Array[Int](2 * n)
-        numbers = new Array[Long](4 * n); hashCounts = new Array[Byte](n)
-      } { (at, end, size, mtime, rows, nulls, section, position, k, _, _) =>
-        starts(i) = at; ends(i) = end
-        numbers(4 * i) = size; numbers(4 * i + 1) = mtime; numbers(4 * i + 2) = rows; numbers(4 * i + 3) = nulls
-        places(2 * i) = section; places(2 * i + 1) = position
-        hashCounts(i) = k.toByte
-        i += 1
-      }
+      val (folder, n) = parseCompact(b, algorithm, sections, bad, new CompactVisitor {
+        private var i = 0
+        def counted(n: Int): Unit = {
+          starts = new Array[Int](n); ends = new Array[Int](n); places = new Array[Int](2 * n)
+          numbers = new Array[Long](4 * n); hashCounts = new Array[Byte](n)
+        }
+        def visit(at: Int, end: Int, size: Long, mtime: Long, rows: Long, nulls: Long, section: Int, position: Int,
+            k: Int, ndv: Long, fromFooter: Boolean): Unit = {
+          starts(i) = at; ends(i) = end
+          numbers(4 * i) = size; numbers(4 * i + 1) = mtime; numbers(4 * i + 2) = rows; numbers(4 * i + 3) = nulls
+          places(2 * i) = section; places(2 * i + 1) = position
+          hashCounts(i) = k.toByte
+          i += 1
+        }
+      })
       Footer(algorithm, sections, Array.empty, 0L, format,
         Some(new Entries(n, bytes, starts, ends, folder, new Entries.Decoded(numbers, places, hashCounts))))
     } else {
       // Paths as the entries hold them; the folder, known once all are read, put before each.
       val files = Array.newBuilder[FileEntry]
-      val (folder, _) = parseCompact(b, algorithm, sections, bad) { _ => } {
-        (at, end, size, mtime, rows, nulls, section, position, k, ndv, fromFooter) =>
+      val (folder, _) = parseCompact(b, algorithm, sections, bad, new CompactVisitor {
+        def counted(n: Int): Unit = ()
+        def visit(at: Int, end: Int, size: Long, mtime: Long, rows: Long, nulls: Long, section: Int, position: Int,
+            k: Int, ndv: Long, fromFooter: Boolean): Unit =
           files += FileEntry(new String(bytes, at, end - at, UTF_8), size, mtime, rows, nulls, section, position, k, ndv, fromFooter)
-      }
+      })
       val dir = new String(folder, UTF_8)
       Footer(algorithm, sections, files.result().map(e => if (dir.isEmpty) e else e.copy(path = dir + e.path)), 0L, format)
     }

@@ -18,12 +18,17 @@ class WarmupSuite extends AnyFunSuite {
     val t0 = System.nanoTime()
     val probed = Warmup.bulk(n, parent)
     info(f"${n} files in ${(System.nanoTime() - t0) / 1e6}%.0f ms")
-    assert(probed.size == 4) // two values, each on an unfiltered listing and a filtered one
+    // Two values, each on an unfiltered listing and a filtered one; then `k = v` alone and
+    // `k = v OR k IN (w, -1)` on the filtered one.
+    assert(probed.size == 6)
     val rewritten = (0 until n).filter(_ % 97 == 5).toSet
     val added = n / 64
-    probed.foreach { p =>
-      // Every listed file read; the rewritten and the new ones are not covered, never skipped.
-      assert(p.read == n + added)
+    probed.zipWithIndex.foreach { case (p, k) =>
+      // Every listed file read (and, of the unfiltered listing's 64 others, the 16 whose names a
+      // scan reads: `_x=1.parquet`, not empty); the rewritten and the new ones are not covered,
+      // never skipped.
+      assert(p.read == n + added + (if (k < 4 && k % 2 == 0) 16 else 0))
+      assert((n + added until n + added + 64).forall(i => !p.skipped.get(i)))
       assert(p.covered == n - rewritten.size)
       assert(rewritten.forall(i => !p.skipped.get(i)))
       assert((n until n + added).forall(i => !p.skipped.get(i)))
@@ -33,6 +38,10 @@ class WarmupSuite extends AnyFunSuite {
     assert(!present.skipped.get(n / 2))
     assert(present.count > (n - rewritten.size) * 9 / 10)
     assert(absent.count > (n - rewritten.size) * 9 / 10)
+    val (alone, either) = (probed(4), probed(5))
+    assert(!alone.skipped.get(n / 2) && alone.count > (n - rewritten.size) * 9 / 10)
+    assert(!either.skipped.get(n / 2) && !either.skipped.get(n / 4) && either.count > (n - rewritten.size) * 8 / 10)
+    probed.drop(4).foreach(p => assert(p.read == n + added && (n until n + added).forall(i => !p.skipped.get(i))))
     assert(Files.list(parent).count() == 0)
     assert(Warmup.bulk(0, parent).isEmpty)
   }

@@ -108,4 +108,43 @@ class ColumnDataSuite extends AnyFunSuite {
     assert(dup.numFiles == 2 && dup.indexOf("file:/t/a.parquet", 10L, 20L) == 0 && dup.indexOf("file:/t/a.parquet", 12L, 22L) == -1)
     assert(dup.indexOf("file:/t/b.parquet", 11L, 21L) == 1)
   }
+
+  // Issue 26: a million-file column's path table is built in ranges on several threads; it must be
+  // a table entering the names one by one makes, whatever the ranges, threads and collisions.
+  test("the path table built in ranges: every name found from its home, the first of equal names kept") {
+    val rnd = new java.util.Random(26)
+    for (round <- 0 until 40) {
+      val m = 1 + rnd.nextInt(300)
+      var cap = 16
+      while (cap < 2 * m) cap <<= 1
+      // Names from a small pool (duplicates), with homes crowded into a few slots near the ranges'
+      // and the table's ends (long probes that cross them), or anywhere.
+      val pool = 1 + rnd.nextInt(m)
+      val crowded = round % 2 == 0
+      val poolHash = Array.fill(pool)(if (crowded) cap - 1 - rnd.nextInt(6) + (rnd.nextInt(4) * cap / 4) else rnd.nextInt(Int.MaxValue))
+      val picks = Array.fill(m)(rnd.nextInt(pool))
+      val bytes = picks.map(k => s"part-$k.parquet".getBytes("UTF-8"))
+      val names = bytes.flatten
+      val ends = bytes.map(_.length).scanLeft(0)(_ + _).tail
+      val hashes = picks.map(poolHash)
+      def name(r: Int): Int = picks(r)
+      def check(slots: Array[Int], dropped: Array[Boolean]): Unit = {
+        val first = (0 until m).groupBy(name).map { case (k, rs) => k -> rs.min }
+        (0 until m).foreach(r => assert((dropped != null && dropped(r)) == (first(name(r)) != r), s"round $round file $r"))
+        assert(slots.filter(_ != 0).sorted.toSeq == first.values.toSeq.sorted.map(_ + 1))
+        // A lookup of each name from its home meets no empty slot before it.
+        first.foreach { case (k, r) =>
+          var s = hashes(r) & (cap - 1)
+          while (slots(s) != 0 && name(slots(s) - 1) != k) s = (s + 1) & (cap - 1)
+          assert(slots(s) == r + 1, s"round $round name $k")
+        }
+      }
+      val one = ColumnData.pathTable(names, ends, hashes, m, cap, threads = 1, rangeSlots = cap)
+      check(one._1, one._2)
+      for (range <- Seq(1, 2, 4, 16); threads <- Seq(1, 3)) {
+        val (slots, dropped) = ColumnData.pathTable(names, ends, hashes, m, cap, threads, range)
+        check(slots, dropped)
+      }
+    }
+  }
 }
