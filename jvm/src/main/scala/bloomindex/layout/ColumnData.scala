@@ -646,24 +646,33 @@ object ColumnData {
     val dropped = new Array[Boolean](m)
     def same(i: Int, r: Int): Boolean = hashes(i) == hashes(r) &&
       java.util.Arrays.equals(names, if (i == 0) 0 else ends(i - 1), ends(i), names, if (r == 0) 0 else ends(r - 1), ends(r))
+    // The names by range of their home, each range's in order (a counting sort).
+    val shift = Integer.numberOfTrailingZeros(span)
+    val first = new Array[Int](cap / span + 1)
+    var r = 0
+    while (r < m) { first(((hashes(r) & mask) >>> shift) + 1) += 1; r += 1 }
+    var t = 0
+    while (t < cap / span) { first(t + 1) += first(t); t += 1 }
+    val byRange = new Array[Int](m)
+    val next = first.clone()
+    r = 0
+    while (r < m) { val t = (hashes(r) & mask) >>> shift; byRange(next(t)) = r; next(t) += 1; r += 1 }
     val later = new Array[Array[Int]](cap / span)
     IndexStore.inParallel(threads, later.indices.map { t => () =>
-      val (lo, hi) = (t * span, t * span + span)
+      val hi = t * span + span
       val left = Array.newBuilder[Int]
-      var r = 0
-      while (r < m) {
-        val home = hashes(r) & mask
-        if (home >= lo && home < hi) {
-          var s = home
-          var done = false
-          while (!done) {
-            if (s == hi) { left += r; done = true }
-            else if (slots(s) == 0) { slots(s) = r + 1; done = true }
-            else if (same(slots(s) - 1, r)) { dropped(r) = true; done = true }
-            else s += 1
-          }
+      var k = first(t)
+      while (k < first(t + 1)) {
+        val r = byRange(k)
+        var s = hashes(r) & mask
+        var done = false
+        while (!done) {
+          if (s == hi) { left += r; done = true }
+          else if (slots(s) == 0) { slots(s) = r + 1; done = true }
+          else if (same(slots(s) - 1, r)) { dropped(r) = true; done = true }
+          else s += 1
         }
-        r += 1
+        k += 1
       }
       later(t) = left.result()
     })
