@@ -144,7 +144,7 @@ object Warmup {
       val unfiltered = (statuses ++ (0 until 64).map { i =>
         val name = i % 4 match {
           case 0 => s".part-$i.parquet.crc"
-          case 1 => "_SUCCESS"
+          case 1 => if (i == 1) "_SUCCESS" else s"_started_$i"
           case 2 => s"_x=$i.parquet"
           case _ => s"empty-$i.parquet"
         }

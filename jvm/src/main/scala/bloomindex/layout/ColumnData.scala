@@ -507,7 +507,8 @@ object ColumnData {
       blocks: BlockFilters, threads: Int): ColumnData = {
     val ks = chunks.indices.filter(k => chunks(k)._1.count > 0).toArray
     val m0 = ks.iterator.map(k => chunks(k)._1.count.toLong).sum
-    if (m0 > Int.MaxValue / 2) throw new IllegalStateException(s"column $column: $m0 files, too many to hold at once")
+    // At most 2^29 files: the path table's slots (twice as many, a power of two) fit an array.
+    if (m0 > Int.MaxValue / 4) throw new IllegalStateException(s"column $column: $m0 files, too many to hold at once")
     val m = m0.toInt
     // Each probe file's shared prefix (up to a '/', bytes), then the one all share: a prefix of
     // the first file's path of the first probe file (`ref`). A path is its footer's folder
@@ -634,12 +635,15 @@ object ColumnData {
    * Built in ranges of `rangeSlots` slots, on `threads` threads: each range's task enters, in
    * order, the names whose home is in it, and keeps for the end those whose probe reaches the
    * range's end; these are then entered in order, crossing ranges (and the table's end) as a
-   * name entered alone would. The table is one that entering in order could make (a name's slots
-   * from its home to its own are all taken), and the one kept of equal names is the first: equal
-   * names share a home, and once one of them is kept for the end, every later one is too.
+   * name entered alone would. The table is one that entering the names in some order could make
+   * (a name's slots from its home to its own are all taken, which is all a lookup needs), and the
+   * one kept of equal names is the first: equal names share a home, and once one of them is kept
+   * for the end, every later one is too. `cap` must exceed `m`; both sizes are powers of two.
    */
   private[layout] def pathTable(names: Array[Byte], ends: Array[Int], hashes: Array[Int], m: Int, cap: Int,
       threads: Int, rangeSlots: Int = RangeSlots): (Array[Int], Array[Boolean]) = {
+    require(Integer.bitCount(cap) == 1 && cap > m && Integer.bitCount(rangeSlots) == 1,
+      s"path table: $cap slots for $m names, ranges of $rangeSlots")
     val slots = new Array[Int](cap)
     val mask = cap - 1
     val span = math.min(cap, rangeSlots)

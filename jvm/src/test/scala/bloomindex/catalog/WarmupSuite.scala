@@ -28,7 +28,7 @@ class WarmupSuite extends AnyFunSuite {
       // scan reads: `_x=1.parquet`, not empty); the rewritten and the new ones are not covered,
       // never skipped.
       assert(p.read == n + added + (if (k < 4 && k % 2 == 0) 16 else 0))
-      assert((n + added until n + added + 64).forall(i => !p.skipped.get(i)))
+      if (k < 4 && k % 2 == 0) assert((n + added until n + added + 64).forall(i => !p.skipped.get(i)))
       assert(p.covered == n - rewritten.size)
       assert(rewritten.forall(i => !p.skipped.get(i)))
       assert((n until n + added).forall(i => !p.skipped.get(i)))
