@@ -650,6 +650,18 @@ object ColumnData {
     val dropped = new Array[Boolean](m)
     def same(i: Int, r: Int): Boolean = hashes(i) == hashes(r) &&
       java.util.Arrays.equals(names, if (i == 0) 0 else ends(i - 1), ends(i), names, if (r == 0) 0 else ends(r - 1), ends(r))
+    // Enters name `r` from its home, or marks it dropped where an equal name is met; false when the
+    // probe reaches slot `stop` first (a range's end; -1: none, round the table's end).
+    def enter(r: Int, stop: Int): Boolean = {
+      var s = hashes(r) & mask
+      while (s != stop) {
+        if (slots(s) == 0) { slots(s) = r + 1; return true }
+        if (same(slots(s) - 1, r)) { dropped(r) = true; return true }
+        s += 1
+        if (s == cap && stop != cap) s = 0
+      }
+      false
+    }
     // The names by range of their home, each range's in order (a counting sort).
     val shift = Integer.numberOfTrailingZeros(span)
     val first = new Array[Int](cap / span + 1)
@@ -667,30 +679,14 @@ object ColumnData {
       val left = Array.newBuilder[Int]
       var k = first(t)
       while (k < first(t + 1)) {
-        val r = byRange(k)
-        var s = hashes(r) & mask
-        var done = false
-        while (!done) {
-          if (s == hi) { left += r; done = true }
-          else if (slots(s) == 0) { slots(s) = r + 1; done = true }
-          else if (same(slots(s) - 1, r)) { dropped(r) = true; done = true }
-          else s += 1
-        }
+        if (!enter(byRange(k), hi)) left += byRange(k)
         k += 1
       }
       later(t) = left.result()
     })
     val rest = later.flatten
     java.util.Arrays.sort(rest)
-    rest.foreach { r =>
-      var s = hashes(r) & mask
-      var done = false
-      while (!done) {
-        if (slots(s) == 0) { slots(s) = r + 1; done = true }
-        else if (same(slots(s) - 1, r)) { dropped(r) = true; done = true }
-        else s = (s + 1) & mask
-      }
-    }
+    rest.foreach(r => enter(r, -1))
     (slots, if (dropped.contains(true)) dropped else null)
   }
 
