@@ -1,11 +1,13 @@
 # bloomindex: everything a fresh machine needs is fetched by these rules on first use.
-#   make test    every Scala and Python test, and the cluster tests not marked slow
+#   make test    CI: every Scala test, the Python tests not in tests/nightly.txt, the cluster tests
+#                not marked slow
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
 #   make test-connect-server   the Spark Connect example of docs/connect.md: a Connect server process and
 #                a client environment with only pyspark-client and the package (.ci/run runs it)
 #   make test-s3   indexes on s3a:// against a moto S3 server (nightly)
 #   make test-gcs  indexes on gs:// against a fake-gcs-server (nightly)
-#   make test-nightly   the randomized suites at full size, S3, GCS, Iceberg, every cluster test, the race
+#   make test-nightly   the tests of tests/nightly.txt, the randomized suites at full size, S3, GCS,
+#                Iceberg, every cluster test, the race
 #   make test-race   two writer processes appending to one folder whose index refreshes on write (nightly)
 #   make test-flips  every bit of every index file flipped, 0 wrong answers (the whole run; CI runs a sample)
 #   make test-nightly-text   the text search suite with 20,000 random predicates (nightly)
@@ -142,6 +144,7 @@ $(TEST_JAR): $(JAR) $(JVM_TEST_SOURCES)
 # their clients' ~730 MB of jars), Iceberg (its own PySpark 4.1 venv), every cluster test and
 # the two-writer race (test-race).
 test-nightly:
+	$(MAKE) test-nightly-rest
 	$(MAKE) test-nightly-queries
 	$(MAKE) test-flips BLOOMINDEX_FLIPS=4000
 	$(MAKE) test-nightly-text
@@ -150,6 +153,12 @@ test-nightly:
 	$(MAKE) test-iceberg
 	$(MAKE) test-cluster
 	$(MAKE) test-race
+
+# The tests `make test` leaves out for CI's 20-minute budget (tests/nightly.txt: each took 4 s or
+# more; CI keeps one or two of each feature's long tests), in the main suite and on Spark Connect.
+test-nightly-rest: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
+	$(PY) -m pytest tests $(PYTEST_XDIST) -m nightly --durations=25 $(PYTEST_ARGS)
+	$(PYTEST_CONNECT) -m nightly $(PYTEST_ARGS)
 
 # Every bit of every index file flipped (tests/test_flips.py, issue 26): the whole run is all bits,
 # or, as here (the two layouts' files hold more than 200,000 bits), a seeded sample of 20,000 per
@@ -199,12 +208,12 @@ test: $(SBT_JAR)
 	  wait $$venv; venv=$$?; wait $$client; client=$$?; cat target/venv.log target/client-venv.log; \
 	  test $$sbt -eq 0 && test $$venv -eq 0 && test $$client -eq 0
 	$(BUILD_WHEEL)
-	$(PY) -m pytest tests $(PYTEST_XDIST) --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest tests $(PYTEST_XDIST) -m "not nightly" --durations=25 $(PYTEST_ARGS)
 	# The cluster tests and the Connect tests at once, a process each (each mostly waits on one
 	# JVM); their output is shown after both end, and either failing fails the target.
 	mkdir -p target
-	$(PYTEST_CLUSTER) -m "not slow" > target/test-cluster.log 2>&1 & cluster=$$!; \
-	  $(PYTEST_CONNECT) > target/test-connect.log 2>&1; connect=$$?; \
+	$(PYTEST_CLUSTER) -m "not slow" --durations=5 > target/test-cluster.log 2>&1 & cluster=$$!; \
+	  $(PYTEST_CONNECT) -m "not nightly" --durations=5 > target/test-connect.log 2>&1; connect=$$?; \
 	  wait $$cluster; cluster=$$?; \
 	  cat target/test-cluster.log target/test-connect.log; \
 	  test $$cluster -eq 0 && test $$connect -eq 0

@@ -88,6 +88,9 @@ lazy val root = (project in file("."))
       // The serial collector: on 2 cores G1's concurrent threads cost more than they save on a
       // 2 GB heap (docs/decisions.md, "CI time, again").
       "-XX:+UseSerialGC",
+      // The warm-up's per-file part over 256 made-up files, not 65,536: seconds of CPU at each
+      // session's start for the JIT's sake at a million files (WarmupSuite tests it directly).
+      "-Dbloomindex.warmup.files=256",
       // Spark on JDK 17 needs these opens (same list as spark-submit's defaults).
       "--add-opens=java.base/java.lang=ALL-UNNAMED",
       "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",

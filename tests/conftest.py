@@ -7,6 +7,8 @@ import contextlib
 import fcntl
 import os
 import pathlib
+import sys
+from collections import defaultdict
 
 import pytest
 
@@ -62,9 +64,65 @@ def pytest_configure(config):
         "markers",
         "delta: needs Delta Lake; skipped, with the reason, where the installed delta-spark does not "
         "support the installed PySpark (make test-spark-versions runs Spark versions Delta does not)")
+    config.addinivalue_line(
+        "markers",
+        "nightly: listed in tests/nightly.txt; left out of `make test` (-m 'not nightly'), run by "
+        "`make test-nightly`")
+
+
+# The tests CI leaves to the nightly run (tests/nightly.txt): `module::name` or `module::name[param]`.
+NIGHTLY_LIST = ROOT / "tests" / "nightly.txt"
+
+
+def nightly_entries() -> list[tuple[str, str]]:
+    entries = []
+    for line in NIGHTLY_LIST.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            module, sep, name = line.partition("::")
+            if not sep or not name:
+                raise pytest.UsageError(f"{NIGHTLY_LIST}: not `module::name`: {line!r}")
+            entries.append((module, name))
+    return entries
+
+
+def _mark_nightly(config, items):
+    """Marks the items tests/nightly.txt names `nightly`, by the module that defines the test
+    function (so tests/connect's imports of a module's tests are marked as the module's are) or
+    by the module it was collected from (a tests/connect module: marked on Connect only).
+    An entry naming no test of its module (a test renamed, a parameter gone) is refused: it would
+    otherwise go on running in CI unnoticed and the list would rot."""
+    entries = nightly_entries()
+    wanted = set(entries)
+    matched = set()
+    collected = defaultdict(set)  # module -> names collected (with and without parameters)
+    for item in items:
+        fn = getattr(item, "function", None)
+        if fn is None:
+            continue
+        base = getattr(item, "originalname", item.name)
+        # The defining module, and the collected one (tests/connect's own, to mark there only).
+        for module in {fn.__module__, item.module.__name__}:
+            collected[module].update((item.name, base))
+            for key in ((module, item.name), (module, base)):
+                if key in wanted:
+                    item.add_marker(pytest.mark.nightly)
+                    matched.add(key)
+    if any("::" in arg for arg in config.args):
+        return  # single tests named on the command line: their modules were not collected whole
+    def exists(module: str, name: str) -> bool:
+        base = name.split("[")[0]
+        if base in collected[module]:  # collected: then each parameter of it was
+            return (module, name) in matched
+        # Not collected here (tests/connect imports some of a module's tests): defined at least.
+        return module not in sys.modules or callable(getattr(sys.modules[module], base, None))
+    stale = [f"{m}::{n}" for m, n in entries if not exists(m, n)]
+    if stale:
+        raise pytest.UsageError(f"{NIGHTLY_LIST} names tests that do not exist: {', '.join(stale)}")
 
 
 def pytest_collection_modifyitems(config, items):
+    _mark_nightly(config, items)
     if DELTA_SUPPORTED:
         return
     skip = pytest.mark.skip(reason=f"Delta Lake unavailable here: {DELTA_SUPPORT}")

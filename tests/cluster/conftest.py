@@ -22,7 +22,8 @@ from cluster_helpers import MASTER, pyspark_home, wait_for_executors
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: left out of `make test` (run by `make test-cluster`)")
+    config.addinivalue_line(
+        "markers", "slow: left out of `make test` (run by `make test-cluster`, which `make test-nightly` runs)")
 
 
 @pytest.fixture(scope="session")

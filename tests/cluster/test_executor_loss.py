@@ -134,6 +134,7 @@ def _assert_index_complete(spark, root: str, name: str) -> None:
     assert checked == 2 * ROWS
 
 
+@pytest.mark.slow
 def test_executor_killed_during_refresh(spark, root, table):
     spark.sql("CREATE BLOOM INDEX loss_idx ON loss FOR COLUMNS (id, u)")
     previous = log_entries(root, "loss_idx")[-1]["version"]

@@ -19,6 +19,7 @@ import pytest
 from dist_helpers import IVY, TESTS_JAR, VECTOR, coordinates, fresh_ivy, package_confs, run, spark_env
 
 
+@pytest.mark.slow
 def test_spark_submit_of_a_scala_job_with_packages(tmp_path):
     if not TESTS_JAR.is_file():
         pytest.fail(f"{TESTS_JAR} is missing: run `make test-python` (it stages the JVM test classes)")

@@ -41,6 +41,7 @@ def spark_submit(work, executor_options: str) -> dict:
     return json.loads(lines[-1][len("RESULT "):])
 
 
+@pytest.mark.slow
 def test_spark_submit_with_jars_and_confs(tmp_path):
     r = spark_submit(tmp_path, VECTOR_MODULE_FLAG)
     assert r["master"] == "local-cluster[1,1,1024]"
