@@ -111,6 +111,8 @@ def _mark_nightly(config, items):
     if any("::" in arg for arg in config.args):
         return  # single tests named on the command line: their modules were not collected whole
     def exists(module: str, name: str) -> bool:
+        if not any((d / f"{module}.py").is_file() for d in (ROOT / "tests", CONNECT_TESTS)):
+            return False
         base = name.split("[")[0]
         if base in collected[module]:  # collected: then each parameter of it was
             return (module, name) in matched
@@ -121,6 +123,7 @@ def _mark_nightly(config, items):
         raise pytest.UsageError(f"{NIGHTLY_LIST} names tests that do not exist: {', '.join(stale)}")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-k` and `-m` deselect: the list is checked against every test
 def pytest_collection_modifyitems(config, items):
     _mark_nightly(config, items)
     if DELTA_SUPPORTED:
