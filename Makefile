@@ -165,7 +165,7 @@ test-nightly-rest: $(JAR) $(TEST_JAR) $(WHEEL) $(MAVEN_POM)
 # file kind and layout: hours on a shared 2-core machine (0.15 s a flip in `probes`, 0.4 s in
 # `columns`). The nightly run flips 4,000 per layout (about 40 minutes); CI 80 per layout.
 # First the JVM's own flip test of a probe file (ProbeFileSuite), every bit of it (about 2
-# minutes; CI flips both ends of the file and 1,500 other bits, BLOOMINDEX_JVM_FLIPS).
+# minutes; CI flips both ends of the file and 500 other bits, BLOOMINDEX_JVM_FLIPS).
 test-flips: export BLOOMINDEX_FLIPS ?= all
 test-flips: $(JAR) $(SBT_JAR)
 	BLOOMINDEX_JVM_FLIPS=all $(SBT) "testOnly bloomindex.layout.ProbeFileSuite -- -z flipped"
@@ -188,8 +188,10 @@ test-nightly-queries: test-python
 test-nightly-text: export BLOOMINDEX_TEXT_QUERIES = 20000
 test-nightly-text: export BLOOMINDEX_TEXT_EXECUTED = 1500
 test-nightly-text: export BLOOMINDEX_TEXT_PLANS = 2
-test-nightly-text: $(JAR) $(TEST_JAR)
+test-nightly-text: $(JAR) $(TEST_JAR) $(SBT_JAR)
 	$(PY) -m pytest tests/test_text_search.py $(PYTEST_ARGS)
+	# The JVM's soundness properties of the text predicates with 100,000 random cases each (CI: 8,000).
+	BLOOMINDEX_TEXT_CASES=100000 $(SBT) "testOnly bloomindex.text.TextSoundnessSuite"
 
 # The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
 # tests/cluster/test_packages.py submits a job with --packages from dist/maven.
