@@ -154,7 +154,7 @@ test-nightly:
 	$(MAKE) test-cluster
 	$(MAKE) test-race
 
-# The tests `make test` leaves out for CI's 20-minute budget (tests/nightly.txt: each took 4 s or
+# The tests `make test` leaves out for CI's 20-minute budget (tests/nightly.txt: each took 2.5 s or
 # more; CI keeps one or two of each feature's long tests), in the main suite and on Spark Connect.
 # The decoding-context summary asserts over all of its module's builds, one of which is CI's:
 # `make test-nightly-queries` runs it with the whole module.

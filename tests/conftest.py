@@ -95,7 +95,7 @@ def _mark_nightly(config, items):
     entries = nightly_entries()
     wanted = set(entries)
     matched = set()
-    collected = defaultdict(set)  # module -> names collected (with and without parameters)
+    collected = defaultdict(set)  # module -> test functions collected (names without parameters)
     for item in items:
         fn = getattr(item, "function", None)
         if fn is None:
@@ -103,7 +103,7 @@ def _mark_nightly(config, items):
         base = getattr(item, "originalname", item.name)
         # The defining module, and the collected one (tests/connect's own, to mark there only).
         for module in {fn.__module__, item.module.__name__}:
-            collected[module].update((item.name, base))
+            collected[module].add(base)
             for key in ((module, item.name), (module, base)):
                 if key in wanted:
                     item.add_marker(pytest.mark.nightly)
