@@ -1,9 +1,9 @@
 # bloomindex: everything a fresh machine needs is fetched by these rules on first use.
 #   make test    CI: every Scala test, the Python tests not in tests/nightly.txt, the cluster tests
-#                not marked slow
+#                not marked slow, the Connect tests and test-connect-server
 #   make test-cluster   every cluster test (local-cluster, spark-submit, executor killed)
 #   make test-connect-server   the Spark Connect example of docs/connect.md: a Connect server process and
-#                a client environment with only pyspark-client and the package (.ci/run runs it)
+#                a client environment with only pyspark-client and the package (make test runs it)
 #   make test-s3   indexes on s3a:// against a moto S3 server (nightly)
 #   make test-gcs  indexes on gs:// against a fake-gcs-server (nightly)
 #   make test-nightly   the tests of tests/nightly.txt, the randomized suites at full size, S3, GCS,
@@ -205,7 +205,7 @@ test: $(SBT_JAR)
 	# about one core busy, the Scala tests leave about a third of two idle (vmstat over a CI run),
 	# and sbt needs nothing of them. sbt stages the jars into python/ only after its tests, long
 	# after pip's editable install (which reads no jar) has ended; the Connect client's
-	# environment gets its dependencies here and the package later (test-connect-server). Any
+	# environment gets its dependencies here and the package before test-connect-server. Any
 	# of the three failing fails the target.
 	$(MAKE) --no-print-directory $(VENV)/.installed > target/venv.log 2>&1 & venv=$$!; \
 	  $(MAKE) --no-print-directory $(CLIENT_VENV)/.deps > target/client-venv.log 2>&1 & client=$$!; \
@@ -214,14 +214,17 @@ test: $(SBT_JAR)
 	  test $$sbt -eq 0 && test $$venv -eq 0 && test $$client -eq 0
 	$(BUILD_WHEEL)
 	$(PY) -m pytest tests $(PYTEST_XDIST) -m "not nightly" --durations=25 $(PYTEST_ARGS)
-	# The cluster tests and the Connect tests at once, a process each (each mostly waits on one
-	# JVM); their output is shown after both end, and either failing fails the target.
+	# The cluster tests and then the Connect server's (make test-connect-server) beside the Connect
+	# tests, a process each (each mostly waits on one JVM; the Connect tests take about as long
+	# as the other two); their output is shown after all end, and any failing fails the target.
 	mkdir -p target
-	$(PYTEST_CLUSTER) -m "not slow" --durations=5 > target/test-cluster.log 2>&1 & cluster=$$!; \
+	{ $(PYTEST_CLUSTER) -m "not slow" --durations=5 > target/test-cluster.log 2>&1; cluster=$$?; \
+	  $(MAKE) --no-print-directory test-connect-server > target/test-connect-server.log 2>&1; server=$$?; \
+	  test $$cluster -eq 0 && test $$server -eq 0; } & chain=$$!; \
 	  $(PYTEST_CONNECT) -m "not nightly" --durations=5 > target/test-connect.log 2>&1; connect=$$?; \
-	  wait $$cluster; cluster=$$?; \
-	  cat target/test-cluster.log target/test-connect.log; \
-	  test $$cluster -eq 0 && test $$connect -eq 0
+	  wait $$chain; chain=$$?; \
+	  cat target/test-cluster.log target/test-connect-server.log target/test-connect.log; \
+	  test $$chain -eq 0 && test $$connect -eq 0
 
 # The jar built once against SPARK_BUILD, on each of SPARK_OTHERS in its own venv: the sources
 # compiled against that version's jars, the venv's PySpark's own (into target/spark-X.Y, the main build untouched), then

@@ -147,9 +147,7 @@ object FreshFiles extends org.apache.spark.internal.Logging {
    * folder for at most [[FolderLimit]] folders, else over their common folder
    * ([[S3Listing.runsFor]]): the position of each file whose object has the listed size and time
    * is set in `out`. False, and nothing set, where S3Listing does not list this file system or
-   * its listing failed: the caller then lists as Hadoop does. The folders are told from the
-   * keys' strings (no parent `Path` built per file), and each file is compared with its object's
-   * size and time as listed (no `FileStatus` built per file; the listing's objects are files).
+   * its listing failed: the caller then lists as Hadoop does.
    */
   private def s3(fs: org.apache.hadoop.fs.FileSystem, files: IndexedSeq[FileStatus], requests: Int, perRun: Int,
       readPages: Boolean, out: java.util.BitSet): Boolean = S3Listing.lister(fs, readPages).exists { lister =>
@@ -157,29 +155,10 @@ object FreshFiles extends org.apache.spark.internal.Logging {
     if (!files.forall(f => f.getPath.toUri.getRawAuthority == authority)) false
     else try {
       val start = System.nanoTime()
-      val keys = files.map(f => S3Listing.key(f.getPath))
-      // A listing's files usually come in key order: then each is its own position among the
-      // keys listed, else a map of the sorted keys' positions tells it.
-      var sorted = true
-      var k = 1
-      while (sorted && k < keys.size) { sorted = S3Listing.KeyOrder.compare(keys(k - 1), keys(k)) < 0; k += 1 }
-      val wanted = if (sorted) keys else S3Listing.sortedDistinct(keys)
-      val position: Int => Int = if (sorted) k => k else {
-        val at = new java.util.HashMap[String, Integer](wanted.size * 4 / 3 + 1)
-        wanted.indices.foreach(w => at.put(wanted(w), w))
-        k => at.get(keys(k)).intValue
-      }
-      val runs = S3Listing.runsFor(wanted, FolderLimit, perRun)
-      val (sizes, times) = lister.statuses(wanted, runs, requests)
+      val runs = byRuns(files, perRun, out)((wanted, runs) => lister.statuses(wanted, runs, requests))
       val (read, bySdk) = lister.pages
-      logInfo(f"bloomindex: checked ${files.size} file(s) on S3 in ${runs.size} run(s): $read page(s) read, " +
+      logInfo(f"bloomindex: checked ${files.size} file(s) on S3 in $runs run(s): $read page(s) read, " +
         f"$bySdk by the SDK's reader, ${(System.nanoTime() - start) / 1e6}%.0f ms")
-      k = 0
-      while (k < files.size) {
-        val w = position(k)
-        if (sizes(w) >= 0 && same(files(k), isFile = true, sizes(w), times(w))) out.set(k)
-        k += 1
-      }
       true
     } catch {
       case NonFatal(e) =>
@@ -187,6 +166,40 @@ object FreshFiles extends org.apache.spark.internal.Logging {
           "checking them with Hadoop's listing instead")
         false
     }
+  }
+
+  /**
+   * `files` (of one bucket) checked by listings in runs of `perRun` of their keys: `statuses`
+   * gives the current size and time of each wanted key (distinct, in [[S3Listing.KeyOrder]]) as
+   * the runs list them ([[S3Listing.statuses]]), and the position of each file whose object has
+   * the listed size and time is set in `out`. Returns the number of runs. The folders are told
+   * from the keys' strings (no parent `Path` built per file), and each file is compared with its
+   * object's size and time as listed (no `FileStatus` built per file; the listing's objects are
+   * files). (The warm-up runs it over made-up pages.)
+   */
+  private[catalog] def byRuns(files: IndexedSeq[FileStatus], perRun: Int, out: java.util.BitSet)(
+      statuses: (IndexedSeq[String], IndexedSeq[S3Listing.Run]) => (Array[Long], Array[Long])): Int = {
+    val keys = files.map(f => S3Listing.key(f.getPath))
+    // A listing's files usually come in key order: then each is its own position among the
+    // keys listed, else a map of the sorted keys' positions tells it.
+    var sorted = true
+    var k = 1
+    while (sorted && k < keys.size) { sorted = S3Listing.KeyOrder.compare(keys(k - 1), keys(k)) < 0; k += 1 }
+    val wanted = if (sorted) keys else S3Listing.sortedDistinct(keys)
+    val position: Int => Int = if (sorted) k => k else {
+      val at = new java.util.HashMap[String, Integer](wanted.size * 4 / 3 + 1)
+      wanted.indices.foreach(w => at.put(wanted(w), w))
+      k => at.get(keys(k)).intValue
+    }
+    val runs = S3Listing.runsFor(wanted, FolderLimit, perRun)
+    val (sizes, times) = statuses(wanted, runs)
+    k = 0
+    while (k < files.size) {
+      val w = position(k)
+      if (sizes(w) >= 0 && same(files(k), isFile = true, sizes(w), times(w))) out.set(k)
+      k += 1
+    }
+    runs.size
   }
 
   /**

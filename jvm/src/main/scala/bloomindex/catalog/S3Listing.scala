@@ -148,77 +148,92 @@ private[catalog] object S3Listing {
 
     /**
      * The current size and modification time of each of `keys` (distinct, in [[KeyOrder]]), as
-     * `runs` made of them ([[runsFor]]) list them, `requests` runs at once: at a key's position,
-     * its object's size (-1 where it is gone) and time. A run's objects come in key order, as
-     * its wanted keys lie in `keys`: each run walks the two side by side, writing its own keys'
-     * positions only (no map of the listed objects).
+     * `runs` made of them ([[runsFor]]) list them, `requests` runs at once ([[S3Listing.statuses]]).
      */
-    def statuses(keys: IndexedSeq[String], runs: IndexedSeq[Run], requests: Int): (Array[Long], Array[Long]) = {
-      val sizes = Array.fill(keys.size)(-1L)
-      val times = new Array[Long](keys.size)
-      val from = starts(keys, runs)
-      bloomindex.layout.IndexStore.inParallel(requests, runs.indices.map { r => () =>
-        run(runs(r), keys, from(r), sizes, times)
-      })
-      (sizes, times)
-    }
+    def statuses(keys: IndexedSeq[String], runs: IndexedSeq[Run], requests: Int): (Array[Long], Array[Long]) =
+      S3Listing.statuses(keys, runs, requests, page)
 
-    /**
-     * Where each run's own keys start in `keys`: runs made of `keys` ([[runs]]) take them in
-     * order, each up to and with its `last`. A run writes from there on only: one whose listing
-     * starts before its keys (a folder's second group, after a subfolder's keys) writes no other
-     * run's positions, so each position's size and time come from one answer.
-     */
-    private def starts(keys: IndexedSeq[String], runs: IndexedSeq[Run]): Array[Int] = {
-      val out = new Array[Int](runs.size)
-      var at = 0
-      var r = 0
-      while (r < runs.size) {
-        out(r) = at
-        while (at < keys.size && KeyOrder.compare(keys(at), runs(r).last) <= 0) at += 1
-        r += 1
+    /** One page of `run`'s listing: its first (`token` null) or the one `token` continues with. */
+    private def page(run: Run, token: String): S3ListPage.Page = {
+      var b = sdk.builder.invoke(null)
+      b = sdk.bucket.invoke(b, bucket)
+      b = sdk.prefix.invoke(b, run.prefix)
+      if (run.delimited) b = sdk.delimiter.invoke(b, "/")
+      b = sdk.maxKeys.invoke(b, Integer.valueOf(PageKeys))
+      if (token != null) b = sdk.continuationToken.invoke(b, token)
+      else if (run.after != null) b = sdk.startAfter.invoke(b, run.after)
+      val reader = if (readPages) sdk.pageReader.map(_.attachTo(b)) else None
+      val response = sdk.list.invoke(client, sdk.build.invoke(b))
+      reader.flatMap(r => Option(r.page)) match {
+        case Some(p) => pagesRead.incrementAndGet(); p
+        case None => pagesBySdk.incrementAndGet(); sdk.page(response)
       }
-      out
     }
+  }
 
-    /** The objects of `run`, page by page, matched with `keys` from position `from` on. */
-    private def run(run: Run, keys: IndexedSeq[String], from: Int, sizes: Array[Long], times: Array[Long]): Unit = {
-      val last = run.last
-      var at = from
-      var token: String = null
-      var done = false
-      while (!done) {
-        var b = sdk.builder.invoke(null)
-        b = sdk.bucket.invoke(b, bucket)
-        b = sdk.prefix.invoke(b, run.prefix)
-        if (run.delimited) b = sdk.delimiter.invoke(b, "/")
-        b = sdk.maxKeys.invoke(b, Integer.valueOf(PageKeys))
-        if (token != null) b = sdk.continuationToken.invoke(b, token)
-        else if (run.after != null) b = sdk.startAfter.invoke(b, run.after)
-        val reader = if (readPages) sdk.pageReader.map(_.attachTo(b)) else None
-        val response = sdk.list.invoke(client, sdk.build.invoke(b))
-        val page = reader.flatMap(r => Option(r.page)) match {
-          case Some(p) => pagesRead.incrementAndGet(); p
-          case None => pagesBySdk.incrementAndGet(); sdk.page(response)
+  /**
+   * The current size and modification time of each of `keys` (distinct, in [[KeyOrder]]), as
+   * `runs` made of them ([[runsFor]]) list them, `requests` runs at once, each page of a run from
+   * `fetch(run, token)` (token null: its first): at a key's position, its object's size (-1
+   * where it is gone) and time. A run's objects come in key order, as its wanted keys lie in
+   * `keys`: each run walks the two side by side, writing its own keys' positions only (no map of
+   * the listed objects). ([[Lister]] fetches from S3; the warm-up from made-up pages.)
+   */
+  def statuses(keys: IndexedSeq[String], runs: IndexedSeq[Run], requests: Int,
+      fetch: (Run, String) => S3ListPage.Page): (Array[Long], Array[Long]) = {
+    val sizes = Array.fill(keys.size)(-1L)
+    val times = new Array[Long](keys.size)
+    val from = starts(keys, runs)
+    bloomindex.layout.IndexStore.inParallel(requests, runs.indices.map { r => () =>
+      run(runs(r), keys, from(r), sizes, times, fetch)
+    })
+    (sizes, times)
+  }
+
+  /**
+   * Where each run's own keys start in `keys`: runs made of `keys` ([[runs]]) take them in
+   * order, each up to and with its `last`. A run writes from there on only: one whose listing
+   * starts before its keys (a folder's second group, after a subfolder's keys) writes no other
+   * run's positions, so each position's size and time come from one answer.
+   */
+  private def starts(keys: IndexedSeq[String], runs: IndexedSeq[Run]): Array[Int] = {
+    val out = new Array[Int](runs.size)
+    var at = 0
+    var r = 0
+    while (r < runs.size) {
+      out(r) = at
+      while (at < keys.size && KeyOrder.compare(keys(at), runs(r).last) <= 0) at += 1
+      r += 1
+    }
+    out
+  }
+
+  /** The objects of `run`, page by page, matched with `keys` from position `from` on. */
+  private def run(run: Run, keys: IndexedSeq[String], from: Int, sizes: Array[Long], times: Array[Long],
+      fetch: (Run, String) => S3ListPage.Page): Unit = {
+    val last = run.last
+    var at = from
+    var token: String = null
+    var done = false
+    while (!done) {
+      val page = fetch(run, token)
+      var e = 0
+      while (!done && e < page.count) {
+        val key = page.keys(e)
+        val order = KeyOrder.compare(key, last)
+        if (order > 0) done = true
+        else {
+          // The wanted keys before this object are gone (or not listed: left at -1).
+          var c = -1
+          while (at < keys.size && { c = KeyOrder.compare(keys(at), key); c < 0 }) { at += 1; c = -1 }
+          if (at < keys.size && c == 0) { sizes(at) = page.sizes(e); times(at) = page.modified(e); at += 1 }
+          if (order == 0) done = true
         }
-        var e = 0
-        while (!done && e < page.count) {
-          val key = page.keys(e)
-          val order = KeyOrder.compare(key, last)
-          if (order > 0) done = true
-          else {
-            // The wanted keys before this object are gone (or not listed: left at -1).
-            var c = -1
-            while (at < keys.size && { c = KeyOrder.compare(keys(at), key); c < 0 }) { at += 1; c = -1 }
-            if (at < keys.size && c == 0) { sizes(at) = page.sizes(e); times(at) = page.modified(e); at += 1 }
-            if (order == 0) done = true
-          }
-          e += 1
-        }
-        if (!done) {
-          token = if (page.truncated) page.next else null
-          if (token == null) done = true
-        }
+        e += 1
+      }
+      if (!done) {
+        token = if (page.truncated) page.next else null
+        if (token == null) done = true
       }
     }
   }

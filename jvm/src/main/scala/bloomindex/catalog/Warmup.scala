@@ -30,7 +30,9 @@ import org.apache.spark.unsafe.types.UTF8String
  * that the JIT compiles those loops (C2) here rather than in the first query that meets a large
  * index. At a million files the first planning spent about 1 s of CPU compiling them (a
  * recording of its compilations; docs/decisions.md, "The warm-up runs the per-file loops").
- * `-Dbloomindex.warmup.files=0` on the driver's command line leaves this part out.
+ * Where S3A is on the class path, also the check against storage on S3 over up to 16,384 made-up
+ * files ([[s3Check]]): their listing's pages read and matched with the files, no request made.
+ * `-Dbloomindex.warmup.files=0` on the driver's command line leaves these parts out.
  */
 object Warmup {
 
@@ -39,6 +41,9 @@ object Warmup {
   /** Made-up files of the per-file part: enough calls of each per-batch method for C2 (600 and more), few seconds of CPU. */
   private val BulkFiles: Int =
     try Integer.getInteger("bloomindex.warmup.files", 1 << 16).intValue.max(0) catch { case NonFatal(_) => 1 << 16 }
+
+  /** At most this many made-up files for the S3 check's part: 17 runs of its pages, enough calls for C2. */
+  private val S3Files = 1 << 14
 
   /** How many times the per-file part loads its made-up index and probes it. */
   private val Rounds = 3
@@ -49,9 +54,12 @@ object Warmup {
   def finished: Boolean = done
 
   def start(): Unit = if (started.compareAndSet(false, true)) {
+    // Where the session's jars are (spark.jars, --packages): S3A is looked for there.
+    val loader = Option(Thread.currentThread.getContextClassLoader).getOrElse(getClass.getClassLoader)
     val t = new Thread(() => {
       try run() catch { case NonFatal(_) => }
       try bulk(BulkFiles, java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))) catch { case NonFatal(_) => }
+      try if (hasS3A(loader)) s3Check(math.min(BulkFiles, S3Files)) catch { case NonFatal(_) => }
       done = true
     }, "bloomindex-warmup")
     t.setDaemon(true)
@@ -168,6 +176,75 @@ object Warmup {
           .map(e => IndexCatalog.probe(files, Array(data), Array(0), translate(e), 2))
       }.reduce((_, last) => last)
     } finally deleteAll(tmp)
+  }
+
+  private def hasS3A(loader: ClassLoader): Boolean =
+    try { Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem", false, loader); true }
+    catch { case NonFatal(_) | _: LinkageError => false }
+
+  /**
+   * The check against storage on S3 ([[FreshFiles.byRuns]]) over `n` made-up files of one folder
+   * and some objects beside them (a marker, new files, every 97th file rewritten): their keys
+   * sorted and cut into runs, each run's pages written as S3 writes a ListObjectsV2 answer and
+   * read by [[S3ListPage]], matched with the keys, each file compared, [[Rounds]] times. That is
+   * the code a first checked query on S3 runs per listed file (at 100,000 files about 2 s of CPU
+   * compiling it in that query: bench/README.md), here with no request made; the AWS SDK's part
+   * (the request, its plugin and interceptor) is not reached. Run where S3A is on the class path.
+   * Returns the files the last round found unchanged (for tests).
+   */
+  private[catalog] def s3Check(n: Int): java.util.BitSet = {
+    val out = new java.util.BitSet(n)
+    if (n <= 0) return out
+    val folder = "warmup/t/"
+    val names = Array.tabulate(n)(i => f"${folder}part-$i%05d-7c1f0e52-30a4-4b8e-9d5e-1a2b3c4d5e6f-c000.snappy.parquet")
+    def size(i: Int) = 1000L + i
+    def time(i: Int) = 1700000000000L + i * 1000L // S3's times are whole seconds
+    // The folder's objects, in S3's key order: the files (every 97th rewritten since listed), a
+    // marker and some new files.
+    val extra = Seq(s"${folder}_SUCCESS") ++ (0 until n / 64).map(i => f"${folder}zz-new-$i%05d.parquet")
+    val objects = (names.indices.map(i => (names(i), if (i % 97 == 5) size(i) + 1 else size(i), time(i))) ++
+      extra.map(k => (k, 8L, time(0)))).sortBy(_._1)(S3Listing.KeyOrder).toArray
+    val objectKeys = objects.map(_._1)
+    val stamp = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(java.time.ZoneOffset.UTC)
+    // The first object after `key` (or at and after it: `inclusive`).
+    def from(key: String, inclusive: Boolean): Int = {
+      val at = java.util.Arrays.binarySearch(objectKeys, key, S3Listing.KeyOrder)
+      if (at >= 0) (if (inclusive) at else at + 1) else -at - 1
+    }
+    def page(run: S3Listing.Run, token: String): S3ListPage.Page = {
+      val first = if (token != null) from(token, inclusive = false)
+        else if (run.after != null) from(run.after, inclusive = false) else from(run.prefix, inclusive = true)
+      var end = first
+      while (end < objects.length && end - first < S3Listing.PageKeys && objectKeys(end).startsWith(run.prefix)) end += 1
+      val truncated = end < objects.length && objectKeys(end).startsWith(run.prefix)
+      val xml = new java.lang.StringBuilder(300 * (end - first) + 512)
+      xml.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">")
+        .append("<Name>warmup</Name><Prefix>").append(run.prefix).append("</Prefix>")
+      if (token != null) xml.append("<ContinuationToken>").append(token).append("</ContinuationToken>")
+      else if (run.after != null) xml.append("<StartAfter>").append(run.after).append("</StartAfter>")
+      xml.append("<KeyCount>").append(end - first).append("</KeyCount><MaxKeys>").append(S3Listing.PageKeys)
+        .append("</MaxKeys>").append(if (run.delimited) "<Delimiter>/</Delimiter>" else "")
+        .append("<IsTruncated>").append(truncated).append("</IsTruncated>")
+      var o = first
+      while (o < end) {
+        val (key, bytes, modified) = objects(o)
+        xml.append("<Contents><Key>").append(key).append("</Key><LastModified>")
+          .append(stamp.format(java.time.Instant.ofEpochMilli(modified))).append("</LastModified>")
+          .append("<ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag><Size>").append(bytes)
+          .append("</Size><StorageClass>STANDARD</StorageClass></Contents>")
+        o += 1
+      }
+      if (truncated) xml.append("<NextContinuationToken>").append(objectKeys(end - 1)).append("</NextContinuationToken>")
+      xml.append("</ListBucketResult>")
+      S3ListPage.parse(xml.toString.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+    }
+    val files = Array.tabulate[FileStatus](n)(i => status(i, size(i), time(i), new Path(new java.net.URI(s"s3a://warmup/${names(i)}"))))
+      .toIndexedSeq
+    (1 to Rounds).foreach { _ =>
+      out.clear()
+      FreshFiles.byRuns(files, S3Listing.PageKeys, out)((wanted, runs) => S3Listing.statuses(wanted, runs, 2, page))
+    }
+    out
   }
 
   /**

@@ -45,4 +45,13 @@ class WarmupSuite extends AnyFunSuite {
     assert(Files.list(parent).count() == 0)
     assert(Warmup.bulk(0, parent).isEmpty)
   }
+
+  test("the S3 check's warm-up finds exactly the made-up files its made-up pages hold unchanged") {
+    // 2,500 files: three runs of 1,000 keys, the last pages truncated by the marker and new files.
+    val n = 2500
+    val unchanged = Warmup.s3Check(n)
+    assert(unchanged.cardinality == (0 until n).count(_ % 97 != 5))
+    assert((0 until n).forall(i => unchanged.get(i) == (i % 97 != 5)))
+    assert(Warmup.s3Check(0).isEmpty)
+  }
 }
