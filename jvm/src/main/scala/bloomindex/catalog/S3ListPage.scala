@@ -373,33 +373,61 @@ private[catalog] object S3ListPage {
    * form is [[Malformed]].
    */
   def millis(value: String): Long = {
-    def digits(from: Int, count: Int): Int = {
-      var v = 0
-      var k = from
-      while (k < from + count) {
-        val c = value.charAt(k)
-        if (c < '0' || c > '9') fail("LastModified " + value)
-        v = v * 10 + (c - '0')
-        k += 1
-      }
-      v
-    }
+    // Written for a small compiled form (C2 compiles it in a first query where the warm-up did
+    // not): no tuple, no boxing, the failure's message built out of line.
     val len = value.length
     if (len < 20 || value.charAt(4) != '-' || value.charAt(7) != '-' || value.charAt(10) != 'T' ||
-        value.charAt(13) != ':' || value.charAt(16) != ':' || value.charAt(len - 1) != 'Z') fail("LastModified " + value)
-    val (year, month, day) = (digits(0, 4), digits(5, 2), digits(8, 2))
-    val (hour, minute, second) = (digits(11, 2), digits(14, 2), digits(17, 2))
-    if (hour > 23 || minute > 59 || second > 59) fail("LastModified " + value)
+        value.charAt(13) != ':' || value.charAt(16) != ':' || value.charAt(len - 1) != 'Z' ||
+        (len > 20 && (value.charAt(19) != '.' || len == 21 || len > 30))) badTime(value)
+    val year = digits(value, 0, 4)
+    val month = digits(value, 5, 2)
+    val day = digits(value, 8, 2)
+    val hour = digits(value, 11, 2)
+    val minute = digits(value, 14, 2)
+    val second = digits(value, 17, 2)
+    if (hour > 23 || minute > 59 || second > 59 || month < 1 || month > 12 || day < 1 || day > monthDays(year, month)) {
+      badTime(value)
+    }
     var fraction = 0
     if (len > 20) {
-      if (value.charAt(19) != '.' || len == 21 || len > 30) fail("LastModified " + value)
-      digits(20, len - 21) // every digit checked, the first three kept
+      digits(value, 20, len - 21) // every digit checked, the first three kept
       var k = 20
       while (k < 23) { fraction = fraction * 10 + (if (k < len - 1) value.charAt(k) - '0' else 0); k += 1 }
     }
-    val date = try java.time.LocalDate.of(year, month, day) catch {
-      case _: java.time.DateTimeException => fail("LastModified " + value)
+    epochDay(year, month, day) * 86400000L + ((hour * 60L + minute) * 60L + second) * 1000L + fraction
+  }
+
+  /** The decimal number of `count` digits of `value` from `from`; anything else is [[Malformed]]. */
+  private def digits(value: String, from: Int, count: Int): Int = {
+    var v = 0
+    var k = from
+    while (k < from + count) {
+      val c = value.charAt(k)
+      if (c < '0' || c > '9') badTime(value)
+      v = v * 10 + (c - '0')
+      k += 1
     }
-    date.toEpochDay * 86400000L + ((hour * 60L + minute) * 60L + second) * 1000L + fraction
+    v
+  }
+
+  private def badTime(value: String): Nothing = fail("LastModified " + value)
+
+  /** Days in `month` (1 to 12) of `year` in the proleptic Gregorian calendar, as `java.time` counts them. */
+  private def monthDays(year: Int, month: Int): Int =
+    if (month == 2) (if ((year & 3) == 0 && (year % 100 != 0 || year % 400 == 0)) 29 else 28)
+    else if (month == 4 || month == 6 || month == 9 || month == 11) 30 else 31
+
+  /**
+   * Days from 1970-01-01 to the date (valid, proleptic Gregorian, year 0 to 9999), as
+   * `LocalDate.toEpochDay` counts them: the civil-from-days rule in eras of 400 years, the
+   * year taken to start in March so that a leap day falls at its end.
+   */
+  private def epochDay(year: Int, month: Int, day: Int): Long = {
+    val y = if (month <= 2) year - 1 else year
+    val era = (if (y >= 0) y else y - 399) / 400
+    val yearOfEra = y - era * 400
+    val dayOfYear = (153 * (if (month > 2) month - 3 else month + 9) + 2) / 5 + day - 1
+    val dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    era * 146097L + dayOfEra - 719468L
   }
 }

@@ -96,13 +96,27 @@ class S3ListPageSuite extends AnyFunSuite {
   test("times: S3's form read as Instant.parse reads it, to the millisecond") {
     val rnd = new scala.util.Random(26)
     (0 until 20000).foreach { _ =>
-      val seconds = rnd.nextLong(253402300799L) // years 1970 to 9999
+      val seconds = rnd.nextLong(253402300799L + 62167219200L) - 62167219200L // years 0 to 9999
       val nanos = rnd.nextInt(1000000000)
       val t = java.time.Instant.ofEpochSecond(seconds, nanos)
       val text = java.time.format.DateTimeFormatter.ISO_INSTANT.format(t) // 0 to 9 fraction digits, as the value needs
       assert(S3ListPage.millis(text) == java.time.Instant.parse(text).toEpochMilli, text)
       val s3 = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(java.time.ZoneOffset.UTC).format(t)
       assert(S3ListPage.millis(s3) == java.time.Instant.parse(s3).toEpochMilli, s3)
+    }
+  }
+
+  test("times: every month and day java.time takes, and only those, in leap and common years back to year 0") {
+    // Instant.parse refuses a day the month does not have (29 February of 1900 and 2023, 31 April),
+    // month 0 and 13, day 0: so must this reader, and it must agree on every date it takes.
+    for (year <- Seq(0, 4, 100, 400, 1582, 1600, 1899, 1900, 1969, 1970, 1972, 2000, 2023, 2024, 2100, 9999);
+         month <- 0 to 13; day <- 0 to 32) {
+      val text = f"$year%04d-$month%02d-$day%02dT23:59:59.999Z"
+      val expected = try Some(java.time.Instant.parse(text).toEpochMilli) catch { case _: java.time.format.DateTimeParseException => None }
+      expected match {
+        case Some(ms) => assert(S3ListPage.millis(text) == ms, text)
+        case None => intercept[S3ListPage.Malformed](S3ListPage.millis(text))
+      }
     }
   }
 
