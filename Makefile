@@ -197,7 +197,8 @@ test-nightly-text: $(JAR) $(TEST_JAR) $(SBT_JAR)
 	BLOOMINDEX_TEXT_CASES=100000 $(SBT) "testOnly bloomindex.text.TextSoundnessSuite"
 
 # The distribution is built in the same sbt run: tests/test_dist.py installs the wheel,
-# tests/cluster/test_packages.py submits a job with --packages from dist/maven.
+# tests/cluster/test_packages.py submits a job with --packages from dist/maven. `all test publish`
+# runs the two at once: publish's Scaladoc (about 45 s) takes the CPU the Scala tests leave idle.
 test: $(SBT_JAR)
 	rm -rf dist/maven
 	mkdir -p target
@@ -209,7 +210,7 @@ test: $(SBT_JAR)
 	# of the three failing fails the target.
 	$(MAKE) --no-print-directory $(VENV)/.installed > target/venv.log 2>&1 & venv=$$!; \
 	  $(MAKE) --no-print-directory $(CLIENT_VENV)/.deps > target/client-venv.log 2>&1 & client=$$!; \
-	  $(SBT) test stageJars stageTestJar publish; sbt=$$?; \
+	  $(SBT) "all test publish" stageJars stageTestJar; sbt=$$?; \
 	  wait $$venv; venv=$$?; wait $$client; client=$$?; cat target/venv.log target/client-venv.log; \
 	  test $$sbt -eq 0 && test $$venv -eq 0 && test $$client -eq 0
 	$(BUILD_WHEEL)
