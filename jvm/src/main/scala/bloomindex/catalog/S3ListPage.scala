@@ -419,7 +419,7 @@ private[catalog] object S3ListPage {
 
   /**
    * Days from 1970-01-01 to the date (valid, proleptic Gregorian, year 0 to 9999), as
-   * `LocalDate.toEpochDay` counts them: the civil-from-days rule in eras of 400 years, the
+   * `LocalDate.toEpochDay` counts them: the days-from-civil rule in eras of 400 years, the
    * year taken to start in March so that a leap day falls at its end.
    */
   private def epochDay(year: Int, month: Int, day: Int): Long = {
