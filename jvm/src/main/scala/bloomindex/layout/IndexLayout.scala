@@ -119,9 +119,10 @@ object IndexLayout extends org.apache.spark.internal.Logging {
 
   private def parquetColumn(read: Read, i: Int, out: ColumnData.Builder): IndexStore.ColumnRead = {
     val c = read.spec.columns(i).name
-    val r = IndexStore.readColumn(read.spark, read.conf, read.dir, c, IndexStore.columnFiles(read.conf, read.dir, c),
+    val files = IndexStore.columnFileLengths(read.conf, read.dir, c)
+    val r = IndexStore.readColumn(read.spark, read.conf, read.dir, c, files.map(_._1),
       read.spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_THREADS),
-      read.spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES), out.add)
+      read.spark.sessionState.conf.getConf(BloomIndexSQLConf.LOAD_DRIVER_MAX_FILES), out.add, lengths = files.map(_._2))
     if (r.forNow > 0) out.failForNow(s"${r.forNow} of ${r.files} index data files unreadable for now" +
       r.failure.fold("")(e => s" (${e.getMessage})"))
     r

@@ -19,7 +19,6 @@ import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.io.ColumnIOFactory
 import org.apache.parquet.schema.MessageType
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.types.StructType
 import org.slf4j.LoggerFactory
 
 /**
@@ -165,8 +164,6 @@ object IndexStore {
   /** The fields a query needs of a column's rows, in this order. */
   private val ProbeFields = Seq("file_path", "file_size", "modification_time", "row_count", "null_count", "filter")
 
-  private val ColumnFileSparkSchema = StructType(IndexSchemas.IndexSchema.filter(_.name != "column"))
-
   // Test hook and metric: index data files and bytes loaded for queries, by column folder name.
   private val opened = new ConcurrentHashMap[String, (LongAdder, LongAdder)]()
 
@@ -188,59 +185,218 @@ object IndexStore {
    * The data files of `column` in a [[IndexData.Columns]] layout: from the summary, or by
    * listing its folder when the summary is unreadable.
    */
-  def columnFiles(conf: Configuration, dir: Path, column: String): Seq[Path] = {
+  def columnFiles(conf: Configuration, dir: Path, column: String): Seq[Path] = columnFileLengths(conf, dir, column).map(_._1)
+
+  /** [[columnFiles]] with their lengths (the summary's, or the listing's). */
+  def columnFileLengths(conf: Configuration, dir: Path, column: String): Seq[(Path, Long)] = {
     val folder = IndexEncryption.columnFolder(dir, column)
-    try IndexSummary.read(conf, dir).columns.get(column).map(_.dataFiles.keys.toSeq.sorted.map(new Path(folder, _)))
+    try IndexSummary.read(conf, dir).columns.get(column)
+      .map(_.dataFiles.toSeq.sortBy(_._1).map { case (name, length) => new Path(folder, name) -> length })
       .getOrElse(Nil)
     catch {
       case NonFatal(_) =>
         val fs = folder.getFileSystem(conf)
         if (!fs.exists(folder)) Nil
-        else fs.listStatus(folder).map(_.getPath).filter(_.getName.endsWith(".parquet")).sortBy(_.getName).toSeq
+        else fs.listStatus(folder).filter(_.getPath.getName.endsWith(".parquet")).sortBy(_.getPath.getName)
+          .map(s => s.getPath -> s.getLen).toSeq
     }
   }
 
   /**
    * Reads `column`'s rows into `out`: on the driver, `threads` files at a time, when there are
-   * at most `driverMaxFiles` files; else in a Spark job. A file that is missing or not readable
-   * is skipped (its source files are then not held by the column) and counted.
+   * at most `driverMaxFiles` files; else in Spark jobs ([[readColumnInJobs]]; `lengths`, the
+   * files' lengths where known, plan them). A file that is missing or not readable is skipped
+   * (its source files are then not held by the column) and counted: as damage, or, for a store's
+   * error or timeout ([[IndexLayout.passing]]), as failed for now, the same on either route.
    */
   def readColumn(spark: SparkSession, conf: Configuration, dir: Path, column: String, files: Seq[Path],
       threads: Int, driverMaxFiles: Int, out: (String, Long, Long, Long, Long, Array[Byte]) => Unit,
-      filters: Boolean = true): ColumnRead = {
+      filters: Boolean = true, lengths: Seq[Long] = Nil): ColumnRead = {
     val folder = IndexEncryption.columnFolder(dir, column).getName
+    val failures = new Failures(filters)
+    val bytes = new LongAdder()
     if (files.size > driverMaxFiles) {
-      val fs = dir.getFileSystem(conf)
-      val bytes = files.iterator.map(f => try fs.getFileStatus(f).getLen catch { case NonFatal(_) => 0L }).sum
-      countLoaded(folder, files.size, bytes)
-      val rows = spark.read.schema(ColumnFileSparkSchema)
-        .option("ignoreCorruptFiles", "true").option("ignoreMissingFiles", "true")
-        .option(PageChecksums, "true")
-        .parquet(files.map(_.toString): _*).select(ProbeFields.map(org.apache.spark.sql.functions.col): _*)
-        .coalesce(math.max(1L, bytes / (64L << 20) + 1).toInt).toLocalIterator()
-      while (rows.hasNext) {
-        val r: Row = rows.next()
-        out(r.getString(0), r.getLong(1), r.getLong(2), r.getLong(3), r.getLong(4), r.getAs[Array[Byte]](5))
+      val known = if (lengths.size == files.size) lengths else {
+        val fs = dir.getFileSystem(conf)
+        files.map(f => try fs.getFileStatus(f).getLen catch { case NonFatal(_) => 0L })
       }
-      return ColumnRead(files.size, bytes, 0, None)
+      readColumnInJobs(spark, conf, files.zip(known), out, filters, failures, bytes)
+    } else {
+      def one(f: Path): Unit = try bytes.add(readFile(conf, f, out, filters)) catch {
+        case NonFatal(e) => failures.add(f.toString, e, IndexLayout.passing(e))
+      }
+      inParallel(threads, files.map(f => () => one(f)))
     }
+    if (filters) countLoaded(folder, files.size, bytes.sum())
+    ColumnRead(files.size, bytes.sum(), failures.failed.get, failures.first, failures.forNow.get)
+  }
+
+  /** The files of a column's read that failed: how many, the first failure, how many for now. */
+  private final class Failures(filters: Boolean) {
     val failed = new AtomicInteger()
     val forNow = new AtomicInteger()
-    val bytes = new LongAdder()
-    @volatile var failure: Option[Throwable] = None
-    def one(f: Path): Unit = try bytes.add(readFile(conf, f, out, filters)) catch {
-      case NonFatal(e) =>
-        failed.incrementAndGet()
-        if (failure.isEmpty) failure = Some(e)
-        // For DESCRIBE, which reads no filter ([[IndexLayout.readIdentities]]): a query's read
-        // that failed (a page failing its checksum among them) is damage; a store's error or
-        // timeout is not: the column is read again later ([[ColumnData.Builder.failForNow]]).
-        if (IndexLayout.passing(e)) forNow.incrementAndGet()
-        else if (filters) bloomindex.log.Checksums.recordDamage(f.toString, s"unreadable when a query read it: ${e.getMessage}")
+    @volatile var first: Option[Throwable] = None
+
+    def add(file: String, e: Throwable, passing: Boolean): Unit = {
+      failed.incrementAndGet()
+      if (first.isEmpty) first = Some(e)
+      // For DESCRIBE, which reads no filter ([[IndexLayout.readIdentities]]): a query's read
+      // that failed (a page failing its checksum among them) is damage; a store's error or
+      // timeout is not: the column is read again later ([[ColumnData.Builder.failForNow]]).
+      if (passing) forNow.incrementAndGet()
+      else if (filters) bloomindex.log.Checksums.recordDamage(file, s"unreadable when a query read it: ${e.getMessage}")
     }
-    inParallel(threads, files.map(f => () => one(f)))
-    if (filters) countLoaded(folder, files.size, bytes.sum())
-    ColumnRead(files.size, bytes.sum(), failed.get, failure, forNow.get)
+  }
+
+  /** At most this many bytes of index data files are read by one job (under `spark.driver.maxResultSize`'s 1 GB). */
+  private[layout] var JobBytes: Long = 256L << 20
+
+  /**
+   * `files` (with their lengths) read by Spark jobs, each task reading a share of them by
+   * [[readFile]], as the driver does, and sending their rows back as bytes ([[JobRows]]): a
+   * file that fails is reported with its failure and whether the failure may pass, so a store's
+   * error is retried later and damage is recorded, as on the driver. Tasks of about 64 MB, jobs
+   * of at most [[JobBytes]]; the rows of each task are given to `out` on this thread as they
+   * arrive. The jobs carry this thread's job group (a query that stops waiting cancels them).
+   */
+  private def readColumnInJobs(spark: SparkSession, conf: Configuration, files: Seq[(Path, Long)],
+      out: (String, Long, Long, Long, Long, Array[Byte]) => Unit, filters: Boolean, failures: Failures,
+      bytes: LongAdder): Unit = {
+    val sc = spark.sparkContext
+    val shipped = sc.broadcast(new ConfWritable(conf))
+    try {
+      def cut(groups: Seq[(Path, Long)], limit: Long): Seq[Seq[(Path, Long)]] = {
+        val all = Seq.newBuilder[Seq[(Path, Long)]]
+        var group = Seq.newBuilder[(Path, Long)]
+        var sum = 0L
+        var any = false
+        groups.foreach { case f @ (_, length) =>
+          if (any && sum + length > limit) { all += group.result(); group = Seq.newBuilder; sum = 0L; any = false }
+          group += f
+          sum += length
+          any = true
+        }
+        if (any) all += group.result()
+        all.result()
+      }
+      cut(files, JobBytes).foreach { job =>
+        val tasks = cut(job, 64L << 20).map(_.map(_._1.toString).toArray)
+        val rdd = sc.parallelize(tasks, tasks.size)
+        val arrived = new java.util.concurrent.LinkedBlockingQueue[Array[Byte]]()
+        val action = sc.submitJob[Array[String], Array[Byte], Unit](rdd,
+          (it: Iterator[Array[String]]) => JobRows.read(shipped.value.conf, it.flatMap(_.iterator), filters),
+          tasks.indices, (_: Int, r: Array[Byte]) => arrived.put(r), ())
+        var left = tasks.size
+        while (left > 0) {
+          val r = arrived.poll(100, TimeUnit.MILLISECONDS)
+          if (r != null) {
+            JobRows.replay(r, out, (file, e, passing) => failures.add(file, e, passing), bytes.add)
+            left -= 1
+          } else if (action.isCompleted && arrived.isEmpty) {
+            action.value.foreach(_.get) // a failed (or cancelled) job: its error
+            if (arrived.isEmpty) throw new IllegalStateException(s"a job reading index data ended with $left task result(s) missing")
+          }
+        }
+      }
+    } finally shipped.destroy()
+  }
+
+  /**
+   * The rows of index data files as a task reads them ([[read]]) and sends them to the driver,
+   * as bytes (whatever `spark.serializer` is), and as the driver takes them ([[replay]]): per file
+   * its rows, then its length, or its failure (the exception, Java-serialized, with whether it
+   * may pass; a file that fails part way keeps the rows read before, as on the driver).
+   */
+  private[layout] object JobRows {
+    private val Row = 1
+    private val Done = 2
+    private val Failed = 3
+
+    def read(conf: Configuration, files: Iterator[String], filters: Boolean): Array[Byte] = {
+      val buffer = new java.io.ByteArrayOutputStream()
+      val data = new java.io.DataOutputStream(buffer)
+      files.foreach { f =>
+        try {
+          val length = readFile(conf, new Path(f), (p, size, mtime, rows, nulls, filter) => {
+            data.writeByte(Row)
+            writeString(data, p)
+            data.writeLong(size); data.writeLong(mtime); data.writeLong(rows); data.writeLong(nulls)
+            if (filter == null) data.writeInt(-1) else { data.writeInt(filter.length); data.write(filter) }
+          }, filters)
+          data.writeByte(Done)
+          writeString(data, f)
+          data.writeLong(length)
+        } catch {
+          case NonFatal(e) =>
+            data.writeByte(Failed)
+            writeString(data, f)
+            data.writeBoolean(IndexLayout.passing(e))
+            val thrown = serialized(e)
+            data.writeInt(thrown.length)
+            data.write(thrown)
+        }
+      }
+      data.flush()
+      buffer.toByteArray
+    }
+
+    def replay(bytes: Array[Byte], out: (String, Long, Long, Long, Long, Array[Byte]) => Unit,
+        failed: (String, Throwable, Boolean) => Unit, length: Long => Unit): Unit = {
+      val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes))
+      while (in.available() > 0) in.readByte() match {
+        case Row =>
+          val p = readString(in)
+          val size = in.readLong(); val mtime = in.readLong(); val rows = in.readLong(); val nulls = in.readLong()
+          val n = in.readInt()
+          val filter = if (n < 0) null else { val b = new Array[Byte](n); in.readFully(b); b }
+          out(p, size, mtime, rows, nulls, filter)
+        case Done =>
+          readString(in)
+          length(in.readLong())
+        case Failed =>
+          val f = readString(in)
+          val passing = in.readBoolean()
+          val b = new Array[Byte](in.readInt())
+          in.readFully(b)
+          failed(f, deserialized(b, f), passing)
+        case other => throw new IllegalStateException(s"index data rows from a task: unknown record $other")
+      }
+    }
+
+    // Strings as UTF-8 with an int length (DataOutput's writeUTF stops at 64 KB).
+    private def writeString(out: java.io.DataOutputStream, s: String): Unit = {
+      val b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+      out.writeInt(b.length)
+      out.write(b)
+    }
+
+    private def readString(in: java.io.DataInputStream): String = {
+      val b = new Array[Byte](in.readInt())
+      in.readFully(b)
+      new String(b, java.nio.charset.StandardCharsets.UTF_8)
+    }
+
+    /** `e` Java-serialized; where it cannot be, an IOException with its class and message. */
+    private def serialized(e: Throwable): Array[Byte] = {
+      def write(t: Throwable): Array[Byte] = {
+        val b = new java.io.ByteArrayOutputStream()
+        val o = new java.io.ObjectOutputStream(b)
+        o.writeObject(t)
+        o.close()
+        b.toByteArray
+      }
+      try write(e) catch { case NonFatal(_) => write(new java.io.IOException(s"${e.getClass.getName}: ${e.getMessage}")) }
+    }
+
+    private def deserialized(b: Array[Byte], file: String): Throwable =
+      try {
+        val in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(b)) {
+          override def resolveClass(d: java.io.ObjectStreamClass): Class[_] =
+            try Class.forName(d.getName, false, Thread.currentThread.getContextClassLoader)
+            catch { case _: ClassNotFoundException => super.resolveClass(d) }
+        }
+        try in.readObject().asInstanceOf[Throwable] finally in.close()
+      } catch { case NonFatal(e) => new java.io.IOException(s"$file could not be read by a task (its error: ${e.getMessage})") }
   }
 
   /**

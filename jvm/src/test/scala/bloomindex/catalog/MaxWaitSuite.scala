@@ -179,6 +179,12 @@ class MaxWaitSuite extends AnyFunSuite {
     failingForNow("flaky_cols", ".parquet", blockMajor = false)
   }
 
+  test("index data files read by Spark jobs (past load.driverMaxFiles) a store fails to read for now: the same") {
+    // Before: the job skipped a file it could not read (`ignoreCorruptFiles`) and the column was
+    // kept without its rows for the version's life: the index pruned nothing after the store answered.
+    failingForNow("flaky_job", ".parquet", blockMajor = false, Map("spark.bloomindex.load.driverMaxFiles" -> "0"))
+  }
+
   test("an encrypted index a store fails to read for now: the warning names the store, not the keys; used again once it answers") {
     useStallingStore()
     val root = "stall://" + TempDirs.create("bloomindex-failing-root").toAbsolutePath.toString
@@ -222,7 +228,7 @@ class MaxWaitSuite extends AnyFunSuite {
    * every file meanwhile, DESCRIBE shows no damage for it, and once the store answers and the
    * retry time has passed, the column is loaded again and prunes.
    */
-  private def failingForNow(name: String, part: String, blockMajor: Boolean): Unit = {
+  private def failingForNow(name: String, part: String, blockMajor: Boolean, settings: Map[String, String] = Map.empty): Unit = {
     useStallingStore()
     val root = "stall://" + TempDirs.create("bloomindex-failing-root").toAbsolutePath.toString
     val path = TempDirs.create("bloomindex-src").resolve(name).toString
@@ -232,6 +238,7 @@ class MaxWaitSuite extends AnyFunSuite {
     try {
       spark.conf.set("spark.bloomindex.root", root)
       spark.conf.set("spark.bloomindex.build.blockMajor", blockMajor.toString)
+      settings.foreach { case (k, v) => spark.conf.set(k, v) }
       spark.range(0, 400, 1, 4).selectExpr("id", "id % 7 AS k").write.parquet(path)
       bi.create(name).onPath("parquet", path).columns("id").execute()
       IndexCache.clear()
@@ -256,6 +263,7 @@ class MaxWaitSuite extends AnyFunSuite {
       IndexCache.RetryFailedLoadMs = retry
       spark.conf.unset("spark.bloomindex.root")
       spark.conf.unset("spark.bloomindex.build.blockMajor")
+      settings.keys.foreach(spark.conf.unset)
       IndexCache.clear()
     }
   }
