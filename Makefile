@@ -74,7 +74,7 @@ PYTEST_CONNECT = $(PY) -m pytest tests/connect
 CLIENT_VENV := .venv-client
 PYTHON_SOURCES := $(shell find python/bloomindex -name '*.py') python/pyproject.toml
 
-.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-history bench-s3-latency bench-text bench-advisor bench-fpp-auto clean
+.PHONY: all jar dist test test-flips test-spark-versions test-iceberg bench-iceberg test-nightly test-nightly-queries test-nightly-text test-race test-scala test-python test-cluster test-connect test-connect-server test-s3 test-gcs demo bench-sbbf bench-algorithms bench-build bench-query bench-join bench-delta bench-write bench-scale bench-cold bench-fresh bench-column-job bench-history bench-s3-latency bench-text bench-advisor bench-fpp-auto clean
 
 all: jar
 
@@ -337,6 +337,11 @@ bench-cold: $(JAR)
 # local disk and on S3 against a moto server (BENCH_FRESH_S3=0 skips S3).
 bench-fresh: $(JAR) $(TEST_JAR) $(S3_JARS)
 	$(PY) bench/bench_fresh.py
+
+# The first lookup's planning on a fresh driver over a `columns`-layout index (blockMajor=false) of
+# 20,000 files (BENCH_JOB_FILES), its column read by the driver and by Spark jobs (driverMaxFiles=0).
+bench-column-job: $(JAR)
+	$(PY) bench/bench_column_job.py
 
 # The first query on a fresh driver against an index on S3 (moto) with 20 ms added to each
 # request by tests/s3/latency_proxy.py, at 10,000 and 100,000 files (issue 26; bench/README.md).
