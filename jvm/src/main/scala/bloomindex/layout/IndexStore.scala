@@ -248,8 +248,18 @@ object IndexStore {
     }
   }
 
-  /** At most this many bytes of index data files are read by one job (under `spark.driver.maxResultSize`'s 1 GB). */
+  /**
+   * At most this many bytes of index data files are read by one job (and at most half of
+   * `spark.driver.maxResultSize`, 1 GB by default, which the job's results must stay under).
+   */
   private[layout] var JobBytes: Long = 256L << 20
+
+  /** Bytes a task reads at most (with [[FileOpenBytes]] counted per file, as Spark's `openCostInBytes`). */
+  private val TaskBytes = 64L << 20
+  private val FileOpenBytes = 4L << 20
+
+  /** Spark jobs run to read index data files (tests and metrics). */
+  private[bloomindex] val loadJobs = new java.util.concurrent.atomic.AtomicLong()
 
   /**
    * `files` (with their lengths) read by Spark jobs, each task reading a share of them by
@@ -257,33 +267,39 @@ object IndexStore {
    * file that fails is reported with its failure and whether the failure may pass, so a store's
    * error is retried later and damage is recorded, as on the driver. Tasks of about 64 MB, jobs
    * of at most [[JobBytes]]; the rows of each task are given to `out` on this thread as they
-   * arrive. The jobs carry this thread's job group (a query that stops waiting cancels them).
+   * arrive (a file whose row `out` refuses fails there, as on the driver). The jobs carry this
+   * thread's job group; one still running when this thread stops waiting for it is cancelled.
    */
   private def readColumnInJobs(spark: SparkSession, conf: Configuration, files: Seq[(Path, Long)],
       out: (String, Long, Long, Long, Long, Array[Byte]) => Unit, filters: Boolean, failures: Failures,
       bytes: LongAdder): Unit = {
     val sc = spark.sparkContext
+    val maxResult = sc.getConf.getSizeAsBytes("spark.driver.maxResultSize", "1g")
+    val jobBytes = if (maxResult > 0) math.max(1L, math.min(JobBytes, maxResult / 2)) else JobBytes
     val shipped = sc.broadcast(new ConfWritable(conf))
+    var action: org.apache.spark.SimpleFutureAction[Unit] = null
     try {
-      def cut(groups: Seq[(Path, Long)], limit: Long): Seq[Seq[(Path, Long)]] = {
+      // Consecutive files cut into groups of at most `limit` bytes (each at least one file).
+      def cut(groups: Seq[(Path, Long)], limit: Long, perFile: Long): Seq[Seq[(Path, Long)]] = {
         val all = Seq.newBuilder[Seq[(Path, Long)]]
         var group = Seq.newBuilder[(Path, Long)]
         var sum = 0L
         var any = false
         groups.foreach { case f @ (_, length) =>
-          if (any && sum + length > limit) { all += group.result(); group = Seq.newBuilder; sum = 0L; any = false }
+          if (any && sum + length + perFile > limit) { all += group.result(); group = Seq.newBuilder; sum = 0L; any = false }
           group += f
-          sum += length
+          sum += length + perFile
           any = true
         }
         if (any) all += group.result()
         all.result()
       }
-      cut(files, JobBytes).foreach { job =>
-        val tasks = cut(job, 64L << 20).map(_.map(_._1.toString).toArray)
+      cut(files, jobBytes, 0L).foreach { job =>
+        val tasks = cut(job, TaskBytes, FileOpenBytes).map(_.map(_._1.toString).toArray)
         val rdd = sc.parallelize(tasks, tasks.size)
         val arrived = new java.util.concurrent.LinkedBlockingQueue[Array[Byte]]()
-        val action = sc.submitJob[Array[String], Array[Byte], Unit](rdd,
+        loadJobs.incrementAndGet()
+        action = sc.submitJob[Array[String], Array[Byte], Unit](rdd,
           (it: Iterator[Array[String]]) => JobRows.read(shipped.value.conf, it.flatMap(_.iterator), filters),
           tasks.indices, (_: Int, r: Array[Byte]) => arrived.put(r), ())
         var left = tasks.size
@@ -294,28 +310,36 @@ object IndexStore {
             left -= 1
           } else if (action.isCompleted && arrived.isEmpty) {
             action.value.foreach(_.get) // a failed (or cancelled) job: its error
-            if (arrived.isEmpty) throw new IllegalStateException(s"a job reading index data ended with $left task result(s) missing")
+            throw new IllegalStateException(s"a job reading index data ended with $left task result(s) missing")
           }
         }
       }
-    } finally shipped.destroy()
+    } finally {
+      if (action != null && !action.isCompleted) action.cancel()
+      shipped.destroy()
+    }
   }
 
   /**
    * The rows of index data files as a task reads them ([[read]]) and sends them to the driver,
    * as bytes (whatever `spark.serializer` is), and as the driver takes them ([[replay]]): per file
-   * its rows, then its length, or its failure (the exception, Java-serialized, with whether it
+   * its name, its rows, then its length, or its failure (the exception, Java-serialized, with whether it
    * may pass; a file that fails part way keeps the rows read before, as on the driver).
    */
   private[layout] object JobRows {
+    private val File = 0
     private val Row = 1
     private val Done = 2
     private val Failed = 3
 
     def read(conf: Configuration, files: Iterator[String], filters: Boolean): Array[Byte] = {
+      // Without its configuration a task would fail every file, which the driver would take for damage.
+      if (conf == null) throw new IllegalStateException("no Hadoop configuration reached the task")
       val buffer = new java.io.ByteArrayOutputStream()
       val data = new java.io.DataOutputStream(buffer)
       files.foreach { f =>
+        data.writeByte(File)
+        writeString(data, f)
         try {
           val length = readFile(conf, new Path(f), (p, size, mtime, rows, nulls, filter) => {
             data.writeByte(Row)
@@ -324,12 +348,10 @@ object IndexStore {
             if (filter == null) data.writeInt(-1) else { data.writeInt(filter.length); data.write(filter) }
           }, filters)
           data.writeByte(Done)
-          writeString(data, f)
           data.writeLong(length)
         } catch {
           case NonFatal(e) =>
             data.writeByte(Failed)
-            writeString(data, f)
             data.writeBoolean(IndexLayout.passing(e))
             val thrown = serialized(e)
             data.writeInt(thrown.length)
@@ -340,25 +362,36 @@ object IndexStore {
       buffer.toByteArray
     }
 
+    /**
+     * Gives the rows of `bytes` to `out`, each file's length to `length`, each failed file to
+     * `failed`; a file one of whose rows `out` refuses (throws) fails there, as when the driver
+     * reads it, and its later rows are skipped.
+     */
     def replay(bytes: Array[Byte], out: (String, Long, Long, Long, Long, Array[Byte]) => Unit,
         failed: (String, Throwable, Boolean) => Unit, length: Long => Unit): Unit = {
       val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes))
+      var file: String = null
+      var refused = false // `file` failed on the driver: the rest of it is skipped
       while (in.available() > 0) in.readByte() match {
+        case File =>
+          file = readString(in)
+          refused = false
         case Row =>
           val p = readString(in)
           val size = in.readLong(); val mtime = in.readLong(); val rows = in.readLong(); val nulls = in.readLong()
           val n = in.readInt()
           val filter = if (n < 0) null else { val b = new Array[Byte](n); in.readFully(b); b }
-          out(p, size, mtime, rows, nulls, filter)
+          if (!refused) try out(p, size, mtime, rows, nulls, filter) catch {
+            case NonFatal(e) => refused = true; failed(file, e, IndexLayout.passing(e))
+          }
         case Done =>
-          readString(in)
-          length(in.readLong())
+          val n = in.readLong()
+          if (!refused) length(n)
         case Failed =>
-          val f = readString(in)
           val passing = in.readBoolean()
           val b = new Array[Byte](in.readInt())
           in.readFully(b)
-          failed(f, deserialized(b, f), passing)
+          if (!refused) failed(file, deserialized(b, file), passing)
         case other => throw new IllegalStateException(s"index data rows from a task: unknown record $other")
       }
     }

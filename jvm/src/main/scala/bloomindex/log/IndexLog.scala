@@ -131,24 +131,30 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
   /**
    * Commits `entry` as its version; throws [[ConcurrentBloomIndexUpdateException]] if taken.
    *
-   * Also when the version it builds on is gone: VACUUM removes entries only below the newest
-   * stable one, so a missing predecessor means newer versions were committed and cleaned up
-   * past it while the command ran (a long build). Created there, the entry would be a version
-   * below the newest, which readers never use, and the command would report a success that
-   * changed nothing. (A VACUUM that removes the predecessor between this check and the
-   * creation, which takes more commits than the retention keeps in that moment, is not caught.)
+   * Also when the version it builds on is gone, or a newer one is there: VACUUM removes entries
+   * only below the newest stable one, so a missing predecessor means newer versions were
+   * committed and cleaned up past it while the command ran (a long build). Created there, the
+   * entry would be a version below the newest, which readers never use, and the command would
+   * report a success that changed nothing. The log is listed for it (one request), not the
+   * predecessor asked about alone: a VACUUM removing the predecessor and the version between
+   * that look and the creation found them listed, so the commit fails before creating anything.
+   * (It would take the version being committed by another, replaced and removed in that moment.)
    */
   def commit(entry: LogEntry): Unit = {
     def taken = new ConcurrentBloomIndexUpdateException(entry.spec.name, entry.version, entry.operation)
     if (entry.version > 0) {
-      val before = entryPath(entry.version - 1)
-      if (!before.getFileSystem(hadoopConf).exists(before)) throw taken
+      val listed = versions()
+      if (!listed.contains(entry.version - 1) || listed.exists(_ >= entry.version)) throw taken
     }
+    afterPredecessorCheck(entry.version)
     try store.createIfAbsent(entryPath(entry.version), LogJson.write(entry))
     catch {
       case _: FileAlreadyExistsException | _: org.apache.hadoop.fs.FileAlreadyExistsException => throw taken
     }
   }
+
+  /** Tests: runs between a commit's check of its predecessor and its creation (a VACUUM's moment). */
+  @volatile private[log] var afterPredecessorCheck: Long => Unit = _ => ()
 }
 
 object IndexLog extends Logging {

@@ -65,20 +65,49 @@ class ColumnJobSuite extends AnyFunSuite {
       val jobBytes = IndexStore.JobBytes
       try {
         Seq(Long.MaxValue, 1L).foreach { limit =>
-          IndexStore.JobBytes = limit // 1: a job per file
+          IndexStore.JobBytes = limit // 1: a job per file (as a file is at least the limit)
           spark.conf.set("spark.bloomindex.load.driverMaxFiles", "0")
           IndexCache.clear()
           // The plan of a lookup on `id` (no job of its own): the jobs are the load's.
-          val q = spark.read.parquet(path).where("id = 150") // its schema read (a job) before counting
-          val jobs = spark.sparkContext.statusTracker.getJobIdsForGroup(null).length
-          q.inputFiles
-          val ran = spark.sparkContext.statusTracker.getJobIdsForGroup(null).length - jobs
+          val jobs = IndexStore.loadJobs.get
+          spark.read.parquet(path).where("id = 150").inputFiles
+          val ran = IndexStore.loadJobs.get - jobs
           assert(if (limit == 1L) ran == dataFiles else ran == 1, s"limit $limit: $ran jobs for $dataFiles files")
           assert(lookups(path) == byDriver, s"limit $limit")
           spark.conf.unset("spark.bloomindex.load.driverMaxFiles")
         }
       } finally IndexStore.JobBytes = jobBytes
     }
+  }
+
+  test("a task's rows replayed: a file whose row the driver refuses fails there, its other rows and length skipped") {
+    withSettings() { replayed() }
+  }
+
+  private def replayed(): Unit = {
+    val dir = TempDirs.create("bloomindex-jobrows")
+    val path = dir.resolve("t").toString
+    spark.range(0, 6, 1, 2).selectExpr("id").write.parquet(path)
+    BloomIndex(spark).create("job_rows").onPath("parquet", path).columns("id").execute()
+    val files = columnFiles(spark.conf.get("spark.bloomindex.root"), "job_rows", "id").map(_.toString)
+    val conf = spark.sessionState.newHadoopConf()
+    val bytes = IndexStore.JobRows.read(conf, (files :+ dir.resolve("gone.parquet").toString).iterator, filters = true)
+    def replay(refuse: String => Boolean) = {
+      val rows = Seq.newBuilder[String]; val failed = Seq.newBuilder[(String, Boolean)]; var lengths = 0
+      IndexStore.JobRows.replay(bytes, (p, _, _, _, _, f) => {
+        assert(f != null && f.nonEmpty)
+        if (refuse(p)) throw new IllegalStateException("refused") else rows += p
+      }, (file, _, passing) => failed += file -> passing, _ => lengths += 1)
+      (rows.result(), failed.result(), lengths)
+    }
+    val (all, failedAll, lengthsAll) = replay(_ => false)
+    assert(all.size == 2 && lengthsAll == files.size, all) // one row per source file; a length per index file
+    // The file that is gone: a failure that does not pass (damage), after every readable file.
+    assert(failedAll.map(_._1) == Seq(dir.resolve("gone.parquet").toString) && !failedAll.head._2, failedAll)
+    val victim = all.head
+    val (kept, failed, lengths) = replay(_ == victim)
+    assert(!kept.contains(victim) && failed.size == 2 && failed.forall(!_._2), (kept, failed))
+    assert(lengths == lengthsAll - 1, lengths)
   }
 
   test("read by jobs: a damaged index data file is recorded as damage, and its files are read") {

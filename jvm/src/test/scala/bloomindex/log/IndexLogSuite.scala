@@ -52,6 +52,24 @@ class IndexLogSuite extends AnyFunSuite {
     assert(log.versions() == Seq(4L, 5L, 6L))
   }
 
+  test("a VACUUM that removes the predecessor and the version between the look and the creation: a conflict, nothing created") {
+    val log = newLog()
+    (0L to 5L).foreach(v => log.commit(entry(v, if (v % 2 == 0) IndexState.Refreshing else IndexState.Active, s"o$v")))
+    // A command that began at version 2 commits its end as version 3: 2 is there when it looks,
+    // then a VACUUM removes the entries up to 3 (oldest first) before it creates 3. Before, only
+    // 2 was looked for: 3 was created below the newest, never read, and the commit succeeded.
+    def vacuum(): Unit = (0L to 3L).foreach(k => java.nio.file.Files.deleteIfExists(java.nio.file.Paths.get(log.entryPath(k).toUri)))
+    log.afterPredecessorCheck = v => if (v == 3L) vacuum()
+    try {
+      val e = intercept[ConcurrentBloomIndexUpdateException](log.commit(entry(3, IndexState.Active, "late")))
+      assert(e.getMessage.contains("another command committed log version 3"), e.getMessage)
+    } finally log.afterPredecessorCheck = _ => ()
+    vacuum() // the VACUUM ends (it had begun: 3 was listed)
+    assert(log.versions() == Seq(4L, 5L) && log.lastActive().map(_.operationId).contains("o5"))
+    log.commit(entry(6, IndexState.Refreshing, "next"))
+    assert(log.versions() == Seq(4L, 5L, 6L))
+  }
+
   test("an entry over the size limit is refused on its length, before it is read") {
     val log = newLog()
     log.commit(entry(0, IndexState.Creating))
