@@ -323,8 +323,8 @@ object IndexStore {
   /**
    * The rows of index data files as a task reads them ([[read]]) and sends them to the driver,
    * as bytes (whatever `spark.serializer` is), and as the driver takes them ([[replay]]): per file
-   * its name, its rows, then its length, or its failure (the exception, Java-serialized, with whether it
-   * may pass; a file that fails part way keeps the rows read before, as on the driver).
+   * its name, its rows, then its length, or its failure (as text, with whether it may pass; a
+   * file that fails part way keeps the rows read before, as on the driver).
    */
   private[layout] object JobRows {
     private val File = 0
@@ -353,9 +353,7 @@ object IndexStore {
           case NonFatal(e) =>
             data.writeByte(Failed)
             data.writeBoolean(IndexLayout.passing(e))
-            val thrown = serialized(e)
-            data.writeInt(thrown.length)
-            data.write(thrown)
+            writeString(data, describe(e))
         }
       }
       data.flush()
@@ -389,9 +387,8 @@ object IndexStore {
           if (!refused) length(n)
         case Failed =>
           val passing = in.readBoolean()
-          val b = new Array[Byte](in.readInt())
-          in.readFully(b)
-          if (!refused) failed(file, deserialized(b, file), passing)
+          val why = readString(in)
+          if (!refused) failed(file, new java.io.IOException(s"$file could not be read by a task: $why"), passing)
         case other => throw new IllegalStateException(s"index data rows from a task: unknown record $other")
       }
     }
@@ -409,27 +406,17 @@ object IndexStore {
       new String(b, java.nio.charset.StandardCharsets.UTF_8)
     }
 
-    /** `e` Java-serialized; where it cannot be, an IOException with its class and message. */
-    private def serialized(e: Throwable): Array[Byte] = {
-      def write(t: Throwable): Array[Byte] = {
-        val b = new java.io.ByteArrayOutputStream()
-        val o = new java.io.ObjectOutputStream(b)
-        o.writeObject(t)
-        o.close()
-        b.toByteArray
-      }
-      try write(e) catch { case NonFatal(_) => write(new java.io.IOException(s"${e.getClass.getName}: ${e.getMessage}")) }
+    /**
+     * What a task's failure was, as text: its class and message, and its root cause's (the
+     * driver words its warnings with them; whether it may pass is sent beside it, decided here).
+     * Text, not the exception: nothing is read back with Java serialization.
+     */
+    private def describe(e: Throwable): String = {
+      var root = e
+      while (root.getCause != null && (root.getCause ne root)) root = root.getCause
+      def one(t: Throwable) = s"${t.getClass.getName}: ${t.getMessage}"
+      if (root eq e) one(e) else s"${one(e)} (caused by ${one(root)})"
     }
-
-    private def deserialized(b: Array[Byte], file: String): Throwable =
-      try {
-        val in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(b)) {
-          override def resolveClass(d: java.io.ObjectStreamClass): Class[_] =
-            try Class.forName(d.getName, false, Thread.currentThread.getContextClassLoader)
-            catch { case _: ClassNotFoundException => super.resolveClass(d) }
-        }
-        try in.readObject().asInstanceOf[Throwable] finally in.close()
-      } catch { case NonFatal(e) => new java.io.IOException(s"$file could not be read by a task (its error: ${e.getMessage})") }
   }
 
   /**
