@@ -191,3 +191,31 @@ def test_executor_killed_during_create_with_global_filters(spark, root, table):
             assert on == sorted(spark.sql(q).collect()) and len(on) == ROWS // 997 + 1
         finally:
             spark.conf.unset("spark.bloomindex.joinFilter.enabled")
+
+
+def test_a_write_task_run_again_from_the_cache_leaves_no_file_unindexed(spark, root, table, tmp_path):
+    """A global index (the first read's output cached for the second pass) whose files are over the
+    distinct limit (each reported to the driver for a second read): the first index file write
+    task to end fails once (the test hook), after the first read's output was cached. Spark runs
+    it again, from the cached output; every (file, column) still gets its row, and its filter
+    holds every value of its file."""
+    marker = tmp_path / "failed-once"
+    confs = {"spark.sql.files.openCostInBytes": str(128 << 20),  # a task per file
+             "spark.bloomindex.build.footerFilters": "false",
+             "spark.bloomindex.build.maxDistinctPerFile": "50",  # each file holds 500 ids and ~500 u
+             # The rows written as the read's tasks give them (no cache of the rows to size probe
+             # files, whose job would compute the read's output before the write).
+             "spark.bloomindex.refresh.maxProbeFiles": "64",
+             "spark.internal.bloomindex.test.failIndexWriteOnce": str(marker)}
+    try:
+        for k, v in confs.items():
+            spark.conf.set(k, v)
+        spark.sql("CREATE BLOOM INDEX loss_once ON loss FOR COLUMNS (id, u) OPTIONS (global = true)")
+    finally:
+        for k in confs:
+            spark.conf.unset(k)
+    assert marker.exists(), "the write task did not fail"
+    _assert_index_complete(spark, root, "loss_once")
+    d = dict(tuple(r) for r in spark.sql("DESCRIBE BLOOM INDEX loss_once").collect())
+    assert d["files_indexed"] == str(FILES) and d["damage"] == "none", d
+    _check_queries(spark, expect_pruning=True)

@@ -176,8 +176,9 @@ private final class BuildRun(
         r.getAs[Array[Byte]](7), r.getString(8))
     })
     val all = fresh ++ old
+    val failOnce = Option(spark.sessionState.conf.getConf(BloomIndexSQLConf.TEST_FAIL_INDEX_WRITE_ONCE)).filter(_.nonEmpty)
     if (all.nonEmpty) written ++= IndexFiles.write(sized(sc.union(all)), dir, hadoopConf, encryption, probes,
-      layout == IndexLayout.Blocks).flatMap(_.rows)
+      layout == IndexLayout.Blocks, failOnce).flatMap(_.rows)
     else IndexFiles.write(sc.emptyRDD[IndexRow], dir, hadoopConf, encryption, probes, layout == IndexLayout.Blocks)
   }
 
@@ -260,7 +261,13 @@ private final class BuildRun(
     val pass = scan.run(wantedB, countFiles = true) { (task, batches) =>
       DistinctPass.task(batches, assigned(task), wantedB.value, colsL, split, mdx, knownGlobalSizes, global, report)
     }
-    val first = if (split.nonEmpty || global) cache(pass) else pass
+    // Cached (for the second pass), and then computed in a job of its own before anything else
+    // runs on it. Files over the distinct limit are reported to the driver (`needs`) as the
+    // output is computed; a task of a later job that computed it and failed after it was cached
+    // (in its index file write) would run again from the cache without reporting, and those
+    // files would get no row. Here a task ends right after its output is cached, and the
+    // reports of its successful run count.
+    val first = if (split.isEmpty && !global) pass else { val kept = cache(pass); kept.count(); kept }
     // Files Spark planned no task for (none seen so far; empty ones, should it skip them) hold nothing.
     val unplanned = dataFiles.map(_.path).toSet -- assigned.iterator.flatten
     val empty = for (p <- unplanned.toSeq; i <- cols.indices if wanted(p)(i))

@@ -147,10 +147,17 @@ private[bloomindex] object IndexFiles {
   /** Writes `rows` into `dir` in one job (see above); returns what was written. */
   def write(rows: RDD[IndexRow], dir: String, conf: Broadcast[ConfWritable],
       plan: Option[IndexEncryption.Plan] = None, probes: Map[String, FilterAlgorithm] = Map.empty,
-      parquetToo: Boolean = false): Seq[Written] = {
-    val written = rows.mapPartitionsWithIndex((i, it) =>
-      Iterator(writeTask(i, it, dir, conf.value.conf, plan, probes, parquetToo)))
-      .collect()
+      parquetToo: Boolean = false, failOnce: Option[String] = None): Seq[Written] = {
+    val written = rows.mapPartitionsWithIndex { (i, it) =>
+      val w = writeTask(i, it, dir, conf.value.conf, plan, probes, parquetToo)
+      // Test hook (BloomIndexSQLConf.TEST_FAIL_INDEX_WRITE_ONCE): the first task to get here fails once.
+      failOnce.foreach { marker =>
+        val first = try { java.nio.file.Files.createFile(java.nio.file.Paths.get(marker)); true }
+          catch { case _: java.nio.file.FileAlreadyExistsException => false }
+        if (first) throw new java.io.IOException(s"test: the index file write of task $i fails once")
+      }
+      Iterator(w)
+    }.collect()
     moveIntoPlace(written.toSeq, dir, conf.value.conf, plan)
   }
 

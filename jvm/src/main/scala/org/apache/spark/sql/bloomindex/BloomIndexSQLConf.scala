@@ -421,6 +421,16 @@ object BloomIndexSQLConf {
     .booleanConf
     .createWithDefault(false)
 
+  /** Test hook, not for users: the first index-file write task of a build to end fails once. */
+  val TEST_FAIL_INDEX_WRITE_ONCE: ConfigEntry[String] = buildConf("spark.internal.bloomindex.test.failIndexWriteOnce")
+    .internal()
+    .doc("Test only: a local path; the first task of a build's index file write that creates " +
+      "this file (after writing its files) then fails, so Spark runs it again (a store that " +
+      "fails a write once). Empty: off.")
+    .version(Since)
+    .stringConf
+    .createWithDefault("")
+
   /** Every entry, public and internal. */
   val all: Seq[ConfigEntry[_]] = Seq(ROOT, FPP_DEFAULT, FPP_AUTO_BUDGET, PRUNING_ENABLED, JOIN_FILTER_ENABLED,
     BUILD_FOOTER_FILTERS, BUILD_MAX_DISTINCT_PER_FILE, BUILD_BLOCK_MAJOR, CACHE_MAX_BYTES, LOAD_DRIVER_MAX_FILES, LOAD_THREADS,
@@ -429,7 +439,7 @@ object BloomIndexSQLConf {
     VACUUM_RETENTION, DROP_WITH_TABLE, HISTORY_ENABLED, HISTORY_MAX_ENTRIES, HISTORY_MAX_AGE,
     ADVISOR_SAMPLE_FILES, ADVISOR_MIN_SKIPPED_SHARE, LOG_STORE_IMPL, ENCRYPTION_COLUMN_KEYS, ENCRYPTION_FOOTER_KEY, ENCRYPTION_FACTORY_CLASS,
     TEST_BUILD_TASK_DELAY_MS, TEST_FAIL_AFTER_DATA_WRITE, TEST_BUILD_BLOCKS_LAYOUT, TEST_SKIPPED_PATHS_MAX,
-    TEST_CHECK_RUN_FILES)
+    TEST_CHECK_RUN_FILES, TEST_FAIL_INDEX_WRITE_ONCE)
 
   /**
    * Registers the entries with SQLConf (once per JVM: a Scala object is initialised once, and
