@@ -258,8 +258,10 @@ object IndexStore {
   private val TaskBytes = 64L << 20
   private val FileOpenBytes = 4L << 20
 
-  /** Spark jobs run to read index data files (tests and metrics). */
-  private[bloomindex] val loadJobs = new java.util.concurrent.atomic.AtomicLong()
+  private val loadJobs = new java.util.concurrent.atomic.AtomicLong()
+
+  /** Spark jobs run so far in this JVM to read index data files (tests and metrics). */
+  def loadJobsRun(): Long = loadJobs.get
 
   /**
    * `files` (with their lengths) read by Spark jobs, each task reading a share of them by

@@ -69,9 +69,9 @@ class ColumnJobSuite extends AnyFunSuite {
           spark.conf.set("spark.bloomindex.load.driverMaxFiles", "0")
           IndexCache.clear()
           // The plan of a lookup on `id` (no job of its own): the jobs are the load's.
-          val jobs = IndexStore.loadJobs.get
+          val jobs = IndexStore.loadJobsRun()
           spark.read.parquet(path).where("id = 150").inputFiles
-          val ran = IndexStore.loadJobs.get - jobs
+          val ran = IndexStore.loadJobsRun() - jobs
           assert(if (limit == 1L) ran == dataFiles else ran == 1, s"limit $limit: $ran jobs for $dataFiles files")
           assert(lookups(path) == byDriver, s"limit $limit")
           spark.conf.unset("spark.bloomindex.load.driverMaxFiles")
