@@ -122,11 +122,18 @@ def test_index_of_an_encrypted_column_is_encrypted_and_prunes(spark, root, keys,
     assert len(spark.read.parquet(path).filter("id = 1234").inputFiles()) <= 2
 
 
-def test_without_keys_the_index_is_skipped_and_answers_stay_right(spark, root, keys, tmp_path):
+@pytest.mark.parametrize("route", ["driver", "job"])
+def test_without_keys_the_index_is_skipped_and_answers_stay_right(spark, root, keys, tmp_path, route):
+    """On either route of the encrypted index's data (the driver, or Spark jobs past
+    `load.driverMaxFiles`); and a read refused for want of keys is not damage: DESCRIBE, with
+    the keys back, says none."""
     path = str(tmp_path / "enc")
     _write_encrypted(spark, path, plaintext_footer=True)
     bi = bloomindex.BloomIndex(spark)
     bi.create("enc_nokeys", path, ["id", "name"], source_format="parquet")
+    if route == "job":
+        spark.conf.set("spark.bloomindex.load.driverMaxFiles", "0")
+    spark.sparkContext._jvm.bloomindex.catalog.IndexCache.clear()
     q = "name = 'n5'"
     with_keys = spark.read.parquet(path).select("name").filter(q)
     assert len(with_keys.inputFiles()) < FILES
@@ -145,8 +152,14 @@ def test_without_keys_the_index_is_skipped_and_answers_stay_right(spark, root, k
         assert any("enc_nokeys" in w and "cannot decrypt" in w for w in warnings), warnings
     finally:
         _set(spark, before)
-    # Back with the keys, the index prunes again.
-    assert len(spark.read.parquet(path).select("name").filter(q).inputFiles()) < FILES
+    try:
+        # Back with the keys, the index prunes again, and nothing of it was taken for damage.
+        assert len(spark.read.parquet(path).select("name").filter(q).inputFiles()) < FILES
+        assert len(spark.read.parquet(path).filter("id = 1234").inputFiles()) < FILES
+        d = dict(tuple(r) for r in spark.sql("DESCRIBE BLOOM INDEX enc_nokeys").collect())
+        assert d["damage"] == "none", d["damage"]
+    finally:
+        spark.conf.unset("spark.bloomindex.load.driverMaxFiles")
 
 
 def test_refused_without_a_crypto_factory_unless_allowed(spark, root, keys, tmp_path):

@@ -156,9 +156,11 @@ private final class BuildRun(
         unfit.groupBy(_._1).map { case (p, xs) => p -> cols.indices.map(i => xs.exists(_._2 == i)).toArray }
       }
     val dataFiles = files.filter(f => wanted.contains(f.path))
-    val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
+    // (With split files or global filters, the read runs in `dataPass`, cached; else in the write.)
+    val data = if (dataFiles.isEmpty) None else Some(timed(s"the first read of ${dataFiles.size} files, where cached")(
+      dataPass(dataFiles, wanted, needs)))
     data.foreach { case (filters, _) =>
-      timed(s"reading ${dataFiles.size} files and writing their rows")(writeRows(Seq(filters), unwritten))
+      timed(s"writing the rows of ${dataFiles.size} files (reading them, unless cached)")(writeRows(Seq(filters), unwritten))
     }
     secondPass(wanted, data.map(_._2), needs.value.asScala.toSeq.distinct)
   } finally cached.foreach(_.unpersist(blocking = false))

@@ -223,10 +223,11 @@ object IndexStore {
       readColumnInJobs(spark, conf, files.zip(known), out, filters, failures, bytes)
     } else {
       def one(f: Path): Unit = try bytes.add(readFile(conf, f, out, filters)) catch {
-        case NonFatal(e) => failures.add(f.toString, e, IndexLayout.passing(e))
+        case NonFatal(e) => failures.add(f.toString, e, Failures.kindOf(e))
       }
       inParallel(threads, files.map(f => () => one(f)))
     }
+    failures.settle(files.size - failures.failed.get)
     if (filters) countLoaded(folder, files.size, bytes.sum())
     ColumnRead(files.size, bytes.sum(), failures.failed.get, failures.first, failures.forNow.get)
   }
@@ -237,15 +238,41 @@ object IndexStore {
     val forNow = new AtomicInteger()
     @volatile var first: Option[Throwable] = None
 
-    def add(file: String, e: Throwable, passing: Boolean): Unit = {
+    private val refusedByKeys = new java.util.concurrent.ConcurrentLinkedQueue[(String, Throwable)]()
+
+    def add(file: String, e: Throwable, kind: Int): Unit = {
       failed.incrementAndGet()
       if (first.isEmpty) first = Some(e)
       // For DESCRIBE, which reads no filter ([[IndexLayout.readIdentities]]): a query's read
       // that failed (a page failing its checksum among them) is damage; a store's error or
       // timeout is not: the column is read again later ([[ColumnData.Builder.failForNow]]).
-      if (passing) forNow.incrementAndGet()
-      else if (filters) bloomindex.log.Checksums.recordDamage(file, s"unreadable when a query read it: ${e.getMessage}")
+      if (kind == Failures.Passing) forNow.incrementAndGet()
+      else if (kind == Failures.Keys) refusedByKeys.add((file, e))
+      else damage(file, e)
     }
+
+    /**
+     * Once every file was tried (`read` of them read whole): a file whose decryption failed is
+     * damage where others were decrypted (its bytes, not the keys: AES-GCM refuses changed bytes
+     * as it refuses a wrong key), not where none was (a session without the keys; IndexCache
+     * says so, and DESCRIBE run later with the keys must not show damage for it).
+     */
+    def settle(read: Int): Unit = if (read > 0) refusedByKeys.forEach(f => damage(f._1, f._2))
+
+    private def damage(file: String, e: Throwable): Unit =
+      if (filters) bloomindex.log.Checksums.recordDamage(file, s"unreadable when a query read it: ${e.getMessage}")
+  }
+
+  private object Failures {
+    val Damage = 0
+    val Passing = 1 // a store's error or timeout ([[IndexLayout.passing]])
+    val Keys = 2 // Parquet's decryption refused: this session's keys, or the bytes ([[Failures.settle]])
+
+    def kindOf(e: Throwable): Int =
+      if (Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8)
+          .exists(_.isInstanceOf[org.apache.parquet.crypto.ParquetCryptoRuntimeException])) Keys
+      else if (IndexLayout.passing(e)) Passing
+      else Damage
   }
 
   /**
@@ -255,13 +282,17 @@ object IndexStore {
   private[layout] var JobBytes: Long = 256L << 20
 
   /** Bytes a task reads at most (with [[FileOpenBytes]] counted per file, as Spark's `openCostInBytes`). */
-  private val TaskBytes = 64L << 20
+  private[layout] var TaskBytes: Long = 64L << 20
   private val FileOpenBytes = 4L << 20
 
   private val loadJobs = new java.util.concurrent.atomic.AtomicLong()
+  private val loadTasks = new java.util.concurrent.atomic.AtomicLong()
 
   /** Spark jobs run so far in this JVM to read index data files (tests and metrics). */
   def loadJobsRun(): Long = loadJobs.get
+
+  /** The tasks of those jobs. */
+  def loadTasksRun(): Long = loadTasks.get
 
   /**
    * `files` (with their lengths) read by Spark jobs, each task reading a share of them by
@@ -301,6 +332,7 @@ object IndexStore {
         val rdd = sc.parallelize(tasks, tasks.size)
         val arrived = new java.util.concurrent.LinkedBlockingQueue[Array[Byte]]()
         loadJobs.incrementAndGet()
+        loadTasks.addAndGet(tasks.size)
         action = sc.submitJob[Array[String], Array[Byte], Unit](rdd,
           (it: Iterator[Array[String]]) => JobRows.read(shipped.value.conf, it.flatMap(_.iterator), filters),
           tasks.indices, (_: Int, r: Array[Byte]) => arrived.put(r), ())
@@ -308,7 +340,7 @@ object IndexStore {
         while (left > 0) {
           val r = arrived.poll(100, TimeUnit.MILLISECONDS)
           if (r != null) {
-            JobRows.replay(r, out, (file, e, passing) => failures.add(file, e, passing), bytes.add)
+            JobRows.replay(r, out, failures.add, bytes.add)
             left -= 1
           } else if (action.isCompleted && arrived.isEmpty) {
             action.value.foreach(_.get) // a failed (or cancelled) job: its error
@@ -325,8 +357,9 @@ object IndexStore {
   /**
    * The rows of index data files as a task reads them ([[read]]) and sends them to the driver,
    * as bytes (whatever `spark.serializer` is), and as the driver takes them ([[replay]]): per file
-   * its name, its rows, then its length, or its failure (as text, with whether it may pass; a
-   * file that fails part way keeps the rows read before, as on the driver).
+   * its name, its rows, then its length, or its failure (as text, with its kind: damage, a
+   * store's error, the keys; a file that fails part way keeps the rows read before, as on the
+   * driver).
    */
   private[layout] object JobRows {
     private val File = 0
@@ -354,7 +387,7 @@ object IndexStore {
         } catch {
           case NonFatal(e) =>
             data.writeByte(Failed)
-            data.writeBoolean(IndexLayout.passing(e))
+            data.writeByte(Failures.kindOf(e))
             writeString(data, describe(e))
         }
       }
@@ -368,7 +401,7 @@ object IndexStore {
      * reads it, and its later rows are skipped.
      */
     def replay(bytes: Array[Byte], out: (String, Long, Long, Long, Long, Array[Byte]) => Unit,
-        failed: (String, Throwable, Boolean) => Unit, length: Long => Unit): Unit = {
+        failed: (String, Throwable, Int) => Unit, length: Long => Unit): Unit = {
       val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes))
       var file: String = null
       var refused = false // `file` failed on the driver: the rest of it is skipped
@@ -382,15 +415,15 @@ object IndexStore {
           val n = in.readInt()
           val filter = if (n < 0) null else { val b = new Array[Byte](n); in.readFully(b); b }
           if (!refused) try out(p, size, mtime, rows, nulls, filter) catch {
-            case NonFatal(e) => refused = true; failed(file, e, IndexLayout.passing(e))
+            case NonFatal(e) => refused = true; failed(file, e, Failures.kindOf(e))
           }
         case Done =>
           val n = in.readLong()
           if (!refused) length(n)
         case Failed =>
-          val passing = in.readBoolean()
+          val kind = in.readByte().toInt
           val why = readString(in)
-          if (!refused) failed(file, new java.io.IOException(s"$file could not be read by a task: $why"), passing)
+          if (!refused) failed(file, new java.io.IOException(s"$file could not be read by a task: $why"), kind)
         case other => throw new IllegalStateException(s"index data rows from a task: unknown record $other")
       }
     }
@@ -410,7 +443,7 @@ object IndexStore {
 
     /**
      * What a task's failure was, as text: its class and message, and its root cause's (the
-     * driver words its warnings with them; whether it may pass is sent beside it, decided here).
+     * driver words its warnings with them; its kind, [[Failures.kindOf]], is sent beside it).
      * Text, not the exception: nothing is read back with Java serialization.
      */
     private def describe(e: Throwable): String = {

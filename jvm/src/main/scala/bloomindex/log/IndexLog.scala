@@ -135,16 +135,23 @@ class IndexLog(val indexDir: Path, hadoopConf: Configuration) {
    * only below the newest stable one, so a missing predecessor means newer versions were
    * committed and cleaned up past it while the command ran (a long build). Created there, the
    * entry would be a version below the newest, which readers never use, and the command would
-   * report a success that changed nothing. The log is listed for it (one request), not the
-   * predecessor asked about alone: a VACUUM removing the predecessor and the version between
-   * that look and the creation found them listed, so the commit fails before creating anything.
-   * (It would take the version being committed by another, replaced and removed in that moment.)
+   * report a success that changed nothing. The log is listed for it (a listing, where one status
+   * was asked for before), not the predecessor asked about alone: a VACUUM removing the
+   * predecessor and the version between that look and the creation found them listed, so the
+   * commit fails before creating anything. (It would take the version being committed by
+   * another, replaced and removed in that moment.) A predecessor the listing lacks is asked
+   * about once more before the commit is refused: a store whose listings may lag its writes
+   * would otherwise refuse the commit of a command's own entry written just before.
    */
   def commit(entry: LogEntry): Unit = {
     def taken = new ConcurrentBloomIndexUpdateException(entry.spec.name, entry.version, entry.operation)
     if (entry.version > 0) {
       val listed = versions()
-      if (!listed.contains(entry.version - 1) || listed.exists(_ >= entry.version)) throw taken
+      if (listed.exists(_ >= entry.version)) throw taken
+      if (!listed.contains(entry.version - 1)) {
+        val before = entryPath(entry.version - 1)
+        if (!before.getFileSystem(hadoopConf).exists(before)) throw taken
+      }
     }
     afterPredecessorCheck(entry.version)
     try store.createIfAbsent(entryPath(entry.version), LogJson.write(entry))

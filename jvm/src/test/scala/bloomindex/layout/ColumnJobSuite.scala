@@ -62,21 +62,25 @@ class ColumnJobSuite extends AnyFunSuite {
       val root = spark.conf.get("spark.bloomindex.root")
       val dataFiles = columnFiles(root, "job_same", "id").size
       assert(dataFiles >= 2, dataFiles)
-      val jobBytes = IndexStore.JobBytes
+      val (jobBytes, taskBytes) = (IndexStore.JobBytes, IndexStore.TaskBytes)
       try {
-        Seq(Long.MaxValue, 1L).foreach { limit =>
-          IndexStore.JobBytes = limit // 1: a job per file (as a file is at least the limit)
+        // (bytes a job, bytes a task): one job of one task; one job of a task per file; a job per file.
+        Seq((Long.MaxValue, 64L << 20), (Long.MaxValue, 1L), (1L, 64L << 20)).foreach { case limits @ (job, task) =>
+          IndexStore.JobBytes = job // 1: a job per file (as a file is at least the limit)
+          IndexStore.TaskBytes = task
           spark.conf.set("spark.bloomindex.load.driverMaxFiles", "0")
           IndexCache.clear()
           // The plan of a lookup on `id` (no job of its own): the jobs are the load's.
-          val jobs = IndexStore.loadJobsRun()
+          val (jobs, tasks) = (IndexStore.loadJobsRun(), IndexStore.loadTasksRun())
           spark.read.parquet(path).where("id = 150").inputFiles
           val ran = IndexStore.loadJobsRun() - jobs
-          assert(if (limit == 1L) ran == dataFiles else ran == 1, s"limit $limit: $ran jobs for $dataFiles files")
-          assert(lookups(path) == byDriver, s"limit $limit")
+          val ranTasks = IndexStore.loadTasksRun() - tasks
+          assert(if (job == 1L) ran == dataFiles else ran == 1, s"$limits: $ran jobs for $dataFiles files")
+          assert(if (job == 1L || task == 1L) ranTasks == dataFiles else ranTasks == 1, s"$limits: $ranTasks tasks")
+          assert(lookups(path) == byDriver, s"$limits")
           spark.conf.unset("spark.bloomindex.load.driverMaxFiles")
         }
-      } finally IndexStore.JobBytes = jobBytes
+      } finally { IndexStore.JobBytes = jobBytes; IndexStore.TaskBytes = taskBytes }
     }
   }
 
@@ -93,20 +97,30 @@ class ColumnJobSuite extends AnyFunSuite {
     val conf = spark.sessionState.newHadoopConf()
     val bytes = IndexStore.JobRows.read(conf, (files :+ dir.resolve("gone.parquet").toString).iterator, filters = true)
     def replay(refuse: String => Boolean) = {
-      val rows = Seq.newBuilder[String]; val failed = Seq.newBuilder[(String, Boolean)]; var lengths = 0
+      val rows = Seq.newBuilder[String]; val failed = Seq.newBuilder[(String, Int)]; var lengths = 0
       IndexStore.JobRows.replay(bytes, (p, _, _, _, _, f) => {
         assert(f != null && f.nonEmpty)
         if (refuse(p)) throw new IllegalStateException("refused") else rows += p
-      }, (file, _, passing) => failed += file -> passing, _ => lengths += 1)
+      }, (file, _, kind) => failed += file -> kind, _ => lengths += 1)
       (rows.result(), failed.result(), lengths)
     }
     val (all, failedAll, lengthsAll) = replay(_ => false)
     assert(all.size == 2 && lengthsAll == files.size, all) // one row per source file; a length per index file
     // The file that is gone: a failure that does not pass (damage), after every readable file.
-    assert(failedAll.map(_._1) == Seq(dir.resolve("gone.parquet").toString) && !failedAll.head._2, failedAll)
+    assert(failedAll == Seq(dir.resolve("gone.parquet").toString -> 0), failedAll)
+    // The rows of each index file, read alone: the victim's file's rows are all skipped, the others kept.
+    val rowsOf = files.map { f =>
+      val rows = Seq.newBuilder[String]
+      IndexStore.JobRows.replay(IndexStore.JobRows.read(conf, Iterator(f), filters = true),
+        (p, _, _, _, _, _) => rows += p, (_, _, _) => (), _ => ())
+      f -> rows.result()
+    }.toMap
     val victim = all.head
+    val victimFile = files.find(f => rowsOf(f).contains(victim)).get
     val (kept, failed, lengths) = replay(_ == victim)
-    assert(!kept.contains(victim) && failed.size == 2 && failed.forall(!_._2), (kept, failed))
+    assert(kept.sorted == files.filter(_ != victimFile).flatMap(rowsOf).sorted, (kept, rowsOf))
+    assert(failed.map(_._1).toSet == Set(victimFile, dir.resolve("gone.parquet").toString), failed)
+    assert(failed.forall(_._2 == 0), failed) // damage, both
     assert(lengths == lengthsAll - 1, lengths)
   }
 

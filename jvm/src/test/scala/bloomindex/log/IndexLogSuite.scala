@@ -55,9 +55,10 @@ class IndexLogSuite extends AnyFunSuite {
   test("a VACUUM that removes the predecessor and the version between the look and the creation: a conflict, nothing created") {
     val log = newLog()
     (0L to 5L).foreach(v => log.commit(entry(v, if (v % 2 == 0) IndexState.Refreshing else IndexState.Active, s"o$v")))
-    // A command that began at version 2 commits its end as version 3: 2 is there when it looks,
-    // then a VACUUM removes the entries up to 3 (oldest first) before it creates 3. Before, only
-    // 2 was looked for: 3 was created below the newest, never read, and the commit succeeded.
+    // A command that began at version 2 commits its end as version 3 while a VACUUM removes the
+    // entries up to 3 (oldest first). Before, only 2 was looked for: found there, then removed
+    // with 3 by the VACUUM (the hook), 3 was created below the newest, never read, and the commit
+    // succeeded. Now the listing shows 3 (and 4, 5) before the hook's moment: refused at once.
     def vacuum(): Unit = (0L to 3L).foreach(k => java.nio.file.Files.deleteIfExists(java.nio.file.Paths.get(log.entryPath(k).toUri)))
     log.afterPredecessorCheck = v => if (v == 3L) vacuum()
     try {
