@@ -156,9 +156,7 @@ private final class BuildRun(
         unfit.groupBy(_._1).map { case (p, xs) => p -> cols.indices.map(i => xs.exists(_._2 == i)).toArray }
       }
     val dataFiles = files.filter(f => wanted.contains(f.path))
-    // (With split files or global filters, the read runs in `dataPass`, cached; else in the write.)
-    val data = if (dataFiles.isEmpty) None else Some(timed(s"the first read of ${dataFiles.size} files, where cached")(
-      dataPass(dataFiles, wanted, needs)))
+    val data = if (dataFiles.isEmpty) None else Some(dataPass(dataFiles, wanted, needs))
     data.foreach { case (filters, _) =>
       timed(s"writing the rows of ${dataFiles.size} files (reading them, unless cached)")(writeRows(Seq(filters), unwritten))
     }
@@ -269,7 +267,11 @@ private final class BuildRun(
     // (in its index file write) would run again from the cache without reporting, and those
     // files would get no row. Here a task ends right after its output is cached, and the
     // reports of its successful run count.
-    val first = if (split.isEmpty && !global) pass else { val kept = cache(pass); kept.count(); kept }
+    val first = if (split.isEmpty && !global) pass else {
+      val kept = cache(pass)
+      timed(s"reading ${dataFiles.size} files (cached for the second pass)")(kept.count())
+      kept
+    }
     // Files Spark planned no task for (none seen so far; empty ones, should it skip them) hold nothing.
     val unplanned = dataFiles.map(_.path).toSet -- assigned.iterator.flatten
     val empty = for (p <- unplanned.toSeq; i <- cols.indices if wanted(p)(i))
