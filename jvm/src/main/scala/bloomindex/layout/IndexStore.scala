@@ -269,10 +269,12 @@ object IndexStore {
     val Keys = 2 // Parquet's decryption refused: this session's keys, or the bytes ([[Failures.settle]])
 
     def kindOf(e: Throwable): Int =
-      if (Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8)
-          .exists(_.isInstanceOf[org.apache.parquet.crypto.ParquetCryptoRuntimeException])) Keys
+      if (causes(e).exists(_.isInstanceOf[org.apache.parquet.crypto.ParquetCryptoRuntimeException])) Keys
       else if (IndexLayout.passing(e)) Passing
       else Damage
+
+    /** `e` and its causes, at most 8 (a chain that loops ends there). */
+    def causes(e: Throwable): Seq[Throwable] = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).toSeq
   }
 
   /**
@@ -447,8 +449,7 @@ object IndexStore {
      * Text, not the exception: nothing is read back with Java serialization.
      */
     private def describe(e: Throwable): String = {
-      var root = e
-      while (root.getCause != null && (root.getCause ne root)) root = root.getCause
+      val root = Failures.causes(e).last
       def one(t: Throwable) = s"${t.getClass.getName}: ${t.getMessage}"
       if (root eq e) one(e) else s"${one(e)} (caused by ${one(root)})"
     }
