@@ -207,6 +207,12 @@ def spark(tmp_path_factory):
                # The rate the tests were written for (the default is `auto`, chosen per build:
                # tests/test_fpp_auto.py names it).
                .config("spark.bloomindex.fpp.default", "0.01"))
+    # `make test-kryo`: the session under Kryo, with a test registrator that writes each class Kryo
+    # sends unregistered to this file (tests/conftest.py fails the run on one of bloomindex's).
+    kryo_log = os.environ.get("BLOOMINDEX_KRYO_LOG")
+    if kryo_log:
+        builder = (builder.config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+                   .config("spark.kryo.registrator", "bloomindex.testing.KryoUnregistered"))
     # Spark's Avro source (not in PySpark's jars), for the Avro cases of test_schema_mapping;
     # configure() appends Delta's package to this. `make test-spark-versions` runs a subset that
     # reads no Avro and sets BLOOMINDEX_TEST_PACKAGES empty: a release's spark-avro may not be on
@@ -224,6 +230,10 @@ def spark(tmp_path_factory):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+    if kryo_log and os.path.exists(kryo_log):
+        with open(kryo_log, encoding="utf-8") as f:
+            ours = sorted({line.split(" Note:")[0] for line in f if "registered: bloomindex." in line})
+        assert not ours, f"sent through Kryo without BloomIndexKryoRegistrator registering them: {ours}"
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 import bloomindex
-from bloomindex.session import EXTENSIONS_CLASS, VECTOR_MODULE_FLAG
+from bloomindex.session import EXTENSIONS_CLASS, KRYO_REGISTRATOR_CLASS, VECTOR_MODULE_FLAG
 from index_helpers import native_kernel
 
 
@@ -45,6 +45,25 @@ def test_configure_keeps_what_was_set_and_is_idempotent():
     assert opts["spark.executor.extraJavaOptions"].count(VECTOR_MODULE_FLAG) == 1
     with pytest.raises(ValueError, match="kernel"):
         bloomindex.configure(_Builder(), kernel="gpu")
+
+
+def test_configure_adds_the_kryo_registrator_only_where_kryo_requires_registration(monkeypatch, tmp_path):
+    """Kryo with ``spark.kryo.registrationRequired=true`` refuses bloomindex's classes unless its
+    registrator is listed: configure() appends it to the builder's registrators, keeps those of
+    spark-defaults.conf (a builder value would replace them), and sets nothing otherwise."""
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert "spark.kryo.registrator" not in bloomindex.configure(_Builder())._options
+    assert "spark.kryo.registrator" not in bloomindex.configure(
+        _Builder(**{"spark.serializer": "org.apache.spark.serializer.KryoSerializer"}))._options
+    required = {"spark.kryo.registrationRequired": "true"}
+    assert bloomindex.configure(_Builder(**required))._options["spark.kryo.registrator"] == KRYO_REGISTRATOR_CLASS
+    b = bloomindex.configure(bloomindex.configure(_Builder(**{"spark.kryo.registrator": "com.acme.R"})))
+    assert b._options["spark.kryo.registrator"] == f"com.acme.R,{KRYO_REGISTRATOR_CLASS}"
+    (tmp_path / "spark-defaults.conf").write_text(
+        "# a comment\nspark.serializer  org.apache.spark.serializer.KryoSerializer\n"
+        "spark.kryo.registrator=com.acme.Defaults\n")
+    assert bloomindex.configure(_Builder(**required))._options["spark.kryo.registrator"] == \
+        f"com.acme.Defaults,{KRYO_REGISTRATOR_CLASS}"
 
 
 def test_configure_warns_when_a_context_without_the_extension_runs(spark, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shlex
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -14,10 +15,12 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["configure", "jar_paths", "delta_package", "iceberg_package", "task_kernels", "is_connect", "submit_args",
-           "EXTENSIONS_CLASS", "VECTOR_MODULE_FLAG", "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS",
+           "EXTENSIONS_CLASS", "KRYO_REGISTRATOR_CLASS", "VECTOR_MODULE_FLAG", "DELTA_EXTENSIONS_CLASS", "DELTA_CATALOG_CLASS",
            "ICEBERG_EXTENSIONS_CLASS", "ICEBERG_VERSION", "SUBMIT_ARGS"]
 
 EXTENSIONS_CLASS = "bloomindex.BloomIndexExtensions"
+#: Registers bloomindex's classes with Kryo: needed where ``spark.kryo.registrationRequired`` is true.
+KRYO_REGISTRATOR_CLASS = "bloomindex.BloomIndexKryoRegistrator"
 VECTOR_MODULE_FLAG = "--add-modules jdk.incubator.vector"
 DELTA_EXTENSIONS_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG_CLASS = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -232,7 +235,8 @@ SUBMIT_ARGS = "PYSPARK_SUBMIT_ARGS"
 
 #: The keys :func:`configure` appends to (or keeps) when the builder holds them.
 _HELD = ("spark.jars", "spark.jars.packages", "spark.jars.excludes", "spark.sql.extensions",
-         "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions", "spark.sql.catalog.spark_catalog")
+         "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions", "spark.sql.catalog.spark_catalog",
+         "spark.kryo.registrator", "spark.kryo.registrationRequired")
 
 
 class _Settings:
@@ -280,6 +284,7 @@ def _settings(builder: Any, kernel: str | None, delta: bool, iceberg: bool = Fal
     for jar in jar_paths():
         _append(builder, "spark.jars", jar, ",")
     _append(builder, "spark.sql.extensions", EXTENSIONS_CLASS, ",")
+    _kryo_registrator(builder)
     if delta:
         _append(builder, "spark.jars.packages", delta_package(), ",")
         _append(builder, "spark.jars.excludes", DELTA_EXCLUDES, ",")
@@ -305,6 +310,41 @@ def _settings(builder: Any, kernel: str | None, delta: bool, iceberg: bool = Fal
         if current and VECTOR_MODULE_FLAG in current:
             continue
         builder.config(key, f"{current} {java_options}" if current else java_options)
+
+
+def _kryo_registrator(builder: Any) -> None:
+    """Adds bloomindex's Kryo registrator to ``spark.kryo.registrator`` where the builder holds that
+    key or ``spark.kryo.registrationRequired=true`` (Kryo then refuses classes not registered).
+    Else nothing: the key may be set where this cannot see it (``--conf``), and a value set here
+    would replace that one; a session that needs it and lacks it gets ``BLOOM_INDEX_INVALID_CONF``
+    naming it at its first CREATE or REFRESH. Without a value in the builder, the one of
+    ``spark-defaults.conf`` (``$SPARK_CONF_DIR``, else ``$SPARK_HOME/conf``) is kept before ours."""
+    required = (_get(builder, "spark.kryo.registrationRequired") or "").strip().lower() == "true"
+    if _get(builder, "spark.kryo.registrator") is None:
+        if not required:
+            return
+        defaults = _spark_defaults().get("spark.kryo.registrator")
+        if defaults:
+            builder.config("spark.kryo.registrator", defaults)
+    _append(builder, "spark.kryo.registrator", KRYO_REGISTRATOR_CLASS, ",")
+
+
+def _spark_defaults() -> dict[str, str]:
+    """The settings of ``spark-defaults.conf`` where spark-submit reads it; empty without one."""
+    folder = os.environ.get("SPARK_CONF_DIR") or (
+        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
+    if not folder:
+        return {}
+    settings: dict[str, str] = {}
+    try:
+        with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8") as f:
+            for line in f:  # a Java properties file: `key value`, `key=value` or `key: value`
+                m = re.match(r"\s*([^\s=:#!]+)\s*[=:\s]\s*(.*?)\s*$", line)
+                if m:
+                    settings[m.group(1)] = m.group(2)
+    except OSError:
+        return {}
+    return settings
 
 
 def is_connect(spark: Any) -> bool:

@@ -47,8 +47,10 @@ def spark(tmp_path_factory):
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC")
                # Kryo, as many production clusters: every broadcast (the Hadoop configuration a
-               # build's tasks read with, the join filters) and task result goes through it.
+               # build's tasks read with, the join filters) and task result goes through it; with
+               # registration required, as the strictest (configure() adds bloomindex's registrator).
                .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+               .config("spark.kryo.registrationRequired", "true")
                .config("spark.sql.warehouse.dir", str(warehouse))
                .config("spark.bloomindex.refresh.default", "manual")
                # The rate the tests were written for (the default, `auto`, is tests/test_fpp_auto.py's).

@@ -64,6 +64,7 @@ class IndexManager(spark: SparkSession) {
       options: Map[String, String],
       ifNotExists: Boolean = false): Option[LogEntry] = {
     checkName(name)
+    bloomindex.compat.KryoSetup.check(spark.sparkContext.getConf) // before planning, which may run jobs (FileSurvey)
     val (resolved, frame) = SourceResolver.resolveFrame(spark, source)
     createFromSpec(plan(name, resolved, columns, options, Some(frame)), ifNotExists, Some(frame))
   }

@@ -5,6 +5,8 @@ import bloomindex.log.{IndexData, IndexSpec}
 import bloomindex.source.SourceFile
 import bloomindex.layout.{IndexLayout, IndexSchemas, IndexSummary, ReusedProbes}
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.{DataFrame, DataFrameWriter, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.types._
@@ -102,7 +104,8 @@ object IndexBuilder {
       // the log leaves an encrypted column's out, and the next refresh reads it from here.
       Row(c.name, globalNdv.getOrElse(i, 0L) + baseNdv.getOrElse(c.name, 0L), bytes, IndexSchemas.globalChecksum(c.name, bytes))
     }
-    encrypted(spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), IndexSchemas.GlobalSchema).write.mode("error"),
+    // A local relation (rows Spark converts to its own, which every serializer takes), one file.
+    encrypted(spark.createDataFrame(rows.asJava, IndexSchemas.GlobalSchema).coalesce(1).write.mode("error"),
       spark, dir).parquet(IndexSchemas.globalDir(dir))
   }
 }

@@ -215,7 +215,7 @@ object IndexStore {
     val folder = IndexEncryption.columnFolder(dir, column).getName
     val failures = new Failures(filters)
     val bytes = new LongAdder()
-    if (files.size > driverMaxFiles) {
+    if (files.size > driverMaxFiles && jobsCanRun(spark)) {
       val known = if (lengths.size == files.size) lengths else {
         val fs = dir.getFileSystem(conf)
         files.map(f => try fs.getFileStatus(f).getLen catch { case NonFatal(_) => 0L })
@@ -231,6 +231,19 @@ object IndexStore {
     if (filters) countLoaded(folder, files.size, bytes.sum())
     ColumnRead(files.size, bytes.sum(), failures.failed.get, failures.first, failures.forNow.get)
   }
+
+  /**
+   * Whether this session's Kryo takes the jobs' classes ([[bloomindex.compat.KryoSetup]]); where
+   * not, the driver reads the files itself (slower, the same rows) and says why, once.
+   */
+  private def jobsCanRun(spark: SparkSession): Boolean = bloomindex.compat.KryoSetup.problem(spark.sparkContext.getConf) match {
+    case None => true
+    case Some(p) =>
+      if (kryoWarned.compareAndSet(false, true))
+        LoggerFactory.getLogger(getClass).warn(s"bloomindex: index data files are read on the driver, not by Spark jobs: spark.kryo.registrator $p")
+      false
+  }
+  private val kryoWarned = new java.util.concurrent.atomic.AtomicBoolean()
 
   /** The files of a column's read that failed: how many, the first failure, how many for now. */
   private final class Failures(filters: Boolean) {
