@@ -37,7 +37,7 @@ private[actions] object IndexBuild extends Logging {
       optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false,
       written: Option[WrittenFilters] = None, listed: Option[Snapshot] = None): Built = {
     val spark = ctx.spark
-    // Before anything is read or written: a session whose Kryo refuses our classes fails here, saying what to set.
+    // Any build's (the commands check before their log entries): a session whose Kryo refuses our classes fails here.
     bloomindex.compat.KryoSetup.check(spark.sparkContext.getConf)
     val snapshot = listed.getOrElse(SourceResolver.snapshot(spark, spec.source, frame))
     StepClock.mark("listing")
