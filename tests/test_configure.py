@@ -49,9 +49,11 @@ def test_configure_keeps_what_was_set_and_is_idempotent():
 
 def test_configure_adds_the_kryo_registrator_only_where_kryo_requires_registration(monkeypatch, tmp_path):
     """Kryo with ``spark.kryo.registrationRequired=true`` refuses bloomindex's classes unless its
-    registrator is listed: configure() appends it to the builder's registrators, keeps those of
-    spark-defaults.conf (a builder value would replace them), and sets nothing otherwise."""
+    registrator is listed: configure() appends it to the builder's registrators, keeps those Spark
+    would read at launch (a builder value replaces them: PYSPARK_SUBMIT_ARGS's --conf, else the
+    properties file), and sets nothing otherwise."""
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "pyspark-shell")  # restored after the test
     assert "spark.kryo.registrator" not in bloomindex.configure(_Builder())._options
     assert "spark.kryo.registrator" not in bloomindex.configure(
         _Builder(**{"spark.serializer": "org.apache.spark.serializer.KryoSerializer"}))._options
@@ -61,9 +63,20 @@ def test_configure_adds_the_kryo_registrator_only_where_kryo_requires_registrati
     assert b._options["spark.kryo.registrator"] == f"com.acme.R,{KRYO_REGISTRATOR_CLASS}"
     (tmp_path / "spark-defaults.conf").write_text(
         "# a comment\nspark.serializer  org.apache.spark.serializer.KryoSerializer\n"
-        "spark.kryo.registrator=com.acme.Defaults\n")
+        "spark.kryo.registrator=com.acme.Defaults,\\\n   com.acme.More\n")
     assert bloomindex.configure(_Builder(**required))._options["spark.kryo.registrator"] == \
-        f"com.acme.Defaults,{KRYO_REGISTRATOR_CLASS}"
+        f"com.acme.Defaults,com.acme.More,{KRYO_REGISTRATOR_CLASS}"
+    other = tmp_path / "other.conf"
+    other.write_text("spark.kryo.registrator: com.acme.Other\n")
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", f"--properties-file {other} pyspark-shell")
+    assert bloomindex.configure(_Builder(**required))._options["spark.kryo.registrator"] == \
+        f"com.acme.Other,{KRYO_REGISTRATOR_CLASS}"
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", f"--properties-file {other} --conf spark.kryo.registrator=com.acme.Args pyspark-shell")
+    assert bloomindex.configure(_Builder(**required))._options["spark.kryo.registrator"] == \
+        f"com.acme.Args,{KRYO_REGISTRATOR_CLASS}"
+    other.write_bytes(b"spark.kryo.registrator \xff\xfe\n")  # not UTF-8: read as no setting
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", f"--properties-file {other} pyspark-shell")
+    assert bloomindex.configure(_Builder(**required))._options["spark.kryo.registrator"] == KRYO_REGISTRATOR_CLASS
 
 
 def test_configure_warns_when_a_context_without_the_extension_runs(spark, monkeypatch):

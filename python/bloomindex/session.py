@@ -315,35 +315,72 @@ def _settings(builder: Any, kernel: str | None, delta: bool, iceberg: bool = Fal
 def _kryo_registrator(builder: Any) -> None:
     """Adds bloomindex's Kryo registrator to ``spark.kryo.registrator`` where the builder holds that
     key or ``spark.kryo.registrationRequired=true`` (Kryo then refuses classes not registered).
-    Else nothing: the key may be set where this cannot see it (``--conf``), and a value set here
-    would replace that one; a session that needs it and lacks it gets ``BLOOM_INDEX_INVALID_CONF``
-    naming it at its first CREATE or REFRESH. Without a value in the builder, the one of
-    ``spark-defaults.conf`` (``$SPARK_CONF_DIR``, else ``$SPARK_HOME/conf``) is kept before ours."""
+    Else nothing: a session that needs it and lacks it gets ``BLOOM_INDEX_INVALID_CONF`` naming it
+    at its first CREATE or REFRESH. A builder value replaces the one Spark would read at launch, so
+    without one in the builder that one is kept before ours (:func:`_launch_setting`)."""
     required = (_get(builder, "spark.kryo.registrationRequired") or "").strip().lower() == "true"
     if _get(builder, "spark.kryo.registrator") is None:
         if not required:
             return
-        defaults = _spark_defaults().get("spark.kryo.registrator")
-        if defaults:
-            builder.config("spark.kryo.registrator", defaults)
+        launched = _launch_setting("spark.kryo.registrator")
+        if launched:
+            builder.config("spark.kryo.registrator", launched)
     _append(builder, "spark.kryo.registrator", KRYO_REGISTRATOR_CLASS, ",")
 
 
-def _spark_defaults() -> dict[str, str]:
-    """The settings of ``spark-defaults.conf`` where spark-submit reads it; empty without one."""
-    folder = os.environ.get("SPARK_CONF_DIR") or (
-        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
-    if not folder:
+def _launch_setting(key: str) -> str | None:
+    """``key`` as spark-submit would set it when PySpark launches the JVM: a ``--conf`` of
+    ``PYSPARK_SUBMIT_ARGS``, else the properties file (its ``--properties-file``, else
+    ``spark-defaults.conf`` in ``$SPARK_CONF_DIR`` or ``$SPARK_HOME/conf``, ``SPARK_HOME`` being
+    the PySpark package where unset, as its launcher has it); None where none sets it."""
+    try:
+        args = shlex.split(os.environ.get(SUBMIT_ARGS, ""))
+    except ValueError:
+        args = []
+    value, properties = None, None
+    for i, arg in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else ""
+        if arg in ("--conf", "-c") and nxt.startswith(key + "="):
+            value = nxt.split("=", 1)[1]
+        elif arg.startswith("--conf=" + key + "="):
+            value = arg.split("=", 2)[2]
+        elif arg == "--properties-file" and nxt:
+            properties = nxt
+        elif arg.startswith("--properties-file="):
+            properties = arg.split("=", 1)[1]
+    if value is not None:
+        return value
+    if properties is None:
+        folder = os.environ.get("SPARK_CONF_DIR")
+        if not folder:
+            home = os.environ.get("SPARK_HOME") or _pyspark_home()
+            folder = os.path.join(home, "conf") if home else None
+        if not folder:
+            return None
+        properties = os.path.join(folder, "spark-defaults.conf")
+    return _read_properties(properties).get(key)
+
+
+def _pyspark_home() -> str | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyspark")
+    return os.path.dirname(spec.origin) if spec and spec.origin else None
+
+
+def _read_properties(path: str) -> dict[str, str]:
+    """A Java properties file's ``key value``, ``key=value`` and ``key: value`` lines (a line
+    ending in a backslash goes on on the next); empty where it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
         return {}
     settings: dict[str, str] = {}
-    try:
-        with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8") as f:
-            for line in f:  # a Java properties file: `key value`, `key=value` or `key: value`
-                m = re.match(r"\s*([^\s=:#!]+)\s*[=:\s]\s*(.*?)\s*$", line)
-                if m:
-                    settings[m.group(1)] = m.group(2)
-    except OSError:
-        return {}
+    for line in re.sub(r"\\\r?\n[ \t]*", "", text).splitlines():
+        m = re.match(r"\s*([^\s=:#!]+)\s*[=:\s]\s*(.*?)\s*$", line)
+        if m:
+            settings[m.group(1)] = m.group(2)
     return settings
 
 

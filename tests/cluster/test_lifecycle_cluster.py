@@ -55,8 +55,15 @@ def _describe(spark, name: str) -> dict:
 
 def test_an_index_lives_on_executors_under_kryo(spark, root, life):
     assert spark.sparkContext.getConf().get("spark.serializer").endswith("KryoSerializer")
-    spark.sql("CREATE BLOOM INDEX life_idx ON life FOR COLUMNS (id, s, msg USING TOKENS, url USING NGRAMS (3)) "
-              "OPTIONS (global = true, refresh = 'on_write')")  # the cluster session's default: manual
+    assert spark.sparkContext.getConf().get("spark.kryo.registrationRequired") == "true"
+    # Rows from more tasks than maxProbeFiles: the build sizes its probe files in a job of its own,
+    # whose task results went through Kryo as an array Spark had not registered before.
+    spark.conf.set("spark.bloomindex.refresh.maxProbeFiles", "2")
+    try:
+        spark.sql("CREATE BLOOM INDEX life_idx ON life FOR COLUMNS (id, s, msg USING TOKENS, url USING NGRAMS (3)) "
+                  "OPTIONS (global = true, refresh = 'on_write')")  # the cluster session's default: manual
+    finally:
+        spark.conf.unset("spark.bloomindex.refresh.maxProbeFiles")
     assert _describe(spark, "life_idx")["files_indexed"] == str(FILES)
     before = _differential(spark, "life")
     # ids 700 to 799 (the page and the token) are in 2 of the 8 files.

@@ -1,11 +1,9 @@
 package bloomindex
 
 import bloomindex.compat.ConfWritable
-import bloomindex.filter.ClassicBloomFilter
 import bloomindex.indexing.{DistinctHashes, DistinctPass, FileFilter, FooterFilters}
 import bloomindex.layout.{IndexFiles, IndexRow}
-import bloomindex.source.SourceFile
-import bloomindex.source.iceberg.IcebergParquetFormat
+import bloomindex.source.{SourceFile, SourceProviders}
 
 import com.esotericsoftware.kryo.Kryo
 import org.apache.spark.serializer.KryoRegistrator
@@ -40,12 +38,12 @@ object BloomIndexKryoRegistrator {
    * The classes registered, each with its array class. Kryo numbers registrations in the order
    * made, the same in the driver and every executor (the same jar); what these classes hold
    * (Scala's collections, options and tuples, arrays of primitives, strings) Spark registers.
+   * Queries send none of bloomindex's classes but the Hadoop configuration of a column loaded by
+   * Spark jobs (a global filter is broadcast as arrays).
    */
   private[bloomindex] val Classes: Seq[Class[_]] = Seq(
     // The Hadoop configuration broadcast to the build's and the load's tasks.
     classOf[ConfWritable],
-    // A global filter of the `classic` design, broadcast to a join's tasks.
-    classOf[ClassicBloomFilter.Shared],
     // Build: the files handed to tasks, and what the tasks return, shuffle and cache.
     classOf[SourceFile],
     classOf[FileFilter],
@@ -58,7 +56,7 @@ object BloomIndexKryoRegistrator {
     classOf[FooterFilters.Outcome],
     classOf[IndexRow],
     classOf[IndexFiles.Written],
-    classOf[IndexFiles.RowWritten],
-    // The footers of an Iceberg table's files, surveyed by a job when many.
-    classOf[IcebergParquetFormat.FileColumns])
+    classOf[IndexFiles.RowWritten]) ++
+    // Each table format's own (in the registry's order, the same in every JVM of the application).
+    SourceProviders.all.flatMap(_.kryoClasses)
 }

@@ -65,7 +65,8 @@ class IndexManager(spark: SparkSession) {
       options: Map[String, String],
       ifNotExists: Boolean = false): Option[LogEntry] = {
     checkName(name)
-    KryoSetup.check(spark.sparkContext.getConf) // before planning, which may run jobs (FileSurvey)
+    // Before planning, which may run jobs (FileSurvey); not where IF NOT EXISTS finds the index.
+    if (!(ifNotExists && exists(name))) KryoSetup.check(spark.sparkContext.getConf)
     val (resolved, frame) = SourceResolver.resolveFrame(spark, source)
     createFromSpec(plan(name, resolved, columns, options, Some(frame)), ifNotExists, Some(frame))
   }
@@ -75,9 +76,12 @@ class IndexManager(spark: SparkSession) {
    * `frame`: a DataFrame over the source, just resolved (see [[SourceResolver.resolveFrame]]).
    */
   def createFromSpec(spec: IndexSpec, ifNotExists: Boolean, frame: Option[DataFrame] = None): Option[LogEntry] = {
-    KryoSetup.check(spark.sparkContext.getConf) // before the log's first entry
     val action = new CreateAction(ActionContext.writing(spark, spec.name), spec, frame)
-    if (action.existing(ifNotExists).isDefined) None else Some(action.run())
+    if (action.existing(ifNotExists).isDefined) None
+    else {
+      KryoSetup.check(spark.sparkContext.getConf) // before the log's first entry
+      Some(action.run())
+    }
   }
 
   def refresh(name: String, full: Boolean): LogEntry = {

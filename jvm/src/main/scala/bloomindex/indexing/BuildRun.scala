@@ -209,8 +209,8 @@ private final class BuildRun(
     val bytes = kept.mapPartitions { it =>
       val byColumn = mutable.HashMap.empty[String, Long]
       it.foreach(r => byColumn(r.column) = byColumn.getOrElse(r.column, 0L) + BuildRun.probeBytes(r))
-      Iterator(byColumn.toMap)
-    }.collect().flatten.groupMapReduce(_._1)(_._2)(_ + _)
+      byColumn.iterator // pairs: a task's result of types Spark registers with Kryo
+    }.collect().groupMapReduce(_._1)(_._2)(_ + _)
     val largest = bytes.values.maxOption.getOrElse(0L)
     val parts = math.min(math.min(rows.getNumPartitions, maxWriteTasks).toLong,
       IndexFiles.probeFilesFor(largest, spark.sessionState.conf.getConf(BloomIndexSQLConf.OPTIMIZE_TARGET_FILE_BYTES))).toInt

@@ -96,6 +96,7 @@ object IndexStore {
    */
   def probeRowsOf(spark: SparkSession, probes: Seq[(String, Long, String)], partitions: Int = 0,
       checksums: Boolean = false): DataFrame = {
+    bloomindex.compat.KryoSetup.check(spark.sparkContext.getConf) // names the setting rather than Kryo's refusal
     val shipped = ConfWritable.broadcast(spark)
     // One probe file per partition, or `partitions` of them (OPTIMIZE: as many files as it writes).
     val slices = if (partitions > 0) math.min(partitions, math.max(1, probes.size)) else math.max(1, probes.size)

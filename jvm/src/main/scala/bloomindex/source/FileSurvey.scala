@@ -36,9 +36,11 @@ private[bloomindex] object FileSurvey {
     val description = sc.getLocalProperty("spark.job.description")
     try {
       sc.setJobDescription(s"bloomindex: $what of ${files.size} files")
+      // Collected as objects: a task's result is then an Object[] (which Kryo has registered), not an
+      // array of the caller's type (a Seq[] would need registering where Kryo requires it).
       sc.parallelize(files, math.max(1, math.min(sc.defaultParallelism * 4, files.size / DriverFiles)))
-        .mapPartitions(it => readAll(it.toSeq, shipped.value.conf, threads, read).iterator)
-        .collect().toSeq
+        .mapPartitions(it => readAll(it.toSeq, shipped.value.conf, threads, read).iterator.map(a => a: Any))
+        .collect().toSeq.map(_.asInstanceOf[A])
     } finally {
       sc.setJobDescription(description)
       shipped.destroy()

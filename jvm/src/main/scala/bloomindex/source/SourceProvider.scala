@@ -40,6 +40,12 @@ trait SourceProvider {
   /** Whether an index whose source was recorded with `format` ([[SourceSpec.format]]) is over this provider's kind of source. */
   def records(format: String): Boolean
 
+  /**
+   * The provider's own classes its Spark jobs send through `spark.serializer` (task results,
+   * broadcast values): `bloomindex.BloomIndexKryoRegistrator` registers them with Kryo.
+   */
+  def kryoClasses: Seq[Class[_]] = Nil
+
   // ---------------------------------------------------------------- resolving what a user names
 
   /** The `format` prefixes of `format.`path`` this provider reads. */

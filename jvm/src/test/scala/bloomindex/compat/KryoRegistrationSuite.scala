@@ -1,7 +1,8 @@
 package bloomindex.compat
 
 import bloomindex.BloomIndexKryoRegistrator
-import bloomindex.filter.ClassicBloomFilter
+import bloomindex.catalog.GlobalFilter
+import bloomindex.filter.FilterAlgorithm
 import bloomindex.indexing.{DistinctHashes, DistinctPass, FileFilter, FooterFilters}
 import bloomindex.layout.{IndexFiles, IndexRow}
 import bloomindex.source.SourceFile
@@ -37,9 +38,6 @@ class KryoRegistrationSuite extends AnyFunSuite {
   private val samples: Seq[(AnyRef, AnyRef => Any)] = Seq(
     (new ConfWritable({ val c = new Configuration(false); c.set("fs.s3a.endpoint", "http://127.0.0.1:9"); c }),
       (x: AnyRef) => x.asInstanceOf[ConfWritable].conf.get("fs.s3a.endpoint")),
-    (ClassicBloomFilter.Shared(Array(1L, -1L, 42L), 7), (x: AnyRef) => x.asInstanceOf[ClassicBloomFilter.Shared] match {
-      case s => (s.words.toSeq, s.numHashes)
-    }),
     (SourceFile("file:/t/a=1/part-0.parquet", 1234L, 1700000000000L), identity[AnyRef] _),
     (filter, (x: AnyRef) => x.asInstanceOf[FileFilter] match { case f => (f.copy(filter = null), f.filter.toSeq) }),
     (DistinctPass.Done(filter), (x: AnyRef) => x.asInstanceOf[DistinctPass.Done].f.filter.toSeq),
@@ -76,6 +74,22 @@ class KryoRegistrationSuite extends AnyFunSuite {
     assert(s.deserialize[Array[SourceFile]](s.serialize(array)).toSeq == array.toSeq)
   }
 
+  test("a global filter of every design is broadcast as types Spark registers: no registrator needed at query time") {
+    val s = kryo().newInstance()
+    FilterAlgorithm.all.foreach { alg =>
+      val f = alg.empty(1024, 0.01)
+      f.insert(0x1234567890abcdefL)
+      val shipped = GlobalFilter.toBroadcast(alg.shared(f))
+      val back = alg.wrapShared(GlobalFilter.fromBroadcast(s.deserialize[AnyRef](s.serialize(shipped))))
+      assert(back.toBytes.toSeq == f.toBytes.toSeq, alg)
+    }
+  }
+
+  test("a registrator of the user's that does this one's work is as good as this one") {
+    assert(KryoSetup.problem(new SparkConf(false).setAll(Seq("spark.serializer" -> classOf[KryoSerializer].getName,
+      "spark.kryo.registrationRequired" -> " true ", "spark.kryo.registrator" -> classOf[UsersRegistrator].getName))).isEmpty)
+  }
+
   test("without it Kryo refuses them: the failure the registrator prevents") {
     val s = kryo().newInstance()
     val e = intercept[Exception](s.serialize(SourceFile("a", 1L, 2L)))
@@ -99,3 +113,6 @@ class KryoRegistrationSuite extends AnyFunSuite {
     assert(KryoSetup.Registrator == BloomIndexKryoRegistrator.Name)
   }
 }
+
+/** A user's registrator that registers bloomindex's classes itself (a subclass of ours). */
+class UsersRegistrator extends BloomIndexKryoRegistrator

@@ -12,7 +12,8 @@ import org.apache.spark.serializer.KryoRegistrator
  * Kryo instance; it then writes it by name), and the warnings appended to the file named by
  * `BLOOMINDEX_KRYO_LOG` with where it was written, so that tests/conftest.py can fail the run on
  * one of bloomindex's classes that `bloomindex.BloomIndexKryoRegistrator` left out. (Spark's own
- * classes that bloomindex's jobs send are caught by the cluster tests, which require registration.)
+ * classes that bloomindex's jobs send are caught by the cluster tests, which require registration,
+ * on the paths they run.)
  */
 class KryoUnregistered extends KryoRegistrator {
   override def registerClasses(kryo: Kryo): Unit = {

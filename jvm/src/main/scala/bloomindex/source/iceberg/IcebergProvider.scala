@@ -56,6 +56,9 @@ final class IcebergProvider extends SourceProvider with ScanPruner {
 
   override def records(format: String): Boolean = format == Format
 
+  /** The footer survey's results, collected from a job over more than 64 files ([[IcebergParquetFormat.survey]]). */
+  override def kryoClasses: Seq[Class[_]] = Seq(classOf[IcebergParquetFormat.FileColumns])
+
   override def pathFormats: Set[String] = Set(Format)
 
   override def resolvePath(spark: SparkSession, format: String, path: String): (SourceSpec, DataFrame) =
