@@ -50,6 +50,8 @@ abstract class IndexAction(protected val ctx: ActionContext) extends Logging {
 
   final def run(): LogEntry = {
     nothingToDo().foreach(done => return done)
+    // Before the log's first entry: a session whose Kryo refuses bloomindex's classes is told what to set.
+    bloomindex.compat.KryoSetup.check(ctx.spark.sparkContext.getConf)
     val started = begin()
     IndexAction.begun(started.operationId)
     try runFrom(started) finally IndexAction.ended(started.operationId)

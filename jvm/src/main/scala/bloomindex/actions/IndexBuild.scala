@@ -37,8 +37,6 @@ private[actions] object IndexBuild extends Logging {
       optimize: Boolean = false, recorded: Option[Decoding] = None, preferNames: Boolean = false,
       written: Option[WrittenFilters] = None, listed: Option[Snapshot] = None): Built = {
     val spark = ctx.spark
-    // Any build's (the commands check before their log entries): a session whose Kryo refuses our classes fails here.
-    bloomindex.compat.KryoSetup.check(spark.sparkContext.getConf)
     val snapshot = listed.getOrElse(SourceResolver.snapshot(spark, spec.source, frame))
     StepClock.mark("listing")
     val (relation, current, tableVersion) =

@@ -1,6 +1,5 @@
 package bloomindex.actions
 
-import bloomindex.compat.KryoSetup
 import bloomindex.catalog.TableFollow
 import bloomindex.log.{IndexLog, IndexRoot, IndexSpec, IndexState, LogEntry, SourceSpec}
 import bloomindex.source.{SourceRef, SourceResolver}
@@ -65,8 +64,6 @@ class IndexManager(spark: SparkSession) {
       options: Map[String, String],
       ifNotExists: Boolean = false): Option[LogEntry] = {
     checkName(name)
-    // Before planning, which may run jobs (FileSurvey); not where IF NOT EXISTS finds the index.
-    if (!(ifNotExists && exists(name))) KryoSetup.check(spark.sparkContext.getConf)
     val (resolved, frame) = SourceResolver.resolveFrame(spark, source)
     createFromSpec(plan(name, resolved, columns, options, Some(frame)), ifNotExists, Some(frame))
   }
@@ -77,22 +74,16 @@ class IndexManager(spark: SparkSession) {
    */
   def createFromSpec(spec: IndexSpec, ifNotExists: Boolean, frame: Option[DataFrame] = None): Option[LogEntry] = {
     val action = new CreateAction(ActionContext.writing(spark, spec.name), spec, frame)
-    if (action.existing(ifNotExists).isDefined) None
-    else {
-      KryoSetup.check(spark.sparkContext.getConf) // before the log's first entry
-      Some(action.run())
-    }
+    if (action.existing(ifNotExists).isDefined) None else Some(action.run())
   }
 
   def refresh(name: String, full: Boolean): LogEntry = {
-    KryoSetup.check(spark.sparkContext.getConf)
     TableFollow.follow(spark, name) // a table renamed by another engine: the index names it first
     new RefreshAction(ActionContext.writing(spark, name), full).run()
   }
 
   /** OPTIMIZE BLOOM INDEX: an incremental refresh that rewrites the small probe files into few ([[RefreshAction]]). */
   def optimize(name: String): LogEntry = {
-    KryoSetup.check(spark.sparkContext.getConf)
     TableFollow.follow(spark, name)
     new RefreshAction(ActionContext.writing(spark, name), full = false, optimize = true).run()
   }

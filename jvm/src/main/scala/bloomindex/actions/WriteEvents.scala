@@ -209,7 +209,6 @@ object WriteEvents extends Logging {
       var done = false
       while (!done) {
         try {
-          bloomindex.compat.KryoSetup.check(spark.sparkContext.getConf) // logged and kept, as any failure here
           awaitOthers(spark, name)
           StepClock.mark("awaitOthers")
           val action = new RefreshAction(ActionContext.writing(spark, name), full = false, written = built)
