@@ -29,8 +29,8 @@ private[bloomindex] object KryoSetup {
   def problem(conf: SparkConf): Option[String] = {
     val required = conf.get("spark.kryo.registrationRequired", "false").trim.equalsIgnoreCase("true")
     if (!required || !kryo(conf) || hasOurClasses(conf)) return None
-    val registrators = conf.get("spark.kryo.registrator", "").split(',').map(_.trim).filter(_.nonEmpty)
-    Some(s"lists ${if (registrators.isEmpty) "no registrator" else registrators.mkString(", ")}, and " +
+    val listed = registrators(conf)
+    Some(s"lists ${if (listed.isEmpty) "no registrator" else listed.mkString(", ")}, and " +
       s"spark.kryo.registrationRequired is true: add $Registrator to it (after your own, separated by a comma) " +
       "when the session starts; bloomindex's jobs send its own classes through Kryo")
   }
@@ -54,10 +54,12 @@ private[bloomindex] object KryoSetup {
     registered.computeIfAbsent(Keys.map(conf.getOption), _ => {
       try Boolean.box(new KryoSerializer(conf).newKryo().getClassResolver.getRegistration(classOf[ConfWritable]) != null)
       catch {
-        case NonFatal(_) | _: LinkageError =>
-          Boolean.box(conf.get("spark.kryo.registrator", "").split(',').map(_.trim).contains(Registrator))
+        case NonFatal(_) | _: LinkageError => Boolean.box(registrators(conf).contains(Registrator))
       }
     }).booleanValue
+
+  private def registrators(conf: SparkConf): Seq[String] =
+    conf.get("spark.kryo.registrator", "").split(',').map(_.trim).filter(_.nonEmpty).toSeq
 
   private def loader: ClassLoader = Option(Thread.currentThread.getContextClassLoader).getOrElse(getClass.getClassLoader)
 }
