@@ -5,7 +5,7 @@ import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
 import bloomindex.layout.IndexStore
 import bloomindex.crypto.IndexEncryption
 import bloomindex.errors.BloomIndexErrors
-import bloomindex.filter.{BloomFilter, ClassicBloomFilter, FilterAlgorithm}
+import bloomindex.filter.{BloomFilter, FilterAlgorithm}
 import bloomindex.log.LogEntry
 
 import org.apache.spark.SparkContext
@@ -34,7 +34,7 @@ final class GlobalFilter(
     val algorithm: FilterAlgorithm,
     bits: Broadcast[AnyRef]) extends Serializable {
 
-  @transient private lazy val bf: BloomFilter = algorithm.wrapShared(GlobalFilter.fromBroadcast(bits.value))
+  @transient private lazy val bf: BloomFilter = algorithm.wrapShared(bits.value)
 
   def filter: BloomFilter = bf
 
@@ -47,21 +47,6 @@ final class GlobalFilter(
 }
 
 object GlobalFilter {
-
-  /**
-   * A filter's shared state as broadcast: arrays and a tuple, types Spark registers with Kryo, so
-   * that a session whose Kryo requires registration ships it without bloomindex's registrator
-   * (the `classic` design's `Shared` as its words and hash count); [[fromBroadcast]] undoes it.
-   */
-  private[bloomindex] def toBroadcast(state: AnyRef): AnyRef = state match {
-    case s: ClassicBloomFilter.Shared => (s.words, Int.box(s.numHashes))
-    case other => other
-  }
-
-  private[bloomindex] def fromBroadcast(state: AnyRef): AnyRef = state match {
-    case (words: Array[Long], k: Integer) => ClassicBloomFilter.Shared(words, k)
-    case other => other
-  }
 
   /** Forgets the loaded global filters (tests: what a new driver would see). */
   def clearCache(): Unit = cache.synchronized(cache.clear())
@@ -94,7 +79,7 @@ object GlobalFilter {
       val bytes = IndexStore.globalFilters(spark, new org.apache.hadoop.fs.Path(indexDir), data).getOrElse(col.name,
         throw BloomIndexErrors.damaged(spec.name, s"version ${entry.version} lacks the global filter of '${col.name}'"))
       val f = col.algorithm.fromBytes(bytes)
-      val loaded = new GlobalFilter(ref, f.numBytes, col.algorithm, spark.sparkContext.broadcast(toBroadcast(col.algorithm.shared(f))))
+      val loaded = new GlobalFilter(ref, f.numBytes, col.algorithm, spark.sparkContext.broadcast(col.algorithm.shared(f)))
       cache.synchronized {
         Option(cache.get(key)).getOrElse { cache.put(key, loaded); loaded }
       }

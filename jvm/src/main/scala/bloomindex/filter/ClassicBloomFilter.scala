@@ -164,13 +164,11 @@ object ClassicBloomFilter {
     fromBitset(bytes, HeaderBytes, numBits / 8, k)
   }
 
-  /** A filter's state for [[FilterAlgorithm.shared]]: its words themselves and `k`. */
-  final case class Shared(words: Array[Long], numHashes: Int)
-
-  private[filter] def wrap(s: Shared): ClassicBloomFilter = {
-    checkNumBytes(s.words.length * 8)
-    checkNumHashes(s.numHashes)
-    new ClassicBloomFilter(s.words, s.numHashes, ClassicKernels.default)
+  /** A filter over `words` themselves and `numHashes` ([[FilterAlgorithm.shared]]'s state). */
+  private[filter] def wrap(words: Array[Long], numHashes: Int): ClassicBloomFilter = {
+    checkNumBytes(words.length * 8)
+    checkNumHashes(numHashes)
+    new ClassicBloomFilter(words, numHashes, ClassicKernels.default)
   }
 
   def checkNumBytes(numBytes: Int): Unit =

@@ -59,8 +59,9 @@ sealed abstract class FilterAlgorithm(val name: String) extends Serializable {
   def expectedFpp(numBytes: Int, ndv: Long, fpp: Double): Double
 
   /**
-   * The filter's bits as one serializable value to broadcast: its own arrays, not a copy.
-   * [[wrapShared]] turns it back into a filter, on any JVM, without copying.
+   * The filter's bits as one serializable value to broadcast: its own arrays, not a copy, of
+   * types any `spark.serializer` takes unregistered (an array; `classic`: its words and hash count
+   * as a pair). [[wrapShared]] turns it back into a filter, on any JVM, without copying.
    */
   def shared(filter: BloomFilter): AnyRef
 
@@ -131,11 +132,11 @@ object FilterAlgorithm {
       ClassicBloomFilter.expectedFpp(numBytes.toLong * 8, ClassicBloomFilter.numHashesFor(fpp), ndv)
     }
     def shared(filter: BloomFilter): AnyRef = filter match {
-      case c: ClassicBloomFilter => ClassicBloomFilter.Shared(c.words, c.numHashes)
+      case c: ClassicBloomFilter => (c.words, Int.box(c.numHashes))
       case other => notMine(other)
     }
     def wrapShared(state: AnyRef): ClassicBloomFilter = state match {
-      case s: ClassicBloomFilter.Shared => ClassicBloomFilter.wrap(s)
+      case (words: Array[Long], k: Integer) => ClassicBloomFilter.wrap(words, k)
       case other => notMine(other)
     }
   }

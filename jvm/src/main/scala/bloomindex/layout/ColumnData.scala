@@ -397,7 +397,7 @@ object ColumnData {
       val parsed: Either[String, (AnyRef, Int)] = try {
         val f = algorithm.fromBytes(filter)
         algorithm.shared(f) match {
-          case s: ClassicBloomFilter.Shared => Right((s.words, s.numHashes))
+          case (words: Array[Long], k: Integer) => Right((words, k.intValue))
           case w => Right((w, 0))
         }
       } catch { case e: IllegalArgumentException => Left(e.getMessage) }

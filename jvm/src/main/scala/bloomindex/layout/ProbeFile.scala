@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.collection.mutable
 
-import bloomindex.filter.{ClassicBloomFilter, FilterAlgorithm, SbbfSerde}
+import bloomindex.filter.{FilterAlgorithm, SbbfSerde}
 import bloomindex.log.Checksums
 import bloomindex.sbbf.SbbfSizing
 
@@ -165,10 +165,10 @@ object ProbeFile {
         val b = ByteBuffer.allocate(words.length * 4).order(ByteOrder.LITTLE_ENDIAN)
         b.asIntBuffer().put(words)
         (32, words.length / 8, b.array(), 0, 0)
-      case s: ClassicBloomFilter.Shared =>
-        val b = ByteBuffer.allocate(s.words.length * 8).order(ByteOrder.LITTLE_ENDIAN)
-        b.asLongBuffer().put(s.words)
-        (s.words.length * 8, 1, b.array(), 0, s.numHashes)
+      case (words: Array[Long], k: Integer) =>
+        val b = ByteBuffer.allocate(words.length * 8).order(ByteOrder.LITTLE_ENDIAN)
+        b.asLongBuffer().put(words)
+        (words.length * 8, 1, b.array(), 0, k.intValue)
       case other => throw new IllegalArgumentException(s"filter state ${other.getClass.getName}")
     }
 
@@ -714,7 +714,7 @@ object ProbeFile {
     if (algorithm == FilterAlgorithm.Classic) {
       val words = new Array[Long](bits.length / 8)
       ByteBuffer.wrap(bits).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(words)
-      algorithm.wrapShared(ClassicBloomFilter.Shared(words, numHashes)).toBytes
+      algorithm.wrapShared((words, Int.box(numHashes))).toBytes
     } else algorithm.fromBitset(bits, 0.01).toBytes
 
   /** Records and warns (once) that section `s` of the probe file `path` failed the checksum of its block row `block`. */
