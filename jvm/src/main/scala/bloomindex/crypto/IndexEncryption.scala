@@ -259,8 +259,7 @@ object IndexEncryption extends Logging {
    * store's error or timeout, [[bloomindex.layout.IndexLayout.passing]]) the store.
    */
   def unreadable(name: String, plan: Plan, e: Throwable, forNow: Boolean = false): Exception = {
-    var root = e
-    while (root.getCause != null && root.getCause != root) root = root.getCause
+    val root = bloomindex.errors.Causes.root(e)
     if (forNow) new IllegalStateException(s"the encrypted data of Bloom index '$name' could not be read for now: the " +
       s"store failed the read (${root.getClass.getSimpleName}: ${root.getMessage}), not the keys. Queries run without " +
       "this index until a read succeeds; the next query tries again.", e)

@@ -261,7 +261,7 @@ object IndexLayout extends org.apache.spark.internal.Logging {
 
   /** Whether `e` or a cause of it is Thrift failing to parse bytes (a Parquet footer or page header). */
   private def unparsable(e: Throwable): Boolean =
-    Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).exists { t =>
+    bloomindex.errors.Causes.of(e).exists { t =>
       t.getClass.getName.contains(".thrift.") ||
         Option(t.getMessage).exists(_.startsWith("can not read class org.apache.parquet.format"))
     }

@@ -9,6 +9,7 @@ import scala.util.control.NonFatal
 import bloomindex.crypto.IndexEncryption
 import bloomindex.log.{IndexData, IndexSpec}
 import bloomindex.compat.ConfWritable
+import bloomindex.errors.Causes
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -283,12 +284,9 @@ object IndexStore {
     val Keys = 2 // Parquet's decryption refused: this session's keys, or the bytes ([[Failures.settle]])
 
     def kindOf(e: Throwable): Int =
-      if (causes(e).exists(_.isInstanceOf[org.apache.parquet.crypto.ParquetCryptoRuntimeException])) Keys
+      if (Causes.of(e).exists(_.isInstanceOf[org.apache.parquet.crypto.ParquetCryptoRuntimeException])) Keys
       else if (IndexLayout.passing(e)) Passing
       else Damage
-
-    /** `e` and its causes, at most 8 (a chain that loops ends there). */
-    def causes(e: Throwable): Seq[Throwable] = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).toSeq
   }
 
   /**
@@ -463,7 +461,7 @@ object IndexStore {
      * Text, not the exception: nothing is read back with Java serialization.
      */
     private def describe(e: Throwable): String = {
-      val root = Failures.causes(e).last
+      val root = Causes.root(e)
       def one(t: Throwable) = s"${t.getClass.getName}: ${t.getMessage}"
       if (root eq e) one(e) else s"${one(e)} (caused by ${one(root)})"
     }

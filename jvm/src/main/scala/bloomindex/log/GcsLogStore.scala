@@ -1,5 +1,7 @@
 package bloomindex.log
 
+import bloomindex.errors.Causes
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExists, CreateFlag, FileContext, Options, Path}
 
@@ -20,5 +22,5 @@ class GcsLogStore(conf: Configuration) extends ConditionalCreateLogStore(conf) {
 
   override protected def preconditionFailed(e: Throwable): Boolean =
     e.isInstanceOf[HadoopFileAlreadyExists] ||
-      LogStore.causes(e).exists(c => LogStore.says(c, "412 Precondition Failed", "conditionNotMet"))
+      Causes.of(e).exists(c => LogStore.says(c, "412 Precondition Failed", "conditionNotMet"))
 }

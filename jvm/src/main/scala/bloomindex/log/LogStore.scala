@@ -112,9 +112,6 @@ object LogStore {
     cls.getConstructor(classOf[Configuration]).newInstance(hadoopConf).asInstanceOf[LogStore]
   }
 
-  private[log] def causes(e: Throwable): Iterator[Throwable] =
-    Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(16)
-
   private[log] def says(e: Throwable, words: String*): Boolean =
     Option(e.getMessage).exists(m => words.exists(m.contains))
 }

@@ -1,6 +1,6 @@
 package bloomindex.log
 
-import bloomindex.errors.BloomIndexErrors
+import bloomindex.errors.{BloomIndexErrors, Causes}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExists, CreateFlag, FileContext, Options, Path}
@@ -35,10 +35,10 @@ class S3ConditionalLogStore(conf: Configuration) extends ConditionalCreateLogSto
   }
 
   override protected def preconditionFailed(e: Throwable): Boolean =
-    LogStore.causes(e).exists { c =>
+    Causes.of(e).exists { c =>
       c.getClass.getSimpleName == "RemoteFileChangedException" || LogStore.says(c, "Status Code: 412", "PreconditionFailed", "Precondition Failed")
     }
 
   override protected def conflictInFlight(e: Throwable): Boolean =
-    LogStore.causes(e).exists(c => LogStore.says(c, "ConditionalRequestConflict", "Status Code: 409"))
+    Causes.of(e).exists(c => LogStore.says(c, "ConditionalRequestConflict", "Status Code: 409"))
 }

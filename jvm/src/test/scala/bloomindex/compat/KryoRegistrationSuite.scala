@@ -73,6 +73,18 @@ class KryoRegistrationSuite extends AnyFunSuite {
     assert(s.deserialize[Array[SourceFile]](s.serialize(array)).toSeq == array.toSeq)
   }
 
+  test("a FileSurvey job's result (an Object[] of each file's answer, as each survey gives it) arrives whole") {
+    // Over DriverFiles files a survey is a Spark job whose tasks return their answers as an
+    // Object[] through spark.serializer: the encryption survey's List of (column, key id) pairs,
+    // the calendar survey's Boolean, Iceberg's FileColumns.
+    val s = kryo(BloomIndexKryoRegistrator.Name).newInstance()
+    val answers: Array[Any] = Array(
+      List(("c", Some("key1")), ("d", None)), Nil, Seq("c" -> Option.empty[String]),
+      java.lang.Boolean.TRUE, false,
+      IcebergParquetFormat.FileColumns(hasIds = false, Seq("x"), rebased = false))
+    assert(s.deserialize[Array[Any]](s.serialize(answers)).toSeq == answers.toSeq)
+  }
+
   test("a global filter of every design is broadcast as types Spark registers: no registrator needed at query time") {
     val s = kryo().newInstance()
     FilterAlgorithm.all.foreach { alg =>
