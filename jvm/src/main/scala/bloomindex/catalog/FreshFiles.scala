@@ -64,31 +64,36 @@ object FreshFiles extends org.apache.spark.internal.Logging {
     // on each by its own route, never one's files by another's (a local file of the same path).
     // (The authorities as written: `getAuthority` decodes one afresh each call, 100,000 times here.)
     val first = files.head.getPath.toUri
-    def onFirst(k: Int): Boolean = {
-      val u = files(k).getPath.toUri
-      java.util.Objects.equals(u.getScheme, first.getScheme) && java.util.Objects.equals(u.getRawAuthority, first.getRawAuthority)
-    }
-    if (!files.indices.forall(onFirst)) {
-      val byFs = files.indices.groupBy { k => val u = files(k).getPath.toUri; (u.getScheme, u.getRawAuthority) }
-      byFs.values.foreach { ks =>
-        val part = unchanged(conf, ks.map(files), threads, requests, perRun, readPages)
+    val (firstScheme, firstAuthority) = (first.getScheme, first.getRawAuthority)
+    def onFirst(u: java.net.URI): Boolean =
+      java.util.Objects.equals(u.getScheme, firstScheme) && java.util.Objects.equals(u.getRawAuthority, firstAuthority)
+    // The files at `ks`, on file systems of their own, each checked by its own route into `out`.
+    def byFileSystem(ks: IndexedSeq[Int]): Unit =
+      ks.groupBy { k => val u = files(k).getPath.toUri; (u.getScheme, u.getRawAuthority) }.values.foreach { on =>
+        val part = unchanged(conf, on.map(files), threads, requests, perRun, readPages)
         var j = part.nextSetBit(0)
-        while (j >= 0) { out.set(ks(j)); j = part.nextSetBit(j + 1) }
+        while (j >= 0) { out.set(on(j)); j = part.nextSetBit(j + 1) }
       }
-      return out
-    }
     def keep(found: Int => Unit, k: Int, now: Option[FileStatus]): Unit =
       if (now.exists(same(files(k), _))) found(k)
     val fs = files.head.getPath.getFileSystem(conf)
     // The file system's own scheme from its URI (`getScheme` is not implemented by every one).
     val scheme = fs.getUri.getScheme
-    if (scheme == "file" && (first.getScheme == null || first.getScheme == "file")) {
+    val local = scheme == "file" && (firstScheme == null || firstScheme == "file")
+    def allOnFirst: Boolean = {
+      var k = 1
+      while (k < files.size && onFirst(files(k).getPath.toUri)) k += 1
+      k == files.size
+    }
+    if (local) {
       // Local disk: each file's size and time straight from the OS (the time in milliseconds, as
       // Hadoop's local file system reports it), without building a status, a qualified path or a
-      // parent path each.
+      // parent path each. A file of another file system (told in the same pass, not one of its
+      // own over a million files first) is left to its own route after.
       // Bits set by many threads: each task sets the words of its own files (LocalBatch is a
       // multiple of 64), no set of a million bits per task.
       val words = new Array[Long]((files.size + 63) / 64)
+      val elsewhere = new Array[Long](words.length)
       IndexStore.inParallel(threads, (0 until files.size by LocalBatch).map { from => () =>
         val folders = new LocalFolders()
         try {
@@ -96,9 +101,11 @@ object FreshFiles extends org.apache.spark.internal.Logging {
           val until = math.min(files.size, from + LocalBatch)
           while (k < until) {
             val f = files(k)
-            try {
+            val u = f.getPath.toUri
+            if (!onFirst(u)) elsewhere(k >>> 6) |= 1L << k
+            else try {
               // One stat per file (java.io.File's length, lastModified and isFile are one each).
-              val a = folders.attributes(f.getPath.toUri.getPath)
+              val a = folders.attributes(u.getPath)
               if (same(f, a.isRegularFile, a.size, a.lastModifiedTime.toMillis)) {
                 words(k >>> 6) |= 1L << k
               }
@@ -111,6 +118,10 @@ object FreshFiles extends org.apache.spark.internal.Logging {
         } finally folders.close()
       })
       out.or(java.util.BitSet.valueOf(words))
+      val others = java.util.BitSet.valueOf(elsewhere)
+      if (!others.isEmpty) byFileSystem(others.stream.toArray.toIndexedSeq)
+    } else if (!allOnFirst) {
+      byFileSystem(files.indices)
     } else if (!s3(fs, files, requests, perRun, readPages, out)) {
       // Not S3 listed in parallel runs (S3Listing): a listing per folder, or a flat one of many.
       val byDir = files.indices.groupBy(k => files(k).getPath.getParent)

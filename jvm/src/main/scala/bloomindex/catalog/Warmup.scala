@@ -30,8 +30,10 @@ import org.apache.spark.unsafe.types.UTF8String
  * that the JIT compiles those loops (C2) here rather than in the first query that meets a large
  * index. At a million files the first planning spent about 1 s of CPU compiling them (a
  * recording of its compilations; docs/decisions.md, "The warm-up runs the per-file loops").
- * Where S3A is on the class path, also the check against storage on S3 over up to 16,384 made-up
- * files ([[s3Check]]): their listing's pages read and matched with the files, no request made.
+ * Then the check of local files against storage ([[localCheck]]) over a listing of up to 32,768
+ * files (64 real ones, listed many times). Where S3A is on the class path, also the check against
+ * storage on S3 over up to 16,384 made-up files ([[s3Check]]): their listing's pages read and
+ * matched with the files, no request made.
  * `-Dbloomindex.warmup.files=0` on the driver's command line leaves these parts out.
  */
 object Warmup {
@@ -44,6 +46,9 @@ object Warmup {
 
   /** At most this many made-up files for the S3 check's part: 17 runs of its pages, enough calls for C2. */
   private val S3Files = 1 << 14
+
+  /** At most this many listed files for the local check's part: 128 of its batches, enough calls for C2. */
+  private val LocalFiles = 1 << 15
 
   /** How many times the per-file part loads its made-up index and probes it. */
   private val Rounds = 3
@@ -59,6 +64,8 @@ object Warmup {
     val t = new Thread(() => {
       try run() catch { case NonFatal(_) => }
       try bulk(BulkFiles, java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))) catch { case NonFatal(_) => }
+      try localCheck(math.min(BulkFiles, LocalFiles), java.nio.file.Paths.get(System.getProperty("java.io.tmpdir")))
+      catch { case NonFatal(_) => }
       try if (hasS3A(loader)) s3Check(math.min(BulkFiles, S3Files)) catch { case NonFatal(_) => }
       done = true
     }, "bloomindex-warmup")
@@ -245,6 +252,32 @@ object Warmup {
       FreshFiles.byRuns(files, S3Listing.PageKeys, out)((wanted, runs) => S3Listing.statuses(wanted, runs, 2, page))
     }
     out
+  }
+
+  /**
+   * The check of local files against storage ([[FreshFiles.unchanged]]) over a listing of `n`
+   * files: 64 small files written to a folder made under `parent` (deleted after), each listed
+   * many times, every 97th listing of them with a size other than the file's (a file changed
+   * since listed), [[Rounds]] times on two threads. That is the code a first checked query over
+   * local files runs per listed file, compiled here rather than in that query. Returns what the
+   * last round found unchanged (for tests).
+   */
+  private[catalog] def localCheck(n: Int, parent: java.nio.file.Path): java.util.BitSet = if (n <= 0) new java.util.BitSet() else {
+    val tmp = java.nio.file.Files.createTempDirectory(parent, "bloomindex-warmup")
+    val real = (0 until 64).map(i => tmp.resolve(f"part-$i%05d-7c1f0e52-30a4-4b8e-9d5e-1a2b3c4d5e6f-c000.snappy.parquet"))
+    // Deleted at the end, or where the JVM exits first (last registered, first deleted).
+    (Seq(tmp) ++ real).foreach(_.toFile.deleteOnExit())
+    try {
+      val listed = real.zipWithIndex.map { case (f, i) =>
+        java.nio.file.Files.write(f, new Array[Byte](i + 1))
+        (new Path(f.toUri), (i + 1).toLong, f.toFile.lastModified)
+      }
+      val files = Array.tabulate[FileStatus](n) { i =>
+        val (path, size, mtime) = listed(i % listed.size)
+        status(i, if (i % 97 == 5) size + 1 else size, mtime, path)
+      }.toIndexedSeq
+      Iterator.fill(Rounds)(FreshFiles.unchanged(new Configuration(), files, 2)).reduce((_, last) => last)
+    } finally deleteAll(tmp)
   }
 
   /**

@@ -64,8 +64,11 @@ class FreshFilesSuite extends AnyFunSuite {
     // The same path on another file system, listed with the local file's size and time (a
     // mirror): the local disk must not answer for it.
     val other = new FileStatus(local.getLen, false, 1, 0L, local.getModificationTime, new Path("mirror", null, f.getAbsolutePath))
-    for (files <- Seq(IndexedSeq(local, other), IndexedSeq(other, local, local))) {
-      val bits = FreshFiles.unchanged(conf, files, 1)
+    // The local route tells another file system's file in its own pass (here in the second of
+    // three batches of local files checked on threads of their own).
+    val mixed = IndexedSeq.fill(300)(local) ++ IndexedSeq(other) ++ IndexedSeq.fill(300)(local)
+    for (files <- Seq(IndexedSeq(local, other), IndexedSeq(other, local, local), mixed); threads <- Seq(1, 2)) {
+      val bits = FreshFiles.unchanged(conf, files, threads)
       files.indices.foreach(k => assert(bits.get(k) == (files(k) eq local), s"${files.map(_.getPath)}: ${files(k).getPath}"))
     }
   }

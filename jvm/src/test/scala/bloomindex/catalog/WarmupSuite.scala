@@ -46,6 +46,16 @@ class WarmupSuite extends AnyFunSuite {
     assert(Warmup.bulk(0, parent).isEmpty)
   }
 
+  test("the local check's warm-up finds exactly its unchanged files and deletes its folder") {
+    val parent = TempDirs.create("warmup-local")
+    val n = 1000
+    val unchanged = Warmup.localCheck(n, parent)
+    assert((0 until n).forall(i => unchanged.get(i) == (i % 97 != 5)))
+    assert(unchanged.cardinality == (0 until n).count(_ % 97 != 5))
+    assert(Files.list(parent).count() == 0)
+    assert(Warmup.localCheck(0, parent).isEmpty)
+  }
+
   test("the S3 check's warm-up finds exactly the made-up files its made-up pages hold unchanged") {
     // 2,500 files: three runs of 1,000 keys, the last pages truncated by the marker and new files.
     val n = 2500
