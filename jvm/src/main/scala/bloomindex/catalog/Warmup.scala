@@ -280,7 +280,8 @@ object Warmup {
         val (path, size, mtime) = listed(i % listed.size)
         status(i, if (i % 97 == 5) size + 1 else size, mtime, path)
       }.toIndexedSeq
-      Iterator.fill(Rounds)(FreshFiles.unchanged(new Configuration(), files, 2)).reduce((_, last) => last)
+      val conf = new Configuration()
+      Iterator.fill(Rounds)(FreshFiles.unchanged(conf, files, 2)).reduce((_, last) => last)
     } finally deleteAll(tmp)
   }
 
